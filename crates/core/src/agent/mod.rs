@@ -1,0 +1,124 @@
+//! The agent: a task that owns the conversation and runs turns.
+//!
+//! A turn is: send → stream → run the requested tools → append the results → repeat, until the model replies
+//! without tool calls, the user interrupts, or a limit is reached. Every `tool_use` gets a `tool_result` in the
+//! next request, also when it was denied, failed or interrupted, so the conversation is always valid to send.
+//!
+//! The agent never talks to a front end except through [`Op`] and [`Event`]. Ops are routed by a small task so
+//! that an interrupt or a permission answer is seen while a turn is running.
+
+mod sampling;
+mod tool_calls;
+mod turn;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::models::ModelInfo;
+use crate::permissions::PermissionPolicy;
+use crate::protocol::{Event, Op, PermissionAnswer};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{Provider, SystemBlock};
+use crate::tools::ToolRegistry;
+
+/// Everything a session needs to run.
+pub struct AgentConfig {
+    pub session_id: String,
+    pub provider: Arc<dyn Provider>,
+    pub model: ModelInfo,
+    pub system: Vec<SystemBlock>,
+    pub tools: ToolRegistry,
+    pub permissions: PermissionPolicy,
+    pub cwd: PathBuf,
+    /// Model round trips allowed per turn.
+    pub max_turns: Option<u32>,
+    /// Spend allowed for the session, in US dollars.
+    pub max_budget_usd: Option<f64>,
+    pub retry: RetryPolicy,
+}
+
+/// The front end's side of a running agent.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// State shared between the op router and the turn runner.
+#[derive(Default)]
+struct Shared {
+    /// Cancelled by `Op::Interrupt`; replaced at the start of every turn.
+    cancel: Mutex<CancellationToken>,
+    /// Permission requests waiting for an answer, by call id.
+    pending: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
+    /// The live permission policy (modes change, session rules are added).
+    policy: Mutex<PermissionPolicy>,
+}
+
+/// Starts the agent on the current tokio runtime.
+pub fn spawn(config: AgentConfig) -> AgentHandle {
+    let (op_tx, mut op_rx) = mpsc::unbounded_channel::<Op>();
+    let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
+    let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<String>();
+    let shared = Arc::new(Shared { policy: Mutex::new(config.permissions.clone()), ..Default::default() });
+
+    let router_shared = shared.clone();
+    tokio::spawn(async move {
+        while let Some(op) = op_rx.recv().await {
+            match op {
+                Op::UserTurn { text } => {
+                    if turn_tx.send(text).is_err() {
+                        break;
+                    }
+                }
+                Op::PermissionAnswer { call_id, answer } => {
+                    let waiter = lock(&router_shared.pending).remove(&call_id);
+                    if let Some(waiter) = waiter {
+                        let _ = waiter.send(answer);
+                    }
+                }
+                Op::Interrupt => lock(&router_shared.cancel).cancel(),
+                Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
+                Op::Shutdown => {
+                    lock(&router_shared.cancel).cancel();
+                    break;
+                }
+            }
+        }
+        // Dropping the pending senders answers every waiting request with "abort".
+        lock(&router_shared.pending).clear();
+    });
+
+    let task = tokio::spawn(async move {
+        let mut session = turn::Session::new(config, shared, event_tx);
+        session.announce();
+        while let Some(text) = turn_rx.recv().await {
+            session.run_turn(text).await;
+        }
+    });
+
+    AgentHandle { ops: op_tx, events: event_rx, task }
+}
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it (the state stays usable).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A fresh random session id in UUID v4 form.
+pub fn new_session_id() -> String {
+    let a = fastrand::u64(..);
+    let b = fastrand::u64(..);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0x0fff,
+        ((b >> 48) & 0x3fff) | 0x8000,
+        b & 0xffff_ffff_ffff
+    )
+}

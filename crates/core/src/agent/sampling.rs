@@ -1,0 +1,104 @@
+//! One model round trip, with retries.
+//!
+//! Each attempt streams into a fresh [`MessageAssembler`]; events are forwarded to the front end as they
+//! arrive. When an attempt fails after output has begun, the partial output is discarded (the front end is told
+//! through `Event::Retrying { discarded_partial_output: true }`) and the whole request is sent again: only a
+//! complete message ever reaches the conversation, so a tool call from a broken stream never runs.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::ContentBlock;
+use crate::protocol::Event;
+use crate::provider::assemble::{Assembled, MessageAssembler};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{ModelRequest, Provider, ProviderError};
+
+/// Why a round trip produced no message.
+pub(super) enum SampleError {
+    /// The user interrupted; `partial` is the text that had streamed so far.
+    Interrupted { partial: Vec<ContentBlock> },
+    /// The request failed and retrying did not help (or the error is not retryable).
+    Failed(ProviderError),
+}
+
+pub(super) async fn sample(
+    provider: &dyn Provider,
+    request: &ModelRequest,
+    retry: &RetryPolicy,
+    cancel: &CancellationToken,
+    events: &mpsc::UnboundedSender<Event>,
+) -> Result<Assembled, SampleError> {
+    let mut attempt = 1;
+    loop {
+        let mut assembler = MessageAssembler::new();
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            result = stream_once(provider, request, &mut assembler, events) => Some(result),
+        };
+        let error = match outcome {
+            None => return Err(SampleError::Interrupted { partial: partial_text(assembler) }),
+            Some(Ok(())) => return Ok(assembler.finish()),
+            Some(Err(error)) => error,
+        };
+        let Some(delay) = retry.retry_delay(&error, attempt) else {
+            return Err(SampleError::Failed(error));
+        };
+        let _ = events.send(Event::Retrying {
+            attempt,
+            max_attempts: retry.max_attempts,
+            delay_ms: delay.as_millis() as u64,
+            reason: error.to_string(),
+            discarded_partial_output: assembler.has_output(),
+        });
+        tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, "retrying model request: {error}");
+        if sleep_or_cancel(delay, cancel).await.is_err() {
+            return Err(SampleError::Interrupted { partial: Vec::new() });
+        }
+        attempt += 1;
+    }
+}
+
+async fn stream_once(
+    provider: &dyn Provider,
+    request: &ModelRequest,
+    assembler: &mut MessageAssembler,
+    events: &mpsc::UnboundedSender<Event>,
+) -> Result<(), ProviderError> {
+    let mut stream = provider.stream(request).await?;
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        assembler.push(&event)?;
+        let _ = events.send(Event::Stream(event));
+        if assembler.is_complete() {
+            return Ok(());
+        }
+    }
+    if assembler.is_complete() {
+        Ok(())
+    } else {
+        Err(ProviderError::Disconnected { message: "the response ended before the message was complete".into() })
+    }
+}
+
+/// The text that had streamed before an interrupt (thinking and incomplete tool calls are dropped).
+fn partial_text(assembler: MessageAssembler) -> Vec<ContentBlock> {
+    assembler
+        .finish()
+        .message
+        .content
+        .into_iter()
+        .filter(|block| matches!(block, ContentBlock::Text { text } if !text.trim().is_empty()))
+        .collect()
+}
+
+async fn sleep_or_cancel(delay: Duration, cancel: &CancellationToken) -> Result<(), ()> {
+    tokio::select! {
+        _ = cancel.cancelled() => Err(()),
+        _ = tokio::time::sleep(delay) => Ok(()),
+    }
+}

@@ -1,0 +1,235 @@
+//! Running the tool calls of one assistant message.
+//!
+//! Each call is validated, checked against the permission policy (asking the front end when needed), run, and
+//! answered with exactly one `tool_result`, in the model's order. Consecutive read-only calls run concurrently;
+//! a mutating call runs alone. After an interrupt, calls that did not run are answered "not run".
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Shared, lock};
+use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
+use crate::permissions::{Decision, Rule};
+use crate::protocol::{Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
+use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, schema};
+
+/// What running one message's tool calls produced.
+pub(super) struct ToolRound {
+    /// One `tool_result` per `tool_use`, in order.
+    pub results: Vec<ContentBlock>,
+    pub denials: Vec<PermissionDenial>,
+    pub interrupted: bool,
+}
+
+/// What a turn's tool calls run with.
+pub(super) struct ToolRunner<'a> {
+    pub tools: &'a ToolRegistry,
+    pub shared: &'a Arc<Shared>,
+    pub events: &'a mpsc::UnboundedSender<Event>,
+    pub context: ToolContext,
+}
+
+struct Call {
+    id: String,
+    name: String,
+    input: Value,
+    /// Why the streamed input could not be used, if it couldn't.
+    invalid_input: Option<String>,
+}
+
+enum Prepared {
+    Ready(Arc<dyn Tool>),
+    Finished { output: ToolOutput, status: ToolCallStatus },
+}
+
+impl ToolRunner<'_> {
+    pub async fn run(&self, message: &AssistantMessage, invalid_inputs: &[(String, String)]) -> ToolRound {
+        let truncated = message.stop_reason == Some(StopReason::MaxTokens);
+        let calls: Vec<Call> = message
+            .tool_uses()
+            .map(|(id, name, input)| Call {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                input: input.clone(),
+                invalid_input: invalid_inputs
+                    .iter()
+                    .find(|(bad, _)| bad == id)
+                    .map(|(_, why)| invalid_input_message(why, truncated)),
+            })
+            .collect();
+        let mut round = ToolRound { results: Vec::with_capacity(calls.len()), denials: Vec::new(), interrupted: false };
+
+        let mut index = 0;
+        while index < calls.len() {
+            let read_only = |call: &Call| self.tools.get(&call.name).is_some_and(|tool| tool.is_read_only());
+            let group_end = if read_only(&calls[index]) {
+                index + calls[index..].iter().take_while(|call| read_only(call)).count()
+            } else {
+                index + 1
+            };
+            let group = &calls[index..group_end];
+            index = group_end;
+
+            let mut prepared = Vec::with_capacity(group.len());
+            for call in group {
+                let _ = self.events.send(Event::ToolCallStarted {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    input: call.input.clone(),
+                });
+                let step = if self.context.cancel.is_cancelled() {
+                    not_run()
+                } else {
+                    self.prepare(call, &mut round.denials).await
+                };
+                prepared.push(step);
+            }
+            let outputs =
+                futures::future::join_all(group.iter().zip(prepared).map(|(call, step)| self.execute(call, step)))
+                    .await;
+            for (call, (output, status, duration_ms)) in group.iter().zip(outputs) {
+                round.interrupted |= status == ToolCallStatus::Interrupted;
+                let _ = self.events.send(Event::ToolCallFinished {
+                    call_id: call.id.clone(),
+                    content: output.content.clone(),
+                    is_error: output.is_error,
+                    status,
+                    duration_ms,
+                });
+                round.results.push(ContentBlock::ToolResult {
+                    tool_use_id: call.id.clone(),
+                    content: output.content,
+                    is_error: output.is_error,
+                });
+            }
+        }
+        round.interrupted |= self.context.cancel.is_cancelled();
+        round
+    }
+
+    /// Validation and the permission decision; asks the front end when the policy says so.
+    async fn prepare(&self, call: &Call, denials: &mut Vec<PermissionDenial>) -> Prepared {
+        if let Some(message) = &call.invalid_input {
+            return failed(message.clone());
+        }
+        let Some(tool) = self.tools.get(&call.name) else {
+            return failed(self.tools.unknown_tool_message(&call.name));
+        };
+        if let Err(problem) = schema::validate(&tool.input_schema(), &call.input) {
+            return failed(format!("Invalid input for {}: {problem}", call.name));
+        }
+        let decision = lock(&self.shared.policy).decide(tool.as_ref(), &call.input, &self.context.cwd);
+        match decision {
+            Decision::Allow => Prepared::Ready(tool),
+            Decision::Deny { reason } => deny(call, reason, denials),
+            Decision::Ask { suggested_rule } => {
+                let preview = match tool.preview(&call.input, &self.context) {
+                    Ok(preview) => preview,
+                    Err(message) => return failed(message),
+                };
+                let (answer_tx, answer_rx) = oneshot::channel();
+                lock(&self.shared.pending).insert(call.id.clone(), answer_tx);
+                let _ = self.events.send(Event::PermissionRequested {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    risk: tool.risk(),
+                    input: call.input.clone(),
+                    preview,
+                    suggested_rule,
+                });
+                let answer = tokio::select! {
+                    _ = self.context.cancel.cancelled() => {
+                        lock(&self.shared.pending).remove(&call.id);
+                        return not_run();
+                    }
+                    answer = answer_rx => answer,
+                };
+                match answer {
+                    Ok(PermissionAnswer::AllowOnce) => Prepared::Ready(tool),
+                    Ok(PermissionAnswer::AllowForSession { rule }) => {
+                        match Rule::parse(&rule) {
+                            Ok(rule) => lock(&self.shared.policy).allow.push(rule),
+                            Err(problem) => tracing::warn!("ignoring a session rule that does not parse: {problem}"),
+                        }
+                        Prepared::Ready(tool)
+                    }
+                    Ok(PermissionAnswer::Deny { feedback }) => {
+                        let mut reason = format!("The user denied permission to use {}; it was not run.", call.name);
+                        if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
+                            reason.push_str(&format!(" The user said: {feedback}"));
+                        }
+                        deny(call, reason, denials)
+                    }
+                    Err(_) => deny(
+                        call,
+                        format!("{} was not run: the permission request was never answered.", call.name),
+                        denials,
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Runs a prepared call, streaming its live output; returns the output, its status and duration.
+    async fn execute(&self, call: &Call, step: Prepared) -> (ToolOutput, ToolCallStatus, u64) {
+        let started = Instant::now();
+        let tool = match step {
+            Prepared::Finished { output, status } => return (output, status, 0),
+            Prepared::Ready(tool) => tool,
+        };
+        let (live_tx, mut live_rx) = mpsc::unbounded_channel::<String>();
+        let mut context = self.context.clone();
+        context.live_output = Some(live_tx);
+        let events = self.events.clone();
+        let call_id = call.id.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(chunk) = live_rx.recv().await {
+                let _ = events.send(Event::ToolCallOutput { call_id: call_id.clone(), chunk });
+            }
+        });
+        let output = tool.run(call.input.clone(), &context).await;
+        drop(context);
+        let _ = forward.await;
+        let status = if self.context.cancel.is_cancelled() {
+            ToolCallStatus::Interrupted
+        } else if output.is_error {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        };
+        (output, status, started.elapsed().as_millis() as u64)
+    }
+}
+
+fn failed(message: String) -> Prepared {
+    Prepared::Finished { output: ToolOutput::error(message), status: ToolCallStatus::Failed }
+}
+
+fn not_run() -> Prepared {
+    Prepared::Finished {
+        output: ToolOutput::error("Not run: interrupted by the user."),
+        status: ToolCallStatus::Interrupted,
+    }
+}
+
+fn deny(call: &Call, reason: String, denials: &mut Vec<PermissionDenial>) -> Prepared {
+    denials.push(PermissionDenial {
+        tool_name: call.name.clone(),
+        tool_use_id: call.id.clone(),
+        tool_input: call.input.clone(),
+    });
+    Prepared::Finished { output: ToolOutput::error(reason), status: ToolCallStatus::Denied }
+}
+
+fn invalid_input_message(why: &str, truncated: bool) -> String {
+    if truncated {
+        format!(
+            "This tool call was cut off because the response reached the max_tokens limit, so it was not run ({why}). Make the call again with smaller input, e.g. split a large Write into several Edits."
+        )
+    } else {
+        format!("The tool input was not valid JSON, so the call was not run: {why}")
+    }
+}

@@ -1,0 +1,190 @@
+//! A session's conversation and the turn loop.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::sampling::{self, SampleError};
+use super::tool_calls::ToolRunner;
+use super::{AgentConfig, Shared, lock};
+use crate::conversation::{ContentBlock, Message, Role, StopReason, Usage};
+use crate::protocol::{Event, PermissionDenial, RunOutcome, TurnSummary};
+use crate::provider::ModelRequest;
+use crate::tools::{FileState, ToolContext};
+
+/// Told to the model at the start of the next turn after an interrupt.
+const INTERRUPTED_NOTE: &str =
+    "[The user interrupted the previous response; tool calls that did not finish were not run.]";
+
+pub(super) struct Session {
+    config: AgentConfig,
+    shared: Arc<Shared>,
+    events: mpsc::UnboundedSender<Event>,
+    messages: Vec<Message>,
+    files: Arc<FileState>,
+    total_usage: Usage,
+    /// The previous turn ended in an interrupt; the model hears about it with the next message.
+    interrupted: bool,
+}
+
+impl Session {
+    pub fn new(config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
+        Session {
+            config,
+            shared,
+            events,
+            messages: Vec::new(),
+            files: Arc::new(FileState::default()),
+            total_usage: Usage::default(),
+            interrupted: false,
+        }
+    }
+
+    pub fn announce(&self) {
+        let mode = lock(&self.shared.policy).mode;
+        self.emit(Event::SessionConfigured {
+            session_id: self.config.session_id.clone(),
+            provider: self.config.provider.endpoint().name.clone(),
+            model: self.config.model.id.clone(),
+            cwd: self.config.cwd.clone(),
+            tools: self.config.tools.names().into_iter().map(str::to_owned).collect(),
+            permission_mode: mode,
+        });
+    }
+
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// Runs one user turn to its end and reports it with `Event::TurnFinished`.
+    pub async fn run_turn(&mut self, text: String) {
+        let started = Instant::now();
+        let cancel = CancellationToken::new();
+        *lock(&self.shared.cancel) = cancel.clone();
+
+        let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
+        self.push_user(vec![ContentBlock::text(text)]);
+
+        let mut rounds = 0u32;
+        let mut api_ms = 0u64;
+        let mut denials: Vec<PermissionDenial> = Vec::new();
+        let mut errors: Vec<String> = Vec::new();
+        let mut result_text = None;
+        let mut stop_reason: Option<StopReason> = None;
+
+        let outcome = loop {
+            if self.config.max_turns.is_some_and(|max| rounds >= max) {
+                errors.push(format!("Reached the maximum number of turns ({rounds})."));
+                break RunOutcome::ErrorMaxTurns;
+            }
+            rounds += 1;
+            self.emit(Event::RequestStarted { round: rounds });
+            let request = self.request();
+            let api_started = Instant::now();
+            let reply =
+                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, &cancel, &self.events)
+                    .await;
+            api_ms += api_started.elapsed().as_millis() as u64;
+
+            let assembled = match reply {
+                Ok(assembled) => assembled,
+                Err(SampleError::Interrupted { partial }) => {
+                    if !partial.is_empty() {
+                        self.messages.push(Message { role: Role::Assistant, content: partial });
+                    }
+                    self.interrupted = true;
+                    errors.push("Interrupted by the user.".into());
+                    break RunOutcome::ErrorDuringExecution;
+                }
+                Err(SampleError::Failed(error)) => {
+                    let message = error.to_string();
+                    self.emit(Event::Error { message: message.clone() });
+                    errors.push(message);
+                    break RunOutcome::ErrorDuringExecution;
+                }
+            };
+
+            let usage = assembled.message.usage;
+            self.total_usage.accumulate(&usage);
+            self.emit(Event::Usage { total: self.total_usage, last: usage, cost_usd: self.cost() });
+            stop_reason = assembled.message.stop_reason.clone();
+            if !assembled.message.content.is_empty() {
+                self.messages.push(assembled.message.to_message());
+            }
+            self.emit(Event::AssistantMessage(assembled.message.clone()));
+
+            if assembled.message.tool_uses().next().is_none() {
+                result_text = Some(assembled.message.to_message().text());
+                break RunOutcome::Success;
+            }
+
+            let runner = ToolRunner {
+                tools: &self.config.tools,
+                shared: &self.shared,
+                events: &self.events,
+                context: ToolContext {
+                    cwd: self.config.cwd.clone(),
+                    files: self.files.clone(),
+                    cancel: cancel.clone(),
+                    live_output: None,
+                },
+            };
+            let round = runner.run(&assembled.message, &assembled.invalid_tool_inputs).await;
+            denials.extend(round.denials);
+            let results = Message { role: Role::User, content: round.results };
+            self.emit(Event::ToolResults(results.clone()));
+            self.messages.push(results);
+
+            if round.interrupted {
+                self.interrupted = true;
+                errors.push("Interrupted by the user.".into());
+                break RunOutcome::ErrorDuringExecution;
+            }
+            if let (Some(budget), Some(cost)) = (self.config.max_budget_usd, self.cost())
+                && cost >= budget
+            {
+                errors.push(format!("Reached the maximum budget (${budget:.4}; spent ${cost:.4})."));
+                break RunOutcome::ErrorMaxBudgetUsd;
+            }
+        };
+
+        self.emit(Event::TurnFinished(TurnSummary {
+            outcome,
+            result_text: if outcome == RunOutcome::Success { result_text } else { None },
+            stop_reason,
+            num_turns: rounds,
+            duration_ms: started.elapsed().as_millis() as u64,
+            duration_api_ms: api_ms,
+            usage: self.total_usage,
+            total_cost_usd: self.cost(),
+            permission_denials: denials,
+            errors,
+        }));
+    }
+
+    /// Appends user content, merging into the last message when it is already the user's (tool results), so
+    /// roles keep alternating.
+    fn push_user(&mut self, content: Vec<ContentBlock>) {
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.extend(content),
+            _ => self.messages.push(Message { role: Role::User, content }),
+        }
+    }
+
+    fn cost(&self) -> Option<f64> {
+        self.config.model.cost(&self.total_usage)
+    }
+
+    fn request(&self) -> ModelRequest {
+        ModelRequest {
+            model: self.config.model.id.clone(),
+            system: self.config.system.clone(),
+            messages: self.messages.clone(),
+            tools: self.config.tools.specs(),
+            max_tokens: self.config.model.request_max_tokens(),
+            thinking_budget: None,
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! tandem's core: everything that is not a terminal.
+//!
+//! Front ends (the TUI, headless mode) talk to the agent only through [`protocol::Op`] and
+//! [`protocol::Event`]. Nothing in this crate draws on a terminal.
+
+pub mod agent;
+pub mod config;
+pub mod conversation;
+pub mod models;
+pub mod permissions;
+pub mod prompt;
+pub mod protocol;
+pub mod provider;
+pub mod tools;

@@ -1,0 +1,164 @@
+//! Model facts (context window, output limit, prices) from `assets/models.toml`, compiled in.
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::conversation::Usage;
+
+const MODELS_TOML: &str = include_str!("../../../assets/models.toml");
+
+/// US dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_write: f64,
+    pub cache_read: f64,
+}
+
+impl Prices {
+    /// Free: models served on the user's own machine.
+    pub const LOCAL: Prices = Prices { input: 0.0, output: 0.0, cache_write: 0.0, cache_read: 0.0 };
+
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input
+            + usage.output_tokens as f64 * self.output
+            + usage.cache_creation_input_tokens as f64 * self.cache_write
+            + usage.cache_read_input_tokens as f64 * self.cache_read)
+            / 1_000_000.0
+    }
+}
+
+/// What tandem knows about a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelInfo {
+    /// The id as the user gave it (sent to the API unchanged).
+    pub id: String,
+    pub context_window: u64,
+    pub max_output_tokens: u64,
+    /// `None`: the price is unknown, and costs are shown as unknown.
+    pub prices: Option<Prices>,
+    /// Whether the id was found in the table (otherwise the defaults were used).
+    pub known: bool,
+}
+
+impl ModelInfo {
+    /// The cost of some usage, or `None` when the model's prices are unknown.
+    pub fn cost(&self, usage: &Usage) -> Option<f64> {
+        self.prices.map(|prices| prices.cost(usage))
+    }
+
+    /// The `max_tokens` to request: the model's limit, capped so a reply can't run for ever.
+    pub fn request_max_tokens(&self) -> u32 {
+        self.max_output_tokens.min(32_000) as u32
+    }
+}
+
+#[derive(Deserialize)]
+struct Table {
+    defaults: Defaults,
+    model: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Defaults {
+    context_window: u64,
+    max_output_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    id: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    context_window: u64,
+    max_output_tokens: u64,
+    prices: Option<Prices>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| toml::from_str(MODELS_TOML).expect("assets/models.toml is valid (checked by a test)"))
+}
+
+/// The default context window for a model the table doesn't know.
+pub fn default_context_window() -> u64 {
+    table().defaults.context_window
+}
+
+/// Looks a model up by id, alias, or longest matching id prefix; a `vendor/` prefix is ignored.
+pub fn lookup(model_id: &str) -> ModelInfo {
+    let table = table();
+    let bare = model_id.rsplit('/').next().unwrap_or(model_id).to_ascii_lowercase();
+    let bare = bare.split(':').next().unwrap_or(&bare).to_owned();
+    let exact = table.model.iter().find(|entry| entry.id == bare || entry.aliases.contains(&bare));
+    let entry = exact.or_else(|| {
+        table
+            .model
+            .iter()
+            .filter(|entry| {
+                bare.starts_with(&entry.id) && bare[entry.id.len()..].starts_with(['-', '.', '@', '_'])
+                    || entry
+                        .aliases
+                        .iter()
+                        .any(|alias| bare.starts_with(alias.as_str()) && bare[alias.len()..].starts_with(['-', '@']))
+            })
+            .max_by_key(|entry| entry.id.len())
+    });
+    match entry {
+        Some(entry) => ModelInfo {
+            id: model_id.to_owned(),
+            context_window: entry.context_window,
+            max_output_tokens: entry.max_output_tokens,
+            prices: entry.prices,
+            known: true,
+        },
+        None => ModelInfo {
+            id: model_id.to_owned(),
+            context_window: table.defaults.context_window,
+            max_output_tokens: table.defaults.max_output_tokens,
+            prices: None,
+            known: false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_parses_and_finds_models() {
+        let sonnet = lookup("claude-sonnet-4-5-20250929");
+        assert!(sonnet.known);
+        assert_eq!(sonnet.context_window, 200_000);
+        assert_eq!(lookup("anthropic/claude-sonnet-4.5").prices, sonnet.prices);
+        assert_eq!(lookup("claude-sonnet-4-20250514").id, "claude-sonnet-4-20250514");
+        assert_eq!(lookup("claude-sonnet-4-20250514").prices.unwrap().input, 3.0);
+        assert_eq!(lookup("gpt-4o-mini").prices.unwrap().input, 0.15);
+        assert_eq!(lookup("gpt-4o").prices.unwrap().input, 2.5);
+        assert_eq!(lookup("qwen2.5-coder:7b").context_window, 32768);
+    }
+
+    #[test]
+    fn unknown_models_have_unknown_cost() {
+        let info = lookup("my-private-model");
+        assert!(!info.known);
+        assert_eq!(info.prices, None);
+        assert_eq!(info.cost(&Usage { input_tokens: 10, ..Default::default() }), None);
+        assert_eq!(info.context_window, default_context_window());
+    }
+
+    #[test]
+    fn cost_uses_every_token_kind() {
+        let prices = Prices { input: 3.0, output: 15.0, cache_write: 3.75, cache_read: 0.3 };
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            cache_creation_input_tokens: 1_000_000,
+            cache_read_input_tokens: 1_000_000,
+        };
+        assert!((prices.cost(&usage) - 22.05).abs() < 1e-9);
+    }
+}

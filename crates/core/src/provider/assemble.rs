@@ -1,0 +1,350 @@
+//! Folds a response's [`StreamEvent`]s into the [`AssistantMessage`] that goes into the conversation.
+//!
+//! The result must always be valid to send back to the API, because the next request repeats it: a tool call
+//! whose input JSON was cut off (by `max_tokens`, say) keeps an empty object as input and is reported in
+//! [`Assembled::invalid_tool_inputs`] so the agent can answer it with an error result instead of running it,
+//! and empty text blocks (which the Anthropic API rejects) are left out.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{BlockStart, ProviderError, StreamEvent};
+use crate::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
+
+/// How much of a bad tool input is quoted in its error.
+const QUOTE_CHARS: usize = 120;
+
+#[derive(Debug)]
+enum Partial {
+    Text(String),
+    Thinking { thinking: String, signature: String },
+    RedactedThinking(String),
+    ToolUse { id: String, name: String, json: String },
+}
+
+impl Partial {
+    fn kind(&self) -> &'static str {
+        match self {
+            Partial::Text(_) => "text",
+            Partial::Thinking { .. } => "thinking",
+            Partial::RedactedThinking(_) => "redacted_thinking",
+            Partial::ToolUse { .. } => "tool_use",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    partial: Partial,
+    stopped: bool,
+}
+
+/// Builds one assistant message from its stream events.
+#[derive(Debug, Default)]
+pub struct MessageAssembler {
+    id: String,
+    model: String,
+    usage: Usage,
+    stop_reason: Option<StopReason>,
+    blocks: BTreeMap<usize, Slot>,
+    complete: bool,
+}
+
+/// A finished message and the tool calls whose input could not be used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assembled {
+    pub message: AssistantMessage,
+    /// `(tool_use id, why)` for each tool call whose input was not a JSON object; its input is `{}` in
+    /// `message`.
+    pub invalid_tool_inputs: Vec<(String, String)>,
+}
+
+impl MessageAssembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, event: &StreamEvent) -> Result<(), ProviderError> {
+        match event {
+            StreamEvent::MessageStart { id, model, usage } => {
+                self.id.clone_from(id);
+                self.model.clone_from(model);
+                self.usage = *usage;
+            }
+            StreamEvent::BlockStart { index, block } => {
+                if self.blocks.contains_key(index) {
+                    return Err(malformed(format!("content block {index} started twice")));
+                }
+                let partial = match block {
+                    BlockStart::Text => Partial::Text(String::new()),
+                    BlockStart::Thinking => Partial::Thinking { thinking: String::new(), signature: String::new() },
+                    BlockStart::RedactedThinking { data } => Partial::RedactedThinking(data.clone()),
+                    BlockStart::ToolUse { id, name } => {
+                        Partial::ToolUse { id: id.clone(), name: name.clone(), json: String::new() }
+                    }
+                };
+                self.blocks.insert(*index, Slot { partial, stopped: false });
+            }
+            StreamEvent::TextDelta { index, text } => match self.open(*index, "text_delta")? {
+                Partial::Text(out) => out.push_str(text),
+                other => return Err(mismatch("text_delta", *index, other)),
+            },
+            StreamEvent::ThinkingDelta { index, thinking } => match self.open(*index, "thinking_delta")? {
+                Partial::Thinking { thinking: out, .. } => out.push_str(thinking),
+                other => return Err(mismatch("thinking_delta", *index, other)),
+            },
+            StreamEvent::SignatureDelta { index, signature } => match self.open(*index, "signature_delta")? {
+                Partial::Thinking { signature: out, .. } => out.push_str(signature),
+                other => return Err(mismatch("signature_delta", *index, other)),
+            },
+            StreamEvent::ToolInputDelta { index, partial_json } => match self.open(*index, "input_json_delta")? {
+                Partial::ToolUse { json, .. } => json.push_str(partial_json),
+                other => return Err(mismatch("input_json_delta", *index, other)),
+            },
+            StreamEvent::BlockStop { index } => {
+                self.open(*index, "content_block_stop")?;
+                if let Some(slot) = self.blocks.get_mut(index) {
+                    slot.stopped = true;
+                }
+            }
+            StreamEvent::MessageDelta { stop_reason, usage } => {
+                if stop_reason.is_some() {
+                    self.stop_reason.clone_from(stop_reason);
+                }
+                self.usage = *usage;
+            }
+            StreamEvent::MessageStop => self.complete = true,
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, index: usize, what: &str) -> Result<&mut Partial, ProviderError> {
+        match self.blocks.get_mut(&index) {
+            Some(Slot { stopped: false, partial }) => Ok(partial),
+            Some(Slot { stopped: true, .. }) => {
+                Err(malformed(format!("{what} for content block {index} after it stopped")))
+            }
+            None => Err(malformed(format!("{what} for unknown content block {index}"))),
+        }
+    }
+
+    /// Whether `MessageStop` has been seen.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Whether any content block has started, i.e. whether the user may have seen part of this response.
+    pub fn has_output(&self) -> bool {
+        !self.blocks.is_empty()
+    }
+
+    /// The usage reported so far (cumulative for this response).
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The message as far as it got. Blocks come out in index order; tool inputs are parsed here.
+    pub fn finish(self) -> Assembled {
+        let mut invalid_tool_inputs = Vec::new();
+        let mut content = Vec::with_capacity(self.blocks.len());
+        for slot in self.blocks.into_values() {
+            let block = match slot.partial {
+                Partial::Text(text) if text.is_empty() => continue,
+                Partial::Text(text) => ContentBlock::Text { text },
+                Partial::Thinking { thinking, signature } => ContentBlock::Thinking { thinking, signature },
+                Partial::RedactedThinking(data) => ContentBlock::RedactedThinking { data },
+                Partial::ToolUse { id, name, json } => {
+                    let input = match parse_tool_input(&json) {
+                        Ok(input) => input,
+                        Err(why) => {
+                            invalid_tool_inputs.push((id.clone(), why));
+                            Value::Object(serde_json::Map::new())
+                        }
+                    };
+                    ContentBlock::ToolUse { id, name, input }
+                }
+            };
+            content.push(block);
+        }
+        Assembled {
+            message: AssistantMessage {
+                id: self.id,
+                model: self.model,
+                content,
+                stop_reason: self.stop_reason,
+                usage: self.usage,
+            },
+            invalid_tool_inputs,
+        }
+    }
+}
+
+fn parse_tool_input(json: &str) -> Result<Value, String> {
+    if json.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    match serde_json::from_str::<Value>(json) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => Err(format!("the tool input is not a JSON object: {}", quote(json))),
+        Err(err) if err.is_eof() => {
+            Err(format!("the tool input JSON is incomplete (the reply was probably cut off): {}", quote(json)))
+        }
+        Err(err) => Err(format!("the tool input is not valid JSON ({err}): {}", quote(json))),
+    }
+}
+
+fn quote(json: &str) -> String {
+    let json = json.trim();
+    match json.char_indices().nth(QUOTE_CHARS) {
+        Some((at, _)) => format!("`{}…`", &json[..at]),
+        None => format!("`{json}`"),
+    }
+}
+
+fn malformed(message: String) -> ProviderError {
+    ProviderError::Malformed { message }
+}
+
+fn mismatch(what: &str, index: usize, block: &Partial) -> ProviderError {
+    malformed(format!("{what} for content block {index}, which is a {} block", block.kind()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn start(index: usize, block: BlockStart) -> StreamEvent {
+        StreamEvent::BlockStart { index, block }
+    }
+
+    fn tool(id: &str, name: &str) -> BlockStart {
+        BlockStart::ToolUse { id: id.into(), name: name.into() }
+    }
+
+    fn json_delta(index: usize, partial_json: &str) -> StreamEvent {
+        StreamEvent::ToolInputDelta { index, partial_json: partial_json.into() }
+    }
+
+    fn assemble(events: &[StreamEvent]) -> Assembled {
+        let mut assembler = MessageAssembler::new();
+        for event in events {
+            assembler.push(event).unwrap();
+        }
+        assert!(assembler.is_complete());
+        assembler.finish()
+    }
+
+    #[test]
+    fn interleaved_blocks_come_out_in_index_order_with_usage_and_stop_reason() {
+        let usage = Usage { input_tokens: 10, cache_read_input_tokens: 5, ..Usage::default() };
+        let events = vec![
+            StreamEvent::MessageStart { id: "msg_1".into(), model: "m".into(), usage },
+            start(0, BlockStart::Thinking),
+            StreamEvent::ThinkingDelta { index: 0, thinking: "let me ".into() },
+            StreamEvent::ThinkingDelta { index: 0, thinking: "think".into() },
+            StreamEvent::SignatureDelta { index: 0, signature: "sig==".into() },
+            StreamEvent::BlockStop { index: 0 },
+            start(2, tool("t2", "Grep")),
+            start(1, BlockStart::Text),
+            json_delta(2, ""),
+            StreamEvent::TextDelta { index: 1, text: "Hello".into() },
+            json_delta(2, "{\"pattern\":"),
+            StreamEvent::TextDelta { index: 1, text: " world".into() },
+            json_delta(2, "\"fn\"}"),
+            start(3, tool("t3", "Glob")),
+            StreamEvent::BlockStop { index: 2 },
+            StreamEvent::BlockStop { index: 1 },
+            StreamEvent::BlockStop { index: 3 },
+            StreamEvent::MessageDelta {
+                stop_reason: Some(StopReason::ToolUse),
+                usage: Usage { output_tokens: 42, ..usage },
+            },
+            StreamEvent::MessageStop,
+        ];
+        let done = assemble(&events);
+        assert!(done.invalid_tool_inputs.is_empty());
+        let message = done.message;
+        assert_eq!((message.id.as_str(), message.model.as_str()), ("msg_1", "m"));
+        assert_eq!(message.stop_reason, Some(StopReason::ToolUse));
+        assert_eq!(
+            message.usage,
+            Usage { input_tokens: 10, output_tokens: 42, cache_read_input_tokens: 5, ..Usage::default() }
+        );
+        assert_eq!(
+            message.content,
+            vec![
+                ContentBlock::Thinking { thinking: "let me think".into(), signature: "sig==".into() },
+                ContentBlock::text("Hello world"),
+                ContentBlock::ToolUse { id: "t2".into(), name: "Grep".into(), input: json!({"pattern":"fn"}) },
+                ContentBlock::ToolUse { id: "t3".into(), name: "Glob".into(), input: json!({}) },
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_or_non_object_tool_input_becomes_empty_and_is_reported() {
+        let events = vec![
+            start(0, tool("cut", "Write")),
+            json_delta(0, "{\"file_path\":\"/tmp/a\",\"content\":\"long"),
+            StreamEvent::BlockStop { index: 0 },
+            start(1, tool("list", "Read")),
+            json_delta(1, "[1,2]"),
+            StreamEvent::BlockStop { index: 1 },
+            start(2, tool("bad", "Read")),
+            json_delta(2, "{nope}"),
+            StreamEvent::BlockStop { index: 2 },
+            StreamEvent::MessageDelta { stop_reason: Some(StopReason::MaxTokens), usage: Usage::default() },
+            StreamEvent::MessageStop,
+        ];
+        let done = assemble(&events);
+        for block in &done.message.content {
+            assert!(matches!(block, ContentBlock::ToolUse { input, .. } if *input == json!({})));
+        }
+        let ids: Vec<&str> = done.invalid_tool_inputs.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["cut", "list", "bad"]);
+        let why = &done.invalid_tool_inputs[0].1;
+        assert!(why.contains("incomplete") && why.contains("{\"file_path\":\"/tmp/a\""), "{why}");
+        assert!(done.invalid_tool_inputs[1].1.contains("not a JSON object"));
+        assert!(done.invalid_tool_inputs[2].1.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn long_bad_input_is_quoted_briefly() {
+        let why = parse_tool_input(&format!("{{\"content\":\"{}", "é".repeat(1000))).unwrap_err();
+        assert!(why.chars().count() < 300, "{why}");
+        assert!(why.ends_with("…`"));
+    }
+
+    #[test]
+    fn empty_text_is_dropped_and_redacted_thinking_kept() {
+        let events = vec![
+            start(0, BlockStart::RedactedThinking { data: "opaque".into() }),
+            StreamEvent::BlockStop { index: 0 },
+            start(1, BlockStart::Text),
+            StreamEvent::BlockStop { index: 1 },
+            StreamEvent::MessageStop,
+        ];
+        let done = assemble(&events);
+        assert_eq!(done.message.content, vec![ContentBlock::RedactedThinking { data: "opaque".into() }]);
+        assert_eq!(done.message.stop_reason, None);
+    }
+
+    #[test]
+    fn protocol_violations_are_malformed() {
+        let mut assembler = MessageAssembler::new();
+        assert!(!assembler.has_output());
+        let err = assembler.push(&StreamEvent::TextDelta { index: 4, text: "x".into() }).unwrap_err();
+        assert!(err.to_string().contains("unknown content block 4"), "{err}");
+        assembler.push(&start(0, BlockStart::Text)).unwrap();
+        assert!(assembler.has_output());
+        assert!(assembler.push(&start(0, BlockStart::Text)).is_err());
+        let err = assembler.push(&json_delta(0, "{}")).unwrap_err();
+        assert!(err.to_string().contains("which is a text block"), "{err}");
+        assembler.push(&StreamEvent::BlockStop { index: 0 }).unwrap();
+        assert!(assembler.push(&StreamEvent::TextDelta { index: 0, text: "late".into() }).is_err());
+        assert!(assembler.push(&StreamEvent::BlockStop { index: 9 }).is_err());
+        assert!(!assembler.is_complete());
+    }
+}

@@ -1,0 +1,50 @@
+//! Provider errors, with messages a user can act on. Never contains an API key.
+use std::time::Duration;
+
+/// Why a model request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The server answered with a non-success status.
+    #[error("{}", http_message(.status, .error_type, .message, .hint))]
+    Http {
+        status: u16,
+        /// The provider's error type (`rate_limit_error`, `overloaded_error`, …) when it sent one.
+        error_type: Option<String>,
+        /// The server's own message, or the body text when it was not JSON.
+        message: String,
+        /// What the user can do, e.g. which environment variable holds the key (never the key).
+        hint: Option<String>,
+        /// From `retry-after-ms` / `retry-after`.
+        retry_after: Option<Duration>,
+        /// From `x-should-retry`.
+        should_retry: Option<bool>,
+    },
+    /// No connection could be made (refused, DNS, TLS).
+    #[error("could not connect to {url}: {message}")]
+    Connect { url: String, message: String },
+    /// The connection broke or timed out during the response.
+    #[error("the connection to the model was lost: {message}")]
+    Disconnected { message: String },
+    /// The server sent an error event inside a successful stream (e.g. `overloaded_error`).
+    #[error("the model API reported an error mid-stream: {error_type}: {message}")]
+    StreamError { error_type: String, message: String },
+    /// The stream had an event we could not understand.
+    #[error("the model API sent a malformed event: {message}")]
+    Malformed { message: String },
+}
+
+fn http_message(status: &u16, error_type: &Option<String>, message: &str, hint: &Option<String>) -> String {
+    let mut out = format!("API error {status}");
+    if let Some(kind) = error_type {
+        out.push_str(&format!(" ({kind})"));
+    }
+    if !message.is_empty() {
+        out.push_str(": ");
+        out.push_str(message);
+    }
+    if let Some(hint) = hint {
+        out.push_str(" — ");
+        out.push_str(hint);
+    }
+    out
+}

@@ -1,0 +1,168 @@
+//! Model providers: one trait, two wire protocols.
+//!
+//! A provider turns a [`ModelRequest`] into a stream of [`StreamEvent`]s. The events are Anthropic's streaming
+//! events in provider-neutral form (the OpenAI provider translates Chat Completions chunks into them), so one
+//! [`assemble::MessageAssembler`] builds the final [`AssistantMessage`] for both, and headless mode can print
+//! them as Anthropic SSE event objects for `--include-partial-messages`.
+//!
+//! Providers do not retry: the agent owns retries (see [`retry`]) because a stream that breaks after output
+//! has begun must be retried as a whole request, with the partial output discarded in front of the user.
+
+pub mod anthropic;
+pub mod assemble;
+pub mod error;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+pub mod transport;
+
+use std::pin::Pin;
+
+use futures::Stream;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use error::ProviderError;
+
+use crate::conversation::{Message, StopReason, Usage};
+
+/// The wire protocol a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Anthropic,
+    #[serde(alias = "openai-compatible", alias = "openai_compatible")]
+    Openai,
+}
+
+/// An API key. Its `Debug` never shows the key, so it can't leak into a log or an error by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for the one place that needs it: the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// Where and how to reach a provider.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// The provider's name as the user knows it (`anthropic`, `openrouter`, a name from config.toml).
+    pub name: String,
+    pub kind: ProviderKind,
+    /// For Anthropic the base without `/v1` (e.g. `https://api.anthropic.com`); for OpenAI-compatible servers
+    /// the base including `/v1` (e.g. `http://127.0.0.1:11434/v1`), as each ecosystem writes them.
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+    /// The environment variable the key came from (or should come from), named in authentication errors.
+    pub api_key_env: Option<String>,
+}
+
+/// A system prompt block; `cache` marks a prompt-caching breakpoint after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SystemBlock {
+    pub text: String,
+    pub cache: bool,
+}
+
+/// A tool as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// One model round trip's request, provider-neutral.
+#[derive(Clone, Debug)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: Vec<SystemBlock>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+    /// Extended thinking budget in tokens (Anthropic only); `None` leaves thinking off.
+    pub thinking_budget: Option<u32>,
+}
+
+/// The kind of a content block as it starts streaming.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockStart {
+    Text,
+    Thinking,
+    RedactedThinking { data: String },
+    ToolUse { id: String, name: String },
+}
+
+/// One streaming event, in Anthropic's vocabulary.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    MessageStart {
+        id: String,
+        model: String,
+        usage: Usage,
+    },
+    BlockStart {
+        index: usize,
+        block: BlockStart,
+    },
+    TextDelta {
+        index: usize,
+        text: String,
+    },
+    ThinkingDelta {
+        index: usize,
+        thinking: String,
+    },
+    SignatureDelta {
+        index: usize,
+        signature: String,
+    },
+    ToolInputDelta {
+        index: usize,
+        partial_json: String,
+    },
+    BlockStop {
+        index: usize,
+    },
+    /// Usage here is cumulative for the message: it replaces, never adds to, what came before.
+    MessageDelta {
+        stop_reason: Option<StopReason>,
+        usage: Usage,
+    },
+    MessageStop,
+}
+
+/// A stream of events of one response. It ends after `MessageStop`, or with an error.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// A model API. Implementations make exactly one HTTP request per call and never retry.
+pub trait Provider: Send + Sync {
+    /// The endpoint this provider talks to.
+    fn endpoint(&self) -> &Endpoint;
+
+    /// Sends the request and returns the event stream once the response headers arrived with a success status.
+    /// HTTP errors (status and body) are returned here, mapped to [`ProviderError`].
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>>;
+}
+
+/// Builds the provider for an endpoint.
+pub fn connect(endpoint: Endpoint) -> Box<dyn Provider> {
+    match endpoint.kind {
+        ProviderKind::Anthropic => Box::new(anthropic::AnthropicProvider::new(endpoint)),
+        ProviderKind::Openai => Box::new(openai::OpenAiProvider::new(endpoint)),
+    }
+}

@@ -1,0 +1,397 @@
+//! `Bash`: runs a shell command in the working directory.
+//!
+//! The command runs as `bash -c` in its own process group, so a timeout or an interrupt can kill everything it
+//! started (pipelines, `cmd &` children), not just the shell. Output is captured with bounded memory
+//! ([`capture`]), and the tool never waits forever on a background process that keeps the output pipes open
+//! after the shell itself exited.
+
+pub mod capture;
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rustix::process::{Pid, Signal, kill_process_group};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout_at};
+use tokio_util::sync::CancellationToken;
+
+use self::capture::{Capture, Utf8Stream};
+use super::{Preview, Risk, Tool, ToolContext, ToolOutput, parse_input};
+
+/// Timeout when the model gives none.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest a command may run.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of output the model sees; beyond it the middle is left out.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// At most this much of the output budget goes to stderr when both streams are long.
+const STDERR_SHARE: usize = 10_000;
+/// After SIGTERM, how long the command gets to exit before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(200);
+/// After the shell exited, how long its output may keep flowing before background processes still holding the
+/// pipes are killed.
+const DRAIN_GRACE: Duration = Duration::from_millis(250);
+/// After SIGKILL, how long to wait for the pipes to close before giving up on them.
+const KILL_DRAIN: Duration = Duration::from_secs(1);
+
+const DESCRIPTION: &str = "Executes a bash command and returns its output.\n\
+\n\
+- The command runs with `bash -c` in the working directory, with no input (stdin is /dev/null) and no \
+terminal: interactive programs and prompts won't work (git's pager and credential prompts are disabled).\n\
+- Each call is a fresh shell: `cd` and exported variables do not carry over to the next call. Use absolute \
+paths or `cd dir && cmd`.\n\
+- timeout is in milliseconds: default 120000 (2 minutes), at most 600000 (10 minutes). On timeout the command \
+and everything it started is killed.\n\
+- Output is stdout, then stderr (labelled), then the exit code when it is not 0. Over 30000 characters, the \
+middle is left out: filter long outputs (grep, head, tail) instead.\n\
+- Processes left running in the background that keep the output open are killed when the command ends; to \
+leave a server running, detach it with its output redirected (`nohup cmd > /tmp/log 2>&1 &`).\n\
+- run_in_background is not supported yet.\n\
+- Prefer the dedicated tools over shell equivalents: Read instead of cat/head/tail, Edit/Write instead of \
+sed/echo redirection, Grep instead of grep/rg, Glob instead of find/ls for finding files.\n\
+- Quote paths that contain spaces. Chain dependent commands with &&; make independent calls in parallel.\n\
+- description: a short (5-10 words) description of what the command does, shown to the user.";
+
+#[derive(Deserialize)]
+struct Input {
+    command: String,
+    timeout: Option<u64>,
+    #[allow(dead_code)] // Shown by front ends from the raw input; the tool itself has no use for it.
+    description: Option<String>,
+    #[serde(default)]
+    run_in_background: bool,
+}
+
+pub struct BashTool;
+
+impl Tool for BashTool {
+    fn name(&self) -> &'static str {
+        "Bash"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command to execute"},
+                "timeout": {"type": "integer", "minimum": 1,
+                    "description": "Optional timeout in milliseconds (max 600000, default 120000)"},
+                "description": {"type": "string",
+                    "description": "Clear, concise description of what this command does in 5-10 words"},
+                "run_in_background": {"type": "boolean",
+                    "description": "Not supported yet: leave unset"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::High
+    }
+
+    fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let command = input.get("command").and_then(Value::as_str).unwrap_or_default().to_string();
+        Ok(Some(Preview::Command { command, cwd: ctx.cwd.clone() }))
+    }
+
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let input: Input = match parse_input("Bash", input) {
+                Ok(input) => input,
+                Err(err) => return err,
+            };
+            if input.run_in_background {
+                return ToolOutput::error(
+                    "run_in_background is not supported yet; the command was not run. Run it in the foreground \
+                     (timeout up to 600000 ms), or start a long-running process detached with its output \
+                     redirected (`nohup cmd > /tmp/cmd.log 2>&1 &`) and read the log later.",
+                );
+            }
+            let requested = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+            let timeout_ms = requested.min(MAX_TIMEOUT_MS);
+            let result = run_command(
+                &input.command,
+                &ctx.cwd,
+                Duration::from_millis(timeout_ms),
+                &ctx.cancel,
+                ctx.live_output.as_ref(),
+            )
+            .await;
+            let mut output = result.format(timeout_ms);
+            if requested > MAX_TIMEOUT_MS {
+                output.content = format!(
+                    "(timeout {requested} ms is over the maximum; capped at {MAX_TIMEOUT_MS} ms)\n{}",
+                    output.content
+                );
+            }
+            output
+        })
+    }
+}
+
+/// How a command ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Exited(ExitStatus),
+    TimedOut,
+    Interrupted,
+    /// The shell could not be started (the message says why).
+    SpawnFailed(String),
+}
+
+/// A finished command: its captured output and how it ended.
+#[derive(Debug)]
+pub struct CommandResult {
+    pub stdout: Capture,
+    pub stderr: Capture,
+    pub outcome: Outcome,
+    /// Background processes kept the output pipes open after the shell exited, and were killed.
+    pub killed_leftovers: bool,
+}
+
+impl CommandResult {
+    /// The tool result the model sees.
+    fn format(&self, timeout_ms: u64) -> ToolOutput {
+        let stderr_budget = if self.stdout.is_empty() { MAX_OUTPUT_CHARS } else { STDERR_SHARE };
+        let stderr_len = usize::try_from(self.stderr.len()).unwrap_or(usize::MAX).min(stderr_budget);
+        let stdout_budget = MAX_OUTPUT_CHARS - stderr_len;
+        let mut parts = Vec::new();
+        if !self.stdout.is_empty() {
+            parts.push(self.stdout.render(stdout_budget));
+        }
+        if !self.stderr.is_empty() {
+            parts.push(format!("[stderr]\n{}", self.stderr.render(stderr_budget)));
+        }
+        let mut is_error = true;
+        match &self.outcome {
+            Outcome::Exited(status) => match status.code() {
+                Some(0) => is_error = false,
+                Some(code) => parts.push(format!("Exit code: {code}")),
+                None => parts.push(describe_signal(status)),
+            },
+            Outcome::TimedOut => parts.push(format!(
+                "Command timed out after {}; it and the processes it started were killed.",
+                format_ms(timeout_ms)
+            )),
+            Outcome::Interrupted => parts.push("Command was interrupted by the user and killed.".to_string()),
+            Outcome::SpawnFailed(message) => parts.push(message.clone()),
+        }
+        if self.killed_leftovers {
+            parts.push(
+                "Note: background processes started by this command kept its output open and were killed when it \
+                 ended. To leave one running, redirect its output (`nohup cmd > /tmp/log 2>&1 &`)."
+                    .to_string(),
+            );
+        }
+        if parts.is_empty() {
+            parts.push("(no output)".to_string());
+        }
+        ToolOutput { content: parts.join("\n"), is_error }
+    }
+}
+
+fn describe_signal(status: &ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let name = match signal {
+                9 => " (SIGKILL)",
+                15 => " (SIGTERM)",
+                11 => " (SIGSEGV)",
+                6 => " (SIGABRT)",
+                2 => " (SIGINT)",
+                _ => "",
+            };
+            return format!("Killed by signal {signal}{name}");
+        }
+    }
+    format!("Command ended abnormally: {status}")
+}
+
+fn format_ms(ms: u64) -> String {
+    if ms.is_multiple_of(1000) { format!("{}s", ms / 1000) } else { format!("{:.1}s", ms as f64 / 1000.0) }
+}
+
+/// Runs `command` with `bash -c` in `cwd` until it exits, `timeout` passes or `cancel` fires. Output chunks are
+/// also sent to `live` as they arrive.
+pub async fn run_command(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    live: Option<&UnboundedSender<String>>,
+) -> CommandResult {
+    let failed = |message: String| CommandResult {
+        stdout: Capture::new(),
+        stderr: Capture::new(),
+        outcome: Outcome::SpawnFailed(message),
+        killed_leftovers: false,
+    };
+    if !cwd.is_dir() {
+        return failed(format!("Working directory {} does not exist.", cwd.display()));
+    }
+    let mut child = match spawn(shell(), command, cwd) {
+        Ok(child) => child,
+        Err(err) => return failed(format!("Could not start bash: {err}")),
+    };
+    let Some(group) = child.id().and_then(|id| Pid::from_raw(id as i32)) else {
+        return failed("Could not start bash: no process id".to_string());
+    };
+    let mut guard = GroupGuard(Some(group));
+    let stop = CancellationToken::new();
+    let mut stdout = spawn_reader(child.stdout.take(), live.cloned(), stop.clone());
+    let mut stderr = spawn_reader(child.stderr.take(), live.cloned(), stop.clone());
+
+    let outcome = tokio::select! {
+        status = child.wait() => match status {
+            Ok(status) => Outcome::Exited(status),
+            Err(err) => Outcome::SpawnFailed(format!("Waiting for the command failed: {err}")),
+        },
+        _ = tokio::time::sleep(timeout) => Outcome::TimedOut,
+        _ = cancel.cancelled() => Outcome::Interrupted,
+    };
+    if matches!(outcome, Outcome::TimedOut | Outcome::Interrupted) {
+        terminate(group, &mut child).await;
+    }
+
+    // Output still flowing after the shell exited comes from background processes holding the pipes.
+    let grace = Instant::now() + DRAIN_GRACE;
+    let mut out = finish_reader(&mut stdout, grace).await;
+    let mut err = finish_reader(&mut stderr, grace).await;
+    let mut killed_leftovers = false;
+    if out.is_none() || err.is_none() {
+        killed_leftovers = matches!(outcome, Outcome::Exited(_));
+        let _ = kill_process_group(group, Signal::KILL);
+        let deadline = Instant::now() + KILL_DRAIN;
+        if out.is_none() {
+            out = finish_reader(&mut stdout, deadline).await;
+        }
+        if err.is_none() {
+            err = finish_reader(&mut stderr, deadline).await;
+        }
+        // A process outside the group (one that called setsid) may still hold a pipe: stop reading.
+        stop.cancel();
+        let deadline = Instant::now() + KILL_DRAIN;
+        if out.is_none() {
+            out = finish_reader(&mut stdout, deadline).await;
+        }
+        if err.is_none() {
+            err = finish_reader(&mut stderr, deadline).await;
+        }
+    }
+    guard.0 = None;
+    CommandResult { stdout: out.unwrap_or_default(), stderr: err.unwrap_or_default(), outcome, killed_leftovers }
+}
+
+/// bash, or `/bin/sh` where there is no bash.
+fn shell() -> &'static str {
+    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        let has_bash = std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bash").is_file()));
+        if has_bash { "bash" } else { "/bin/sh" }
+    })
+}
+
+fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(PathBuf::from(cwd))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd.spawn()
+}
+
+/// SIGTERM to the whole group, a moment to exit, then SIGKILL to whatever is left of the group (background
+/// children included), and reap the shell.
+async fn terminate(group: Pid, child: &mut Child) {
+    let _ = kill_process_group(group, Signal::TERM);
+    let _ = tokio::time::timeout(TERM_GRACE, child.wait()).await;
+    let _ = kill_process_group(group, Signal::KILL);
+    if tokio::time::timeout(KILL_DRAIN, child.wait()).await.is_err() {
+        let _ = child.start_kill();
+    }
+}
+
+/// Kills the process group if the run is abandoned midway (its future dropped), so nothing it started outlives
+/// it. Disarmed once the run finishes normally.
+struct GroupGuard(Option<Pid>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(group) = self.0.take() {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
+    }
+}
+
+fn spawn_reader<R>(
+    reader: Option<R>,
+    live: Option<UnboundedSender<String>>,
+    stop: CancellationToken,
+) -> JoinHandle<Capture>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut capture = Capture::new();
+        let Some(mut reader) = reader else { return capture };
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut utf8 = Utf8Stream::default();
+        loop {
+            let n = tokio::select! {
+                biased;
+                _ = stop.cancelled() => break,
+                read = reader.read(&mut buf) => match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                },
+            };
+            capture.push(&buf[..n]);
+            if let Some(live) = &live {
+                let text = utf8.push(&buf[..n]);
+                if !text.is_empty() {
+                    let _ = live.send(text);
+                }
+            }
+        }
+        capture
+    })
+}
+
+/// The reader's capture once its stream ended, or `None` if it is still open at `deadline`.
+async fn finish_reader(handle: &mut JoinHandle<Capture>, deadline: Instant) -> Option<Capture> {
+    match timeout_at(deadline, handle).await {
+        Ok(Ok(capture)) => Some(capture),
+        Ok(Err(_)) => Some(Capture::new()),
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

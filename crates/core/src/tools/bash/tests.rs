@@ -1,0 +1,145 @@
+//! Tests of the Bash tool: exit codes, timeouts and interrupts that kill the whole process group, bounded output.
+
+use super::*;
+use std::time::Instant as StdInstant;
+
+fn ctx(dir: &Path) -> ToolContext {
+    ToolContext::new(dir.to_path_buf())
+}
+
+async fn bash(ctx: &ToolContext, input: Value) -> ToolOutput {
+    BashTool.run(input, ctx).await
+}
+
+/// Whether a process is gone (a zombie nobody reaped yet counts as gone: it runs nothing).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+async fn wait_gone(pid: i32) -> bool {
+    for _ in 0..50 {
+        if process_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+}
+
+#[tokio::test]
+async fn stdout_stderr_and_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let out = bash(&ctx, json!({"command": "echo out; echo err >&2; exit 3"})).await;
+    assert!(out.is_error);
+    assert_eq!(out.content, "out\n[stderr]\nerr\nExit code: 3");
+    let out = bash(&ctx, json!({"command": "pwd; echo $PAGER $GIT_PAGER $GIT_TERMINAL_PROMPT; cat"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(out.content, format!("{}\ncat cat 0", cwd.display()));
+    let out = bash(&ctx, json!({"command": "true"})).await;
+    assert_eq!(out, ToolOutput::ok("(no output)"));
+    let out = bash(&ctx, json!({"command": "kill -9 $$"})).await;
+    assert!(out.is_error && out.content.contains("Killed by signal 9"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group_including_background_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let started = StdInstant::now();
+    let out = bash(&ctx, json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30", "timeout": 300})).await;
+    assert!(started.elapsed() < Duration::from_secs(10), "hung for {:?}", started.elapsed());
+    assert!(out.is_error);
+    assert!(out.content.contains("Command timed out after 0.3s"), "{}", out.content);
+    let pid = read_pid(&dir.path().join("bg.pid"));
+    assert!(wait_gone(pid).await, "background sleep {pid} survived the timeout");
+}
+
+#[tokio::test]
+async fn cancel_token_interrupts() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    let started = StdInstant::now();
+    let out = bash(&ctx, json!({"command": "echo started; sleep 30 & echo $! > bg.pid; wait"})).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.is_error);
+    assert!(out.content.starts_with("started\n"), "{}", out.content);
+    assert!(out.content.ends_with("Command was interrupted by the user and killed."), "{}", out.content);
+    assert!(wait_gone(read_pid(&dir.path().join("bg.pid"))).await);
+}
+
+#[tokio::test]
+async fn background_child_holding_pipes_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let started = StdInstant::now();
+    let out = bash(&ctx, json!({"command": "sleep 30 & echo $! > bg.pid; echo done"})).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.starts_with("done\nNote: background processes"), "{}", out.content);
+    assert!(wait_gone(read_pid(&dir.path().join("bg.pid"))).await);
+}
+
+#[tokio::test]
+async fn detached_background_process_with_redirected_output_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let out = bash(&ctx, json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    let pid: i32 = out.content.trim().parse().unwrap();
+    assert!(!process_gone(pid), "a detached process keeps running");
+    let _ = rustix::process::kill_process(Pid::from_raw(pid).unwrap(), Signal::KILL);
+}
+
+#[tokio::test]
+async fn ten_megabytes_of_output_is_truncated_with_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let out = bash(&ctx, json!({"command": "head -c 10000000 /dev/zero | tr '\\0' a; echo; echo last line"})).await;
+    assert!(!out.is_error);
+    assert!(out.content.len() <= MAX_OUTPUT_CHARS + 300, "{}", out.content.len());
+    assert!(out.content.starts_with("aaaa"));
+    assert!(out.content.ends_with("aaaa\nlast line"), "{}", &out.content[out.content.len() - 50..]);
+    assert!(out.content.contains("characters (0 lines) omitted from the middle; total 10000011 characters, 2 lines"));
+}
+
+#[tokio::test]
+async fn live_output_is_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ctx(dir.path());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    ctx.live_output = Some(tx);
+    let out = bash(&ctx, json!({"command": "echo one; echo two >&2"})).await;
+    drop(ctx);
+    let mut seen = String::new();
+    while let Some(piece) = rx.recv().await {
+        seen.push_str(&piece);
+    }
+    assert!(seen.contains("one\n") && seen.contains("two\n"), "{seen:?}");
+    assert_eq!(out.content, "one\n[stderr]\ntwo");
+}
+
+#[tokio::test]
+async fn timeout_clamped_and_background_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let out = bash(&ctx, json!({"command": "echo hi", "timeout": 700000})).await;
+    assert_eq!(out.content, "(timeout 700000 ms is over the maximum; capped at 600000 ms)\nhi");
+    let out = bash(&ctx, json!({"command": "echo hi", "run_in_background": true})).await;
+    assert!(out.is_error && out.content.starts_with("run_in_background is not supported yet"));
+    let preview = BashTool.preview(&json!({"command": "ls"}), &ctx).unwrap();
+    assert_eq!(preview, Some(Preview::Command { command: "ls".into(), cwd: dir.path().to_path_buf() }));
+}

@@ -1,0 +1,217 @@
+//! Unified diffs for Edit/Write previews, with the hunk structure exposed for front ends that review per hunk.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use similar::{Algorithm, ChangeTag, TextDiff};
+
+/// Lines of context around each change in previews, like `diff -u`.
+pub const DEFAULT_CONTEXT: usize = 3;
+
+/// A pathological diff (huge, nothing in common) must not stall a permission prompt: past this, similar falls
+/// back to a coarser (still correct) diff.
+const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// What a diff line is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineKind {
+    Context,
+    Removed,
+    Added,
+}
+
+impl LineKind {
+    /// The unified-diff prefix character.
+    pub fn prefix(self) -> char {
+        match self {
+            LineKind::Context => ' ',
+            LineKind::Removed => '-',
+            LineKind::Added => '+',
+        }
+    }
+}
+
+/// One line of a hunk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    pub kind: LineKind,
+    /// The line without its `\n`.
+    pub text: String,
+    /// The line is the last of its file and has no newline (`\ No newline at end of file`).
+    pub missing_newline: bool,
+}
+
+/// One `@@` hunk. Starts are 1-based line numbers as printed in the header (for an empty range, the line
+/// before it, as `diff -u` does).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hunk {
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_start: usize,
+    pub new_len: usize,
+    pub lines: Vec<DiffLine>,
+}
+
+impl Hunk {
+    /// `@@ -old_start,old_len +new_start,new_len @@`, with the `,1` elided like `diff -u`.
+    pub fn header(&self) -> String {
+        fn range(start: usize, len: usize) -> String {
+            if len == 1 { start.to_string() } else { format!("{start},{len}") }
+        }
+        format!("@@ -{} +{} @@", range(self.old_start, self.old_len), range(self.new_start, self.new_len))
+    }
+
+    /// Lines added and removed in this hunk.
+    pub fn counts(&self) -> (usize, usize) {
+        let added = self.lines.iter().filter(|l| l.kind == LineKind::Added).count();
+        let removed = self.lines.iter().filter(|l| l.kind == LineKind::Removed).count();
+        (added, removed)
+    }
+}
+
+/// Total lines (added, removed) over hunks.
+pub fn counts(hunks: &[Hunk]) -> (usize, usize) {
+    hunks.iter().map(Hunk::counts).fold((0, 0), |(a, r), (ha, hr)| (a + ha, r + hr))
+}
+
+/// The hunks turning `old` into `new`, with `context` lines around changes.
+pub fn hunks(old: &str, new: &str, context: usize) -> Vec<Hunk> {
+    hunks_at(old, new, context, 0)
+}
+
+/// Like [`hunks`], for a window of a larger file that starts after `line_offset` unchanged lines (the same on
+/// both sides). Edit diffs only the region it changed this way, so a small edit in a 10 MB file costs a
+/// small diff.
+pub fn hunks_at(old: &str, new: &str, context: usize, line_offset: usize) -> Vec<Hunk> {
+    let diff = TextDiff::configure().algorithm(Algorithm::Myers).timeout(DIFF_TIMEOUT).diff_lines(old, new);
+    let mut out = Vec::new();
+    for group in diff.grouped_ops(context) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
+        let (old_begin, old_end) = (first.old_range().start, last.old_range().end);
+        let (new_begin, new_end) = (first.new_range().start, last.new_range().end);
+        let start = |begin: usize, len: usize| if len == 0 { begin + line_offset } else { begin + line_offset + 1 };
+        let mut lines = Vec::new();
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let kind = match change.tag() {
+                    ChangeTag::Equal => LineKind::Context,
+                    ChangeTag::Delete => LineKind::Removed,
+                    ChangeTag::Insert => LineKind::Added,
+                };
+                let value = change.value();
+                let (text, missing_newline) = match value.strip_suffix('\n') {
+                    Some(text) => (text, false),
+                    None => (value, true),
+                };
+                lines.push(DiffLine { kind, text: text.to_string(), missing_newline });
+            }
+        }
+        out.push(Hunk {
+            old_start: start(old_begin, old_end - old_begin),
+            old_len: old_end - old_begin,
+            new_start: start(new_begin, new_end - new_begin),
+            new_len: new_end - new_begin,
+            lines,
+        });
+    }
+    out
+}
+
+/// Renders hunks as a unified diff. A relative `path_label` gets git's `a/` and `b/` prefixes; an absolute
+/// one is printed as is. `new_file` makes the old side `/dev/null`. No hunks → empty string.
+pub fn render(path_label: &str, hunks: &[Hunk], new_file: bool) -> String {
+    if hunks.is_empty() {
+        return String::new();
+    }
+    let (old_label, new_label) = if path_label.starts_with('/') {
+        (path_label.to_string(), path_label.to_string())
+    } else {
+        (format!("a/{path_label}"), format!("b/{path_label}"))
+    };
+    let old_label = if new_file { "/dev/null".to_string() } else { old_label };
+    let mut out = format!("--- {old_label}\n+++ {new_label}\n");
+    for hunk in hunks {
+        out.push_str(&hunk.header());
+        out.push('\n');
+        for line in &hunk.lines {
+            let _ = writeln!(out, "{}{}", line.kind.prefix(), line.text);
+            if line.missing_newline {
+                out.push_str("\\ No newline at end of file\n");
+            }
+        }
+    }
+    out
+}
+
+/// Unified diff of `old` → `new` (`--- a/path`, `+++ b/path`, `@@` hunks). Identical texts → empty string.
+pub fn unified_diff(path_label: &str, old: &str, new: &str, context: usize) -> String {
+    render(path_label, &hunks(old, new, context), false)
+}
+
+/// Unified diff creating a file with `content` (`--- /dev/null`, every line added).
+pub fn new_file_diff(path_label: &str, content: &str) -> String {
+    let hunks = hunks("", content, 0);
+    if hunks.is_empty() {
+        // An empty new file still deserves a header, so the preview says what is being created.
+        let label = if path_label.starts_with('/') { path_label.to_string() } else { format!("b/{path_label}") };
+        return format!("--- /dev/null\n+++ {label}\n");
+    }
+    render(path_label, &hunks, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_change() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nb\nc\nD\ne\nf\ng\nh\n";
+        let diff = unified_diff("src/x.rs", old, new, 3);
+        assert_eq!(diff, "--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,7 +1,7 @@\n a\n b\n c\n-d\n+D\n e\n f\n g\n");
+    }
+
+    #[test]
+    fn identical_is_empty() {
+        assert_eq!(unified_diff("x", "same\n", "same\n", 3), "");
+    }
+
+    #[test]
+    fn missing_newline_marker() {
+        let diff = unified_diff("/abs/f", "a\nb", "a\nc", 1);
+        assert_eq!(
+            diff,
+            "--- /abs/f\n+++ /abs/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+        );
+    }
+
+    #[test]
+    fn new_file() {
+        assert_eq!(new_file_diff("n.txt", "x\ny\n"), "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n");
+        assert_eq!(new_file_diff("n.txt", ""), "--- /dev/null\n+++ b/n.txt\n");
+    }
+
+    #[test]
+    fn separate_hunks_and_counts() {
+        let old: String = (1..=30).map(|i| format!("{i}\n")).collect();
+        let new: String = (1..=30)
+            .filter(|&i| i != 25)
+            .map(|i| if i == 3 { "three\n".to_string() } else { format!("{i}\n") })
+            .collect();
+        let hunks = hunks(&old, &new, 2);
+        assert_eq!(hunks.len(), 2);
+        assert_eq!((hunks[0].old_start, hunks[0].old_len, hunks[0].new_start, hunks[0].new_len), (1, 5, 1, 5));
+        assert_eq!(hunks[1].header(), "@@ -23,5 +23,4 @@");
+        assert_eq!(counts(&hunks), (1, 2));
+    }
+
+    #[test]
+    fn offset_windows_shift_line_numbers() {
+        let hunks = hunks_at("x\ny\nz\n", "x\nY\nz\n", 1, 100);
+        assert_eq!(hunks[0].header(), "@@ -101,3 +101,3 @@");
+        let pure_insert = hunks_at("a\n", "a\nb\n", 0, 10);
+        assert_eq!(pure_insert[0].header(), "@@ -11,0 +12 @@");
+    }
+}

@@ -1,0 +1,252 @@
+//! File-system helpers shared by the file tools: path resolution, atomic writes, binary detection.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+/// Resolves a path from a tool input: absolute paths as they are, `~` and `~/…` against `$HOME`, anything else
+/// against `cwd`. The result is normalized lexically (`.` dropped, `..` pops a component) without touching the
+/// disk, so a path to a file that does not exist yet (Write) resolves the same way as one that does, and
+/// permission rules see the same path the tool will open.
+pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    let joined = if path == "~" {
+        home().unwrap_or_else(|| cwd.to_path_buf())
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        match home() {
+            Some(home) => home.join(rest),
+            None => cwd.join(path),
+        }
+    } else {
+        cwd.join(path)
+    };
+    normalize(&joined)
+}
+
+/// Lexical normalization: removes `.` components and resolves `..` against the preceding component (never
+/// above the root).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() && !path.is_absolute() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory is written, synced, given the
+/// existing file's permissions (or the usual defaults for a new file), then renamed over the target. A crash or a
+/// full disk leaves either the old content or the new one, never half a file. The parent directory must exist;
+/// see [`write_atomic_create_dirs`].
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    // Follow a symlink so the link keeps pointing at the (updated) file instead of being replaced by a file.
+    let target = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
+    };
+    let target_dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let existing = fs::metadata(&target).ok();
+
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tandem-").suffix(".tmp");
+    // A new file gets what `open(O_CREAT, 0666)` gives under the process umask (the kernel applies it), like an
+    // editor or `echo >` would; temp files are otherwise created 0600.
+    #[cfg(unix)]
+    if existing.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(target_dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    if let Some(meta) = existing {
+        fs::set_permissions(temp.path(), meta.permissions())?;
+    }
+    temp.persist(&target).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// [`write_atomic`], creating missing parent directories first.
+pub fn write_atomic_create_dirs(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        fs::create_dir_all(parent)?;
+    }
+    write_atomic(path, bytes)
+}
+
+/// How many leading bytes [`looks_binary`] inspects, like git and ripgrep do.
+pub const BINARY_SNIFF_LEN: usize = 8192;
+
+/// File extensions that are binary whatever their first bytes say (compressed data can go on for kilobytes
+/// before its first NUL byte).
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "gz", "tgz", "bz2", "xz", "zst",
+    "7z", "rar", "tar", "jar", "war", "class", "exe", "dll", "so", "dylib", "o", "a", "lib", "obj", "bin", "wasm",
+    "pyc", "pyo", "mp3", "mp4", "mov", "avi", "mkv", "wav", "flac", "ogg", "webm", "ttf", "otf", "woff", "woff2",
+    "eot", "sqlite", "db", "rlib", "rmeta", "dat", "iso", "dmg", "deb", "rpm", "npy", "pkl", "parquet",
+];
+
+/// Whether a path's extension marks it as binary.
+pub fn has_binary_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|ext| BINARY_EXTENSIONS.iter().any(|b| b.eq_ignore_ascii_case(ext)))
+}
+
+/// Whether content is binary: a NUL byte in its first [`BINARY_SNIFF_LEN`] bytes (the heuristic git uses).
+pub fn is_binary_content(head: &[u8]) -> bool {
+    head[..head.len().min(BINARY_SNIFF_LEN)].contains(&0)
+}
+
+/// Whether a file is binary by its extension or its first bytes. `head` is the start of the file (any length;
+/// only the first [`BINARY_SNIFF_LEN`] bytes are looked at).
+pub fn looks_binary(path: &Path, head: &[u8]) -> bool {
+    has_binary_extension(path) || is_binary_content(head)
+}
+
+/// Human-readable byte size (`512 bytes`, `12.3 KB`, `4.0 MB`).
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// Up to `n` names in `path`'s directory that look like `path`'s file name, for "did you mean" hints after a
+/// file was not found. Cheap by construction: one directory listing, capped.
+pub fn similar_names(path: &Path, n: usize) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let names: Vec<String> =
+        entries.take(2000).filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect();
+    let lower = name.to_lowercase();
+    let stem = lower.split('.').next().unwrap_or("");
+    // Same name in another case, or the same stem with another extension, first; then close spellings.
+    let mut picks: Vec<&str> = names
+        .iter()
+        .filter(|c| {
+            let c = c.to_lowercase();
+            c == lower || (!stem.is_empty() && c.split('.').next() == Some(stem))
+        })
+        .map(String::as_str)
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    for close in similar::get_close_matches(name, &refs, n, 0.6) {
+        if !picks.contains(&close) {
+            picks.push(close);
+        }
+    }
+    picks.into_iter().take(n).map(|p| dir.join(p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_absolute_and_home() {
+        let cwd = Path::new("/work/project");
+        assert_eq!(resolve_path(cwd, "src/main.rs"), PathBuf::from("/work/project/src/main.rs"));
+        assert_eq!(resolve_path(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
+        assert_eq!(resolve_path(cwd, "./a/../b/./c"), PathBuf::from("/work/project/b/c"));
+        assert_eq!(resolve_path(cwd, "../../../.."), PathBuf::from("/"));
+        assert_eq!(resolve_path(cwd, "."), PathBuf::from("/work/project"));
+        if let Some(home) = std::env::var_os("HOME") {
+            assert_eq!(resolve_path(cwd, "~/x"), normalize(&PathBuf::from(&home).join("x")));
+            assert_eq!(resolve_path(cwd, "~"), normalize(Path::new(&home)));
+        }
+        // `~user` is not expanded: it is a relative name like any other.
+        assert_eq!(resolve_path(cwd, "~bob"), PathBuf::from("/work/project/~bob"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_keeps_mode_and_leaves_no_temp_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("script.sh");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_file_gets_umask_default_mode_and_parents() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/new.txt");
+        assert!(write_atomic(&path, b"x").is_err(), "parents are only created when asked");
+        write_atomic_create_dirs(&path, b"x").unwrap();
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            .unwrap_or(0o022);
+        assert_eq!(mode, 0o666 & !umask);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn write_through_symlink_updates_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+    }
+
+    #[test]
+    fn binary_detection() {
+        assert!(looks_binary(Path::new("a.png"), b"text"));
+        assert!(looks_binary(Path::new("a.txt"), b"ab\0cd"));
+        assert!(!looks_binary(Path::new("a.txt"), b"plain text"));
+        let mut late_nul = vec![b'a'; BINARY_SNIFF_LEN];
+        late_nul.push(0);
+        assert!(!is_binary_content(&late_nul));
+    }
+
+    #[test]
+    fn sizes_and_similar_names() {
+        assert_eq!(human_size(10), "10 bytes");
+        assert_eq!(human_size(2048), "2.0 KB");
+        assert_eq!(human_size(5 * 1024 * 1024), "5.0 MB");
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("config.toml"), "").unwrap();
+        fs::write(dir.path().join("main.rs"), "").unwrap();
+        let hits = similar_names(&dir.path().join("config.yaml"), 3);
+        assert_eq!(hits, vec![dir.path().join("config.toml")]);
+        let hits = similar_names(&dir.path().join("mian.rs"), 3);
+        assert_eq!(hits, vec![dir.path().join("main.rs")]);
+    }
+}

@@ -1,0 +1,471 @@
+//! `Grep`: regex search over files, with ripgrep's own crates and ripgrep's defaults.
+//!
+//! Files are walked in parallel with `ignore` (`.gitignore`, `.ignore` and `.rgignore` respected — also outside
+//! git repositories —, hidden files and binary files skipped), each thread searching with its own `Searcher`.
+//! Threads finish in any order, so results are sorted before printing: the same search always gives the same
+//! output.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use ignore::{WalkBuilder, WalkState};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Risk, Tool, ToolContext, ToolOutput, parse_input};
+
+/// Entries (lines or files) shown when the model gives no `head_limit`.
+pub const DEFAULT_HEAD_LIMIT: usize = 250;
+/// Characters of output after which the listing stops, whatever the limit.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// Characters of a matching line shown (like ripgrep's `--max-columns 500`, which Claude Code uses).
+pub const MAX_LINE_CHARS: usize = 500;
+/// Content lines kept in memory over all files; past it, matches are only counted.
+const MAX_STORED_LINES: usize = 50_000;
+
+const DESCRIPTION: &str = "A fast content search tool built on ripgrep's engine.\n\
+\n\
+- Searches file contents with a regular expression (Rust regex syntax, like ripgrep: `log.*Error`, \
+`fn\\s+\\w+`). Literal braces and other metacharacters need escaping: `interface\\{\\}` finds `interface{}`.\n\
+- path: a file or directory to search (default: the working directory). Files ignored by .gitignore/.ignore, \
+hidden files and binary files are skipped.\n\
+- glob filters files by name (`*.js`, `**/*.{ts,tsx}`, several separated by spaces or commas); type filters by \
+language (`rust`, `py`, `js`, `ts`, `go`, `java`, `cpp`, …), which is faster than glob for standard types.\n\
+- output_mode: \"files_with_matches\" (default) lists matching files, most recently modified first; \
+\"content\" shows matching lines as path:line:text (context lines as path-line-text, with -A/-B/-C); \"count\" \
+shows path:count.\n\
+- -i: case insensitive. -n: line numbers in content mode (default true). multiline: patterns can span lines \
+and `.` matches newlines.\n\
+- head_limit: show only the first N entries (default 250); the output says how many were left out.\n\
+- Use Grep for searching; don't run grep or rg through Bash.";
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    Content,
+    #[default]
+    FilesWithMatches,
+    Count,
+}
+
+#[derive(Deserialize)]
+struct Input {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    #[serde(rename = "type")]
+    file_type: Option<String>,
+    #[serde(default)]
+    output_mode: Mode,
+    #[serde(rename = "-i", default)]
+    case_insensitive: bool,
+    #[serde(rename = "-n")]
+    line_numbers: Option<bool>,
+    #[serde(rename = "-A")]
+    after: Option<u64>,
+    #[serde(rename = "-B")]
+    before: Option<u64>,
+    #[serde(rename = "-C")]
+    context: Option<u64>,
+    #[serde(default)]
+    multiline: bool,
+    head_limit: Option<u64>,
+}
+
+pub struct GrepTool;
+
+impl Tool for GrepTool {
+    fn name(&self) -> &'static str {
+        "Grep"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "The regular expression to search for in file contents"},
+                "path": {"type": "string", "description": "File or directory to search in. Defaults to the working directory"},
+                "glob": {"type": "string", "description": "Glob to filter files (e.g. \"*.js\", \"*.{ts,tsx}\")"},
+                "type": {"type": "string", "description": "File type to search (e.g. js, py, rust, go, java)"},
+                "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"],
+                    "description": "Output mode; default files_with_matches"},
+                "-i": {"type": "boolean", "description": "Case insensitive search"},
+                "-n": {"type": "boolean", "description": "Show line numbers (content mode; default true)"},
+                "-A": {"type": "integer", "minimum": 0, "description": "Lines to show after each match (content mode)"},
+                "-B": {"type": "integer", "minimum": 0, "description": "Lines to show before each match (content mode)"},
+                "-C": {"type": "integer", "minimum": 0, "description": "Lines to show before and after each match (content mode)"},
+                "multiline": {"type": "boolean", "description": "Let patterns span lines; `.` matches newlines. Default false"},
+                "head_limit": {"type": "integer", "minimum": 1, "description": "Show only the first N entries (default 250)"}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+
+    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
+        Some(ctx.resolve(input.get("path").and_then(Value::as_str).unwrap_or(".")))
+    }
+
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let input: Input = match parse_input("Grep", input) {
+                Ok(input) => input,
+                Err(err) => return err,
+            };
+            let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
+            let cancel = ctx.cancel.clone();
+            match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel)).await {
+                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Err(message)) => ToolOutput::error(message),
+                Err(err) => ToolOutput::error(format!("Grep failed: {err}")),
+            }
+        })
+    }
+}
+
+/// One matching file.
+struct FileResult {
+    path: PathBuf,
+    mtime: Option<SystemTime>,
+    /// Matching lines (count mode) or entries (content mode: match and context lines).
+    entries: usize,
+    lines: Vec<Line>,
+}
+
+enum Line {
+    Match(u64, String),
+    Context(u64, String),
+    Break,
+}
+
+/// Runs the search and formats the result.
+fn grep(input: &Input, root: &Path, cancel: &CancellationToken) -> Result<String, String> {
+    if !root.exists() {
+        return Err(format!("Path does not exist: {}", root.display()));
+    }
+    let matcher = build_matcher(input)?;
+    let mode = input.output_mode;
+    let mut searcher = SearcherBuilder::new();
+    searcher.line_number(true).multi_line(input.multiline).binary_detection(BinaryDetection::quit(0));
+    if mode == Mode::Content {
+        let (before, after) = (input.before.or(input.context), input.after.or(input.context));
+        searcher.before_context(before.unwrap_or(0) as usize).after_context(after.unwrap_or(0) as usize);
+    }
+    let walker = build_walker(input, root)?;
+    let limit = input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |n| usize::try_from(n).unwrap_or(usize::MAX));
+
+    let results = Mutex::new(Vec::new());
+    let stored = AtomicUsize::new(0);
+    walker.build_parallel().run(|| {
+        let matcher = matcher.clone();
+        let mut searcher = searcher.build();
+        let (results, stored) = (&results, &stored);
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else { return WalkState::Continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            if let Some(result) = search_file(&mut searcher, &matcher, entry.path(), mode, limit, stored) {
+                let mtime = match mode {
+                    Mode::FilesWithMatches => entry.metadata().ok().and_then(|m| m.modified().ok()),
+                    _ => None,
+                };
+                let result = FileResult { mtime, ..result };
+                results.lock().unwrap_or_else(|p| p.into_inner()).push(result);
+            }
+            WalkState::Continue
+        })
+    });
+    if cancel.is_cancelled() {
+        return Err("Search was interrupted.".to_string());
+    }
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    if results.is_empty() {
+        return Ok("No matches found".to_string());
+    }
+    Ok(match mode {
+        Mode::FilesWithMatches => format_files(&mut results, limit),
+        Mode::Count => format_counts(&mut results, limit),
+        Mode::Content => {
+            results.sort_by(|a, b| a.path.cmp(&b.path));
+            format_content(&results, limit, input.line_numbers.unwrap_or(true), stored.load(Ordering::Relaxed))
+        }
+    })
+}
+
+fn build_matcher(input: &Input) -> Result<RegexMatcher, String> {
+    let mut builder = RegexMatcherBuilder::new();
+    // `^`/`$` match at line boundaries, as in ripgrep.
+    builder.case_insensitive(input.case_insensitive).multi_line(true);
+    if input.multiline {
+        builder.dot_matches_new_line(true);
+    } else {
+        // Lets the searcher search whole buffers for candidate lines instead of going line by line.
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder.build(&input.pattern).map_err(|err| {
+        let hint = if !input.multiline && err.to_string().contains("\\n") {
+            " (to match across lines, set multiline: true)"
+        } else {
+            ""
+        };
+        format!("Invalid regex {:?}: {err}{hint}", input.pattern)
+    })
+}
+
+fn build_walker(input: &Input, root: &Path) -> Result<WalkBuilder, String> {
+    let mut walker = WalkBuilder::new(root);
+    // A .gitignore applies outside git repositories too: that is what users expect of it.
+    walker.require_git(false).threads(0);
+    walker.add_custom_ignore_filename(".rgignore");
+    if let Some(globs) = input.glob.as_deref().filter(|g| !g.trim().is_empty()) {
+        let mut overrides = OverrideBuilder::new(root);
+        for glob in split_globs(globs) {
+            overrides.add(&glob).map_err(|err| format!("Invalid glob {glob:?}: {err}"))?;
+        }
+        walker.overrides(overrides.build().map_err(|err| format!("Invalid glob {globs:?}: {err}"))?);
+    }
+    if let Some(name) = input.file_type.as_deref().filter(|t| !t.is_empty()) {
+        let mut types = TypesBuilder::new();
+        types.add_defaults();
+        types.select(name);
+        let types = types.build().map_err(|_| {
+            format!(
+                "Unknown file type {name:?}. Common types: rust, py, js, ts, go, java, c, cpp, cs, rb, php, swift, \
+                 kotlin, scala, sh, html, css, json, yaml, toml, md, sql. Or use glob instead."
+            )
+        })?;
+        walker.types(types);
+    }
+    Ok(walker)
+}
+
+/// Splits Claude Code's `glob` parameter: globs separated by whitespace, or by commas outside braces.
+fn split_globs(globs: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in globs.split_whitespace() {
+        if part.contains('{') && part.contains('}') {
+            out.push(part.to_string());
+        } else {
+            out.extend(part.split(',').filter(|g| !g.is_empty()).map(str::to_string));
+        }
+    }
+    out
+}
+
+/// Searches one file; `None` when it has no match (or could not be read).
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    mode: Mode,
+    limit: usize,
+    stored: &AtomicUsize,
+) -> Option<FileResult> {
+    let mut sink = FileSink { mode, limit, stored, matched: 0, entries: 0, lines: Vec::new() };
+    searcher.search_path(matcher, path, &mut sink).ok()?;
+    (sink.matched > 0).then(|| FileResult {
+        path: path.to_path_buf(),
+        mtime: None,
+        entries: if mode == Mode::Content { sink.entries } else { sink.matched },
+        lines: sink.lines,
+    })
+}
+
+/// Collects one file's matches. Stops at the first match when only file names are wanted.
+struct FileSink<'a> {
+    mode: Mode,
+    /// No file contributes more than the head limit of lines to the output, so no more are kept.
+    limit: usize,
+    stored: &'a AtomicUsize,
+    matched: usize,
+    entries: usize,
+    lines: Vec<Line>,
+}
+
+impl FileSink<'_> {
+    fn keep(&mut self, line: Line) {
+        self.entries += 1;
+        if self.lines.len() < self.limit && self.stored.fetch_add(1, Ordering::Relaxed) < MAX_STORED_LINES {
+            self.lines.push(line);
+        }
+    }
+}
+
+impl Sink for FileSink<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        match self.mode {
+            Mode::FilesWithMatches => {
+                self.matched = 1;
+                Ok(false)
+            }
+            Mode::Count => {
+                self.matched += mat.lines().count().max(1);
+                Ok(true)
+            }
+            Mode::Content => {
+                let first = mat.line_number().unwrap_or(0);
+                for (i, line) in mat.lines().enumerate() {
+                    self.matched += 1;
+                    self.keep(Line::Match(first + i as u64, display_line(line)));
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let number = context.line_number().unwrap_or(0);
+        self.keep(Line::Context(number, display_line(context.bytes())));
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        if self.lines.len() < self.limit {
+            self.lines.push(Line::Break);
+        }
+        Ok(true)
+    }
+}
+
+/// A line as shown: without its line terminator, lossily decoded, cut at [`MAX_LINE_CHARS`].
+fn display_line(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    let chars = text.chars().count();
+    if chars <= MAX_LINE_CHARS {
+        return text.into_owned();
+    }
+    let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+    format!("{cut}… [line truncated, {chars} chars]")
+}
+
+fn format_files(results: &mut [FileResult], limit: usize) -> String {
+    // Most recently modified first (what the model is most likely working on), then by path.
+    results.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+    let total = results.len();
+    let mut out = format!("Found {total} file{}\n", plural(total));
+    let shown = emit_limited(&mut out, results.iter().map(|r| r.path.display().to_string()), limit);
+    finish(out, shown, total, "files")
+}
+
+fn format_counts(results: &mut [FileResult], limit: usize) -> String {
+    results.sort_by(|a, b| a.path.cmp(&b.path));
+    let total_files = results.len();
+    let total_matches: usize = results.iter().map(|r| r.entries).sum();
+    let mut out = String::new();
+    let shown = emit_limited(&mut out, results.iter().map(|r| format!("{}:{}", r.path.display(), r.entries)), limit);
+    let mut out = finish(out, shown, total_files, "files");
+    out.push_str(&format!(
+        "\n\nFound {total_matches} total match{} across {total_files} file{}.",
+        if total_matches == 1 { "" } else { "es" },
+        plural(total_files)
+    ));
+    out
+}
+
+fn format_content(results: &[FileResult], limit: usize, numbers: bool, stored: usize) -> String {
+    let total: usize = results.iter().map(|r| r.entries).sum();
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut full = false;
+    'files: for (index, result) in results.iter().enumerate() {
+        let path = result.path.display().to_string();
+        let has_context = result.lines.iter().any(|l| matches!(l, Line::Context(..)));
+        if index > 0 && has_context {
+            out.push_str("--\n");
+        }
+        for line in &result.lines {
+            let text = match line {
+                Line::Match(n, text) if numbers => format!("{path}:{n}:{text}\n"),
+                Line::Context(n, text) if numbers => format!("{path}-{n}-{text}\n"),
+                Line::Match(_, text) => format!("{path}:{text}\n"),
+                Line::Context(_, text) => format!("{path}-{text}\n"),
+                Line::Break => {
+                    out.push_str("--\n");
+                    continue;
+                }
+            };
+            if shown >= limit || out.len() + text.len() > MAX_OUTPUT_CHARS {
+                full = true;
+                break 'files;
+            }
+            out.push_str(&text);
+            shown += 1;
+        }
+    }
+    let mut out = finish(out, shown, total, "lines");
+    if !full && stored >= MAX_STORED_LINES && shown < total {
+        out.push_str("\n(Too many matches to keep them all; narrow the search.)");
+    }
+    out
+}
+
+/// Appends items one per line until `limit` items or [`MAX_OUTPUT_CHARS`]; returns how many were shown.
+fn emit_limited(out: &mut String, items: impl Iterator<Item = String>, limit: usize) -> usize {
+    let mut shown = 0;
+    for item in items {
+        if shown >= limit || out.len() + item.len() + 1 > MAX_OUTPUT_CHARS {
+            break;
+        }
+        out.push_str(&item);
+        out.push('\n');
+        shown += 1;
+    }
+    shown
+}
+
+/// Trims the final newline and says how many entries were left out.
+fn finish(mut out: String, shown: usize, total: usize, what: &str) -> String {
+    loop {
+        out.truncate(out.trim_end_matches('\n').len());
+        if out.ends_with("\n--") {
+            out.truncate(out.len() - 3);
+        } else if out == "--" {
+            out.clear();
+        } else {
+            break;
+        }
+    }
+    if shown < total {
+        out.push_str(&format!(
+            "\n\n[Showing {shown} of {total} {what}; {} more not shown. Use head_limit, a narrower path or glob, or \
+             a more specific pattern to see others.]",
+            total - shown
+        ));
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests;

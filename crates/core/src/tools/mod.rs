@@ -1,0 +1,141 @@
+//! The tools the model can call: one file per tool behind the [`Tool`] trait.
+//!
+//! Inputs are checked against the tool's JSON schema ([`schema::validate`]) before a tool runs, so a tool's
+//! `run` can deserialize its typed input and trust it. Tool failures are results the model sees
+//! (`ToolOutput { is_error: true }`), never panics or errors that end the run.
+
+pub mod bash;
+pub mod diff;
+pub mod edit;
+pub mod file_state;
+pub mod fs_util;
+pub mod glob;
+pub mod grep;
+pub mod read;
+pub mod registry;
+pub mod schema;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use file_state::FileState;
+pub use registry::ToolRegistry;
+
+/// How much harm a tool call can do; shown in the permission dialog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    /// Reads only (Read, Grep, Glob).
+    Low,
+    /// Changes files, reviewably (Edit, Write).
+    Medium,
+    /// Runs arbitrary commands (Bash).
+    High,
+}
+
+/// What a mutating tool call would do, shown to the user before it is allowed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// The unified diff an Edit or Write would make.
+    Diff {
+        path: PathBuf,
+        /// Unified diff text (`---`/`+++` headers, `@@` hunks).
+        diff: String,
+        /// The file does not exist yet.
+        new_file: bool,
+    },
+    /// The exact command Bash would run, and where.
+    Command { command: String, cwd: PathBuf },
+}
+
+/// The result of a tool call, as the model will see it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: false }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: true }
+    }
+}
+
+/// What a tool call runs with.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The working directory; relative paths in inputs are resolved against it.
+    pub cwd: PathBuf,
+    /// What this session has read and written, for Edit/Write staleness checks.
+    pub files: Arc<FileState>,
+    /// Cancelled on interrupt: a running tool stops (Bash kills its whole process group).
+    pub cancel: CancellationToken,
+    /// Live output of a running tool (Bash), shown by front ends while it runs. `None` when nobody listens.
+    pub live_output: Option<mpsc::UnboundedSender<String>>,
+}
+
+impl ToolContext {
+    pub fn new(cwd: PathBuf) -> Self {
+        ToolContext { cwd, files: Arc::new(FileState::default()), cancel: CancellationToken::new(), live_output: None }
+    }
+
+    /// Resolves a path from a tool input against the working directory (`~` is the home directory).
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        fs_util::resolve_path(&self.cwd, path)
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by (Claude Code's names: `Read`, `Edit`, …).
+    fn name(&self) -> &'static str;
+
+    /// The description the model reads.
+    fn description(&self) -> &'static str;
+
+    /// JSON schema of the input (`type: object`, `properties`, `required`).
+    fn input_schema(&self) -> Value;
+
+    /// Read-only tools run concurrently and without asking in most modes.
+    fn is_read_only(&self) -> bool;
+
+    fn risk(&self) -> Risk;
+
+    /// What the call would do, for the permission request. `Err` carries a message for the model when the call
+    /// can't work at all (e.g. an Edit whose `old_string` is not in the file); the agent then returns it as the
+    /// tool's error result without asking the user.
+    fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        Ok(None)
+    }
+
+    /// The path the call reads or writes, if any, for permission rules and display.
+    fn target_path(&self, _input: &Value, _ctx: &ToolContext) -> Option<PathBuf> {
+        None
+    }
+
+    /// Runs the call. The input has already been validated against [`Tool::input_schema`].
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// Parses a validated input into the tool's typed input; a mismatch the schema did not catch becomes an error
+/// result naming the problem.
+pub fn parse_input<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolOutput> {
+    serde_json::from_value(input).map_err(|err| ToolOutput::error(format!("Invalid input for {tool}: {err}")))
+}
+
+/// Display form of a path relative to the working directory when it is inside it.
+pub fn display_path(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| path.display().to_string())
+}

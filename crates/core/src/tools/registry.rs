@@ -1,0 +1,174 @@
+//! The set of tools a session offers the model, in a stable order (the tool list is part of the cached prompt
+//! prefix, so its order must not change between requests).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::bash::BashTool;
+use super::edit::EditTool;
+use super::glob::GlobTool;
+use super::grep::GrepTool;
+use super::read::ReadTool;
+use super::write::WriteTool;
+use super::{Tool, ToolOutput, schema};
+use crate::provider::ToolSpec;
+
+/// Tools by name, in registration order.
+#[derive(Clone)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// The built-in tools, in Claude Code's order: Bash, Glob, Grep, Read, Edit, Write.
+    pub fn builtin() -> Self {
+        ToolRegistry {
+            tools: vec![
+                Arc::new(BashTool),
+                Arc::new(GlobTool),
+                Arc::new(GrepTool),
+                Arc::new(ReadTool),
+                Arc::new(EditTool),
+                Arc::new(WriteTool),
+            ],
+        }
+    }
+
+    /// No tools (e.g. to build a custom set with [`ToolRegistry::register`]).
+    pub fn empty() -> Self {
+        ToolRegistry { tools: Vec::new() }
+    }
+
+    /// Adds a tool at the end, or replaces the tool of the same name in place.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => *slot = tool,
+            None => self.tools.push(tool),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
+    /// The tools as the model sees them, in registration order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect()
+    }
+
+    /// Keeps only the tools for which `keep(name)` is true (e.g. to apply `--disallowedTools`).
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.tools.retain(|t| keep(t.name()));
+    }
+
+    /// The error result for a call to a tool that is not offered.
+    pub fn unknown_tool_message(&self, name: &str) -> String {
+        let available = self.names().join(", ");
+        let near = self.tools.iter().find(|t| t.name().eq_ignore_ascii_case(name)).map(|t| t.name());
+        match near {
+            Some(near) => format!("No such tool: {name}. Did you mean {near}? Available tools: {available}."),
+            None if self.is_empty() => format!("No such tool: {name}. No tools are available."),
+            None => format!("No such tool: {name}. Available tools: {available}."),
+        }
+    }
+
+    /// Looks a tool up and validates `input` against its schema: the tool ready to run, or the error result the
+    /// model should see (unknown tool, or what is wrong with the input).
+    pub fn prepare(&self, name: &str, input: &Value) -> Result<Arc<dyn Tool>, ToolOutput> {
+        let tool = self.get(name).ok_or_else(|| ToolOutput::error(self.unknown_tool_message(name)))?;
+        schema::validate(&tool.input_schema(), input)
+            .map_err(|err| ToolOutput::error(format!("Invalid input for {name}: {err}")))?;
+        Ok(tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builtin_order_and_specs() {
+        let registry = ToolRegistry::builtin();
+        assert_eq!(registry.names(), vec!["Bash", "Glob", "Grep", "Read", "Edit", "Write"]);
+        let specs = registry.specs();
+        assert_eq!(specs.len(), 6);
+        for spec in &specs {
+            assert!(!spec.description.is_empty());
+            assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
+            assert_eq!(spec.input_schema["additionalProperties"], false, "{}", spec.name);
+            // Every required field is a declared property.
+            for field in spec.input_schema["required"].as_array().unwrap() {
+                assert!(spec.input_schema["properties"].get(field.as_str().unwrap()).is_some());
+            }
+        }
+        assert_eq!(specs, ToolRegistry::builtin().specs(), "specs are stable");
+    }
+
+    #[test]
+    fn read_only_and_risk() {
+        let registry = ToolRegistry::builtin();
+        let read_only: Vec<_> = registry.iter().filter(|t| t.is_read_only()).map(|t| t.name()).collect();
+        assert_eq!(read_only, vec!["Glob", "Grep", "Read"]);
+        assert_eq!(registry.get("Bash").unwrap().risk(), super::super::Risk::High);
+        assert_eq!(registry.get("Edit").unwrap().risk(), super::super::Risk::Medium);
+    }
+
+    #[test]
+    fn retain_unknown_and_prepare() {
+        let mut registry = ToolRegistry::builtin();
+        registry.retain(|name| name != "Bash");
+        assert!(registry.get("Bash").is_none());
+        assert_eq!(
+            registry.unknown_tool_message("Bash"),
+            "No such tool: Bash. Available tools: Glob, Grep, Read, Edit, Write."
+        );
+        assert!(registry.unknown_tool_message("read").contains("Did you mean Read?"));
+        let err = registry.prepare("Read", &json!({})).err().unwrap();
+        assert_eq!(err, ToolOutput::error("Invalid input for Read: missing required field \"file_path\""));
+        let err = registry.prepare("Read", &json!({"file_path": "x", "limit": "ten"})).err().unwrap();
+        assert_eq!(err.content, "Invalid input for Read: field \"limit\" must be an integer, got string \"ten\"");
+        assert!(registry.prepare("Read", &json!({"file_path": "x"})).is_ok());
+        assert!(registry.prepare("Nope", &json!({})).is_err());
+        let mut custom = ToolRegistry::empty();
+        custom.register(Arc::new(ReadTool));
+        custom.register(Arc::new(ReadTool));
+        assert_eq!(custom.names(), vec!["Read"]);
+    }
+}

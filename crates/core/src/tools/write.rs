@@ -1,0 +1,242 @@
+//! `Write`: creates a file or replaces its whole content.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::diff::{self, DEFAULT_CONTEXT};
+use super::file_state::{read_if_exists, staleness_message};
+use super::fs_util;
+use super::{Preview, Risk, Tool, ToolContext, ToolOutput, display_path, parse_input};
+
+const DESCRIPTION: &str = "Writes a file to the local filesystem, creating it (and missing parent directories) \
+or replacing its whole content.\n\
+\n\
+- file_path should be an absolute path (relative paths are resolved against the working directory).\n\
+- Overwriting an existing file requires that you Read it earlier in this session and that it has not changed \
+since; otherwise the write is refused.\n\
+- content is written exactly as given (line endings included). The file's permissions are kept.\n\
+- Prefer Edit for changing part of an existing file: it sends only the change. Use Write for new files or \
+complete rewrites.\n\
+- Don't create documentation or README files unless asked.";
+
+#[derive(Deserialize)]
+struct Input {
+    file_path: String,
+    content: String,
+}
+
+pub struct WriteTool;
+
+/// What a Write would do, computed the same way for the preview and the run.
+struct Plan {
+    path: PathBuf,
+    shown: String,
+    old: Option<Vec<u8>>,
+    content: String,
+}
+
+impl Plan {
+    fn diff(&self) -> String {
+        match &self.old {
+            None => diff::new_file_diff(&self.shown, &self.content),
+            Some(old) => match std::str::from_utf8(old) {
+                Ok(old) => diff::unified_diff(&self.shown, old, &self.content, DEFAULT_CONTEXT),
+                Err(_) => format!(
+                    "--- a/{0}\n+++ b/{0}\nBinary file ({1}) replaced by {2} lines of text\n",
+                    self.shown,
+                    fs_util::human_size(old.len() as u64),
+                    line_count(&self.content)
+                ),
+            },
+        }
+    }
+}
+
+fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
+    let path = ctx.resolve(&input.file_path);
+    let shown = display_path(&path, &ctx.cwd);
+    if path.is_dir() {
+        return Err(format!("{} is a directory; Write needs a file path.", path.display()));
+    }
+    let old = read_if_exists(&path).map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    if let Some(old) = &old {
+        ctx.files.check_unchanged(&path, old).map_err(|s| staleness_message(s, &path, "writing"))?;
+    }
+    Ok(Plan { path, shown, old, content: input.content.clone() })
+}
+
+fn line_count(text: &str) -> usize {
+    text.lines().count()
+}
+
+impl Tool for WriteTool {
+    fn name(&self) -> &'static str {
+        "Write"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "The absolute path of the file to write"},
+                "content": {"type": "string", "description": "The complete content to write to the file"}
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Medium
+    }
+
+    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
+        input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
+    }
+
+    fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let input: Input = parse_input("Write", input.clone()).map_err(|out| out.content)?;
+        let plan = plan(&input, ctx)?;
+        Ok(Some(Preview::Diff { diff: plan.diff(), new_file: plan.old.is_none(), path: plan.path }))
+    }
+
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let input: Input = match parse_input("Write", input) {
+                Ok(input) => input,
+                Err(err) => return err,
+            };
+            let ctx = ctx.clone();
+            match tokio::task::spawn_blocking(move || write(&input, &ctx)).await {
+                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Err(message)) => ToolOutput::error(message),
+                Err(err) => ToolOutput::error(format!("Write failed: {err}")),
+            }
+        })
+    }
+}
+
+fn write(input: &Input, ctx: &ToolContext) -> Result<String, String> {
+    let plan = plan(input, ctx)?;
+    let lines = line_count(&plan.content);
+    let summary = match &plan.old {
+        Some(old) if old.as_slice() == plan.content.as_bytes() => {
+            ctx.files.record_content(&plan.path, old);
+            return Ok(format!("{} already has this content; nothing changed.", plan.shown));
+        }
+        Some(old) => {
+            let (added, removed) = match std::str::from_utf8(old) {
+                Ok(old) => diff::counts(&diff::hunks(old, &plan.content, 0)),
+                Err(_) => (lines, 0),
+            };
+            format!("Updated {} ({lines} line{}; +{added} -{removed}).", plan.shown, plural(lines))
+        }
+        None => format!("Created file {} ({lines} line{}).", plan.shown, plural(lines)),
+    };
+    write_file(&plan.path, plan.content.as_bytes())?;
+    ctx.files.record_content(&plan.path, plan.content.as_bytes());
+    Ok(summary)
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    fs_util::write_atomic_create_dirs(path, bytes).map_err(|err| format!("Cannot write {}: {err}", path.display()))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn ctx(dir: &Path) -> ToolContext {
+        ToolContext::new(dir.to_path_buf())
+    }
+
+    #[tokio::test]
+    async fn creates_new_file_with_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let input = json!({"file_path": "a/b/c.txt", "content": "x\ny\n"});
+        let Ok(Some(Preview::Diff { diff, new_file, path })) = WriteTool.preview(&input, &ctx) else {
+            panic!("expected a diff preview")
+        };
+        assert!(new_file);
+        assert_eq!(path, dir.path().join("a/b/c.txt"));
+        assert_eq!(diff, "--- /dev/null\n+++ b/a/b/c.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n");
+        let out = WriteTool.run(input, &ctx).await;
+        assert_eq!(out, ToolOutput::ok("Created file a/b/c.txt (2 lines)."));
+        assert_eq!(fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(), "x\ny\n");
+        // Written counts as seen: a second write needs no Read.
+        let out = WriteTool.run(json!({"file_path": "a/b/c.txt", "content": "x\nz\n"}), &ctx).await;
+        assert_eq!(out, ToolOutput::ok("Updated a/b/c.txt (2 lines; +1 -1)."));
+    }
+
+    #[tokio::test]
+    async fn refuses_unread_or_changed_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        fs::write(&path, "original\n").unwrap();
+        let ctx = ctx(dir.path());
+        let input = json!({"file_path": "f.txt", "content": "new\n"});
+        let err = WriteTool.preview(&input, &ctx).unwrap_err();
+        assert!(err.contains("has not been read") && err.contains("Read it first"), "{err}");
+        let out = WriteTool.run(input.clone(), &ctx).await;
+        assert!(out.is_error);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "original\n");
+
+        ctx.files.record_content(&path, b"original\n");
+        fs::write(&path, "changed by the user\n").unwrap();
+        let out = WriteTool.run(input.clone(), &ctx).await;
+        assert!(out.is_error && out.content.contains("modified since it was last read"), "{}", out.content);
+
+        ctx.files.record_content(&path, b"changed by the user\n");
+        let out = WriteTool.run(input, &ctx).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new\n");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn atomic_keeps_mode_and_leaves_no_temp_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.sh");
+        fs::write(&path, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        let ctx = ctx(dir.path());
+        ctx.files.record_content(&path, b"#!/bin/sh\n");
+        let out =
+            WriteTool.run(json!({"file_path": path.to_str().unwrap(), "content": "#!/bin/sh\necho hi\n"}), &ctx).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
+    }
+
+    #[tokio::test]
+    async fn directory_and_unchanged_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let out = WriteTool.run(json!({"file_path": ".", "content": "x"}), &ctx).await;
+        assert!(out.is_error && out.content.contains("is a directory"));
+        fs::write(dir.path().join("same"), "x").unwrap();
+        ctx.files.record_content(&dir.path().join("same"), b"x");
+        let out = WriteTool.run(json!({"file_path": "same", "content": "x"}), &ctx).await;
+        assert_eq!(out, ToolOutput::ok("same already has this content; nothing changed."));
+        assert_eq!(WriteTool.target_path(&json!({"file_path": "same"}), &ctx), Some(dir.path().join("same")));
+    }
+}

@@ -1,0 +1,83 @@
+//! Command-line interface: Claude Code's flags, so its users are at home.
+
+use clap::{Parser, ValueEnum};
+
+/// tandem — a terminal pair programmer.
+#[derive(Debug, Parser)]
+#[command(name = "tandem", version, about = "tandem — a terminal pair programmer", long_about = None)]
+pub struct Cli {
+    /// The prompt. With -p it is run headless; otherwise the app opens with it submitted.
+    pub prompt: Option<String>,
+
+    /// Print the response and exit (headless mode). The prompt comes from the argument or from stdin.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Output format for -p.
+    #[arg(long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// With stream-json: also print the raw streaming events as they arrive.
+    #[arg(long = "include-partial-messages")]
+    pub include_partial_messages: bool,
+
+    /// Verbose output (accepted for compatibility; stream-json is always complete).
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Model to use (id or alias from assets/models.toml).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Provider: anthropic, openai, openrouter, ollama, llamacpp, or one declared in config.toml.
+    #[arg(long)]
+    pub provider: Option<String>,
+
+    /// Base URL of the provider's API (e.g. http://127.0.0.1:1234/v1 for LM Studio).
+    #[arg(long = "base-url")]
+    pub base_url: Option<String>,
+
+    /// Maximum model round trips for the prompt.
+    #[arg(long = "max-turns")]
+    pub max_turns: Option<u32>,
+
+    /// Maximum spend in US dollars for the session.
+    #[arg(long = "max-budget-usd")]
+    pub max_budget_usd: Option<f64>,
+
+    /// Tools or rules to allow without asking, e.g. "Bash(npm test) Edit" (comma or space separated).
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1.., action = clap::ArgAction::Append)]
+    pub allowed_tools: Vec<String>,
+
+    /// Tools or rules to deny, e.g. "Bash(git push:*),Write" (comma or space separated).
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1.., action = clap::ArgAction::Append)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk.
+    #[arg(long = "permission-mode")]
+    pub permission_mode: Option<String>,
+
+    /// Run every tool without asking (permission mode bypassPermissions). Deny rules still apply.
+    #[arg(long = "dangerously-skip-permissions")]
+    pub dangerously_skip_permissions: bool,
+
+    /// Replace the system prompt.
+    #[arg(long = "system-prompt")]
+    pub system_prompt: Option<String>,
+
+    /// Append to the system prompt.
+    #[arg(long = "append-system-prompt")]
+    pub append_system_prompt: Option<String>,
+}
+
+/// What `-p` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer's text.
+    Text,
+    /// One JSON result object.
+    Json,
+    /// One JSON object per line as the run happens.
+    #[value(name = "stream-json")]
+    StreamJson,
+}

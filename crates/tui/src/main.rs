@@ -1,0 +1,114 @@
+//! The `tandem` binary.
+
+mod cli;
+mod headless;
+mod setup;
+mod stream_json;
+
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::cli::Cli;
+use crate::headless::HeadlessOptions;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => match error.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                let _ = error.print();
+                return ExitCode::SUCCESS;
+            }
+            _ => return usage_error(&first_line(&error.render().to_string())),
+        },
+    };
+    init_logging();
+
+    if !cli.print {
+        return usage_error(
+            "the interactive app is not available in this build yet; run headless with: tandem -p \"your prompt\"",
+        );
+    }
+    let prompt = match read_prompt(&cli) {
+        Ok(prompt) => prompt,
+        Err(message) => return usage_error(&message),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tandem: error: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let options = HeadlessOptions { format: cli.output_format, include_partial_messages: cli.include_partial_messages };
+    let code = runtime.block_on(async {
+        match setup::build(&cli, cwd) {
+            Ok(config) => headless::run(config, prompt, options).await,
+            Err(error) => {
+                eprintln!("tandem: {}", error.0);
+                2
+            }
+        }
+    });
+    // Don't wait for tool processes or streams that are still winding down.
+    runtime.shutdown_background();
+    ExitCode::from(code as u8)
+}
+
+/// The prompt from the argument, or else from stdin when it is not a terminal.
+fn read_prompt(cli: &Cli) -> Result<String, String> {
+    if let Some(prompt) = cli.prompt.as_ref().filter(|prompt| !prompt.trim().is_empty()) {
+        return Ok(prompt.clone());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        let mut text = String::new();
+        stdin
+            .lock()
+            .read_to_string(&mut text)
+            .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
+        if !text.trim().is_empty() {
+            return Ok(text);
+        }
+    }
+    Err("no prompt: pass it as an argument (tandem -p \"…\") or on stdin".into())
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    eprintln!("tandem: {message}");
+    ExitCode::from(2)
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid arguments");
+    format!("{line} (see tandem --help)")
+}
+
+/// Logs go to a file, never to the terminal: set `TANDEM_LOG` (e.g. `debug`) to enable them; the file is
+/// `tandem.log` in tandem's data directory.
+fn init_logging() {
+    let Ok(filter) = std::env::var("TANDEM_LOG") else { return };
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = tandem_core::config::Paths::discover(&env);
+    if std::fs::create_dir_all(&paths.data_dir).is_err() {
+        return;
+    }
+    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(paths.data_dir.join("tandem.log")) else {
+        return;
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .try_init();
+}

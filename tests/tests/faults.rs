@@ -1,0 +1,217 @@
+//! Bad input and faults through the real binary: each ends with a clear message, no panic, no key shown.
+
+use serde_json::json;
+use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};
+
+fn scenario(value: serde_json::Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).expect("scenario")
+}
+
+fn ok_reply() -> serde_json::Value {
+    json!({"blocks": [{"type": "text", "text": "recovered", "chunks": 2}]})
+}
+
+#[test]
+fn unauthorized_names_the_env_var_and_never_the_key() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [{"fault": {"kind": "http", "status": 401}}]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("401") && run.stderr.contains("ANTHROPIC_API_KEY"), "{}", run.stderr);
+    assert_eq!(server.requests().len(), 1, "401 is not retried");
+}
+
+#[test]
+fn bad_request_shows_the_server_message() {
+    let workspace = Workspace::new();
+    let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "messages.0: bad thing happened"}});
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"fault": {"kind": "http", "status": 400, "body": body}}]})))
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1);
+    let result = run.result();
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert!(result["errors"][0].as_str().unwrap().contains("messages.0: bad thing happened"), "{result}");
+}
+
+#[test]
+fn rate_limit_with_retry_after_waits_and_retries() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"fault": {"kind": "http", "status": 429, "headers": {"retry-after": "0"}}},
+        ok_reply()
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.trim(), "recovered");
+    assert!(run.stderr.contains("429") && run.stderr.contains("retrying"), "{}", run.stderr);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn overloaded_and_server_errors_back_off_then_fail_clearly() {
+    let workspace = Workspace::new();
+    let replies: Vec<_> = (0..3)
+        .map(|i| json!({"fault": {"kind": "http", "status": if i % 2 == 0 { 529 } else { 500 }}}))
+        .chain(std::iter::once(ok_reply()))
+        .collect();
+    let server = FakeServer::spawn(scenario(json!({ "replies": replies }))).unwrap();
+    let mut command = workspace.openai(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(server.requests().len(), 4);
+
+    let replies: Vec<_> = (0..12).map(|_| json!({"fault": {"kind": "http", "status": 529}})).collect();
+    let server = FakeServer::spawn(scenario(json!({ "replies": replies }))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1);
+    assert_eq!(server.requests().len(), 10, "bounded: 10 attempts");
+    assert!(run.result()["errors"][0].as_str().unwrap().contains("529"), "{}", run.stdout);
+}
+
+#[test]
+fn connection_refused_names_the_url() {
+    let workspace = Workspace::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut command = workspace.tandem();
+    command.env("ANTHROPIC_API_KEY", tandem_e2e::TEST_KEY).env("ANTHROPIC_BASE_URL", &url);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains(&format!("127.0.0.1:{port}")), "{}", run.stderr);
+}
+
+#[test]
+fn a_stream_dropped_mid_reply_is_retried_and_its_tool_call_never_runs() {
+    let workspace = Workspace::new();
+    let broken_tool = json!({"blocks": [
+        {"type": "text", "text": "Creating the file.", "chunks": 2},
+        {"type": "tool_use", "id": "toolu_broken", "name": "Write", "input": {"file_path": "broken.txt", "content": "x"}, "chunks": 4}
+    ], "fault": {"kind": "drop_after", "events": 9}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [broken_tool, ok_reply()]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "stream-json", "--dangerously-skip-permissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!workspace.path().join("broken.txt").exists());
+    assert!(run.stderr.contains("partial output discarded"), "{}", run.stderr);
+    assert_eq!(run.result()["result"], "recovered");
+    assert!(!run.stdout.contains("toolu_broken"), "no assistant line from the broken stream");
+}
+
+#[test]
+fn a_malformed_event_is_a_clear_error() {
+    let workspace = Workspace::new();
+    let reply = json!({"blocks": [{"type": "text", "text": "hello there", "chunks": 3}], "fault": {"kind": "malformed_at", "event": 3}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [reply]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("malformed"), "{}", run.stderr);
+}
+
+#[test]
+fn invalid_tool_json_unknown_tools_and_missing_fields_are_results_the_model_sees() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [
+            {"type": "tool_use", "id": "toolu_bad_json", "name": "Read", "raw_input": "{\"file_path\": \"a.txt\""},
+            {"type": "tool_use", "id": "toolu_unknown", "name": "Teleport", "input": {"to": "mars"}},
+            {"type": "tool_use", "id": "toolu_missing", "name": "Read", "input": {"path": "a.txt"}}
+        ]},
+        {"blocks": [{"type": "text", "text": "I see."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|result| result["is_error"] == true), "{results:?}");
+    assert!(results[0]["content"].as_str().unwrap().contains("not valid JSON"), "{results:?}");
+    assert!(results[1]["content"].as_str().unwrap().contains("Read"), "lists the available tools: {results:?}");
+    assert!(results[2]["content"].as_str().unwrap().contains("file_path"), "{results:?}");
+    // The conversation sent back stays valid: the malformed call's input is an object.
+    assert!(server.requests()[1].body["messages"][1]["content"][0]["input"].is_object());
+}
+
+#[test]
+fn max_tokens_in_the_middle_of_a_tool_call_is_not_run() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_cut", "name": "Write", "raw_input": "{\"file_path\": \"big.txt\", \"content\": \"aaaa"}],
+         "stop_reason": "max_tokens"},
+        {"blocks": [{"type": "text", "text": "I'll split it."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json", "--dangerously-skip-permissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!workspace.path().join("big.txt").exists());
+    let results = tool_results(&server.requests()[1].body);
+    assert!(results[0]["content"].as_str().unwrap().contains("max_tokens"), "{results:?}");
+}
+
+#[test]
+fn missing_configuration_exits_2_with_one_line() {
+    let workspace = Workspace::new();
+    let mut command = workspace.tandem();
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("ANTHROPIC_API_KEY"), "{}", run.stderr);
+
+    let mut command = workspace.tandem();
+    command.args(["-p", "hi", "--provider", "openai"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("OPENAI_API_KEY"), "{}", run.stderr);
+
+    let mut command = workspace.tandem();
+    command.env("ANTHROPIC_API_KEY", "x").args(["-p", "hi", "--permission-mode", "yolo"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("acceptEdits"), "{}", run.stderr);
+
+    std::fs::write(workspace.config.path().join("config.toml"), "provider = [broken").unwrap();
+    let mut command = workspace.tandem();
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("config.toml"), "{}", run.stderr);
+}
+
+#[test]
+fn a_provider_declared_in_config_toml_is_used() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [ok_reply()]}))).unwrap();
+    std::fs::write(
+        workspace.config.path().join("config.toml"),
+        format!(
+            "provider = \"local\"\n[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"my-model\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let mut command = workspace.tandem();
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(server.requests()[0].body["model"], "my-model");
+}

@@ -1,0 +1,315 @@
+//! End to end: the real `tandem -p` binary against the fake LLM server, checked by its output, the files on
+//! disk and the requests the "model" received.
+
+use serde_json::json;
+use tandem_e2e::{FakeServer, Run, Scenario, TEST_KEY, Workspace, execute, tool_results};
+
+/// Read → Edit → answer, the acceptance scenario.
+fn read_edit_answer(path: &str) -> Scenario {
+    Scenario::from_json(
+        &json!({"replies": [
+            {"blocks": [
+                {"type": "text", "text": "Let me read the file first.", "chunks": 3},
+                {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": path}, "chunks": 3}
+            ]},
+            {"blocks": [
+                {"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+                 "input": {"file_path": path, "old_string": "Hello, world", "new_string": "Hello, tandem"}, "chunks": 4}
+            ]},
+            {"blocks": [{"type": "text", "text": "I changed the greeting to say tandem.", "chunks": 4}]}
+        ]})
+        .to_string(),
+    )
+    .expect("scenario")
+}
+
+fn assert_edit_flow(run: &Run, workspace: &Workspace, server: &FakeServer) {
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("hello.txt"), "fn main() {\n    println!(\"Hello, tandem\");\n}\n");
+    let kinds = run.kinds();
+    assert_eq!(kinds.first().map(String::as_str), Some("system/init"), "{kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("result/success"), "{kinds:?}");
+    assert!(kinds.iter().filter(|kind| *kind == "assistant").count() >= 3, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|kind| *kind == "user").count(), 2, "{kinds:?}");
+    let result = run.result();
+    assert_eq!(result["result"], "I changed the greeting to say tandem.");
+    assert_eq!(result["num_turns"], 3);
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["permission_denials"], json!([]));
+    let init = &run.lines()[0];
+    assert!(init["tools"].as_array().unwrap().iter().any(|tool| tool == "Edit"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn anthropic_read_edit_answer_in_accept_edits_mode() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", "fn main() {\n    println!(\"Hello, world\");\n}\n");
+    let server = FakeServer::spawn(read_edit_answer("hello.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "Change the greeting", "--output-format", "stream-json", "--permission-mode", "acceptEdits"]);
+    let run = execute(command);
+    assert_edit_flow(&run, &workspace, &server);
+
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].headers.get("x-api-key").map(String::as_str), Some("[redacted]"));
+    // The Read result reached the model, numbered.
+    let results = tool_results(&requests[1].body);
+    assert!(results[0]["content"].as_str().unwrap().contains("Hello, world"), "{results:?}");
+    // The edit result reached the model.
+    let results = tool_results(&requests[2].body);
+    assert_eq!(results.len(), 2);
+    assert_ne!(results[1]["is_error"], true, "{results:?}");
+}
+
+#[test]
+fn openai_read_edit_answer_in_accept_edits_mode() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", "fn main() {\n    println!(\"Hello, world\");\n}\n");
+    let server = FakeServer::spawn(read_edit_answer("hello.txt")).unwrap();
+    let mut command = workspace.openai(&server);
+    command.args(["-p", "Change the greeting", "--output-format", "stream-json", "--permission-mode", "acceptEdits"]);
+    let run = execute(command);
+    assert_edit_flow(&run, &workspace, &server);
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].body["stream_options"]["include_usage"], true);
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    assert!(messages.iter().any(|message| message["role"] == "tool" && message["tool_call_id"] == "toolu_edit"));
+}
+
+#[test]
+fn without_accept_edits_the_edit_is_denied_and_the_file_untouched() {
+    let workspace = Workspace::new();
+    let original = "fn main() {\n    println!(\"Hello, world\");\n}\n";
+    workspace.write("hello.txt", original);
+    let server = FakeServer::spawn(read_edit_answer("hello.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "Change the greeting", "--output-format", "stream-json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("hello.txt"), original);
+    let result = run.result();
+    assert_eq!(result["subtype"], "success");
+    let denials = result["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{result}");
+    assert_eq!(denials[0]["tool_name"], "Edit");
+    assert_eq!(denials[0]["tool_use_id"], "toolu_edit");
+    assert_eq!(denials[0]["tool_input"]["new_string"], "Hello, tandem");
+    let results = tool_results(&server.requests()[2].body);
+    let denial = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").unwrap();
+    assert_eq!(denial["is_error"], true);
+    assert!(denial["content"].as_str().unwrap().contains("denied"), "{denial}");
+}
+
+#[test]
+fn allowed_tools_flag_allows_the_edit() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", "fn main() {\n    println!(\"Hello, world\");\n}\n");
+    let server = FakeServer::spawn(read_edit_answer("hello.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "Change the greeting", "--output-format", "json", "--allowedTools", "Read,Edit"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.lines().len(), 1, "json prints only the result");
+    assert!(workspace.read("hello.txt").contains("Hello, tandem"));
+}
+
+#[test]
+fn text_output_prints_only_the_answer() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(
+        Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"Forty-two.","chunks":3}]}]}"#).unwrap(),
+    )
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "What is the answer?"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Forty-two.\n");
+    let body = &server.requests()[0].body;
+    assert_eq!(body["messages"][0]["content"][0]["text"], "What is the answer?");
+    assert_eq!(body["stream"], true);
+}
+
+#[test]
+fn prompt_can_come_from_stdin() {
+    use std::io::Write;
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}]}"#).unwrap())
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command
+        .arg("-p")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"prompt from a pipe").unwrap();
+    let run = Run::of(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(server.requests()[0].body["messages"][0]["content"][0]["text"], "prompt from a pipe");
+}
+
+#[test]
+fn partial_messages_stream_anthropic_events() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(
+        Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"one two three","chunks":3}]}]}"#).unwrap(),
+    )
+    .unwrap();
+    let mut command = workspace.openai(&server);
+    command.args(["-p", "count", "--output-format", "stream-json", "--include-partial-messages", "--verbose"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let events: Vec<_> = run.lines().into_iter().filter(|line| line["type"] == "stream_event").collect();
+    let types: Vec<&str> = events.iter().map(|event| event["event"]["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"message_start"));
+    assert_eq!(types.last(), Some(&"message_stop"));
+    let text: String = events
+        .iter()
+        .filter(|event| event["event"]["delta"]["type"] == "text_delta")
+        .map(|event| event["event"]["delta"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "one two three");
+}
+
+#[test]
+fn bash_runs_only_when_allowed() {
+    let workspace = Workspace::new();
+    let scenario = || {
+        Scenario::from_json(
+            r#"{"replies":[
+                {"blocks":[{"type":"tool_use","id":"toolu_sh","name":"Bash","input":{"command":"echo made > made.txt"}}]},
+                {"blocks":[{"type":"text","text":"done"}]}
+            ]}"#,
+        )
+        .unwrap()
+    };
+    let server = FakeServer::spawn(scenario()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "make it", "--output-format", "json", "--permission-mode", "acceptEdits"]);
+    let run = execute(command);
+    assert_eq!(run.result()["permission_denials"][0]["tool_name"], "Bash");
+    assert!(!workspace.path().join("made.txt").exists());
+
+    let server = FakeServer::spawn(scenario()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "make it", "--output-format", "json", "--dangerously-skip-permissions"]);
+    let run = execute(command);
+    assert_eq!(run.result()["permission_denials"], json!([]));
+    assert_eq!(workspace.read("made.txt"), "made\n");
+}
+
+#[test]
+fn plan_mode_allows_only_read_only_tools() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", "fn main() {\n    println!(\"Hello, world\");\n}\n");
+    let server = FakeServer::spawn(read_edit_answer("hello.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "plan it", "--output-format", "json", "--permission-mode", "plan", "--allowedTools", "Edit"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0);
+    // An allow rule still allows; without it plan mode refuses. Check the refusal path too.
+    let server = FakeServer::spawn(read_edit_answer("hello.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "plan it", "--output-format", "json", "--permission-mode", "plan"]);
+    let run = execute(command);
+    assert_eq!(run.result()["permission_denials"][0]["tool_name"], "Edit");
+    let results = tool_results(&server.requests()[2].body);
+    assert!(results[1]["content"].as_str().unwrap().contains("plan mode"), "{results:?}");
+}
+
+#[test]
+fn disallowed_tools_are_removed_from_the_model_view() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}]}"#).unwrap())
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--disallowedTools", "Bash", "Write"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let tools: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        tools.contains(&"Read".to_owned())
+            && !tools.contains(&"Bash".to_owned())
+            && !tools.contains(&"Write".to_owned()),
+        "{tools:?}"
+    );
+}
+
+#[test]
+fn max_turns_ends_with_error_max_turns() {
+    let workspace = Workspace::new();
+    workspace.write("a.txt", "a\n");
+    let server = FakeServer::spawn(read_edit_answer("a.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "json", "--max-turns", "1"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    let result = run.result();
+    assert_eq!(result["subtype"], "error_max_turns");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["num_turns"], 1);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn max_budget_ends_with_error_max_budget() {
+    let workspace = Workspace::new();
+    workspace.write("a.txt", "a\n");
+    let scenario = Scenario::from_json(
+        r#"{"replies":[
+            {"blocks":[{"type":"tool_use","name":"Read","input":{"file_path":"a.txt"}}],"usage":{"input_tokens":1000000,"output_tokens":10}},
+            {"blocks":[{"type":"text","text":"never"}]}
+        ]}"#,
+    )
+    .unwrap();
+    let server = FakeServer::spawn(scenario).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "json", "--max-budget-usd", "0.5"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    let result = run.result();
+    assert_eq!(result["subtype"], "error_max_budget_usd");
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 2.9);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn unknown_models_report_unknown_cost_not_zero() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}]}"#).unwrap())
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json", "--model", "mystery-model-1"]);
+    let run = execute(command);
+    let result = run.result();
+    assert_eq!(result["total_cost_usd"], serde_json::Value::Null, "{result}");
+    assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn system_prompt_flags_shape_the_request() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}]}"#).unwrap())
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--system-prompt=You are terse.", "--append-system-prompt", "Answer in French."]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let system = server.requests()[0].body["system"].clone();
+    assert_eq!(system[0]["text"], "You are terse.");
+    assert_eq!(system.as_array().unwrap().last().unwrap()["text"], "Answer in French.");
+    assert!(!server.requests()[0].body.to_string().contains(TEST_KEY));
+}
