@@ -22,6 +22,11 @@ pub struct HeadlessOptions {
 /// Runs one prompt to its end; returns the process exit code (0 success, 1 error result).
 pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) -> i32 {
     let session_id = config.session_id.clone();
+    let endpoint = config.provider.endpoint();
+    let api_key_source = match (&endpoint.api_key, &endpoint.api_key_env) {
+        (Some(_), Some(var)) => var.clone(),
+        _ => "none".to_owned(),
+    };
     let mut handle = agent::spawn(config);
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
 
@@ -36,7 +41,7 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
         }
     });
 
-    let mut printer = Printer { session_id, options, stdout: std::io::stdout() };
+    let mut printer = Printer { session_id, api_key_source, options, stdout: std::io::stdout() };
     while let Some(event) = handle.events.recv().await {
         match event {
             Event::PermissionRequested { call_id, tool, .. } => {
@@ -60,6 +65,8 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
 
 struct Printer {
     session_id: String,
+    /// Where the key came from (the variable's name, never its value), for the init line.
+    api_key_source: String,
     options: HeadlessOptions,
     stdout: std::io::Stdout,
 }

@@ -14,7 +14,7 @@ use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
 use crate::permissions::{Decision, Rule};
 use crate::protocol::{Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
-use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, schema};
+use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// What running one message's tool calls produced.
 pub(super) struct ToolRound {
@@ -115,12 +115,10 @@ impl ToolRunner<'_> {
         if let Some(message) = &call.invalid_input {
             return failed(message.clone());
         }
-        let Some(tool) = self.tools.get(&call.name) else {
-            return failed(self.tools.unknown_tool_message(&call.name));
+        let tool = match self.tools.prepare(&call.name, &call.input) {
+            Ok(tool) => tool,
+            Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
         };
-        if let Err(problem) = schema::validate(&tool.input_schema(), &call.input) {
-            return failed(format!("Invalid input for {}: {problem}", call.name));
-        }
         let decision = lock(&self.shared.policy).decide(tool.as_ref(), &call.input, &self.context.cwd);
         match decision {
             Decision::Allow => Prepared::Ready(tool),

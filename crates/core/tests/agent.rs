@@ -1,0 +1,261 @@
+//! The agent loop against the fake server, driven through `Op`/`Event` like a front end: concurrency of
+//! read-only calls, order of mutating calls, and the permission round trip.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tandem_core::agent::{self, AgentConfig, AgentHandle};
+use tandem_core::models;
+use tandem_core::permissions::{PermissionMode, PermissionPolicy};
+use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
+use tandem_core::provider::retry::RetryPolicy;
+use tandem_core::provider::{ApiKey, Endpoint, ProviderKind, SystemBlock};
+use tandem_core::tools::{Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
+use tandem_testkit::{FakeServer, Scenario};
+
+/// A read-only tool that waits until `parties` calls are inside it at once: it only finishes if the agent runs
+/// read-only calls concurrently.
+struct Rendezvous {
+    barrier: Arc<tokio::sync::Barrier>,
+}
+
+impl Tool for Rendezvous {
+    fn name(&self) -> &'static str {
+        "Rendezvous"
+    }
+    fn description(&self) -> &'static str {
+        "waits for its peers"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    }
+    fn is_read_only(&self) -> bool {
+        true
+    }
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+    fn run<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            match tokio::time::timeout(Duration::from_secs(10), self.barrier.wait()).await {
+                Ok(_) => ToolOutput::ok(format!("met {}", input["n"])),
+                Err(_) => ToolOutput::error("peers never came: calls ran one at a time"),
+            }
+        })
+    }
+}
+
+/// A mutating tool that records the order of calls and whether two ever overlapped.
+struct Recorder {
+    log: Arc<Mutex<Vec<i64>>>,
+    running: Arc<AtomicUsize>,
+    overlapped: Arc<AtomicUsize>,
+}
+
+impl Tool for Recorder {
+    fn name(&self) -> &'static str {
+        "Record"
+    }
+    fn description(&self) -> &'static str {
+        "records a number"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    }
+    fn is_read_only(&self) -> bool {
+        false
+    }
+    fn risk(&self) -> Risk {
+        Risk::Medium
+    }
+    fn run<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            if self.running.fetch_add(1, Ordering::SeqCst) > 0 {
+                self.overlapped.fetch_add(1, Ordering::SeqCst);
+            }
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.log.lock().unwrap().push(input["n"].as_i64().unwrap());
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            ToolOutput::ok("recorded")
+        })
+    }
+}
+
+fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> AgentConfig {
+    let endpoint = Endpoint {
+        name: "anthropic".into(),
+        kind: ProviderKind::Anthropic,
+        base_url: server.url(),
+        api_key: Some(ApiKey::new("test")),
+        api_key_env: Some("ANTHROPIC_API_KEY".into()),
+    };
+    AgentConfig {
+        session_id: agent::new_session_id(),
+        provider: Arc::from(tandem_core::provider::connect(endpoint)),
+        model: models::lookup("claude-sonnet-4-5"),
+        system: vec![SystemBlock { text: "test".into(), cache: true }],
+        tools,
+        permissions: PermissionPolicy::new(mode),
+        cwd: std::env::temp_dir(),
+        max_turns: None,
+        max_budget_usd: None,
+        retry: RetryPolicy {
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+            ..Default::default()
+        },
+    }
+}
+
+/// Runs one turn, answering permission requests with `answer`; returns the summary and the events.
+async fn turn(
+    handle: &mut AgentHandle,
+    prompt: &str,
+    mut answer: impl FnMut(&str, &str) -> PermissionAnswer,
+) -> (TurnSummary, Vec<Event>) {
+    handle.ops.send(Op::UserTurn { text: prompt.into() }).unwrap();
+    let mut events = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        match &event {
+            Event::PermissionRequested { call_id, suggested_rule, .. } => {
+                let reply = answer(call_id, suggested_rule);
+                handle.ops.send(Op::PermissionAnswer { call_id: call_id.clone(), answer: reply }).unwrap();
+            }
+            Event::TurnFinished(summary) => return (summary.clone(), events),
+            _ => {}
+        }
+        events.push(event);
+    }
+}
+
+fn tool_results(body: &Value) -> Vec<Value> {
+    body["messages"].as_array().unwrap().last().unwrap()["content"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn consecutive_read_only_calls_run_concurrently_and_results_keep_order() {
+    let scenario = Scenario::from_json(
+        &json!({"replies": [
+            {"blocks": [
+                {"type": "tool_use", "id": "a", "name": "Rendezvous", "input": {"n": 1}},
+                {"type": "tool_use", "id": "b", "name": "Rendezvous", "input": {"n": 2}},
+                {"type": "tool_use", "id": "c", "name": "Rendezvous", "input": {"n": 3}}
+            ]},
+            {"blocks": [{"type": "text", "text": "all met"}]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let mut tools = ToolRegistry::empty();
+    tools.register(Arc::new(Rendezvous { barrier: Arc::new(tokio::sync::Barrier::new(3)) }));
+    let mut handle = agent::spawn(config(&server, tools, PermissionMode::Default));
+    let (summary, _) = turn(&mut handle, "meet", |_, _| PermissionAnswer::AllowOnce).await;
+    assert_eq!(summary.outcome, RunOutcome::Success);
+    let results = tool_results(&server.requests()[1].body);
+    let contents: Vec<&str> = results.iter().map(|result| result["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["met 1", "met 2", "met 3"]);
+    let ids: Vec<&str> = results.iter().map(|result| result["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+}
+
+#[tokio::test]
+async fn mutating_calls_run_one_at_a_time_in_order_and_the_user_decides() {
+    let calls: Vec<Value> = (1..=4)
+        .map(|n| json!({"type": "tool_use", "id": format!("r{n}"), "name": "Record", "input": {"n": n}}))
+        .collect();
+    let scenario = Scenario::from_json(
+        &json!({"replies": [
+            {"blocks": calls},
+            {"blocks": [{"type": "tool_use", "id": "r5", "name": "Record", "input": {"n": 5}}]},
+            {"blocks": [{"type": "text", "text": "done"}]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let overlapped = Arc::new(AtomicUsize::new(0));
+    let mut tools = ToolRegistry::empty();
+    tools.register(Arc::new(Recorder {
+        log: log.clone(),
+        running: Arc::new(AtomicUsize::new(0)),
+        overlapped: overlapped.clone(),
+    }));
+    let mut handle = agent::spawn(config(&server, tools, PermissionMode::Default));
+    let mut asked = Vec::new();
+    let (summary, events) = turn(&mut handle, "record", |call_id, rule| {
+        asked.push(call_id.to_owned());
+        match call_id {
+            "r1" => PermissionAnswer::AllowOnce,
+            "r2" => PermissionAnswer::Deny { feedback: Some("not that one".into()) },
+            "r3" => PermissionAnswer::AllowForSession { rule: rule.to_owned() },
+            other => panic!("{other} should not have been asked: the session rule allows it"),
+        }
+    })
+    .await;
+    assert_eq!(summary.outcome, RunOutcome::Success);
+    assert_eq!(asked, ["r1", "r2", "r3"]);
+    assert_eq!(*log.lock().unwrap(), [1, 3, 4, 5]);
+    assert_eq!(overlapped.load(Ordering::SeqCst), 0);
+    assert_eq!(summary.permission_denials.len(), 1);
+    assert_eq!(summary.permission_denials[0].tool_use_id, "r2");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[1]["is_error"], true);
+    assert!(results[1]["content"].as_str().unwrap().contains("not that one"));
+    // Every call went through the whole lifecycle.
+    let started = events.iter().filter(|event| matches!(event, Event::ToolCallStarted { .. })).count();
+    let finished = events.iter().filter(|event| matches!(event, Event::ToolCallFinished { .. })).count();
+    assert_eq!((started, finished), (5, 5));
+}
+
+#[tokio::test]
+async fn thinking_is_sent_back_with_its_signature_and_the_prefix_is_stable() {
+    let scenario = Scenario::from_json(
+        &json!({"replies": [
+            {"blocks": [
+                {"type": "thinking", "thinking": "hmm", "signature": "sig-123"},
+                {"type": "tool_use", "id": "t1", "name": "Rendezvous", "input": {"n": 1}}
+            ]},
+            {"blocks": [{"type": "text", "text": "first"}]},
+            {"blocks": [{"type": "text", "text": "second"}]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let mut tools = ToolRegistry::empty();
+    tools.register(Arc::new(Rendezvous { barrier: Arc::new(tokio::sync::Barrier::new(1)) }));
+    let mut handle = agent::spawn(config(&server, tools, PermissionMode::Default));
+    turn(&mut handle, "one", |_, _| PermissionAnswer::AllowOnce).await;
+    turn(&mut handle, "two", |_, _| PermissionAnswer::AllowOnce).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let assistant = &requests[1].body["messages"][1];
+    assert_eq!(assistant["content"][0], json!({"type": "thinking", "thinking": "hmm", "signature": "sig-123"}));
+    // Each request's messages are a prefix of the next one's (apart from the moving cache breakpoint).
+    let strip = |mut message: Value| {
+        if let Some(blocks) = message["content"].as_array_mut() {
+            for block in blocks {
+                block.as_object_mut().unwrap().remove("cache_control");
+            }
+        }
+        message
+    };
+    for pair in requests.windows(2) {
+        let before = pair[0].body["messages"].as_array().unwrap().clone();
+        let after = pair[1].body["messages"].as_array().unwrap().clone();
+        for (a, b) in before.into_iter().zip(after) {
+            assert_eq!(strip(a), strip(b));
+        }
+        assert_eq!(pair[0].body["system"], pair[1].body["system"]);
+        assert_eq!(pair[0].body["tools"], pair[1].body["tools"]);
+    }
+    let last = requests[2].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"]["type"], "ephemeral");
+}
