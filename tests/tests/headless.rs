@@ -51,6 +51,7 @@ fn anthropic_read_edit_answer_in_accept_edits_mode() {
     let run = execute(command);
     assert_edit_flow(&run, &workspace, &server);
 
+    assert_eq!(run.lines()[0]["apiKeySource"], "ANTHROPIC_API_KEY");
     let requests = server.requests();
     assert_eq!(requests[0].path, "/v1/messages");
     assert_eq!(requests[0].headers.get("x-api-key").map(String::as_str), Some("[redacted]"));

@@ -87,13 +87,14 @@ impl Printer {
     fn event(&mut self, event: &Event) {
         match event {
             Event::SessionConfigured { model, cwd, tools, permission_mode, .. } if self.streaming() => {
-                let value = stream_json::init(
+                let mut value = stream_json::init(
                     &self.session_id,
                     &cwd.display().to_string(),
                     model,
                     tools,
                     permission_mode.as_str(),
                 );
+                value["apiKeySource"] = Value::String(self.api_key_source.clone());
                 self.line(&value);
             }
             Event::Stream(stream_event) if self.streaming() && self.options.include_partial_messages => {
