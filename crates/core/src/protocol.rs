@@ -29,6 +29,10 @@ pub enum Op {
     /// Stop the running turn: cancel the stream, kill the running tool's process group.
     Interrupt,
     SetPermissionMode(PermissionMode),
+    /// Use another model of the same provider from the next request on.
+    SetModel { model: String },
+    /// Start a new conversation (the old one is dropped from the model's context).
+    ClearConversation,
     /// Ends the agent task.
     Shutdown,
 }
@@ -44,6 +48,13 @@ pub enum PermissionAnswer {
     /// Deny; the feedback, if any, goes to the model with the denial.
     Deny {
         feedback: Option<String>,
+    },
+    /// Allow an Edit or Write, but write `content` instead of what the model proposed (the user accepted only
+    /// some hunks, or edited the result). `note` tells the model what the user changed; the tool result also
+    /// carries the diff that was really applied, so the model knows the file's real state.
+    AllowModified {
+        content: String,
+        note: String,
     },
 }
 
@@ -150,12 +161,12 @@ pub enum Event {
     },
     /// Tool results sent back to the model as the next user message.
     ToolResults(Message),
-    /// Session totals after each response.
-    Usage {
-        total: Usage,
-        last: Usage,
-        cost_usd: Option<f64>,
-    },
+    /// Session totals after each response, with the context window of the model in use.
+    Usage { total: Usage, last: Usage, cost_usd: Option<f64>, context_window: u64 },
+    /// The model was changed with [`Op::SetModel`].
+    ModelChanged { model: String, context_window: u64 },
+    /// The conversation was cleared with [`Op::ClearConversation`].
+    ConversationCleared,
     /// Something went wrong that the user should see (the turn may still continue).
     Error {
         message: String,

@@ -1,18 +1,14 @@
 //! The `tandem` binary.
 
-mod cli;
-mod headless;
-mod setup;
-mod stream_json;
-
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
 
-use crate::cli::Cli;
-use crate::headless::HeadlessOptions;
+use tandem_tui::cli::Cli;
+use tandem_tui::headless::{self, HeadlessOptions};
+use tandem_tui::setup;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

@@ -48,6 +48,13 @@ pub struct AgentHandle {
     pub task: tokio::task::JoinHandle<()>,
 }
 
+/// Work for the turn runner, in the order the front end asked for it.
+enum Work {
+    Turn(String),
+    SetModel(String),
+    Clear,
+}
+
 /// State shared between the op router and the turn runner.
 #[derive(Default)]
 struct Shared {
@@ -63,7 +70,7 @@ struct Shared {
 pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (op_tx, mut op_rx) = mpsc::unbounded_channel::<Op>();
     let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
-    let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<String>();
+    let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<Work>();
     let shared = Arc::new(Shared { policy: Mutex::new(config.permissions.clone()), ..Default::default() });
 
     let router_shared = shared.clone();
@@ -71,7 +78,17 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         while let Some(op) = op_rx.recv().await {
             match op {
                 Op::UserTurn { text } => {
-                    if turn_tx.send(text).is_err() {
+                    if turn_tx.send(Work::Turn(text)).is_err() {
+                        break;
+                    }
+                }
+                Op::SetModel { model } => {
+                    if turn_tx.send(Work::SetModel(model)).is_err() {
+                        break;
+                    }
+                }
+                Op::ClearConversation => {
+                    if turn_tx.send(Work::Clear).is_err() {
                         break;
                     }
                 }
@@ -96,8 +113,12 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let task = tokio::spawn(async move {
         let mut session = turn::Session::new(config, shared, event_tx);
         session.announce();
-        while let Some(text) = turn_rx.recv().await {
-            session.run_turn(text).await;
+        while let Some(work) = turn_rx.recv().await {
+            match work {
+                Work::Turn(text) => session.run_turn(text).await,
+                Work::SetModel(model) => session.set_model(&model),
+                Work::Clear => session.clear(),
+            }
         }
     });
 

@@ -14,7 +14,8 @@ use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
 use crate::permissions::{Decision, Rule};
 use crate::protocol::{Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
-use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::write::WriteTool;
+use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, diff};
 
 /// What running one message's tool calls produced.
 pub(super) struct ToolRound {
@@ -42,6 +43,8 @@ struct Call {
 
 enum Prepared {
     Ready(Arc<dyn Tool>),
+    /// The user allowed an Edit/Write with content of their own (some hunks, or edited in $EDITOR).
+    Modified { content: String, note: String },
     Finished { output: ToolOutput, status: ToolCallStatus },
 }
 
@@ -147,6 +150,7 @@ impl ToolRunner<'_> {
                 };
                 match answer {
                     Ok(PermissionAnswer::AllowOnce) => Prepared::Ready(tool),
+                    Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { content, note },
                     Ok(PermissionAnswer::AllowForSession { rule }) => {
                         match Rule::parse(&rule) {
                             Ok(rule) => lock(&self.shared.policy).allow.push(rule),
@@ -177,6 +181,11 @@ impl ToolRunner<'_> {
         let tool = match step {
             Prepared::Finished { output, status } => return (output, status, 0),
             Prepared::Ready(tool) => tool,
+            Prepared::Modified { content, note } => {
+                let output = write_modified(call, content, &note, &self.context).await;
+                let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+                return (output, status, started.elapsed().as_millis() as u64);
+            }
         };
         let (live_tx, mut live_rx) = mpsc::unbounded_channel::<String>();
         let mut context = self.context.clone();
@@ -200,6 +209,26 @@ impl ToolRunner<'_> {
         };
         (output, status, started.elapsed().as_millis() as u64)
     }
+}
+
+/// Writes the user's version of a proposed Edit/Write and tells the model exactly what changed on disk.
+async fn write_modified(call: &Call, content: String, note: &str, context: &ToolContext) -> ToolOutput {
+    let Some(path) = call.input.get("file_path").and_then(Value::as_str) else {
+        return ToolOutput::error("The user's modified content could not be written: the call has no file_path.");
+    };
+    let resolved = context.resolve(path);
+    let before = std::fs::read_to_string(&resolved).unwrap_or_default();
+    let input = serde_json::json!({ "file_path": path, "content": content });
+    let written = WriteTool.run(input, context).await;
+    if written.is_error {
+        return ToolOutput::error(format!("{note}\n\nBut writing the user's version failed: {}", written.content));
+    }
+    let label = crate::tools::display_path(&resolved, &context.cwd);
+    let applied = diff::unified_diff(&label, &before, &content, diff::DEFAULT_CONTEXT);
+    let applied = if applied.is_empty() { "(no change: the file is as it was)".to_owned() } else { applied };
+    ToolOutput::ok(format!(
+        "{note}\n\nThe user's version was written to {label}. This is the change that was really applied, so the file's current state is the old content with exactly this diff:\n{applied}"
+    ))
 }
 
 fn failed(message: String) -> Prepared {

@@ -25,6 +25,8 @@ pub(super) struct Session {
     messages: Vec<Message>,
     files: Arc<FileState>,
     total_usage: Usage,
+    /// Spend so far; `None` once any response came from a model whose price is unknown.
+    total_cost: Option<f64>,
     /// The previous turn ended in an interrupt; the model hears about it with the next message.
     interrupted: bool,
 }
@@ -38,6 +40,7 @@ impl Session {
             messages: Vec::new(),
             files: Arc::new(FileState::default()),
             total_usage: Usage::default(),
+            total_cost: Some(0.0),
             interrupted: false,
         }
     }
@@ -108,7 +111,13 @@ impl Session {
 
             let usage = assembled.message.usage;
             self.total_usage.accumulate(&usage);
-            self.emit(Event::Usage { total: self.total_usage, last: usage, cost_usd: self.cost() });
+            self.total_cost = self.total_cost.zip(self.config.model.cost(&usage)).map(|(total, cost)| total + cost);
+            self.emit(Event::Usage {
+                total: self.total_usage,
+                last: usage,
+                cost_usd: self.cost(),
+                context_window: self.config.model.context_window,
+            });
             stop_reason = assembled.message.stop_reason.clone();
             if !assembled.message.content.is_empty() {
                 self.messages.push(assembled.message.to_message());
@@ -164,6 +173,24 @@ impl Session {
         }));
     }
 
+    /// Switches the model for the next requests; a local (free) model stays free.
+    pub fn set_model(&mut self, model: &str) {
+        let mut info = crate::models::lookup(model);
+        if self.config.model.prices == Some(crate::models::Prices::LOCAL) {
+            info.prices = Some(crate::models::Prices::LOCAL);
+        }
+        self.config.model = info;
+        self.emit(Event::ModelChanged { model: model.to_owned(), context_window: self.config.model.context_window });
+    }
+
+    /// Forgets the conversation (and what was read in it); totals and settings stay.
+    pub fn clear(&mut self) {
+        self.messages.clear();
+        self.files = Arc::new(FileState::default());
+        self.interrupted = false;
+        self.emit(Event::ConversationCleared);
+    }
+
     /// Appends user content, merging into the last message when it is already the user's (tool results), so
     /// roles keep alternating.
     fn push_user(&mut self, content: Vec<ContentBlock>) {
@@ -174,7 +201,7 @@ impl Session {
     }
 
     fn cost(&self) -> Option<f64> {
-        self.config.model.cost(&self.total_usage)
+        self.total_cost
     }
 
     fn request(&self) -> ModelRequest {

@@ -119,6 +119,41 @@ pub fn hunks_at(old: &str, new: &str, context: usize, line_offset: usize) -> Vec
     out
 }
 
+/// Applies only the accepted hunks of `hunks` (computed from `old` to `new` by [`hunks`]) to `old`, keeping
+/// every other line byte for byte (line endings and a missing final newline included). This is how a
+/// reviewer's per-hunk choice becomes the file's content.
+pub fn apply_hunks(old: &str, new: &str, hunks: &[Hunk], accepted: &[bool]) -> String {
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    // 0-based index of a hunk range's first line (an empty range sits after line `start`).
+    let first = |start: usize, len: usize| if len == 0 { start } else { start.saturating_sub(1) };
+    let mut out = String::with_capacity(old.len().max(new.len()));
+    let mut copied = 0;
+    for (index, hunk) in hunks.iter().enumerate() {
+        let old_first = first(hunk.old_start, hunk.old_len).min(old_lines.len());
+        for line in &old_lines[copied.min(old_first)..old_first] {
+            out.push_str(line);
+        }
+        let old_last = (old_first + hunk.old_len).min(old_lines.len());
+        if accepted.get(index).copied().unwrap_or(false) {
+            let new_first = first(hunk.new_start, hunk.new_len).min(new_lines.len());
+            let new_last = (new_first + hunk.new_len).min(new_lines.len());
+            for line in &new_lines[new_first..new_last] {
+                out.push_str(line);
+            }
+        } else {
+            for line in &old_lines[old_first..old_last] {
+                out.push_str(line);
+            }
+        }
+        copied = old_last;
+    }
+    for line in &old_lines[copied.min(old_lines.len())..] {
+        out.push_str(line);
+    }
+    out
+}
+
 /// Renders hunks as a unified diff. A relative `path_label` gets git's `a/` and `b/` prefixes; an absolute
 /// one is printed as is. `new_file` makes the old side `/dev/null`. No hunks → empty string.
 pub fn render(path_label: &str, hunks: &[Hunk], new_file: bool) -> String {
@@ -159,6 +194,36 @@ pub fn new_file_diff(path_label: &str, content: &str) -> String {
         return format!("--- /dev/null\n+++ {label}\n");
     }
     render(path_label, &hunks, true)
+}
+
+#[cfg(test)]
+mod apply_tests {
+    use super::*;
+
+    #[test]
+    fn applies_exactly_the_accepted_hunks() {
+        let old: String = (1..=30).map(|i| format!("line {i}\r\n")).collect();
+        let new = old.replace("line 2\r\n", "TWO\r\n").replace("line 20\r\n", "line 20\r\nextra\r\n");
+        let hunks = hunks(&old, &new, DEFAULT_CONTEXT);
+        assert_eq!(hunks.len(), 2);
+        assert_eq!(apply_hunks(&old, &new, &hunks, &[true, true]), new);
+        assert_eq!(apply_hunks(&old, &new, &hunks, &[false, false]), old);
+        let first_only = apply_hunks(&old, &new, &hunks, &[true, false]);
+        assert!(first_only.contains("TWO\r\n") && !first_only.contains("extra"));
+        let second_only = apply_hunks(&old, &new, &hunks, &[false, true]);
+        assert!(!second_only.contains("TWO") && second_only.contains("line 20\r\nextra\r\n"));
+    }
+
+    #[test]
+    fn handles_files_without_a_final_newline_and_pure_insertions() {
+        let old = "a\nb";
+        let new = "start\na\nb\nc";
+        let hunks = hunks(old, new, 0);
+        let all = vec![true; hunks.len()];
+        assert_eq!(apply_hunks(old, new, &hunks, &all), new);
+        assert_eq!(apply_hunks(old, new, &hunks, &vec![false; hunks.len()]), old);
+        assert_eq!(apply_hunks("", "x\n", &super::hunks("", "x\n", 3), &[true]), "x\n");
+    }
 }
 
 #[cfg(test)]

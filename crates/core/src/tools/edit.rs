@@ -51,6 +51,8 @@ pub struct EditTool;
 struct Plan {
     path: PathBuf,
     new_file: bool,
+    /// The file's whole text before the edit (`None` when the edit creates it).
+    old_text: Option<String>,
     new_bytes: Vec<u8>,
     diff: String,
     summary: String,
@@ -95,7 +97,8 @@ impl Tool for EditTool {
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let input: Input = parse_input("Edit", input.clone()).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
-        Ok(Some(Preview::Diff { path: plan.path, diff: plan.diff, new_file: plan.new_file }))
+        let new = String::from_utf8_lossy(&plan.new_bytes).into_owned();
+        Ok(Some(Preview::Diff { path: plan.path, diff: plan.diff, new_file: plan.new_file, old: plan.old_text, new }))
     }
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -213,7 +216,8 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
     } else {
         out.push_str(&edited);
     }
-    Ok(Plan { path, new_file: false, new_bytes: out.into_bytes(), diff, summary })
+    let old_text = Some(std::str::from_utf8(&bytes).unwrap_or_default().to_owned());
+    Ok(Plan { path, new_file: false, old_text, new_bytes: out.into_bytes(), diff, summary })
 }
 
 /// An empty `old_string` on a path that does not exist creates the file, as Claude Code's Edit does.
@@ -233,6 +237,7 @@ fn plan_new_file(input: &Input, path: PathBuf, shown: String) -> Result<Plan, St
         summary: format!("Created file {shown} ({lines} line{}).", if lines == 1 { "" } else { "s" }),
         new_bytes: input.new_string.clone().into_bytes(),
         new_file: true,
+        old_text: None,
         path,
     })
 }

@@ -51,6 +51,13 @@ pub enum Preview {
         diff: String,
         /// The file does not exist yet.
         new_file: bool,
+        /// The whole file as it is now (`None` for a new file), in its own line endings, so a front end can
+        /// review per hunk ([`diff::hunks`], [`diff::apply_hunks`]) or let the user edit the result.
+        #[serde(skip)]
+        old: Option<String>,
+        /// The whole file as the call would write it.
+        #[serde(skip)]
+        new: String,
     },
     /// The exact command Bash would run, and where.
     Command { command: String, cwd: PathBuf },

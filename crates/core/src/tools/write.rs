@@ -108,7 +108,8 @@ impl Tool for WriteTool {
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let input: Input = parse_input("Write", input.clone()).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
-        Ok(Some(Preview::Diff { diff: plan.diff(), new_file: plan.old.is_none(), path: plan.path }))
+        let old = plan.old.as_deref().map(|old| String::from_utf8_lossy(old).into_owned());
+        Ok(Some(Preview::Diff { diff: plan.diff(), new_file: plan.old.is_none(), path: plan.path, old, new: plan.content }))
     }
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -171,7 +172,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
         let input = json!({"file_path": "a/b/c.txt", "content": "x\ny\n"});
-        let Ok(Some(Preview::Diff { diff, new_file, path })) = WriteTool.preview(&input, &ctx) else {
+        let Ok(Some(Preview::Diff { diff, new_file, path, .. })) = WriteTool.preview(&input, &ctx) else {
             panic!("expected a diff preview")
         };
         assert!(new_file);

@@ -1,0 +1,120 @@
+//! What the transcript holds: one [`Cell`] per user message, answer, thinking block, tool call or notice.
+//!
+//! Cells are plain data; `ui::cell::render` turns one into lines for a width. A cell's `revision` changes
+//! whenever its content does, so the transcript can cache each cell's lines per (width, revision).
+
+use std::time::Instant;
+
+use serde_json::Value;
+use tandem_core::protocol::ToolCallStatus;
+use tandem_core::tools::Preview;
+
+/// Where a tool call is in its life.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolState {
+    /// The model is still streaming the call's input.
+    Streaming,
+    /// Waiting for the user in the permission dialog.
+    AwaitingApproval,
+    Running { since: Instant },
+    Finished(ToolCallStatus),
+}
+
+/// A tool call card.
+#[derive(Clone, Debug)]
+pub struct ToolCard {
+    pub call_id: String,
+    pub name: String,
+    pub input: Value,
+    pub state: ToolState,
+    /// The diff or command shown in the permission request, kept so the card can show what was applied.
+    pub preview: Option<Preview>,
+    /// Live output while running, then the result the model saw.
+    pub output: String,
+    pub is_error: bool,
+    pub duration_ms: Option<u64>,
+}
+
+impl ToolCard {
+    pub fn new(call_id: String, name: String, input: Value) -> ToolCard {
+        ToolCard {
+            call_id,
+            name,
+            input,
+            state: ToolState::Streaming,
+            preview: None,
+            output: String::new(),
+            is_error: false,
+            duration_ms: None,
+        }
+    }
+
+    /// The argument that identifies the call: a path, a command or a pattern.
+    pub fn key_argument(&self) -> String {
+        let field = |name: &str| self.input.get(name).and_then(Value::as_str).map(str::to_owned);
+        match self.name.as_str() {
+            "Bash" => field("command"),
+            "Read" | "Write" | "Edit" => field("file_path"),
+            "Grep" => field("pattern").map(|pattern| match field("path") {
+                Some(path) => format!("{pattern} in {path}"),
+                None => pattern,
+            }),
+            "Glob" => field("pattern"),
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            let text = self.input.to_string();
+            if text == "{}" { String::new() } else { text }
+        })
+    }
+
+    pub fn is_read_only_tool(&self) -> bool {
+        matches!(self.name.as_str(), "Read" | "Grep" | "Glob")
+    }
+}
+
+/// A line of information in the transcript that is not a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+}
+
+/// The content of a transcript cell.
+#[derive(Clone, Debug)]
+pub enum CellKind {
+    User { text: String },
+    /// Markdown; while `streaming`, only completed lines are shown.
+    Assistant { text: String, streaming: bool },
+    /// Collapsed to one line unless the cell is expanded.
+    Thinking { text: String, streaming: bool },
+    Tool(ToolCard),
+    Notice { kind: NoticeKind, text: String },
+}
+
+/// One transcript item.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub kind: CellKind,
+    /// Thinking and tool output show in full when expanded.
+    pub expanded: bool,
+    /// Bumped on every change; part of the layout cache key.
+    pub revision: u64,
+}
+
+impl Cell {
+    pub fn new(kind: CellKind) -> Cell {
+        Cell { kind, expanded: false, revision: 0 }
+    }
+
+    /// Marks the cell changed.
+    pub fn touch(&mut self) {
+        self.revision = self.revision.wrapping_add(1);
+    }
+
+    /// Whether the cell's look depends on the clock (spinners, elapsed time), so it can't be cached.
+    pub fn is_live(&self) -> bool {
+        matches!(&self.kind, CellKind::Tool(card) if matches!(card.state, ToolState::Running { .. }))
+    }
+}

@@ -1,0 +1,13 @@
+//! Drawing: every function here is a pure function of state (no I/O), so each can be snapshot-tested.
+
+pub mod diff;
+pub mod highlight;
+pub mod input;
+pub mod markdown;
+pub mod onboarding;
+pub mod permission;
+pub mod popup;
+pub mod status;
+pub mod theme;
+pub mod tool_card;
+pub mod wrap;
