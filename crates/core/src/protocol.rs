@@ -15,7 +15,7 @@ use crate::provider::StreamEvent;
 use crate::tools::{Preview, Risk};
 
 /// Front end → core.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     /// The user's message: starts a turn that runs until the model replies without tool calls.
     UserTurn {
@@ -30,7 +30,9 @@ pub enum Op {
     Interrupt,
     SetPermissionMode(PermissionMode),
     /// Use another model of the same provider from the next request on.
-    SetModel { model: String },
+    SetModel {
+        model: String,
+    },
     /// Start a new conversation (the old one is dropped from the model's context).
     ClearConversation,
     /// Ends the agent task.
@@ -162,9 +164,17 @@ pub enum Event {
     /// Tool results sent back to the model as the next user message.
     ToolResults(Message),
     /// Session totals after each response, with the context window of the model in use.
-    Usage { total: Usage, last: Usage, cost_usd: Option<f64>, context_window: u64 },
+    Usage {
+        total: Usage,
+        last: Usage,
+        cost_usd: Option<f64>,
+        context_window: u64,
+    },
     /// The model was changed with [`Op::SetModel`].
-    ModelChanged { model: String, context_window: u64 },
+    ModelChanged {
+        model: String,
+        context_window: u64,
+    },
     /// The conversation was cleared with [`Op::ClearConversation`].
     ConversationCleared,
     /// Something went wrong that the user should see (the turn may still continue).

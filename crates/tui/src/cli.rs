@@ -3,7 +3,7 @@
 use clap::{Parser, ValueEnum};
 
 /// tandem — a terminal pair programmer.
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(name = "tandem", version, about = "tandem — a terminal pair programmer", long_about = None)]
 pub struct Cli {
     /// The prompt. With -p it is run headless; otherwise the app opens with it submitted.
@@ -68,6 +68,11 @@ pub struct Cli {
     /// Append to the system prompt.
     #[arg(long = "append-system-prompt")]
     pub append_system_prompt: Option<String>,
+
+    /// Don't capture the mouse, so the terminal's own text selection works (the wheel then scrolls the
+    /// terminal, not the conversation). Also set by TANDEM_NO_MOUSE=1.
+    #[arg(long = "no-mouse")]
+    pub no_mouse: bool,
 }
 
 /// What `-p` prints.

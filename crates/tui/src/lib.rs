@@ -8,4 +8,5 @@ pub mod cli;
 pub mod headless;
 pub mod setup;
 pub mod stream_json;
+pub mod tui;
 pub mod ui;

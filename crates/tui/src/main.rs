@@ -26,9 +26,7 @@ fn main() -> ExitCode {
     init_logging();
 
     if !cli.print {
-        return usage_error(
-            "the interactive app is not available in this build yet; run headless with: tandem -p \"your prompt\"",
-        );
+        return interactive(cli);
     }
     let prompt = match read_prompt(&cli) {
         Ok(prompt) => prompt,
@@ -56,6 +54,58 @@ fn main() -> ExitCode {
         }
     });
     // Don't wait for tool processes or streams that are still winding down.
+    runtime.shutdown_background();
+    ExitCode::from(code as u8)
+}
+
+/// The full-screen app.
+fn interactive(cli: Cli) -> ExitCode {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return usage_error(
+            "the interactive app needs a terminal; for scripts and pipes use headless mode: tandem -p \"prompt\"",
+        );
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tandem: error: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async {
+        let config = match setup::build(&cli, cwd.clone()) {
+            Ok(config) => Some(config),
+            Err(_) if setup::needs_onboarding(&cli) => None,
+            Err(error) => {
+                eprintln!("tandem: {}", error.0);
+                return 2;
+            }
+        };
+        let base_cli = cli.clone();
+        let configure_cwd = cwd.clone();
+        let configure = move |provider: &str, base_url: &str, model: &str| {
+            let mut cli = base_cli.clone();
+            cli.provider = Some(provider.to_owned());
+            cli.base_url = Some(base_url.to_owned());
+            cli.model = Some(model.to_owned());
+            setup::build(&cli, configure_cwd.clone()).map_err(|error| error.0)
+        };
+        let mouse_capture =
+            !cli.no_mouse && std::env::var("TANDEM_NO_MOUSE").map_or(true, |value| value.is_empty() || value == "0");
+        let launch = tandem_tui::tui::Launch {
+            config,
+            configure: Box::new(configure),
+            initial_prompt: cli.prompt.clone().filter(|prompt| !prompt.trim().is_empty()),
+            cwd,
+            screen: tandem_tui::tui::ScreenOptions { mouse_capture },
+            config_file: setup::config_file_path(),
+        };
+        tandem_tui::tui::run(launch).await
+    });
     runtime.shutdown_background();
     ExitCode::from(code as u8)
 }

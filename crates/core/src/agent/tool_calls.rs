@@ -44,8 +44,14 @@ struct Call {
 enum Prepared {
     Ready(Arc<dyn Tool>),
     /// The user allowed an Edit/Write with content of their own (some hunks, or edited in $EDITOR).
-    Modified { content: String, note: String },
-    Finished { output: ToolOutput, status: ToolCallStatus },
+    Modified {
+        content: String,
+        note: String,
+    },
+    Finished {
+        output: ToolOutput,
+        status: ToolCallStatus,
+    },
 }
 
 impl ToolRunner<'_> {

@@ -109,7 +109,13 @@ impl Tool for WriteTool {
         let input: Input = parse_input("Write", input.clone()).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
         let old = plan.old.as_deref().map(|old| String::from_utf8_lossy(old).into_owned());
-        Ok(Some(Preview::Diff { diff: plan.diff(), new_file: plan.old.is_none(), path: plan.path, old, new: plan.content }))
+        Ok(Some(Preview::Diff {
+            diff: plan.diff(),
+            new_file: plan.old.is_none(),
+            path: plan.path,
+            old,
+            new: plan.content,
+        }))
     }
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {

@@ -16,7 +16,9 @@ pub enum ToolState {
     Streaming,
     /// Waiting for the user in the permission dialog.
     AwaitingApproval,
-    Running { since: Instant },
+    Running {
+        since: Instant,
+    },
     Finished(ToolCallStatus),
 }
 
@@ -84,13 +86,24 @@ pub enum NoticeKind {
 /// The content of a transcript cell.
 #[derive(Clone, Debug)]
 pub enum CellKind {
-    User { text: String },
+    User {
+        text: String,
+    },
     /// Markdown; while `streaming`, only completed lines are shown.
-    Assistant { text: String, streaming: bool },
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
     /// Collapsed to one line unless the cell is expanded.
-    Thinking { text: String, streaming: bool },
-    Tool(ToolCard),
-    Notice { kind: NoticeKind, text: String },
+    Thinking {
+        text: String,
+        streaming: bool,
+    },
+    Tool(Box<ToolCard>),
+    Notice {
+        kind: NoticeKind,
+        text: String,
+    },
 }
 
 /// One transcript item.

@@ -1,6 +1,211 @@
-//! The interactive app's state and its update function.
+//! The interactive app: state plus `update`. No I/O happens here: `update` returns [`Effect`]s that the
+//! runtime (`crate::tui`) performs, so every behaviour can be tested by feeding inputs and reading state.
 
 pub mod cells;
+pub mod commands;
 pub mod editor;
+pub mod events;
 pub mod history;
+pub mod keys;
 pub mod onboarding;
+pub mod transcript;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ratatui::crossterm::event::{KeyEvent, MouseEvent};
+use tandem_core::permissions::PermissionMode;
+use tandem_core::protocol::{Event, Op};
+
+use self::cells::{CellKind, NoticeKind};
+use self::editor::Editor;
+use self::onboarding::Onboarding;
+use self::transcript::Transcript;
+use crate::ui::permission::PermissionDialog;
+use crate::ui::status::StatusInfo;
+use crate::ui::theme::Theme;
+
+/// Something the app wants done outside itself.
+#[derive(Debug, PartialEq)]
+pub enum Effect {
+    /// Send an op to the agent.
+    Op(Op),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// Edit `content` in `$EDITOR`, then feed the result back with [`Input::EditorResult`].
+    OpenEditor {
+        path: PathBuf,
+        content: String,
+    },
+    /// Start the agent with a provider picked on the onboarding screen.
+    StartSession {
+        provider: String,
+        base_url: String,
+        model: String,
+    },
+    /// Probe local model servers again (onboarding).
+    Rescan,
+    /// Print the conversation to the normal screen and stop the process (Ctrl+Z); `fg` resumes.
+    Suspend,
+    Quit,
+}
+
+/// What the app reacts to.
+#[derive(Debug)]
+pub enum Input {
+    Key(KeyEvent),
+    Paste(String),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    Core(Box<Event>),
+    /// `$EDITOR` finished: the edited text, or why it failed.
+    EditorResult(Result<String, String>),
+    /// Local servers found by the onboarding probe.
+    Probed(Vec<onboarding::LocalServer>),
+}
+
+/// Where keys go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    /// Keyboard scrolling, selection and copy over the transcript.
+    Scroll,
+}
+
+/// The whole interactive state.
+pub struct App {
+    pub theme: Theme,
+    pub transcript: Transcript,
+    pub editor: Editor,
+    pub status: StatusInfo,
+    pub focus: Focus,
+    /// Permission requests, answered one at a time (the front one is on screen).
+    pub dialogs: VecDeque<PermissionDialog>,
+    pub onboarding: Option<Onboarding>,
+    pub show_help: bool,
+    pub cwd: PathBuf,
+    /// A turn is running.
+    pub working: bool,
+    /// Screen size.
+    pub size: (u16, u16),
+    /// Streamed content block index → transcript cell, for the response being streamed.
+    pub(crate) stream_cells: HashMap<usize, usize>,
+    /// First cell of the response being streamed (removed if the response is retried).
+    pub(crate) response_start: Option<usize>,
+    /// When Ctrl+C last cleared an empty input (a second one soon after quits).
+    pub(crate) last_ctrl_c: Option<Instant>,
+    /// Which code block `b` copies next in scroll mode.
+    pub(crate) code_block_cursor: usize,
+    /// The mode Shift+Tab cycles from, and whether bypass is part of the cycle.
+    pub(crate) bypass_allowed: bool,
+    /// Cells already printed to the terminal's scrollback (by a suspend).
+    pub printed_cells: usize,
+    /// Redraw needed.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(theme: Theme, editor: Editor, status: StatusInfo, cwd: PathBuf) -> App {
+        let bypass_allowed = status.mode == PermissionMode::BypassPermissions;
+        App {
+            theme,
+            transcript: Transcript::default(),
+            editor,
+            status,
+            focus: Focus::Input,
+            dialogs: VecDeque::new(),
+            onboarding: None,
+            show_help: false,
+            cwd,
+            working: false,
+            size: (80, 24),
+            stream_cells: HashMap::new(),
+            response_start: None,
+            last_ctrl_c: None,
+            code_block_cursor: 0,
+            bypass_allowed,
+            printed_cells: 0,
+            dirty: true,
+        }
+    }
+
+    /// Handles one input; returns what must be done outside.
+    pub fn update(&mut self, input: Input, now: Instant) -> Vec<Effect> {
+        self.dirty = true;
+        match input {
+            Input::Key(key) => self.on_key(key, now),
+            Input::Paste(text) => {
+                // A paste never answers a permission dialog.
+                if self.dialogs.is_empty() && self.onboarding.is_none() && self.focus == Focus::Input {
+                    self.editor.paste(&text);
+                }
+                Vec::new()
+            }
+            Input::Mouse(mouse) => self.on_mouse(mouse),
+            Input::Resize(width, height) => {
+                self.size = (width, height);
+                Vec::new()
+            }
+            Input::Core(event) => {
+                self.on_core_event(*event, now);
+                Vec::new()
+            }
+            Input::EditorResult(result) => self.on_editor_result(result),
+            Input::Probed(servers) => {
+                if let Some(onboarding) = &mut self.onboarding {
+                    onboarding.servers = servers;
+                    onboarding.selected = 0;
+                    onboarding.probing = false;
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// Submits a prompt (as if typed): used for `tandem "initial prompt"`.
+    pub fn submit(&mut self, text: String, now: Instant) -> Vec<Effect> {
+        if let Some(command) = text.strip_prefix('/') {
+            return self.run_command(command, now);
+        }
+        self.transcript.scroll_to_bottom();
+        self.transcript.push(CellKind::User { text: text.clone() });
+        self.working = true;
+        self.status.working_since = Some(now);
+        vec![Effect::Op(Op::UserTurn { text })]
+    }
+
+    /// Re-reads whether Shift+Tab may cycle into bypass mode (only when the session started in it).
+    pub fn bypass_allowed_from_mode(&mut self) {
+        self.bypass_allowed = self.status.mode == PermissionMode::BypassPermissions;
+    }
+
+    /// Shows a one-line notice in the transcript.
+    pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.transcript.push(CellKind::Notice { kind, text: text.into() });
+    }
+
+    /// Whether something on screen moves by itself (spinners), so the runtime keeps a frame timer.
+    pub fn is_animating(&self) -> bool {
+        self.working || self.onboarding.as_ref().is_some_and(|onboarding| onboarding.probing)
+    }
+
+    /// The height the transcript gets in the current layout (used for paging).
+    pub fn transcript_viewport(&self) -> usize {
+        crate::ui::frame::transcript_height(self) as usize
+    }
+
+    fn on_editor_result(&mut self, result: Result<String, String>) -> Vec<Effect> {
+        let Some(dialog) = self.dialogs.front_mut() else { return Vec::new() };
+        match result {
+            Ok(edited) => {
+                let action = dialog.editor_result(edited);
+                self.on_dialog_action(action)
+            }
+            Err(message) => {
+                self.notice(NoticeKind::Error, format!("Could not open the editor: {message}"));
+                Vec::new()
+            }
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! Drawing: every function here is a pure function of state (no I/O), so each can be snapshot-tested.
 
+pub mod cell;
 pub mod diff;
+pub mod frame;
 pub mod highlight;
 pub mod input;
 pub mod markdown;
@@ -10,4 +12,5 @@ pub mod popup;
 pub mod status;
 pub mod theme;
 pub mod tool_card;
+pub mod transcript;
 pub mod wrap;

@@ -185,7 +185,14 @@ pub fn to_color(rgb: Rgb, depth: ColorDepth) -> Color {
 /// The closest entry of the xterm 256-colour palette (6×6×6 cube or the grey ramp).
 pub fn nearest_ansi256(r: u8, g: u8, b: u8) -> u8 {
     const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
-    let level = |v: u8| LEVELS.iter().enumerate().min_by_key(|(_, l)| (i32::from(**l) - i32::from(v)).abs()).map(|(i, _)| i as u8).unwrap_or(0);
+    let level = |v: u8| {
+        LEVELS
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, l)| (i32::from(**l) - i32::from(v)).abs())
+            .map(|(i, _)| i as u8)
+            .unwrap_or(0)
+    };
     let (ri, gi, bi) = (level(r), level(g), level(b));
     let cube = 16 + 36 * ri + 6 * gi + bi;
     let cube_rgb = (LEVELS[ri as usize], LEVELS[gi as usize], LEVELS[bi as usize]);
@@ -204,7 +211,13 @@ pub fn nearest_ansi16(r: u8, g: u8, b: u8) -> Color {
     let max = r.max(g).max(b);
     let min = r.min(g).min(b);
     if max - min < 40 {
-        return if max > 170 { Color::White } else if max > 90 { Color::Gray } else { Color::DarkGray };
+        return if max > 170 {
+            Color::White
+        } else if max > 90 {
+            Color::Gray
+        } else {
+            Color::DarkGray
+        };
     }
     let (r, g, b) = (r > max / 2 + 20, g > max / 2 + 20, b > max / 2 + 20);
     match (r, g, b) {

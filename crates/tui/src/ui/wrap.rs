@@ -13,24 +13,44 @@ pub fn width(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
-/// Wraps a styled line at word boundaries to at most `width` columns. Words longer than the width are broken.
+/// A run of text without (or of only) whitespace, possibly spanning several styles ("**bold**," is one word).
+struct Token {
+    segments: Vec<(String, Style)>,
+    width: usize,
+    is_space: bool,
+}
+
+fn tokenize(line: &Line<'_>) -> Vec<Token> {
+    let mut tokens: Vec<Token> = Vec::new();
+    for span in &line.spans {
+        for c in span.content.chars() {
+            let is_space = c.is_whitespace();
+            let char_width = self::width(c.encode_utf8(&mut [0; 4]));
+            match tokens.last_mut() {
+                Some(token) if token.is_space == is_space => {
+                    match token.segments.last_mut() {
+                        Some((text, style)) if *style == span.style => text.push(c),
+                        _ => token.segments.push((c.to_string(), span.style)),
+                    }
+                    token.width += char_width;
+                }
+                _ => tokens.push(Token { segments: vec![(c.to_string(), span.style)], width: char_width, is_space }),
+            }
+        }
+    }
+    tokens
+}
+
+/// Wraps a styled line at whitespace to at most `width` columns; a word longer than a whole line is broken.
 /// `indent` (e.g. a list bullet's hanging indent) is prepended to every continuation line.
 pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec<Line<'static>> {
     let width = width.max(1);
     let indent_width: usize = indent.iter().map(|span| self::width(&span.content)).sum();
     let indent_width = if indent_width >= width { 0 } else { indent_width };
+    let line_style = line.style;
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut current_width = 0usize;
-    let line_style = line.style;
-
-    // Split into (text, style) pieces at word boundaries; whitespace runs are their own pieces.
-    let mut pieces: Vec<(String, Style)> = Vec::new();
-    for span in &line.spans {
-        for word in span.content.split_word_bounds() {
-            pieces.push((word.to_owned(), span.style));
-        }
-    }
 
     let flush = |current: &mut Vec<Span<'static>>, out: &mut Vec<Line<'static>>| {
         // Spaces at a wrap point are dropped.
@@ -48,37 +68,44 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
         out.push(Line::from(std::mem::take(current)).style(line_style));
     };
 
-    for (text, style) in pieces {
-        let piece_width = self::width(&text);
-        let is_space = text.trim().is_empty();
-        if current_width + piece_width <= width {
-            push_span(&mut current, text, style);
-            current_width += piece_width;
+    for token in tokenize(line) {
+        if current_width + token.width <= width {
+            for (text, style) in token.segments {
+                push_span(&mut current, text, style);
+            }
+            current_width += token.width;
             continue;
         }
-        if is_space {
+        if token.is_space {
             flush(&mut current, &mut out);
             current.extend(indent.iter().cloned());
             current_width = indent_width;
             continue;
         }
-        if piece_width <= width - indent_width && current_width > indent_width {
+        if current_width > indent_width {
             flush(&mut current, &mut out);
             current.extend(indent.iter().cloned());
-            push_span(&mut current, text, style);
-            current_width = indent_width + piece_width;
+            current_width = indent_width;
+        }
+        if current_width + token.width <= width {
+            for (text, style) in token.segments {
+                push_span(&mut current, text, style);
+            }
+            current_width += token.width;
             continue;
         }
-        // A word longer than the line: break it by grapheme.
-        for grapheme in text.graphemes(true) {
-            let grapheme_width = self::width(grapheme);
-            if current_width + grapheme_width > width && current_width > indent_width {
-                flush(&mut current, &mut out);
-                current.extend(indent.iter().cloned());
-                current_width = indent_width;
+        // A word longer than a whole line: break it by grapheme.
+        for (text, style) in token.segments {
+            for grapheme in text.graphemes(true) {
+                let grapheme_width = self::width(grapheme);
+                if current_width + grapheme_width > width && current_width > indent_width {
+                    flush(&mut current, &mut out);
+                    current.extend(indent.iter().cloned());
+                    current_width = indent_width;
+                }
+                push_span(&mut current, grapheme.to_owned(), style);
+                current_width += grapheme_width;
             }
-            push_span(&mut current, grapheme.to_owned(), style);
-            current_width += grapheme_width;
         }
     }
     if !current.is_empty() || out.is_empty() {
@@ -129,6 +156,12 @@ mod tests {
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {
         lines.iter().map(line_text).collect()
+    }
+
+    #[test]
+    fn keeps_urls_and_punctuation_with_their_word() {
+        let line = Line::from("see (https://example.com/docs) now.");
+        assert_eq!(texts(&wrap_line(&line, 31, &[])), ["see (https://example.com/docs)", "now."]);
     }
 
     #[test]

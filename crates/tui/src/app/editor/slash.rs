@@ -1,0 +1,33 @@
+//! The slash commands the prompt offers to complete.
+//!
+//! The editor only completes names; the app interprets the submitted text (`/model gpt-4o`). To add a
+//! command, add a row here and handle it in the app.
+
+/// A command shown in the completion popup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlashCommand {
+    /// Including the leading `/`.
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// Every command, in the order the popup lists them.
+pub static SLASH_COMMANDS: &[SlashCommand] = &[
+    SlashCommand { name: "/help", description: "Show keys and commands" },
+    SlashCommand { name: "/clear", description: "Start a new conversation" },
+    SlashCommand { name: "/compact", description: "Summarize the conversation to free context" },
+    SlashCommand { name: "/model", description: "Show or switch the model" },
+    SlashCommand { name: "/mode", description: "Show or switch the permission mode" },
+    SlashCommand { name: "/cost", description: "Show token usage and cost" },
+    SlashCommand { name: "/copy", description: "Copy the last answer to the clipboard" },
+    SlashCommand { name: "/quit", description: "Exit tandem" },
+];
+
+/// The commands whose name starts with `typed`, while `typed` is still a bare command word (a `/` and no
+/// whitespace); anything else gets none, so the popup closes once arguments begin.
+pub fn matching(typed: &str) -> Vec<&'static SlashCommand> {
+    if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    SLASH_COMMANDS.iter().filter(|command| command.name.starts_with(typed)).collect()
+}

@@ -1,0 +1,263 @@
+//! How the app follows the agent: core [`Event`]s become transcript cells, card states and status.
+
+use std::time::Instant;
+
+use tandem_core::conversation::ContentBlock;
+use tandem_core::protocol::{Event, RunOutcome, ToolCallStatus};
+use tandem_core::provider::{BlockStart, StreamEvent};
+
+use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
+use super::{App, Effect};
+use crate::ui::permission::PermissionDialog;
+
+/// Live output kept per tool card: the tail is what matters, and memory must stay flat.
+const MAX_LIVE_OUTPUT: usize = 64 * 1024;
+
+impl App {
+    pub(crate) fn on_core_event(&mut self, event: Event, now: Instant) {
+        match event {
+            Event::SessionConfigured { provider, model, permission_mode, .. } => {
+                self.status.provider = provider;
+                self.status.model = model;
+                self.status.mode = permission_mode;
+            }
+            Event::RequestStarted { .. } => {
+                self.working = true;
+                self.status.working_since.get_or_insert(now);
+                self.response_start = Some(self.transcript.len());
+                self.stream_cells.clear();
+            }
+            Event::Stream(stream) => self.on_stream(stream),
+            Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output } => {
+                if discarded_partial_output {
+                    self.discard_response();
+                }
+                let discarded = if discarded_partial_output { " (partial answer discarded)" } else { "" };
+                let text = format!(
+                    "{reason} — retrying in {:.1}s, attempt {}/{max_attempts}{discarded}",
+                    delay_ms as f64 / 1000.0,
+                    attempt + 1
+                );
+                self.status.retry = Some(format!("retrying ({}/{max_attempts})…", attempt + 1));
+                self.notice(NoticeKind::Warning, text);
+                self.response_start = Some(self.transcript.len());
+            }
+            Event::AssistantMessage(message) => {
+                self.status.retry = None;
+                self.finish_streaming();
+                for block in &message.content {
+                    if let ContentBlock::ToolUse { id, name, input } = block {
+                        self.upsert_tool(id, name, input.clone());
+                    }
+                }
+                self.stream_cells.clear();
+            }
+            Event::ToolCallStarted { call_id, name, input } => {
+                let index = self.upsert_tool(&call_id, &name, input);
+                self.transcript.update(index, |cell| {
+                    if let CellKind::Tool(card) = &mut cell.kind {
+                        card.state = ToolState::Running { since: now };
+                    }
+                });
+            }
+            Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule } => {
+                if let Some(index) = self.transcript.find_tool(&call_id) {
+                    let preview = preview.clone();
+                    self.transcript.update(index, |cell| {
+                        if let CellKind::Tool(card) = &mut cell.kind {
+                            card.state = ToolState::AwaitingApproval;
+                            card.preview = preview;
+                        }
+                    });
+                }
+                let dialog =
+                    PermissionDialog::new(call_id, tool, risk, input, preview, suggested_rule, self.cwd.clone());
+                self.dialogs.push_back(dialog);
+            }
+            Event::ToolCallOutput { call_id, chunk } => {
+                if let Some(index) = self.transcript.find_tool(&call_id) {
+                    self.transcript.update(index, |cell| {
+                        if let CellKind::Tool(card) = &mut cell.kind {
+                            card.output.push_str(&chunk);
+                            if card.output.len() > MAX_LIVE_OUTPUT {
+                                let mut cut = card.output.len() - MAX_LIVE_OUTPUT / 2;
+                                while !card.output.is_char_boundary(cut) {
+                                    cut += 1;
+                                }
+                                card.output.drain(..cut);
+                            }
+                        }
+                    });
+                }
+            }
+            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms } => {
+                if let Some(index) = self.transcript.find_tool(&call_id) {
+                    self.transcript.update(index, |cell| {
+                        if let CellKind::Tool(card) = &mut cell.kind {
+                            card.state = ToolState::Finished(status);
+                            card.output = content;
+                            card.is_error = is_error;
+                            card.duration_ms = Some(duration_ms);
+                        }
+                    });
+                }
+                // A request the agent stopped waiting for (interrupt) must not stay on screen.
+                self.dialogs.retain(|dialog| dialog.call_id() != call_id);
+            }
+            Event::ToolResults(_) => {}
+            Event::Usage { total, last, cost_usd, context_window } => {
+                self.status.usage = total;
+                self.status.cost_usd = cost_usd;
+                self.status.context_used = Some(last.total_input() + last.output_tokens);
+                self.status.context_window = context_window;
+            }
+            Event::ModelChanged { model, context_window } => {
+                self.notice(NoticeKind::Info, format!("Model: {model}"));
+                self.status.model = model;
+                self.status.context_window = context_window;
+            }
+            Event::ConversationCleared => {}
+            Event::Error { message } => self.notice(NoticeKind::Error, message),
+            Event::TurnFinished(summary) => {
+                self.working = false;
+                self.status.working_since = None;
+                self.status.retry = None;
+                self.finish_streaming();
+                self.mark_unfinished_tools(ToolCallStatus::Interrupted);
+                self.dialogs.clear();
+                match summary.outcome {
+                    RunOutcome::Success => {}
+                    RunOutcome::ErrorDuringExecution => {
+                        if summary.errors.iter().any(|error| error.starts_with("Interrupted")) {
+                            self.notice(NoticeKind::Warning, "Interrupted · tell the model what to do instead");
+                        }
+                    }
+                    RunOutcome::ErrorMaxTurns | RunOutcome::ErrorMaxBudgetUsd => {
+                        for error in &summary.errors {
+                            self.notice(NoticeKind::Warning, error.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_stream(&mut self, event: StreamEvent) {
+        match event {
+            StreamEvent::BlockStart { index, block } => {
+                let kind = match block {
+                    BlockStart::Text => CellKind::Assistant { text: String::new(), streaming: true },
+                    BlockStart::Thinking => CellKind::Thinking { text: String::new(), streaming: true },
+                    BlockStart::RedactedThinking { .. } => {
+                        CellKind::Thinking { text: "(redacted)".into(), streaming: false }
+                    }
+                    BlockStart::ToolUse { id, name } => {
+                        CellKind::Tool(Box::new(ToolCard::new(id, name, serde_json::json!({}))))
+                    }
+                };
+                let cell = self.transcript.push(kind);
+                self.stream_cells.insert(index, cell);
+            }
+            StreamEvent::TextDelta { index, text } | StreamEvent::ThinkingDelta { index, thinking: text } => {
+                if let Some(&cell) = self.stream_cells.get(&index) {
+                    self.transcript.update(cell, |cell| match &mut cell.kind {
+                        CellKind::Assistant { text: body, .. } | CellKind::Thinking { text: body, .. } => {
+                            body.push_str(&text)
+                        }
+                        _ => {}
+                    });
+                }
+            }
+            StreamEvent::BlockStop { index } => {
+                if let Some(&cell) = self.stream_cells.get(&index) {
+                    self.transcript.update(cell, |cell| match &mut cell.kind {
+                        CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. } => {
+                            *streaming = false
+                        }
+                        _ => {}
+                    });
+                }
+            }
+            StreamEvent::MessageStart { .. }
+            | StreamEvent::SignatureDelta { .. }
+            | StreamEvent::ToolInputDelta { .. }
+            | StreamEvent::MessageDelta { .. }
+            | StreamEvent::MessageStop => {}
+        }
+    }
+
+    /// Finds the card for a call (created while streaming) or adds one; sets its final input.
+    fn upsert_tool(&mut self, call_id: &str, name: &str, input: serde_json::Value) -> usize {
+        match self.transcript.find_tool(call_id) {
+            Some(index) => {
+                self.transcript.update(index, |cell| {
+                    if let CellKind::Tool(card) = &mut cell.kind {
+                        card.input = input;
+                    }
+                });
+                index
+            }
+            None => self.transcript.push(CellKind::Tool(Box::new(ToolCard::new(
+                call_id.to_owned(),
+                name.to_owned(),
+                input,
+            )))),
+        }
+    }
+
+    /// Drops what the current response had streamed (it is being retried).
+    fn discard_response(&mut self) {
+        if let Some(start) = self.response_start {
+            self.transcript.truncate(start);
+        }
+        self.stream_cells.clear();
+    }
+
+    fn finish_streaming(&mut self) {
+        let indices: Vec<usize> = self.stream_cells.values().copied().collect();
+        for index in indices {
+            self.transcript.update(index, |cell| match &mut cell.kind {
+                CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. } => *streaming = false,
+                _ => {}
+            });
+        }
+    }
+
+    fn mark_unfinished_tools(&mut self, status: ToolCallStatus) {
+        let unfinished: Vec<usize> = (0..self.transcript.len())
+            .filter(|&index| {
+                matches!(&self.transcript.cells()[index].kind, CellKind::Tool(card)
+                    if !matches!(card.state, ToolState::Finished(_)))
+            })
+            .collect();
+        for index in unfinished {
+            self.transcript.update(index, |cell| {
+                if let CellKind::Tool(card) = &mut cell.kind {
+                    card.state = ToolState::Finished(status);
+                }
+            });
+        }
+    }
+
+    /// Performs what the front permission dialog decided.
+    pub(crate) fn on_dialog_action(&mut self, action: crate::ui::permission::DialogAction) -> Vec<Effect> {
+        use crate::ui::permission::DialogAction;
+        match action {
+            DialogAction::None => Vec::new(),
+            DialogAction::OpenEditor { path, proposed } => vec![Effect::OpenEditor { path, content: proposed }],
+            DialogAction::Answer(answer) => {
+                let Some(dialog) = self.dialogs.pop_front() else { return Vec::new() };
+                let call_id = dialog.call_id().to_owned();
+                if let Some(index) = self.transcript.find_tool(&call_id) {
+                    let now = Instant::now();
+                    self.transcript.update(index, |cell| {
+                        if let CellKind::Tool(card) = &mut cell.kind {
+                            card.state = ToolState::Running { since: now };
+                        }
+                    });
+                }
+                vec![Effect::Op(tandem_core::protocol::Op::PermissionAnswer { call_id, answer })]
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Keys and the mouse: the dialog first, then the onboarding screen, the search bar, scroll mode, and last the
+//! prompt editor.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use tandem_core::permissions::PermissionMode;
+use tandem_core::protocol::Op;
+
+use super::cells::{CellKind, NoticeKind};
+use super::editor::EditorAction;
+use super::onboarding::OnboardingAction;
+use super::transcript::Search;
+use super::{App, Effect, Focus};
+use crate::ui::markdown::code_blocks;
+
+/// A second Ctrl+C within this time quits.
+const DOUBLE_PRESS: Duration = Duration::from_millis(1500);
+/// Lines per mouse-wheel step.
+const WHEEL_LINES: isize = 3;
+
+impl App {
+    pub(crate) fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if self.show_help {
+            self.show_help = false;
+            return Vec::new();
+        }
+        if let Some(dialog) = self.dialogs.front_mut() {
+            let action = dialog.handle_key(key);
+            return self.on_dialog_action(action);
+        }
+        if let Some(onboarding) = &mut self.onboarding {
+            return match onboarding.handle_key(key) {
+                OnboardingAction::None => Vec::new(),
+                OnboardingAction::Rescan => {
+                    onboarding.probing = true;
+                    vec![Effect::Rescan]
+                }
+                OnboardingAction::Quit => vec![Effect::Quit],
+                OnboardingAction::Choose { provider, base_url, model } => {
+                    self.onboarding = None;
+                    vec![Effect::StartSession { provider, base_url, model }]
+                }
+            };
+        }
+        if ctrl && key.code == KeyCode::Char('z') {
+            return vec![Effect::Suspend];
+        }
+        if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
+            return self.on_search_key(key);
+        }
+        match (key.code, ctrl) {
+            (KeyCode::Char('c'), true) => return self.on_ctrl_c(now),
+            (KeyCode::Char('f'), true) => {
+                self.start_search();
+                return Vec::new();
+            }
+            (KeyCode::Char('o'), true) => {
+                self.toggle_latest_expandable();
+                return Vec::new();
+            }
+            (KeyCode::Char('s'), true) => {
+                self.enter_scroll_mode();
+                return Vec::new();
+            }
+            (KeyCode::BackTab, _) => return self.cycle_mode(),
+            (KeyCode::PageUp, _) => {
+                self.page(true);
+                return Vec::new();
+            }
+            (KeyCode::PageDown, _) => {
+                self.page(false);
+                return Vec::new();
+            }
+            (KeyCode::Esc, _) if self.working => {
+                self.status.notice = Some("interrupting…".into());
+                return vec![Effect::Op(Op::Interrupt)];
+            }
+            _ => {}
+        }
+        match self.focus {
+            Focus::Scroll => self.on_scroll_key(key),
+            Focus::Input => self.on_input_key(key, now),
+        }
+    }
+
+    fn on_input_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if self.editor.is_empty() {
+            match (key.code, ctrl) {
+                (KeyCode::Char('d'), true) => return vec![Effect::Quit],
+                (KeyCode::Home, _) => {
+                    let (total, viewport) = self.metrics();
+                    self.transcript.scroll_by(total as isize, total, viewport);
+                    return Vec::new();
+                }
+                (KeyCode::End, _) => {
+                    self.transcript.scroll_to_bottom();
+                    return Vec::new();
+                }
+                _ => {}
+            }
+        }
+        match self.editor.handle_key(key) {
+            EditorAction::Submit(text) => {
+                if self.working && !text.starts_with('/') {
+                    self.status.notice = Some("still working: press esc to interrupt, then send".into());
+                    self.editor.set_text(&text);
+                    return Vec::new();
+                }
+                self.submit(text, now)
+            }
+            EditorAction::None | EditorAction::Changed => Vec::new(),
+        }
+    }
+
+    fn on_ctrl_c(&mut self, now: Instant) -> Vec<Effect> {
+        if !self.editor.is_empty() {
+            self.editor.clear();
+            self.last_ctrl_c = None;
+            return Vec::new();
+        }
+        if self.last_ctrl_c.is_some_and(|last| now.duration_since(last) < DOUBLE_PRESS) {
+            return vec![Effect::Quit];
+        }
+        self.last_ctrl_c = Some(now);
+        self.status.notice = Some("press ctrl+c again to quit".into());
+        Vec::new()
+    }
+
+    fn cycle_mode(&mut self) -> Vec<Effect> {
+        let next = match self.status.mode {
+            PermissionMode::Default => PermissionMode::AcceptEdits,
+            PermissionMode::AcceptEdits => PermissionMode::Plan,
+            PermissionMode::Plan if self.bypass_allowed => PermissionMode::BypassPermissions,
+            PermissionMode::Plan | PermissionMode::BypassPermissions | PermissionMode::DontAsk => {
+                PermissionMode::Default
+            }
+        };
+        self.status.mode = next;
+        vec![Effect::Op(Op::SetPermissionMode(next))]
+    }
+
+    pub(crate) fn metrics(&self) -> (usize, usize) {
+        let width = self.size.0 as usize;
+        let total = self.transcript.height(width, &self.theme, Instant::now());
+        (total, self.transcript_viewport())
+    }
+
+    fn page(&mut self, up: bool) {
+        let (total, viewport) = self.metrics();
+        let step = viewport.saturating_sub(2).max(1) as isize;
+        self.transcript.scroll_by(if up { step } else { -step }, total, viewport);
+    }
+
+    fn start_search(&mut self) {
+        self.focus = Focus::Scroll;
+        self.transcript.search = Some(Search { editing: true, ..Default::default() });
+    }
+
+    fn on_search_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let (total, viewport) = self.metrics();
+        let width = self.size.0 as usize;
+        match key.code {
+            KeyCode::Esc => {
+                self.transcript.search = None;
+            }
+            KeyCode::Enter => {
+                if let Some(search) = &mut self.transcript.search {
+                    search.editing = false;
+                    if search.matches.is_empty() {
+                        self.status.notice = Some(format!("no match for {:?}", search.query));
+                    }
+                }
+            }
+            KeyCode::Backspace => {
+                if let Some(search) = &mut self.transcript.search {
+                    search.query.pop();
+                }
+                self.refresh_search(width, total, viewport);
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if let Some(search) = &mut self.transcript.search {
+                    search.query.push(c);
+                }
+                self.refresh_search(width, total, viewport);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Recomputes matches and jumps to the one nearest the bottom (the most recent).
+    fn refresh_search(&mut self, width: usize, total: usize, viewport: usize) {
+        self.transcript.refresh_search(width, &self.theme, Instant::now());
+        if let Some(search) = &mut self.transcript.search
+            && !search.matches.is_empty()
+        {
+            search.current = search.matches.len() - 1;
+            let line = search.matches[search.current].line;
+            self.transcript.reveal(line, total, viewport);
+        }
+    }
+
+    fn enter_scroll_mode(&mut self) {
+        let (total, viewport) = self.metrics();
+        self.focus = Focus::Scroll;
+        let bottom = total.saturating_sub(1 + self.transcript.scroll_from_bottom);
+        self.transcript.cursor_line = Some(bottom.min(total.saturating_sub(1)));
+        let _ = viewport;
+    }
+
+    fn on_scroll_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let (total, viewport) = self.metrics();
+        let cursor = self.transcript.cursor_line.unwrap_or(total.saturating_sub(1));
+        let move_to = |app: &mut App, line: usize| {
+            let line = line.min(total.saturating_sub(1));
+            app.transcript.cursor_line = Some(line);
+            if let Some((anchor, _)) = app.transcript.selection {
+                app.transcript.selection = Some((anchor, line));
+            }
+            app.transcript.reveal(line, total, viewport);
+        };
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('i') => {
+                self.focus = Focus::Input;
+                self.transcript.selection = None;
+                self.transcript.cursor_line = None;
+                self.transcript.search = None;
+            }
+            KeyCode::Char('j') | KeyCode::Down => move_to(self, cursor + 1),
+            KeyCode::Char('k') | KeyCode::Up => move_to(self, cursor.saturating_sub(1)),
+            KeyCode::Char('g') | KeyCode::Home => move_to(self, 0),
+            KeyCode::Char('G') | KeyCode::End => move_to(self, total.saturating_sub(1)),
+            KeyCode::Char('/') => self.start_search(),
+            KeyCode::Char('n') => {
+                self.transcript.step_search(true, total, viewport);
+                self.sync_cursor_to_match();
+            }
+            KeyCode::Char('N') => {
+                self.transcript.step_search(false, total, viewport);
+                self.sync_cursor_to_match();
+            }
+            KeyCode::Char('v') => {
+                self.transcript.selection = match self.transcript.selection {
+                    Some(_) => None,
+                    None => Some((cursor, cursor)),
+                };
+            }
+            KeyCode::Char('y') => return self.copy_selection(cursor),
+            KeyCode::Char('c') => return self.copy_last_answer(),
+            KeyCode::Char('b') => return self.copy_code_block(cursor),
+            KeyCode::Enter | KeyCode::Char('o') => {
+                let width = self.size.0 as usize;
+                if let Some(index) = self.transcript.cell_at_line(cursor, width, &self.theme, Instant::now()) {
+                    self.transcript.toggle_expanded(index);
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn sync_cursor_to_match(&mut self) {
+        if let Some(search) = &self.transcript.search
+            && let Some(found) = search.matches.get(search.current)
+        {
+            self.transcript.cursor_line = Some(found.line);
+        }
+    }
+
+    fn copy_selection(&mut self, cursor: usize) -> Vec<Effect> {
+        let (start, end) = match self.transcript.selection {
+            Some((anchor, head)) => (anchor.min(head), anchor.max(head)),
+            None => (cursor, cursor),
+        };
+        let lines = self.transcript.plain_lines(self.size.0 as usize, &self.theme, Instant::now());
+        let text = lines.get(start..=end.min(lines.len().saturating_sub(1))).unwrap_or_default().join("\n");
+        self.transcript.selection = None;
+        self.status.notice = Some(format!("copied {} line{}", end - start + 1, if end == start { "" } else { "s" }));
+        vec![Effect::Copy(text.trim_end().to_owned())]
+    }
+
+    pub(crate) fn copy_last_answer(&mut self) -> Vec<Effect> {
+        match self.transcript.last_answer() {
+            Some(text) => {
+                let text = text.to_owned();
+                self.status.notice = Some("copied the last answer".into());
+                vec![Effect::Copy(text)]
+            }
+            None => {
+                self.status.notice = Some("no answer to copy yet".into());
+                Vec::new()
+            }
+        }
+    }
+
+    /// Copies a code block of the answer under the cursor (or the last answer), cycling on each press.
+    fn copy_code_block(&mut self, cursor: usize) -> Vec<Effect> {
+        let width = self.size.0 as usize;
+        let at_cursor = self.transcript.cell_at_line(cursor, width, &self.theme, Instant::now());
+        let text = at_cursor
+            .and_then(|index| match &self.transcript.cells()[index].kind {
+                CellKind::Assistant { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .or_else(|| self.transcript.last_answer().map(str::to_owned));
+        let blocks = text.map(|text| code_blocks(&text)).unwrap_or_default();
+        if blocks.is_empty() {
+            self.status.notice = Some("no code block here".into());
+            return Vec::new();
+        }
+        let index = self.code_block_cursor % blocks.len();
+        self.code_block_cursor = index + 1;
+        let block = &blocks[index];
+        let language = block.lang.clone().unwrap_or_else(|| "text".into());
+        self.status.notice = Some(format!(
+            "copied code block {}/{} ({language}, {} lines)",
+            index + 1,
+            blocks.len(),
+            block.code.lines().count()
+        ));
+        vec![Effect::Copy(block.code.clone())]
+    }
+
+    fn toggle_latest_expandable(&mut self) {
+        let found = self
+            .transcript
+            .cells()
+            .iter()
+            .rposition(|cell| matches!(cell.kind, CellKind::Tool(_) | CellKind::Thinking { .. }));
+        match found {
+            Some(index) => self.transcript.toggle_expanded(index),
+            None => self.notice(NoticeKind::Info, "nothing to expand"),
+        }
+    }
+
+    pub(crate) fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
+        let (total, viewport) = self.metrics();
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.transcript.scroll_by(WHEEL_LINES, total, viewport),
+            MouseEventKind::ScrollDown => self.transcript.scroll_by(-WHEEL_LINES, total, viewport),
+            _ => self.dirty = false,
+        }
+        Vec::new()
+    }
+}

@@ -1,0 +1,286 @@
+//! The transcript: cells, their cached layout, scrolling and search.
+//!
+//! Virtualised: each cell is laid out once per (width, revision) and cached; a frame only checks the cache
+//! keys, sums heights and draws the visible slice. Only a changed cell (the one streaming, a running tool) is
+//! laid out again. Consecutive finished read-only tool calls are shown as one compact group.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Instant;
+
+use ratatui::text::Line;
+
+use super::cells::{Cell, CellKind, ToolState};
+use crate::ui::cell as cell_ui;
+use crate::ui::theme::Theme;
+use crate::ui::wrap::line_text;
+use tandem_core::protocol::ToolCallStatus;
+
+/// Lines of one laid-out cell (possibly empty: a cell folded into a group above it).
+#[derive(Clone)]
+struct Layout {
+    width: usize,
+    key: u64,
+    lines: Rc<Vec<Line<'static>>>,
+}
+
+/// A search match: a line of the whole transcript and a byte range in its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchMatch {
+    pub line: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Search state: the query and where its matches are.
+#[derive(Clone, Debug, Default)]
+pub struct Search {
+    pub query: String,
+    /// Still typing the query (the search bar has focus).
+    pub editing: bool,
+    pub matches: Vec<SearchMatch>,
+    pub current: usize,
+}
+
+/// The conversation as the user sees it.
+#[derive(Default)]
+pub struct Transcript {
+    cells: Vec<Cell>,
+    layout: RefCell<Vec<Option<Layout>>>,
+    /// Lines scrolled up from the bottom; 0 follows new output.
+    pub scroll_from_bottom: usize,
+    /// New output arrived while scrolled up.
+    pub new_output_below: bool,
+    pub search: Option<Search>,
+    /// Keyboard selection: (anchor line, cursor line) in transcript lines.
+    pub selection: Option<(usize, usize)>,
+    /// Line the keyboard cursor is on in scroll mode.
+    pub cursor_line: Option<usize>,
+}
+
+impl Transcript {
+    pub fn cells(&self) -> &[Cell] {
+        &self.cells
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    pub fn push(&mut self, kind: CellKind) -> usize {
+        self.cells.push(Cell::new(kind));
+        self.output_arrived();
+        self.cells.len() - 1
+    }
+
+    /// Changes a cell in place (and invalidates its layout).
+    pub fn update(&mut self, index: usize, change: impl FnOnce(&mut Cell)) {
+        if let Some(cell) = self.cells.get_mut(index) {
+            change(cell);
+            cell.touch();
+            self.output_arrived();
+        }
+    }
+
+    /// Drops cells from `len` on (a retried response's partial output).
+    pub fn truncate(&mut self, len: usize) {
+        self.cells.truncate(len);
+        self.layout.borrow_mut().truncate(len);
+    }
+
+    pub fn last_mut(&mut self) -> Option<&mut Cell> {
+        self.cells.last_mut()
+    }
+
+    /// Finds the tool card with this call id, newest first.
+    pub fn find_tool(&self, call_id: &str) -> Option<usize> {
+        self.cells.iter().rposition(|cell| matches!(&cell.kind, CellKind::Tool(card) if card.call_id == call_id))
+    }
+
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.layout.borrow_mut().clear();
+        self.scroll_from_bottom = 0;
+        self.new_output_below = false;
+        self.search = None;
+        self.selection = None;
+        self.cursor_line = None;
+    }
+
+    fn output_arrived(&mut self) {
+        if self.scroll_from_bottom > 0 {
+            self.new_output_below = true;
+        }
+    }
+
+    /// Lays out every cell for `width` (cached) and returns each cell's lines.
+    pub fn layout(&self, width: usize, theme: &Theme, now: Instant) -> Vec<Rc<Vec<Line<'static>>>> {
+        let mut cache = self.layout.borrow_mut();
+        cache.resize(self.cells.len(), None);
+        let groups = self.groups();
+        let mut out = Vec::with_capacity(self.cells.len());
+        for (index, cell) in self.cells.iter().enumerate() {
+            let group = groups[index];
+            let key = match group {
+                Group::Member => u64::MAX,
+                Group::Lead(len) => group_key(&self.cells[index..index + len]),
+                Group::Alone => u64::from(cell.expanded) << 63 | cell.revision,
+            };
+            let fresh = match &cache[index] {
+                Some(layout) => layout.width == width && layout.key == key && !cell.is_live(),
+                None => false,
+            };
+            if !fresh {
+                let lines = match group {
+                    Group::Member => Vec::new(),
+                    Group::Lead(len) => cell_ui::render_group(&self.cells[index..index + len], width, theme, now),
+                    Group::Alone => cell_ui::render(cell, width, theme, now),
+                };
+                cache[index] = Some(Layout { width, key, lines: Rc::new(lines) });
+            }
+            out.push(cache[index].as_ref().map(|layout| layout.lines.clone()).unwrap_or_default());
+        }
+        out
+    }
+
+    /// Total height of the transcript at `width`.
+    pub fn height(&self, width: usize, theme: &Theme, now: Instant) -> usize {
+        self.layout(width, theme, now).iter().map(|lines| lines.len()).sum()
+    }
+
+    /// Which cells are grouped: runs of ≥ 2 finished, successful, collapsed read-only tool calls.
+    fn groups(&self) -> Vec<Group> {
+        let groupable = |cell: &Cell| {
+            !cell.expanded
+                && matches!(&cell.kind, CellKind::Tool(card)
+                    if card.is_read_only_tool() && card.state == ToolState::Finished(ToolCallStatus::Completed))
+        };
+        let mut groups = vec![Group::Alone; self.cells.len()];
+        let mut index = 0;
+        while index < self.cells.len() {
+            let run = self.cells[index..].iter().take_while(|cell| groupable(cell)).count();
+            if run >= 2 {
+                groups[index] = Group::Lead(run);
+                for member in &mut groups[index + 1..index + run] {
+                    *member = Group::Member;
+                }
+                index += run;
+            } else {
+                index += 1;
+            }
+        }
+        groups
+    }
+
+    /// Plain text of every line, for search and copy.
+    pub fn plain_lines(&self, width: usize, theme: &Theme, now: Instant) -> Vec<String> {
+        self.layout(width, theme, now)
+            .iter()
+            .flat_map(|lines| lines.iter().map(line_text).collect::<Vec<_>>())
+            .collect()
+    }
+
+    /// Recomputes search matches (case-insensitive) at `width`.
+    pub fn refresh_search(&mut self, width: usize, theme: &Theme, now: Instant) {
+        let Some(query) = self.search.as_ref().map(|search| search.query.to_lowercase()) else { return };
+        let mut matches = Vec::new();
+        if !query.is_empty() {
+            for (line, text) in self.plain_lines(width, theme, now).iter().enumerate() {
+                let lower = text.to_lowercase();
+                // Lowercasing can change byte lengths for some scripts; only keep ranges valid in the original.
+                for (start, found) in lower.match_indices(&query) {
+                    let end = start + found.len();
+                    if text.is_char_boundary(start) && text.is_char_boundary(end.min(text.len())) {
+                        matches.push(SearchMatch { line, start, end: end.min(text.len()) });
+                    }
+                }
+            }
+        }
+        if let Some(search) = &mut self.search {
+            search.current = search.current.min(matches.len().saturating_sub(1));
+            search.matches = matches;
+        }
+    }
+
+    /// Moves to the next (or previous) match and scrolls it into view for a viewport of `viewport` lines.
+    pub fn step_search(&mut self, forward: bool, total: usize, viewport: usize) {
+        let Some(search) = &mut self.search else { return };
+        if search.matches.is_empty() {
+            return;
+        }
+        let count = search.matches.len();
+        search.current = if forward { (search.current + 1) % count } else { (search.current + count - 1) % count };
+        let line = search.matches[search.current].line;
+        self.reveal(line, total, viewport);
+    }
+
+    /// Scrolls so transcript line `line` is visible.
+    pub fn reveal(&mut self, line: usize, total: usize, viewport: usize) {
+        let top = total.saturating_sub(viewport + self.scroll_from_bottom);
+        let bottom = top + viewport;
+        if line < top {
+            self.scroll_from_bottom = total.saturating_sub(viewport + line);
+        } else if line >= bottom {
+            self.scroll_from_bottom = total.saturating_sub(line + 1);
+        }
+        if self.scroll_from_bottom == 0 {
+            self.new_output_below = false;
+        }
+    }
+
+    /// Scrolls by `delta` lines (positive = up, towards older output), clamped.
+    pub fn scroll_by(&mut self, delta: isize, total: usize, viewport: usize) {
+        let max = total.saturating_sub(viewport);
+        let next = (self.scroll_from_bottom as isize + delta).clamp(0, max as isize) as usize;
+        self.scroll_from_bottom = next;
+        if next == 0 {
+            self.new_output_below = false;
+        }
+    }
+
+    pub fn scroll_to_bottom(&mut self) {
+        self.scroll_from_bottom = 0;
+        self.new_output_below = false;
+    }
+
+    /// The index of the last assistant answer cell.
+    pub fn last_answer(&self) -> Option<&str> {
+        self.cells.iter().rev().find_map(|cell| match &cell.kind {
+            CellKind::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The cell that contains transcript line `line` at `width`.
+    pub fn cell_at_line(&self, line: usize, width: usize, theme: &Theme, now: Instant) -> Option<usize> {
+        let mut start = 0;
+        for (index, lines) in self.layout(width, theme, now).iter().enumerate() {
+            if line < start + lines.len() {
+                return Some(index);
+            }
+            start += lines.len();
+        }
+        None
+    }
+
+    pub fn toggle_expanded(&mut self, index: usize) {
+        self.update(index, |cell| cell.expanded = !cell.expanded);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    Alone,
+    /// First cell of a group of this many cells: it draws the whole group.
+    Lead(usize),
+    /// Drawn by the group's lead.
+    Member,
+}
+
+fn group_key(cells: &[Cell]) -> u64 {
+    cells.iter().fold(cells.len() as u64, |key, cell| key.wrapping_mul(1_000_003).wrapping_add(cell.revision))
+}

@@ -1,0 +1,278 @@
+//! The interactive runtime: owns the terminal, runs one `select!` loop over terminal input, agent events and a
+//! frame timer, applies [`Effect`]s, and redraws only when something changed — at most once per frame, so a
+//! fast stream of deltas costs one redraw per frame, not one per delta. Idle, it sleeps.
+
+mod clipboard;
+mod external_editor;
+pub mod scrollback;
+mod terminal;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use ratatui::crossterm::event::{Event as TermEvent, EventStream};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use tandem_core::agent::{self, AgentConfig, AgentHandle};
+use tandem_core::config::Paths;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::app::editor::Editor;
+use crate::app::history::History;
+use crate::app::onboarding::{Onboarding, probe_local_servers};
+use crate::app::{App, Effect, Input};
+use crate::ui::status::StatusInfo;
+use crate::ui::theme::{ColorDepth, Theme};
+
+pub use terminal::ScreenOptions;
+
+/// At most this often while content changes (≈ 60 frames a second).
+const FRAME: Duration = Duration::from_millis(16);
+/// How often spinners move while working and nothing else changes.
+const ANIMATION: Duration = Duration::from_millis(100);
+
+/// Builds an agent configuration from (provider, base URL, model), for a server picked on the onboarding screen.
+pub type Configure = dyn Fn(&str, &str, &str) -> Result<AgentConfig, String>;
+
+/// How the interactive session starts.
+pub struct Launch {
+    /// `None` when no provider is configured: the onboarding screen opens.
+    pub config: Option<AgentConfig>,
+    /// Builds a configuration for a provider picked on the onboarding screen.
+    pub configure: Box<Configure>,
+    pub initial_prompt: Option<String>,
+    pub cwd: PathBuf,
+    pub screen: ScreenOptions,
+    pub config_file: PathBuf,
+}
+
+/// Runs the app until the user quits; returns the exit code.
+pub async fn run(launch: Launch) -> i32 {
+    terminal::install_panic_hook();
+    if let Err(err) = terminal::enter(launch.screen) {
+        terminal::restore();
+        eprintln!("tandem: cannot set up the terminal: {err}");
+        return 1;
+    }
+    let _guard = terminal::Guard;
+    match terminal::terminal() {
+        Ok(term) => event_loop(term, launch).await,
+        Err(err) => {
+            terminal::restore();
+            eprintln!("tandem: cannot set up the terminal: {err}");
+            1
+        }
+    }
+}
+
+async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
+    let env = |name: &str| std::env::var(name).ok();
+    let theme = Theme::new(ColorDepth::detect(&env));
+    let paths = Paths::discover(&env);
+    let history = History::load(History::default_path(&paths));
+    let status = StatusInfo::default();
+    let mut app = App::new(theme, Editor::new(history), status, launch.cwd.clone());
+    if let Ok(size) = term.size() {
+        app.size = (size.width, size.height);
+    }
+
+    let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
+    let mut agent: Option<AgentHandle> = None;
+    match launch.config {
+        Some(config) => agent = Some(start_agent(&mut app, config)),
+        None => {
+            app.onboarding = Some(Onboarding {
+                servers: Vec::new(),
+                selected: 0,
+                probing: true,
+                config_file: launch.config_file.clone(),
+            });
+            spawn_probe(probe_tx.clone());
+        }
+    }
+    if let (Some(prompt), Some(_)) = (launch.initial_prompt.clone(), agent.as_ref()) {
+        let effects = app.submit(prompt, Instant::now());
+        apply_simple(&effects, agent.as_ref());
+    }
+
+    let mut terminal_events = EventStream::new();
+    let (Ok(mut sigterm), Ok(mut sighup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        return 1;
+    };
+    let mut last_draw = Instant::now() - FRAME;
+    let mut exit_code = 0;
+
+    loop {
+        let now = Instant::now();
+        if app.dirty && now.duration_since(last_draw) >= FRAME {
+            draw(&mut term, &app);
+            app.dirty = false;
+            last_draw = Instant::now();
+        }
+        let wake = if app.dirty {
+            last_draw + FRAME
+        } else if app.is_animating() {
+            last_draw + ANIMATION
+        } else {
+            now + Duration::from_secs(3600)
+        };
+
+        let mut effects = Vec::new();
+        tokio::select! {
+            event = terminal_events.next() => match event {
+                Some(Ok(event)) => {
+                    if let Some(input) = terminal_input(event) {
+                        effects = app.update(input, Instant::now());
+                    }
+                }
+                Some(Err(_)) | None => break,
+            },
+            event = next_agent_event(&mut agent) => match event {
+                Some(event) => {
+                    effects = app.update(Input::Core(Box::new(event)), Instant::now());
+                    // Take everything already queued before drawing: one frame for a burst of deltas.
+                    if let Some(handle) = agent.as_mut() {
+                        for _ in 0..512 {
+                            match handle.events.try_recv() {
+                                Ok(event) => effects.extend(app.update(Input::Core(Box::new(event)), Instant::now())),
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                }
+                None => {
+                    agent = None;
+                    app.notice(crate::app::cells::NoticeKind::Error, "The agent stopped unexpectedly.");
+                }
+            },
+            Some(servers) = probe_rx.recv() => {
+                effects = app.update(Input::Probed(servers), Instant::now());
+            }
+            _ = tokio::time::sleep_until(wake.into()) => {
+                if app.is_animating() {
+                    app.dirty = true;
+                }
+            }
+            _ = sigterm.recv() => { exit_code = 143; break; }
+            _ = sighup.recv() => { exit_code = 129; break; }
+        }
+
+        let mut quit = false;
+        for effect in effects {
+            match effect {
+                Effect::Op(op) => {
+                    if let Some(handle) = &agent {
+                        let _ = handle.ops.send(op);
+                    }
+                }
+                Effect::Copy(text) => {
+                    let _ = clipboard::copy(&mut std::io::stdout(), &text);
+                }
+                Effect::OpenEditor { path, content } => {
+                    terminal::restore();
+                    let result = tokio::task::block_in_place(|| external_editor::edit(&path, &content));
+                    reenter(&mut term, launch.screen);
+                    let more = app.update(Input::EditorResult(result), Instant::now());
+                    apply_simple(&more, agent.as_ref());
+                }
+                Effect::StartSession { provider, base_url, model } => {
+                    match (launch.configure)(&provider, &base_url, &model) {
+                        Ok(config) => agent = Some(start_agent(&mut app, config)),
+                        Err(message) => app.notice(crate::app::cells::NoticeKind::Error, message),
+                    }
+                }
+                Effect::Rescan => spawn_probe(probe_tx.clone()),
+                Effect::Suspend => {
+                    suspend(&mut term, &mut app, launch.screen);
+                }
+                Effect::Quit => quit = true,
+            }
+        }
+        if quit {
+            break;
+        }
+    }
+
+    if let Some(handle) = &agent {
+        let _ = handle.ops.send(tandem_core::protocol::Op::Interrupt);
+        let _ = handle.ops.send(tandem_core::protocol::Op::Shutdown);
+    }
+    terminal::restore();
+    let width = term.size().map(|size| size.width).unwrap_or(80);
+    let mut stdout = std::io::stdout();
+    let _ = scrollback::print_new_cells(&mut app, &mut stdout, width);
+    exit_code
+}
+
+fn start_agent(app: &mut App, config: AgentConfig) -> AgentHandle {
+    app.status.provider = config.provider.endpoint().name.clone();
+    app.status.model = config.model.id.clone();
+    app.status.context_window = config.model.context_window;
+    app.status.mode = config.permissions.mode;
+    app.bypass_allowed_from_mode();
+    agent::spawn(config)
+}
+
+/// Effects that need no terminal access.
+fn apply_simple(effects: &[Effect], agent: Option<&AgentHandle>) {
+    for effect in effects {
+        if let (Effect::Op(op), Some(handle)) = (effect, agent) {
+            let _ = handle.ops.send(op.clone());
+        }
+    }
+}
+
+async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_core::protocol::Event> {
+    match agent {
+        Some(handle) => handle.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn spawn_probe(tx: mpsc::UnboundedSender<Vec<crate::app::onboarding::LocalServer>>) {
+    tokio::spawn(async move {
+        let servers = probe_local_servers(Duration::from_millis(300)).await;
+        let _ = tx.send(servers);
+    });
+}
+
+fn terminal_input(event: TermEvent) -> Option<Input> {
+    match event {
+        TermEvent::Key(key) => Some(Input::Key(key)),
+        TermEvent::Paste(text) => Some(Input::Paste(text)),
+        TermEvent::Mouse(mouse) => Some(Input::Mouse(mouse)),
+        TermEvent::Resize(width, height) => Some(Input::Resize(width, height)),
+        TermEvent::FocusGained | TermEvent::FocusLost => None,
+    }
+}
+
+fn draw(term: &mut terminal::Term, app: &App) {
+    let mut stdout = std::io::stdout();
+    let _ = execute!(stdout, BeginSynchronizedUpdate);
+    let now = Instant::now();
+    let _ = term.draw(|frame| crate::ui::frame::render(app, frame, now));
+    let _ = execute!(stdout, EndSynchronizedUpdate);
+    let _ = stdout.flush();
+}
+
+fn reenter(term: &mut terminal::Term, screen: ScreenOptions) {
+    let _ = terminal::enter(screen);
+    let _ = term.clear();
+}
+
+/// Ctrl+Z: print the conversation so far to the normal screen, restore the terminal and stop; `fg` continues
+/// here and the app comes back.
+fn suspend(term: &mut terminal::Term, app: &mut App, screen: ScreenOptions) {
+    terminal::restore();
+    let width = term.size().map(|size| size.width).unwrap_or(80);
+    let mut stdout = std::io::stdout();
+    let _ = scrollback::print_new_cells(app, &mut stdout, width);
+    let _ = writeln!(stdout, "tandem is suspended: type `fg` to return.");
+    let _ = stdout.flush();
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TSTP);
+    reenter(term, screen);
+    app.dirty = true;
+}

@@ -1,0 +1,152 @@
+//! The whole screen: transcript, optional search bar and completion popup, input, status line, and modals
+//! (permission dialog, help) above them.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+use super::input::{input_height, render_input};
+use super::onboarding::render_onboarding;
+use super::popup::{popup_height, render_completions};
+use super::status::render_status;
+use super::transcript::render_transcript;
+use crate::app::{App, Focus};
+
+/// Most rows the input may take.
+const MAX_INPUT_ROWS: u16 = 12;
+
+/// How tall the transcript area is for the app's current screen size.
+pub fn transcript_height(app: &App) -> u16 {
+    let (width, height) = app.size;
+    let areas = areas(app, Rect::new(0, 0, width, height));
+    areas.transcript.height
+}
+
+struct Areas {
+    transcript: Rect,
+    search: Option<Rect>,
+    popup: Option<Rect>,
+    input: Rect,
+    status: Rect,
+}
+
+fn areas(app: &App, area: Rect) -> Areas {
+    let input_rows = input_height(&app.editor, area.width, MAX_INPUT_ROWS.min(area.height / 2).max(2));
+    let completions = app.editor.completions();
+    let popup_rows =
+        if completions.is_empty() || app.focus != Focus::Input { 0 } else { popup_height(completions.len()) };
+    let search_rows = u16::from(app.transcript.search.is_some());
+    let [transcript, search, popup, input, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(search_rows),
+        Constraint::Length(popup_rows),
+        Constraint::Length(input_rows),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    Areas {
+        transcript,
+        search: (search_rows > 0).then_some(search),
+        popup: (popup_rows > 0).then_some(popup),
+        input,
+        status,
+    }
+}
+
+/// Draws everything. No I/O: a pure function of the app's state (and the clock, for spinners).
+pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
+    let area = frame.area();
+    let buf = frame.buffer_mut();
+    if let Some(onboarding) = &app.onboarding {
+        render_onboarding(onboarding, area, buf, &app.theme);
+        return;
+    }
+    let areas = areas(app, area);
+    render_transcript(&app.transcript, areas.transcript, buf, &app.theme, now);
+    if let (Some(rect), Some(search)) = (areas.search, &app.transcript.search) {
+        let count = if search.query.is_empty() {
+            String::new()
+        } else if search.matches.is_empty() {
+            "  no matches".into()
+        } else {
+            format!("  {}/{}", search.current + 1, search.matches.len())
+        };
+        let hint = if search.editing { "  enter confirm · esc cancel" } else { "  n/N next/prev · esc close" };
+        Line::from(vec![
+            Span::styled("search: ", app.theme.key_hint),
+            Span::raw(search.query.clone()),
+            Span::styled(count, app.theme.dim),
+            Span::styled(hint, app.theme.dim),
+        ])
+        .render(rect, buf);
+    }
+    if let Some(rect) = areas.popup {
+        render_completions(&app.editor.completions(), app.editor.completion_selected(), rect, buf, &app.theme);
+    }
+    let placeholder = match app.focus {
+        Focus::Scroll => {
+            "scroll mode: j/k move · v select · y copy · c copy answer · b copy code · / search · esc back"
+        }
+        Focus::Input if app.working => "esc to interrupt · type ahead…",
+        Focus::Input => "Ask tandem anything · / for commands · shift+tab mode · ctrl+s scroll/copy",
+    };
+    let cursor = render_input(&app.editor, areas.input, buf, &app.theme, placeholder);
+    render_status(&app.status, areas.status, buf, &app.theme, now);
+
+    if let Some(dialog) = app.dialogs.front() {
+        dialog.render(area, buf, &app.theme);
+    } else if app.show_help {
+        render_help(app, area, buf);
+    } else if app.focus == Focus::Input
+        && app.transcript.search.is_none()
+        && let Some((x, y)) = cursor
+    {
+        frame.set_cursor_position((x, y));
+    }
+}
+
+const HELP: &[(&str, &str)] = &[
+    ("enter", "send · shift+enter, alt+enter or ctrl+j: new line"),
+    ("esc", "interrupt the model while it works"),
+    ("shift+tab", "cycle permission mode (default → accept edits → plan)"),
+    ("pgup/pgdn, wheel", "scroll the conversation · home/end on an empty prompt: top/bottom"),
+    ("ctrl+f", "search the conversation (n/N next/previous)"),
+    ("ctrl+s", "scroll mode: j/k move, v select, y copy, c copy answer, b copy code block"),
+    ("ctrl+o", "expand/collapse the latest tool output or thinking"),
+    ("↑/↓, ctrl+r", "prompt history · search history"),
+    ("ctrl+c", "clear the prompt · twice: quit"),
+    ("ctrl+d", "quit (on an empty prompt)"),
+    ("ctrl+z", "suspend (fg to return)"),
+    ("/help /clear /model /mode /cost /copy /compact /quit", "commands"),
+    ("permission dialog", "y once · a always (session) · n/esc deny · f deny with feedback · e edit · tab/space hunks"),
+];
+
+fn render_help(app: &App, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+    let width = area.width.saturating_sub(4).min(100);
+    let height = (HELP.len() as u16 + 4).min(area.height);
+    let rect = Rect {
+        x: area.x + (area.width.saturating_sub(width)) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    };
+    Clear.render(rect, buf);
+    let lines: Vec<Line<'_>> = HELP
+        .iter()
+        .map(|(keys, what)| {
+            Line::from(vec![Span::styled(format!("{keys:>18}  "), app.theme.key_hint), Span::raw(*what)])
+        })
+        .collect();
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(app.theme.border)
+                .title(Span::styled(" tandem — keys (any key closes) ", app.theme.dialog_title)),
+        )
+        .render(rect, buf);
+}

@@ -1,0 +1,274 @@
+//! Drawing the permission dialog: a bordered modal over most of the screen with the tool and risk in its
+//! title, the scrollable body (diff, command or input), and a footer of key hints or the feedback field.
+//!
+//! The body is rendered once per width, colour depth and review state and cached, so a redraw of a long diff
+//! costs only the visible rows. Every size down to nothing is drawn without panicking.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Widget};
+use tandem_core::tools::Risk;
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::{Body, BodyCache, PermissionDialog};
+use crate::ui::diff::text::{display_text, rows};
+use crate::ui::theme::{ColorDepth, Theme};
+use crate::ui::wrap;
+
+/// Columns between hint items in the footer.
+const HINT_GAP: &str = "  ";
+
+/// A footer hint: the key and what it does, in a long and a short wording (for narrow dialogs).
+struct Hint {
+    key: &'static str,
+    short_key: &'static str,
+    long: Vec<Span<'static>>,
+    short: Vec<Span<'static>>,
+}
+
+impl PermissionDialog {
+    /// Draws the dialog over `area` (clearing what is under it).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let area = area.intersection(buf.area);
+        let dialog = dialog_rect(area);
+        if dialog.is_empty() {
+            return;
+        }
+        Clear.render(dialog, buf);
+        let block = Block::bordered().border_style(theme.border).title(self.title(theme));
+        let inner = block.inner(dialog);
+        if inner.is_empty() {
+            block.render(dialog, buf);
+            return;
+        }
+        let width = usize::from(inner.width);
+        let body = self.body_lines(width, theme);
+        let footer = self.footer_lines(width, theme);
+        let height = usize::from(inner.height);
+        let footer_height = footer.len().min(height.saturating_sub(1));
+        let rule = height >= footer_height + 6;
+        let body_height = height - footer_height - usize::from(rule);
+        self.body_width.store(width, Ordering::Relaxed);
+        self.body_height.store(body_height.max(1), Ordering::Relaxed);
+
+        let scroll = self.scroll.min(body.len().saturating_sub(body_height));
+        let block = if body.len() > body_height {
+            let last = (scroll + body_height).min(body.len());
+            let position = format!(" ↑↓ {}-{}/{} ", scroll + 1, last, body.len());
+            block.title_bottom(Line::from(Span::styled(position, theme.dim)).right_aligned())
+        } else {
+            block
+        };
+        block.render(dialog, buf);
+
+        let mut y = inner.y;
+        for line in body.iter().skip(scroll).take(body_height) {
+            buf.set_line(inner.x, y, line, inner.width);
+            y += 1;
+        }
+        y = inner.y + (body_height as u16);
+        if rule {
+            buf.set_string(inner.x, y, "─".repeat(width), theme.border);
+            y += 1;
+        }
+        for line in footer.iter().take(footer_height) {
+            buf.set_line(inner.x, y, line, inner.width);
+            y += 1;
+        }
+    }
+
+    /// ` Allow Edit? medium risk `, the risk in its colour.
+    fn title(&self, theme: &Theme) -> Line<'static> {
+        let (risk, style) = match self.risk {
+            Risk::Low => ("low risk", theme.risk_low),
+            Risk::Medium => ("medium risk", theme.risk_medium),
+            Risk::High => ("high risk", theme.risk_high),
+        };
+        Line::from(vec![
+            Span::styled(format!(" Allow {}? ", self.tool), theme.dialog_title),
+            Span::styled(risk, style),
+            Span::raw(" "),
+        ])
+    }
+
+    /// The body's lines at `width`, from the cache when nothing changed since the last render.
+    fn body_lines(&self, width: usize, theme: &Theme) -> Arc<Vec<Line<'static>>> {
+        let Ok(mut cache) = self.cache.lock() else { return Arc::new(build_body(self, width, theme)) };
+        if let Some(hit) = cache.as_ref()
+            && hit.width == width
+            && hit.depth == theme.depth
+            && hit.review == self.review
+        {
+            return Arc::clone(&hit.lines);
+        }
+        let lines = Arc::new(build_body(self, width, theme));
+        *cache = Some(BodyCache { width, depth: theme.depth, review: self.review.clone(), lines: Arc::clone(&lines) });
+        lines
+    }
+
+    fn footer_lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        if self.typing_feedback {
+            return self.feedback_lines(width, theme);
+        }
+        let hints = self.hints(theme);
+        let long = pack(&hints, width, theme, false);
+        if long.len() <= 2 { long } else { pack(&hints, width, theme, true) }
+    }
+
+    fn hints(&self, theme: &Theme) -> Vec<Hint> {
+        let text = |label: &str| vec![Span::styled(label.to_owned(), theme.text)];
+        let hint =
+            |key, short_key, long: &str, short: &str| Hint { key, short_key, long: text(long), short: text(short) };
+        let mut hints = vec![hint("y", "y", "allow once", "yes")];
+        if !self.suggested_rule.is_empty() {
+            let rule = Span::styled(self.suggested_rule.clone(), theme.bold);
+            hints.push(Hint {
+                key: "a",
+                short_key: "a",
+                long: vec![Span::raw("always allow "), rule.clone(), Span::raw(" this session")],
+                short: vec![Span::raw("always allow "), rule],
+            });
+        }
+        hints.push(hint("n/Esc", "n", "deny", "no"));
+        hints.push(hint("f", "f", "deny with feedback", "feedback"));
+        if self.editor_start().is_some() {
+            hints.push(hint("e", "e", "edit first", "edit"));
+        }
+        if self.review.is_some() {
+            hints.push(hint("Tab/⇧Tab", "Tab", "select hunk", "hunk"));
+            hints.push(hint("Space", "Space", "accept/reject hunk", "toggle"));
+            hints.push(hint("Enter", "Enter", "apply review", "apply"));
+        }
+        hints
+    }
+
+    /// The feedback prompt and the one-line field, showing the end of the text and a cursor.
+    fn feedback_lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let prompt = Line::from(vec![
+            Span::styled("Tell the model what to do instead", theme.bold),
+            Span::raw(HINT_GAP),
+            Span::styled("Enter", theme.key_hint),
+            Span::styled(" deny and send  ", theme.dim),
+            Span::styled("Esc", theme.key_hint),
+            Span::styled(" back", theme.dim),
+        ]);
+        let mut lines = wrap::wrap_line(&prompt, width, &[]);
+        let room = width.saturating_sub(3);
+        let text = display_text(&self.feedback);
+        let mut start = text.len();
+        let mut used = 0;
+        for (at, grapheme) in text.grapheme_indices(true).rev() {
+            used += wrap::width(grapheme);
+            if used > room {
+                break;
+            }
+            start = at;
+        }
+        lines.push(Line::from(vec![
+            Span::styled("> ", theme.accent),
+            Span::styled(text[start..].to_owned(), theme.text),
+            Span::styled(" ", Style::new().add_modifier(Modifier::REVERSED)),
+        ]));
+        lines
+    }
+}
+
+/// Number of body lines at `width` (what the render scrolls over).
+pub(super) fn body_len(dialog: &PermissionDialog, width: usize) -> usize {
+    match &dialog.body {
+        Body::Diff(diff) => diff.view.line_count(width),
+        Body::Command { .. } | Body::Input(_) => build_body(dialog, width, &Theme::new(ColorDepth::None)).len(),
+    }
+}
+
+fn build_body(dialog: &PermissionDialog, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    match &dialog.body {
+        Body::Diff(diff) => diff.view.render(width, theme, dialog.review.as_ref()),
+        Body::Command { command, cwd } => {
+            let mut lines = prefixed(&cwd.display().to_string(), "in ", "   ", theme.dim, theme.text, width);
+            lines.push(Line::default());
+            for (index, line) in command.split('\n').enumerate() {
+                let first = if index == 0 { "$ " } else { "  " };
+                lines.extend(prefixed(line, first, "  ", theme.accent, theme.bold, width));
+            }
+            lines
+        }
+        Body::Input(json) => {
+            json.lines().flat_map(|line| prefixed(line, "", "", theme.dim, theme.text, width)).collect()
+        }
+    }
+}
+
+/// `text` broken into rows under a prefix (`first` on the first row, `rest` after), keeping every character.
+fn prefixed(
+    text: &str,
+    first: &str,
+    rest: &str,
+    prefix_style: Style,
+    style: Style,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let text = display_text(text);
+    let room = width.saturating_sub(wrap::width(first)).max(1);
+    rows(&text, room)
+        .into_iter()
+        .enumerate()
+        .map(|(index, range)| {
+            let prefix = if index == 0 { first } else { rest };
+            Line::from(vec![Span::styled(prefix.to_owned(), prefix_style), Span::styled(text[range].to_owned(), style)])
+        })
+        .collect()
+}
+
+/// Packs hints into lines of `width` columns, in order; one too long for a line wraps onto its own lines.
+fn pack(hints: &[Hint], width: usize, theme: &Theme, short: bool) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut current: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for hint in hints {
+        let key = if short { hint.short_key } else { hint.key };
+        let mut spans = vec![Span::styled(key, theme.key_hint), Span::raw(" ")];
+        spans.extend((if short { &hint.short } else { &hint.long }).iter().cloned());
+        let hint_width: usize = spans.iter().map(|span| wrap::width(&span.content)).sum();
+        let gap = if current.is_empty() { 0 } else { HINT_GAP.len() };
+        if used + gap + hint_width <= width {
+            if gap > 0 {
+                current.push(Span::raw(HINT_GAP));
+            }
+            current.extend(spans);
+            used += gap + hint_width;
+            continue;
+        }
+        if !current.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut current)));
+        }
+        if hint_width <= width {
+            current = spans;
+            used = hint_width;
+        } else {
+            lines.extend(wrap::wrap_line(&Line::from(spans), width, &[Span::raw("  ")]));
+            used = 0;
+        }
+    }
+    if !current.is_empty() {
+        lines.push(Line::from(current));
+    }
+    lines
+}
+
+/// The dialog's rectangle: most of `area`, with a small margin when there is room for one.
+fn dialog_rect(area: Rect) -> Rect {
+    let margin_x = if area.width >= 60 { 2 } else { 0 };
+    let margin_y = if area.height >= 16 { 1 } else { 0 };
+    Rect {
+        x: area.x + margin_x,
+        y: area.y + margin_y,
+        width: area.width - 2 * margin_x,
+        height: area.height - 2 * margin_y,
+    }
+}

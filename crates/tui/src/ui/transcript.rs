@@ -1,0 +1,97 @@
+//! Draws the visible slice of the transcript, with search highlights, the keyboard selection and a
+//! "new output below" marker when the user has scrolled up.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::theme::Theme;
+use super::wrap::{line_text, width as display_width};
+use crate::app::transcript::Transcript;
+
+/// Draws the transcript into `area`, bottom-aligned (a short conversation sits just above the input).
+pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let layout = transcript.layout(area.width as usize, theme, now);
+    let total: usize = layout.iter().map(|lines| lines.len()).sum();
+    let viewport = area.height as usize;
+    let scroll = transcript.scroll_from_bottom.min(total.saturating_sub(viewport));
+    let end = total - scroll;
+    let start = end.saturating_sub(viewport);
+    // Bottom-aligned: when the content is shorter than the viewport, it starts lower.
+    let top_padding = viewport.saturating_sub(end - start);
+
+    // Walk cells to the first visible line without touching the lines before it.
+    let mut line_index = 0usize;
+    let mut row = top_padding;
+    for lines in &layout {
+        if line_index + lines.len() <= start {
+            line_index += lines.len();
+            continue;
+        }
+        for (offset, line) in lines.iter().enumerate() {
+            let global = line_index + offset;
+            if global < start {
+                continue;
+            }
+            if global >= end {
+                break;
+            }
+            let y = area.y + row as u16;
+            line.render(Rect { x: area.x, y, width: area.width, height: 1 }, buf);
+            decorate(transcript, global, line, Rect { x: area.x, y, width: area.width, height: 1 }, buf, theme);
+            row += 1;
+        }
+        line_index += lines.len();
+        if line_index >= end {
+            break;
+        }
+    }
+
+    if transcript.new_output_below && scroll > 0 {
+        let marker = " ↓ new output below (End) ";
+        let width = display_width(marker) as u16;
+        if area.width > width {
+            let x = area.x + area.width - width - 1;
+            let y = area.y + area.height - 1;
+            Line::from(Span::styled(marker, theme.key_hint.add_modifier(ratatui::style::Modifier::REVERSED)))
+                .render(Rect { x, y, width, height: 1 }, buf);
+        }
+    } else if scroll > 0 {
+        let marker = format!(" ↑ {scroll} lines up ");
+        let width = display_width(&marker) as u16;
+        if area.width > width {
+            let x = area.x + area.width - width - 1;
+            let y = area.y + area.height - 1;
+            Line::from(Span::styled(marker, theme.dim)).render(Rect { x, y, width, height: 1 }, buf);
+        }
+    }
+}
+
+/// Search matches, the selection and the scroll-mode cursor drawn over a line.
+fn decorate(transcript: &Transcript, global: usize, line: &Line<'_>, row: Rect, buf: &mut Buffer, theme: &Theme) {
+    if let Some((anchor, head)) = transcript.selection {
+        if (anchor.min(head)..=anchor.max(head)).contains(&global) {
+            buf.set_style(row, theme.selection);
+        }
+    } else if transcript.cursor_line == Some(global) {
+        buf.set_style(Rect { width: 1, ..row }, theme.key_hint);
+        buf.set_style(row, theme.selection);
+    }
+    let Some(search) = &transcript.search else { return };
+    let text = line_text(line);
+    for (index, found) in search.matches.iter().enumerate().filter(|(_, found)| found.line == global) {
+        let column = display_width(&text[..found.start.min(text.len())]) as u16;
+        let width = display_width(&text[found.start.min(text.len())..found.end.min(text.len())]) as u16;
+        if column >= row.width {
+            continue;
+        }
+        let style = if index == search.current { theme.search_current } else { theme.search_match };
+        buf.set_style(Rect { x: row.x + column, y: row.y, width: width.min(row.width - column), height: 1 }, style);
+    }
+}
