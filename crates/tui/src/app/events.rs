@@ -250,9 +250,28 @@ impl App {
                 let call_id = dialog.call_id().to_owned();
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     let now = Instant::now();
+                    let written = match &answer {
+                        tandem_core::protocol::PermissionAnswer::AllowModified { content, .. } => Some(content.clone()),
+                        _ => None,
+                    };
                     self.transcript.update(index, |cell| {
                         if let CellKind::Tool(card) = &mut cell.kind {
                             card.state = ToolState::Running { since: now };
+                            // The card shows what is really written, not what was proposed.
+                            if let (
+                                Some(content),
+                                Some(tandem_core::tools::Preview::Diff { path, diff, old, new, .. }),
+                            ) = (written, card.preview.as_mut())
+                            {
+                                let label = path.display().to_string();
+                                *diff = tandem_core::tools::diff::unified_diff(
+                                    &label,
+                                    old.as_deref().unwrap_or_default(),
+                                    &content,
+                                    tandem_core::tools::diff::DEFAULT_CONTEXT,
+                                );
+                                *new = content;
+                            }
                         }
                     });
                 }

@@ -212,6 +212,8 @@ fn start_agent(app: &mut App, config: AgentConfig) -> AgentHandle {
     app.status.model = config.model.id.clone();
     app.status.context_window = config.model.context_window;
     app.status.mode = config.permissions.mode;
+    // Known prices start at $0; unknown ones stay unknown ("$?"), never $0.
+    app.status.cost_usd = config.model.prices.map(|_| 0.0);
     app.bypass_allowed_from_mode();
     agent::spawn(config)
 }

@@ -35,23 +35,36 @@ impl PermissionDialog {
     /// Draws the dialog over `area` (clearing what is under it).
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let area = area.intersection(buf.area);
-        let dialog = dialog_rect(area);
+        let mut dialog = dialog_rect(area);
         if dialog.is_empty() {
             return;
         }
-        Clear.render(dialog, buf);
         let block = Block::bordered().border_style(theme.border).title(self.title(theme));
+        let inner_width = usize::from(block.inner(dialog).width);
+        if inner_width == 0 {
+            Clear.render(dialog, buf);
+            block.render(dialog, buf);
+            return;
+        }
+        let body = self.body_lines(inner_width, theme);
+        let footer = self.footer_lines(inner_width, theme);
+        // Only as tall as its content, at the bottom of the screen: the conversation stays visible above.
+        let needed = body.len() + footer.len() + 1 + 2;
+        if needed < usize::from(dialog.height) {
+            let height = needed as u16;
+            dialog.y += dialog.height - height;
+            dialog.height = height;
+        }
+        Clear.render(dialog, buf);
         let inner = block.inner(dialog);
         if inner.is_empty() {
             block.render(dialog, buf);
             return;
         }
         let width = usize::from(inner.width);
-        let body = self.body_lines(width, theme);
-        let footer = self.footer_lines(width, theme);
         let height = usize::from(inner.height);
         let footer_height = footer.len().min(height.saturating_sub(1));
-        let rule = height >= footer_height + 6;
+        let rule = height >= footer_height + 2 && height > body.len().min(4) + footer_height;
         let body_height = height - footer_height - usize::from(rule);
         self.body_width.store(width, Ordering::Relaxed);
         self.body_height.store(body_height.max(1), Ordering::Relaxed);
