@@ -104,6 +104,8 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     };
     let mut last_draw = Instant::now() - FRAME;
     let mut exit_code = 0;
+    // Lets the end-to-end tests prove the terminal is restored when the app panics.
+    let panic_after_first_frame = std::env::var_os("TANDEM_TEST_PANIC").is_some();
 
     loop {
         let now = Instant::now();
@@ -111,6 +113,9 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
             draw(&mut term, &app);
             app.dirty = false;
             last_draw = Instant::now();
+            if panic_after_first_frame {
+                panic!("TANDEM_TEST_PANIC: deliberate panic after the first frame");
+            }
         }
         let wake = if app.dirty {
             last_draw + FRAME
