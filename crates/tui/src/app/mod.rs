@@ -10,6 +10,9 @@ pub mod keys;
 pub mod onboarding;
 pub mod transcript;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -144,7 +147,7 @@ impl App {
             }
             Input::Mouse(mouse) => self.on_mouse(mouse),
             Input::Resize(width, height) => {
-                self.size = (width, height);
+                self.set_size(width, height);
                 Vec::new()
             }
             Input::Core(event) => {
@@ -173,6 +176,13 @@ impl App {
         self.working = true;
         self.status.working_since = Some(now);
         vec![Effect::Op(Op::UserTurn { text })]
+    }
+
+    /// The screen size changed (or is first known): everything re-wraps at the new width on the next frame.
+    pub fn set_size(&mut self, width: u16, height: u16) {
+        self.size = (width, height);
+        self.editor.set_wrap_width(crate::ui::input::text_width(width));
+        self.dirty = true;
     }
 
     /// Re-reads whether Shift+Tab may cycle into bypass mode (only when the session started in it).

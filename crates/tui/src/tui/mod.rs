@@ -76,7 +76,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let status = StatusInfo::default();
     let mut app = App::new(theme, Editor::new(history), status, launch.cwd.clone());
     if let Ok(size) = term.size() {
-        app.size = (size.width, size.height);
+        app.set_size(size.width, size.height);
     }
 
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();

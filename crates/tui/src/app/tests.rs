@@ -1,0 +1,347 @@
+//! The app driven like the runtime drives it: inputs in, effects and screens out.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use tandem_core::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
+use tandem_core::permissions::PermissionMode;
+use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome, ToolCallStatus, TurnSummary};
+use tandem_core::provider::{BlockStart, StreamEvent};
+use tandem_core::tools::{Preview, Risk};
+
+use super::cells::CellKind;
+use super::editor::Editor;
+use super::{App, Effect, Focus, Input};
+use crate::ui::status::StatusInfo;
+use crate::ui::theme::{ColorDepth, Theme};
+
+fn app(width: u16, height: u16) -> App {
+    let status = StatusInfo {
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        context_window: 200_000,
+        cost_usd: Some(0.0),
+        ..Default::default()
+    };
+    let mut app =
+        App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
+    app.set_size(width, height);
+    app
+}
+
+fn key(code: KeyCode) -> Input {
+    Input::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Input {
+    Input::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn core(app: &mut App, event: Event) -> Vec<Effect> {
+    app.update(Input::Core(Box::new(event)), Instant::now())
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(key(KeyCode::Char(c)), Instant::now());
+    }
+}
+
+fn screen(app: &App) -> String {
+    let (width, height) = app.size;
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| crate::ui::frame::render(app, frame, Instant::now())).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..height)
+        .map(|y| (0..width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn stream_text(app: &mut App, index: usize, text: &str) {
+    core(app, Event::Stream(StreamEvent::BlockStart { index, block: BlockStart::Text }));
+    core(app, Event::Stream(StreamEvent::TextDelta { index, text: text.into() }));
+    core(app, Event::Stream(StreamEvent::BlockStop { index }));
+}
+
+fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
+    Event::TurnFinished(TurnSummary {
+        outcome,
+        result_text: None,
+        stop_reason: Some(StopReason::EndTurn),
+        num_turns: 1,
+        duration_ms: 1,
+        duration_api_ms: 1,
+        usage: Usage::default(),
+        total_cost_usd: Some(0.01),
+        permission_denials: vec![],
+        errors,
+    })
+}
+
+/// A finished exchange: prompt, answer, a Read card and an Edit card.
+fn conversation(app: &mut App) {
+    type_text(app, "Fix the greeting");
+    let effects = app.update(key(KeyCode::Enter), Instant::now());
+    assert_eq!(effects, vec![Effect::Op(Op::UserTurn { text: "Fix the greeting".into() })]);
+    core(app, Event::RequestStarted { round: 1 });
+    stream_text(app, 0, "I'll look at `hello.rs` first.\n\n- it prints a **greeting**\n- it needs a fix\n");
+    core(
+        app,
+        Event::ToolCallStarted { call_id: "t1".into(), name: "Read".into(), input: json!({"file_path": "hello.rs"}) },
+    );
+    core(
+        app,
+        Event::ToolCallFinished {
+            call_id: "t1".into(),
+            content: "     1\tfn main() {}".into(),
+            is_error: false,
+            status: ToolCallStatus::Completed,
+            duration_ms: 3,
+        },
+    );
+    stream_text(app, 0, "Done: the greeting now says hello to tandem.\n");
+    core(app, finished(RunOutcome::Success, vec![]));
+}
+
+#[test]
+fn a_turn_renders_at_wide_and_narrow_widths() {
+    for (width, height) in [(120, 24), (40, 24)] {
+        let mut app = app(width, height);
+        conversation(&mut app);
+        let text = screen(&app);
+        assert!(text.contains("> Fix the greeting"), "{text}");
+        assert!(text.contains("Read"), "{text}");
+        insta::assert_snapshot!(format!("turn_{width}x{height}"), text);
+    }
+}
+
+#[test]
+fn streaming_text_is_committed_line_by_line() {
+    let mut app = app(80, 20);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    core(&mut app, Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
+    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "first line\nsecond li".into() }));
+    let text = screen(&app);
+    assert!(text.contains("first line") && !text.contains("second li"), "{text}");
+    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "ne\n".into() }));
+    assert!(screen(&app).contains("second line"));
+}
+
+#[test]
+fn a_retry_after_partial_output_discards_it() {
+    let mut app = app(80, 20);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    stream_text(&mut app, 0, "partial answer that will be dropped\n");
+    core(
+        &mut app,
+        Event::Retrying {
+            attempt: 1,
+            max_attempts: 10,
+            delay_ms: 500,
+            reason: "the connection to the model was lost".into(),
+            discarded_partial_output: true,
+        },
+    );
+    stream_text(&mut app, 0, "the real answer\n");
+    let text = screen(&app);
+    assert!(!text.contains("partial answer"), "{text}");
+    assert!(text.contains("retrying") && text.contains("the real answer"), "{text}");
+}
+
+#[test]
+fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
+    let mut app = app(100, 30);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    for id in ["b1", "b2"] {
+        core(
+            &mut app,
+            Event::ToolCallStarted { call_id: id.into(), name: "Bash".into(), input: json!({"command": "ls"}) },
+        );
+        core(
+            &mut app,
+            Event::PermissionRequested {
+                call_id: id.into(),
+                tool: "Bash".into(),
+                risk: Risk::High,
+                input: json!({"command": "ls"}),
+                preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
+                suggested_rule: "Bash(ls:*)".into(),
+            },
+        );
+    }
+    assert_eq!(app.dialogs.len(), 2);
+    assert!(screen(&app).contains("Bash(ls:*)"));
+    let effects = app.update(key(KeyCode::Char('y')), Instant::now());
+    assert_eq!(
+        effects,
+        vec![Effect::Op(Op::PermissionAnswer { call_id: "b1".into(), answer: PermissionAnswer::AllowOnce })]
+    );
+    let effects = app.update(key(KeyCode::Char('n')), Instant::now());
+    assert_eq!(
+        effects,
+        vec![Effect::Op(Op::PermissionAnswer {
+            call_id: "b2".into(),
+            answer: PermissionAnswer::Deny { feedback: None }
+        })]
+    );
+    assert!(app.dialogs.is_empty());
+}
+
+#[test]
+fn esc_interrupts_only_while_working_and_ctrl_c_twice_quits() {
+    let mut app = app(80, 20);
+    assert!(app.update(key(KeyCode::Esc), Instant::now()).is_empty(), "an idle Esc does nothing");
+    type_text(&mut app, "hello");
+    app.update(key(KeyCode::Enter), Instant::now());
+    assert_eq!(app.update(key(KeyCode::Esc), Instant::now()), vec![Effect::Op(Op::Interrupt)]);
+    core(&mut app, finished(RunOutcome::ErrorDuringExecution, vec!["Interrupted by the user.".into()]));
+    assert!(screen(&app).contains("Interrupted"));
+
+    type_text(&mut app, "draft");
+    let now = Instant::now();
+    assert!(app.update(ctrl('c'), now).is_empty());
+    assert!(app.editor.is_empty(), "the first ctrl+c clears the input");
+    assert!(app.update(ctrl('c'), now).is_empty());
+    assert_eq!(app.update(ctrl('c'), now + Duration::from_millis(200)), vec![Effect::Quit]);
+    assert_eq!(app.update(ctrl('d'), now), vec![Effect::Quit], "ctrl+d on an empty prompt quits");
+}
+
+#[test]
+fn shift_tab_cycles_the_permission_mode() {
+    let mut app = app(80, 20);
+    let backtab = Input::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    let modes: Vec<Vec<Effect>> = (0..3).map(|_| app.update(backtab_clone(&backtab), Instant::now())).collect();
+    assert_eq!(
+        modes,
+        vec![
+            vec![Effect::Op(Op::SetPermissionMode(PermissionMode::AcceptEdits))],
+            vec![Effect::Op(Op::SetPermissionMode(PermissionMode::Plan))],
+            vec![Effect::Op(Op::SetPermissionMode(PermissionMode::Default))],
+        ]
+    );
+}
+
+fn backtab_clone(input: &Input) -> Input {
+    match input {
+        Input::Key(key) => Input::Key(*key),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn search_highlights_matches_and_steps_through_them() {
+    let mut app = app(80, 24);
+    conversation(&mut app);
+    app.update(ctrl('f'), Instant::now());
+    type_text(&mut app, "greeting");
+    app.update(key(KeyCode::Enter), Instant::now());
+    let search = app.transcript.search.as_ref().unwrap();
+    assert!(search.matches.len() >= 3, "{:?}", search.matches);
+    let text = screen(&app);
+    assert!(text.contains("search: greeting"), "{text}");
+    insta::assert_snapshot!("search_80x24", text);
+
+    // The current match is drawn in the current-match style, the others in the match style.
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|frame| crate::ui::frame::render(&app, frame, Instant::now())).unwrap();
+    let buffer = terminal.backend().buffer();
+    let styled = |style: ratatui::style::Style| {
+        (0..24u16)
+            .flat_map(|y| (0..80u16).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                Some(buffer[(x, y)].bg) == style.bg && buffer[(x, y)].modifier.contains(style.add_modifier)
+            })
+            .count()
+    };
+    assert!(styled(app.theme.search_match) >= "greeting".len(), "other matches are highlighted");
+    app.update(key(KeyCode::Char('n')), Instant::now());
+    assert_eq!(app.focus, Focus::Scroll);
+}
+
+#[test]
+fn scroll_mode_copies_the_answer_and_code_blocks() {
+    let mut app = app(80, 24);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    stream_text(&mut app, 0, "Run this:\n\n```sh\ncargo test\n```\n");
+    core(&mut app, finished(RunOutcome::Success, vec![]));
+    app.update(ctrl('s'), Instant::now());
+    assert_eq!(app.update(key(KeyCode::Char('b')), Instant::now()), vec![Effect::Copy("cargo test".into())]);
+    let effects = app.update(key(KeyCode::Char('c')), Instant::now());
+    assert_eq!(effects, vec![Effect::Copy("Run this:\n\n```sh\ncargo test\n```\n".into())]);
+    app.update(key(KeyCode::Esc), Instant::now());
+    assert_eq!(app.focus, Focus::Input);
+}
+
+#[test]
+fn scrolling_up_marks_new_output_below() {
+    let mut app = app(60, 12);
+    for i in 0..30 {
+        stream_text(&mut app, 0, &format!("answer number {i}\n"));
+    }
+    app.update(key(KeyCode::PageUp), Instant::now());
+    assert!(app.transcript.scroll_from_bottom > 0);
+    stream_text(&mut app, 0, "fresh output\n");
+    assert!(app.transcript.new_output_below);
+    assert!(screen(&app).contains("new output below"));
+    app.update(key(KeyCode::End), Instant::now());
+    assert_eq!(app.transcript.scroll_from_bottom, 0);
+}
+
+#[test]
+fn slash_commands_act_on_the_session() {
+    let mut app = app(80, 24);
+    assert_eq!(
+        app.submit("/model claude-haiku-4-5".into(), Instant::now()),
+        vec![Effect::Op(Op::SetModel { model: "claude-haiku-4-5".into() })]
+    );
+    assert_eq!(
+        app.submit("/mode plan".into(), Instant::now()),
+        vec![Effect::Op(Op::SetPermissionMode(PermissionMode::Plan))]
+    );
+    assert_eq!(app.submit("/quit".into(), Instant::now()), vec![Effect::Quit]);
+    conversation(&mut app);
+    assert_eq!(app.submit("/clear".into(), Instant::now()), vec![Effect::Op(Op::ClearConversation)]);
+    assert_eq!(app.transcript.len(), 1, "only the 'new conversation' notice remains");
+    app.submit("/cost".into(), Instant::now());
+    assert!(
+        matches!(&app.transcript.cells().last().unwrap().kind, CellKind::Notice { text, .. } if text.contains("Session cost"))
+    );
+    app.submit("/help".into(), Instant::now());
+    assert!(screen(&app).contains("keys"));
+}
+
+#[test]
+fn assistant_messages_fill_in_tool_inputs_and_interrupts_mark_cards() {
+    let mut app = app(80, 20);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    core(
+        &mut app,
+        Event::Stream(StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::ToolUse { id: "x".into(), name: "Bash".into() },
+        }),
+    );
+    core(
+        &mut app,
+        Event::AssistantMessage(AssistantMessage {
+            id: "m".into(),
+            model: "m".into(),
+            content: vec![ContentBlock::ToolUse {
+                id: "x".into(),
+                name: "Bash".into(),
+                input: json!({"command": "sleep 5"}),
+            }],
+            stop_reason: Some(StopReason::ToolUse),
+            usage: Usage::default(),
+        }),
+    );
+    assert!(screen(&app).contains("sleep 5"));
+    core(&mut app, finished(RunOutcome::ErrorDuringExecution, vec!["Interrupted by the user.".into()]));
+    let CellKind::Tool(card) = &app.transcript.cells()[0].kind else { panic!() };
+    assert_eq!(card.state, super::cells::ToolState::Finished(ToolCallStatus::Interrupted));
+}
