@@ -8,6 +8,8 @@ use serde_json::Value;
 
 pub use tandem_testkit::{FakeServer, Scenario};
 
+pub mod pty;
+
 /// The key the tests hand to tandem; assertions check it never shows up in any output.
 pub const TEST_KEY: &str = "sk-test-e2e-SECRET-do-not-print-0123456789";
 

@@ -11,4 +11,5 @@ pub mod permissions;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;
+pub mod sandbox;
 pub mod tools;

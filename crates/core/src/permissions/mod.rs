@@ -8,6 +8,9 @@
 //! prefix rule matches a command that contains shell control characters (`;`, `&`, `|`, `$`, backticks, redirections,
 //! newlines…), so `Bash(npm test:*)` can't be stretched to `npm test && rm -rf ~`.
 
+pub mod bash;
+pub mod settings;
+
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
