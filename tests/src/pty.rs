@@ -46,6 +46,23 @@ const DA1_QUERY: &[u8] = b"\x1b[c";
 /// A VT220-ish answer without the kitty keyboard flags reply: "no enhancement", answered at once instead of
 /// after crossterm's two second timeout.
 const DA1_ANSWER: &[u8] = b"\x1b[?62;22c";
+/// The cursor position report request (DSR 6).
+const CPR_QUERY: &[u8] = b"\x1b[6n";
+
+/// Which terminal queries the harness answers, the way a real terminal does.
+#[derive(Clone, Copy, Debug)]
+pub struct Answers {
+    /// Primary device attributes (`ESC [ c`): answered as a terminal without keyboard enhancement.
+    pub device_attributes: bool,
+    /// Cursor position reports (`ESC [ 6 n`), from the emulator's cursor.
+    pub cursor_position: bool,
+}
+
+impl Default for Answers {
+    fn default() -> Self {
+        Answers { device_attributes: true, cursor_position: true }
+    }
+}
 
 /// A `tandem` command with a scrubbed environment and no provider configured: an empty config directory, no
 /// API keys, `HOME` inside the workspace's config directory.
@@ -77,8 +94,40 @@ struct State {
     raw: Vec<u8>,
     /// The reader saw the end of the output (every holder of the terminal's slave side is gone).
     eof: bool,
-    /// How much of `raw` was searched for device attribute queries.
-    scanned: usize,
+    /// How much of `raw` the emulator has processed (and searched for queries).
+    parsed: usize,
+}
+
+impl State {
+    /// Takes in newly read bytes; returns the answers to the queries among them, in order.
+    fn take(&mut self, bytes: &[u8], answers: Answers) -> Vec<u8> {
+        // Search a little before the new bytes too: a query may straddle two reads.
+        let from = self.parsed.saturating_sub(CPR_QUERY.len().max(DA1_QUERY.len()) - 1);
+        self.raw.extend_from_slice(bytes);
+        let mut queries: Vec<(usize, &[u8])> = Vec::new();
+        for (query, enabled) in [(DA1_QUERY, answers.device_attributes), (CPR_QUERY, answers.cursor_position)] {
+            if enabled {
+                let ends = matches(&self.raw[from..], query).map(|at| from + at + query.len());
+                queries.extend(ends.filter(|end| *end > self.parsed).map(|end| (end, query)));
+            }
+        }
+        queries.sort_unstable_by_key(|(end, _)| *end);
+        let mut out = Vec::new();
+        for (end, query) in queries {
+            // The emulator must be exactly at the query for the cursor position to be right.
+            self.parser.process(&self.raw[self.parsed..end]);
+            self.parsed = end;
+            if query == DA1_QUERY {
+                out.extend_from_slice(DA1_ANSWER);
+            } else {
+                let (row, col) = self.parser.screen().cursor_position();
+                out.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
+            }
+        }
+        self.parser.process(&self.raw[self.parsed..]);
+        self.parsed = self.raw.len();
+        out
+    }
 }
 
 /// The app running in a pseudo-terminal.
@@ -91,8 +140,13 @@ pub struct Pty {
 }
 
 impl Pty {
-    /// Starts `command` in a terminal of `rows` × `cols`.
+    /// Starts `command` in a terminal of `rows` × `cols` that answers the usual queries.
     pub fn spawn(command: CommandBuilder, rows: u16, cols: u16) -> Pty {
+        Pty::spawn_with(command, rows, cols, Answers::default())
+    }
+
+    /// Starts `command` in a terminal of `rows` × `cols` that answers the given queries.
+    pub fn spawn_with(command: CommandBuilder, rows: u16, cols: u16, answers: Answers) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
             .unwrap_or_else(|err| panic!("cannot open a pty: {err}"));
@@ -105,7 +159,7 @@ impl Pty {
             parser: vt100::Parser::new(nonzero(rows), nonzero(cols), 1000),
             raw: Vec::new(),
             eof: false,
-            scanned: 0,
+            parsed: 0,
         }));
         {
             let state = Arc::clone(&state);
@@ -116,19 +170,10 @@ impl Pty {
                     match reader.read(&mut buf) {
                         Ok(0) | Err(_) => break,
                         Ok(n) => {
-                            let answers = {
-                                let mut state = lock(&state);
-                                state.parser.process(&buf[..n]);
-                                state.raw.extend_from_slice(&buf[..n]);
-                                // Rescan a little before the new bytes: a query may straddle two reads.
-                                let from = state.scanned.saturating_sub(DA1_QUERY.len() - 1);
-                                let answers = count(&state.raw[from..], DA1_QUERY);
-                                state.scanned = state.raw.len();
-                                answers
-                            };
-                            for _ in 0..answers {
+                            let reply = lock(&state).take(&buf[..n], answers);
+                            if !reply.is_empty() {
                                 let mut writer = lock(&writer);
-                                let _ = writer.write_all(DA1_ANSWER);
+                                let _ = writer.write_all(&reply);
                                 let _ = writer.flush();
                             }
                         }
@@ -152,12 +197,13 @@ impl Pty {
         writer.flush().expect("flush the pty");
     }
 
-    /// The visible screen as text, rows joined by newlines, trailing blanks trimmed.
+    /// The visible screen as text, rows joined by newlines (a row ends at its last written cell, so it may keep
+    /// trailing spaces the app wrote over older text).
     pub fn screen_text(&self) -> String {
         lock(&self.state).parser.screen().contents()
     }
 
-    /// The visible rows, each as wide as the screen's text allows (trailing blanks trimmed).
+    /// The visible rows, one string each.
     pub fn screen_rows(&self) -> Vec<String> {
         let state = lock(&self.state);
         let screen = state.parser.screen();
@@ -281,9 +327,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Occurrences of `needle` in `haystack`.
-fn count(haystack: &[u8], needle: &[u8]) -> usize {
-    haystack.windows(needle.len()).filter(|window| *window == needle).count()
+/// Where `needle` occurs in `haystack`.
+fn matches<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    haystack.windows(needle.len()).enumerate().filter(move |(_, window)| *window == needle).map(|(at, _)| at)
 }
 
 /// Where `needle` first occurs in `haystack`.

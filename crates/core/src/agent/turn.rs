@@ -138,6 +138,7 @@ impl Session {
                     files: self.files.clone(),
                     cancel: cancel.clone(),
                     live_output: None,
+                    sandbox: None,
                 },
             };
             let round = runner.run(&assembled.message, &assembled.invalid_tool_inputs).await;

@@ -1,1 +1,345 @@
-//! (being written)
+//! Permission settings files, in Claude Code's format and layout so a Claude Code project works unchanged.
+//!
+//! Files read, merged into one [`Settings`] (lowest `defaultMode` precedence first):
+//! - user: `<config dir>/settings.json`
+//! - `.claude/settings.json` and `.claude/settings.local.json` in the project root (Claude Code's files; only
+//!   `permissions` is read from them)
+//! - project: `.tandem/settings.json` (committed, shared with the team)
+//! - local: `.tandem/settings.local.json` (git-ignored, personal; "always" answers land here)
+//!
+//! The format is `{"permissions": {"allow": [...], "ask": [...], "deny": [...], "defaultMode": "...",
+//! "additionalDirectories": [...]}, ...}`. Other top-level keys belong to other tools and later features and
+//! are ignored. Loading never fails: a broken file or rule is reported in [`Settings::problems`] and contributes
+//! nothing, because guessing what a broken rule meant could widen what it allows (or narrow what it denies).
+//!
+//! Allow/ask/deny rules from every file form one union (the policy applies deny > ask > allow over it), so
+//! file order only matters for `defaultMode`: local > project > `.claude` local > `.claude` project > user.
+
+mod persist;
+#[cfg(test)]
+mod tests;
+
+pub use persist::{persist_rule, remove_rule};
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{PermissionMode, Rule};
+use crate::tools::fs_util::normalize;
+
+/// The directory, in the project root, holding tandem's project and local settings.
+pub const TANDEM_DIR: &str = ".tandem";
+/// The directory, in the project root, holding Claude Code's settings.
+pub const CLAUDE_DIR: &str = ".claude";
+/// The name of the shared (committed) settings file, in the user config directory and in the project.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// The name of the personal (git-ignored) settings file in the project.
+pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
+
+/// Where a rule came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// `<config dir>/settings.json`.
+    User,
+    /// `.tandem/settings.json`, committed.
+    Project,
+    /// `.tandem/settings.local.json`, git-ignored.
+    Local,
+    /// `.claude/settings.json`.
+    ClaudeProject,
+    /// `.claude/settings.local.json`.
+    ClaudeLocal,
+    /// A command-line flag (`--allowedTools`, `--disallowedTools`).
+    Flag,
+    /// An "always" answer for this session only.
+    Session,
+}
+
+impl Scope {
+    /// A short name for `/permissions` listings and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::ClaudeProject => "claude project",
+            Scope::ClaudeLocal => "claude local",
+            Scope::Flag => "flag",
+            Scope::Session => "session",
+        }
+    }
+}
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleKind {
+    pub const ALL: [RuleKind; 3] = [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny];
+
+    /// The key of this list under `permissions` in a settings file.
+    pub fn key(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
+
+/// A rule with what the policy needs to apply it and `/permissions` needs to show or remove it.
+#[derive(Clone, Debug)]
+pub struct SourcedRule {
+    pub rule: Rule,
+    /// The rule as written (trimmed), to show it and to remove it from its file.
+    pub text: String,
+    pub kind: RuleKind,
+    pub scope: Scope,
+    /// The settings file it was read from; `None` for flag and session rules.
+    pub file: Option<PathBuf>,
+    /// What a `/x` path specifier is relative to (see [`resolve_path_pattern`]): the project root for project,
+    /// local and `.claude` files, the working directory for the user file.
+    pub root: PathBuf,
+}
+
+/// Everything the settings files say about permissions.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// The union of every file's rules, plus flag and session rules added with [`Settings::add`].
+    pub rules: Vec<SourcedRule>,
+    /// The highest-precedence valid `defaultMode`, if any file sets one.
+    pub default_mode: Option<PermissionMode>,
+    /// `additionalDirectories`, absolute and normalized, without duplicates.
+    pub additional_directories: Vec<PathBuf>,
+    /// One line per problem, `path: what: why`, for the user to see; the offending part was ignored.
+    pub problems: Vec<String>,
+    /// The project root the project-level files were read from (see [`project_root`]).
+    pub project_root: PathBuf,
+}
+
+impl Settings {
+    /// Adds a rule that comes from no file: `--allowedTools`/`--disallowedTools` values and session "always"
+    /// answers. `root` is what `/x` path specifiers are relative to. Adding a rule already present with the same
+    /// kind, scope and root does nothing, so answering "always" twice doesn't grow the list.
+    pub fn add(&mut self, kind: RuleKind, text: &str, scope: Scope, root: &Path) -> Result<(), String> {
+        let text = text.trim();
+        let rule = parse_rule(text).map_err(|why| format!("rule {text:?}: {why}"))?;
+        let present = self.rules.iter().any(|r| r.kind == kind && r.scope == scope && r.rule == rule && r.root == root);
+        if !present {
+            self.rules.push(SourcedRule {
+                rule,
+                text: text.to_owned(),
+                kind,
+                scope,
+                file: None,
+                root: root.to_path_buf(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The rules of one kind, in load order.
+    pub fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &SourcedRule> {
+        self.rules.iter().filter(move |rule| rule.kind == kind)
+    }
+
+    /// Reads one settings file into `self`. A missing file is silently nothing (every file is optional).
+    fn read_file(&mut self, scope: Scope, file: &Path, root: &Path, home: Option<&Path>) {
+        let Some(document) = self.read_document(file) else { return };
+        let Some(permissions) = document.get("permissions") else { return };
+        let Value::Object(permissions) = permissions else {
+            self.problem(file, "\"permissions\" is not an object; it is ignored");
+            return;
+        };
+        for kind in RuleKind::ALL {
+            let Some(list) = permissions.get(kind.key()) else { continue };
+            let Value::Array(items) = list else {
+                self.problem(file, format!("\"{}\" is not an array of rule strings; it is ignored", kind.key()));
+                continue;
+            };
+            for item in items {
+                let Some(text) = item.as_str() else {
+                    self.problem(file, format!("rule {item}: not a string (in \"{}\", ignored)", kind.key()));
+                    continue;
+                };
+                match parse_rule(text) {
+                    Ok(rule) => self.rules.push(SourcedRule {
+                        rule,
+                        text: text.trim().to_owned(),
+                        kind,
+                        scope,
+                        file: Some(file.to_path_buf()),
+                        root: root.to_path_buf(),
+                    }),
+                    Err(why) => {
+                        self.problem(file, format!("rule {:?}: {why} (in \"{}\", ignored)", text.trim(), kind.key()))
+                    }
+                }
+            }
+        }
+        if let Some(mode) = permissions.get("defaultMode") {
+            match mode.as_str().and_then(PermissionMode::parse) {
+                Some(mode) => self.default_mode = Some(mode),
+                None => {
+                    let known: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
+                    let known = known.join(", ");
+                    self.problem(
+                        file,
+                        format!("defaultMode {mode}: not a permission mode (use one of {known}); ignored"),
+                    );
+                }
+            }
+        }
+        match permissions.get("additionalDirectories") {
+            None => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    match item.as_str().ok_or("not a string").and_then(|dir| resolve_directory(dir, root, home)) {
+                        Ok(dir) if !self.additional_directories.contains(&dir) => self.additional_directories.push(dir),
+                        Ok(_) => {}
+                        Err(why) => self.problem(file, format!("additionalDirectories {item}: {why}; ignored")),
+                    }
+                }
+            }
+            Some(_) => self.problem(file, "\"additionalDirectories\" is not an array of paths; it is ignored"),
+        }
+    }
+
+    /// The file's top-level object, or `None` (with a problem reported unless the file is just missing).
+    fn read_document(&mut self, file: &Path) -> Option<Map<String, Value>> {
+        match read_settings_object(file) {
+            Ok(document) => document,
+            Err(why) => {
+                self.problem(file, why);
+                None
+            }
+        }
+    }
+
+    fn problem(&mut self, file: &Path, why: impl std::fmt::Display) {
+        self.problems.push(format!("{}: {why}", file.display()));
+    }
+}
+
+/// Reads a settings file's top-level object: `Ok(None)` when the file doesn't exist, an empty object for a file
+/// with nothing but whitespace (a `touch`ed file means "no settings", not "broken"), and an error that says why
+/// (with the JSON error's line and column) for anything else.
+fn read_settings_object(file: &Path) -> Result<Option<Map<String, Value>>, String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot be read: {err}")),
+    };
+    if text.trim().is_empty() {
+        return Ok(Some(Map::new()));
+    }
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(document)) => Ok(Some(document)),
+        Ok(_) => Err("the top level is not a JSON object".to_owned()),
+        Err(err) => Err(format!("not valid JSON: {err}")),
+    }
+}
+
+/// Parses a rule from a settings file or a flag: [`Rule::parse`], plus the checks that keep a typo from meaning
+/// "every call" — an empty text, and an empty specifier (`Bash()`), are errors rather than the bare tool. The
+/// error says why, without repeating the rule.
+pub fn parse_rule(text: &str) -> Result<Rule, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("is empty".to_owned());
+    }
+    let rule = Rule::parse(text).map_err(|err| {
+        let prefix = format!("rule {text:?} ");
+        err.strip_prefix(&prefix).map(str::to_owned).unwrap_or(err)
+    })?;
+    let empty_specifier =
+        text.find('(').and_then(|open| text.get(open + 1..text.len() - 1)).is_some_and(|inner| inner.trim().is_empty());
+    if empty_specifier {
+        return Err(format!(
+            "has an empty specifier: write {} to mean every call, or put a pattern inside the parentheses",
+            rule.tool
+        ));
+    }
+    Ok(rule)
+}
+
+/// The settings file a scope reads from and writes to; `None` for flag and session scopes, which have none.
+pub fn settings_file(scope: Scope, config_dir: &Path, project_root: &Path) -> Option<PathBuf> {
+    match scope {
+        Scope::User => Some(config_dir.join(SETTINGS_FILE)),
+        Scope::Project => Some(project_root.join(TANDEM_DIR).join(SETTINGS_FILE)),
+        Scope::Local => Some(project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE)),
+        Scope::ClaudeProject => Some(project_root.join(CLAUDE_DIR).join(SETTINGS_FILE)),
+        Scope::ClaudeLocal => Some(project_root.join(CLAUDE_DIR).join(LOCAL_SETTINGS_FILE)),
+        Scope::Flag | Scope::Session => None,
+    }
+}
+
+/// The project root: the nearest ancestor of `cwd` (itself included) holding `.git` — a directory, or a file in
+/// worktrees and submodules — else `cwd`. Project settings live there so they apply in every subdirectory.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
+}
+
+/// Reads and merges every settings file for a session in `cwd`. Never fails: problems are in
+/// [`Settings::problems`]. The home directory (for `~/` in `additionalDirectories`) is the platform's.
+pub fn load(config_dir: &Path, cwd: &Path) -> Settings {
+    let home = directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf());
+    load_with_home(config_dir, cwd, home.as_deref())
+}
+
+/// [`load`] with an explicit home directory (`None` when there is none: `~/` directories are then reported),
+/// so tests never depend on the real one.
+pub fn load_with_home(config_dir: &Path, cwd: &Path, home: Option<&Path>) -> Settings {
+    let root = project_root(cwd);
+    let mut settings = Settings { project_root: root.clone(), ..Settings::default() };
+    // Lowest `defaultMode` precedence first: each file's mode replaces the one before.
+    for scope in [Scope::User, Scope::ClaudeProject, Scope::ClaudeLocal, Scope::Project, Scope::Local] {
+        let Some(file) = settings_file(scope, config_dir, &root) else { continue };
+        // Claude Code semantics: `/x` in the user file is relative to wherever the session runs.
+        let rule_root = if scope == Scope::User { cwd } else { root.as_path() };
+        settings.read_file(scope, &file, rule_root, home);
+    }
+    settings
+}
+
+/// Resolves an `additionalDirectories` entry: absolute as is, `~`/`~/x` in the home directory, anything else
+/// relative to the file's root.
+fn resolve_directory(dir: &str, root: &Path, home: Option<&Path>) -> Result<PathBuf, &'static str> {
+    let dir = dir.trim();
+    if dir.is_empty() {
+        return Err("is empty");
+    }
+    let home_relative = if dir == "~" { Some("") } else { dir.strip_prefix("~/") };
+    let joined = match home_relative {
+        Some(rest) => home.ok_or("names the home directory, which is unknown")?.join(rest),
+        None => root.join(dir),
+    };
+    Ok(normalize(&joined))
+}
+
+/// Resolves a path specifier of a `Read`/`Edit`-style rule to an absolute glob pattern, with Claude Code's
+/// semantics: `//abs/path` is absolute, `~` and `~/x` are in `home`, `/x` is relative to `rule_root` (the
+/// settings file's project root — [`SourcedRule::root`]), and `x` or `./x` relative to `cwd`. The result is
+/// normalized lexically (`.` dropped, `..` applied); glob characters pass through untouched. Matching details
+/// (a pattern without `/` matching at any depth, a trailing `/`) are the caller's: normalizing drops a trailing
+/// `/`, so check for it before calling.
+pub fn resolve_path_pattern(pattern: &str, rule_root: &Path, cwd: &Path, home: &Path) -> PathBuf {
+    let joined = if let Some(rest) = pattern.strip_prefix("//") {
+        Path::new("/").join(rest.trim_start_matches('/'))
+    } else if pattern == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = pattern.strip_prefix("~/") {
+        home.join(rest.trim_start_matches('/'))
+    } else if let Some(rest) = pattern.strip_prefix('/') {
+        rule_root.join(rest)
+    } else {
+        cwd.join(pattern)
+    };
+    normalize(&joined)
+}

@@ -1,1 +1,278 @@
-//! (being written)
+//! Sandboxing of the commands the Bash tool runs, with Linux's Landlock.
+//!
+//! The model's shell commands run with tandem's own rights; the sandbox narrows what a command (and everything
+//! it starts) may write, so a confused or prompt-injected command can't damage files outside the workspace or
+//! rewrite the repository's history. Only the spawned child is restricted: [`apply`] builds the Landlock ruleset
+//! in tandem's process and installs it in the child between `fork` and `exec`, so tandem itself keeps its
+//! rights (its own Write/Edit tools go through the permission system instead).
+//!
+//! Modes:
+//! - [`SandboxMode::ReadOnly`]: reads everywhere, writes nowhere except harmless devices (`/dev/null`, the
+//!   terminal).
+//! - [`SandboxMode::WorkspaceWrite`]: additionally writes inside the workspace (the command's working directory
+//!   and [`SandboxPolicy::writable_roots`]), the temp dirs (`/tmp`, `$TMPDIR`, `/dev/shm`), with the
+//!   workspace's `.git` kept read-only.
+//!
+//! With `network: false`, TCP `connect`/`bind` are denied too where the kernel can (Landlock ABI 4, Linux 6.7).
+//!
+//! # `.git` read-only: the trade-off
+//!
+//! Landlock rules only ever add rights, and a right granted on a directory covers everything beneath it: there is
+//! no "writable except `.git`". So a workspace root that holds a `.git` is not granted as a whole; instead every
+//! entry directly inside it except `.git` (each file and directory, recursively writable) is. The price: in such
+//! a root, the command can't create, delete or rename entries *at the top level* (`touch NEWFILE`, `mkdir
+//! target` when `target/` doesn't exist yet, a first `Cargo.lock` or `node_modules`), nor rewrite a top-level file
+//! atomically through a temp file next to it (`sed -i`, npm's `package.json` writes); everything inside existing
+//! top-level directories, and existing top-level files written in place, stays writable. The list is taken each time a command starts, so a top-level file created
+//! meanwhile (by the Write tool, or by the user) is writable from the next command on. Roots without `.git`
+//! are granted whole. Top-level symlinks are not followed (a link to `.git` or to a path outside the workspace
+//! must not become writable); writes through them to paths that are writable anyway still work.
+//!
+//! A workspace *inside* a temp dir (e.g. `/tmp/proj`) gets no `.git` protection: the temp dir is writable as a
+//! whole, and splitting `/tmp` like the workspace would break `mktemp` for every command.
+//!
+//! When the kernel has no Landlock, [`support`] says so and [`apply`] refuses (it never silently runs a command
+//! unsandboxed); the front end decides whether the user allowed running without it.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// How much a sandboxed command may write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// No sandbox: commands run with tandem's rights.
+    Off,
+    /// Reads everywhere, no writes (except `/dev/null` and the terminal).
+    ReadOnly,
+    /// Writes in the workspace (not its `.git`) and the temp dirs.
+    WorkspaceWrite,
+}
+
+impl SandboxMode {
+    /// Parses the `--sandbox` / config spelling: `off`, `read-only` or `workspace-write`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "off" => Some(SandboxMode::Off),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            _ => None,
+        }
+    }
+
+    /// The spelling [`SandboxMode::parse`] accepts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a sandboxed command may do.
+#[derive(Clone, Debug)]
+pub struct SandboxPolicy {
+    pub mode: SandboxMode,
+    /// Directories writable in [`SandboxMode::WorkspaceWrite`] besides the command's working directory, which is
+    /// always writable in that mode (listing it here too is harmless). Each root's own `.git` stays read-only.
+    /// Ignored in the other modes.
+    pub writable_roots: Vec<PathBuf>,
+    /// Whether TCP connections and listening sockets are allowed. `false` cuts them off where the kernel
+    /// supports it (Landlock ABI 4); see [`support`].
+    pub network: bool,
+}
+
+/// Whether the running kernel can enforce a [`SandboxPolicy`], for the notice a front end prints at start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// Everything the sandbox uses is enforced.
+    Full { abi: u32 },
+    /// Landlock works, but an older ABI: file writes are restricted, `missing` says what isn't.
+    Partial { abi: u32, missing: String },
+    /// No Landlock (the reason says why): commands can't be sandboxed.
+    Unavailable(String),
+}
+
+/// What the running kernel supports (probed once, then cached: the kernel doesn't change under us).
+pub fn support() -> Support {
+    #[cfg(target_os = "linux")]
+    {
+        static SUPPORT: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+        SUPPORT.get_or_init(linux::probe).clone()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Support::Unavailable("the sandbox uses Landlock, which only Linux has".to_string())
+    }
+}
+
+/// Prepares the command so that, in the child, the policy is enforced before exec. The ruleset is built here,
+/// in the parent (opening the paths it grants), so the child only makes two system calls and allocates nothing.
+///
+/// Errors when the policy can't be enforced (no Landlock, a ruleset the kernel rejects): the caller must not run
+/// the command unsandboxed behind the user's back. [`SandboxMode::Off`] leaves the command untouched.
+pub fn apply(command: &mut tokio::process::Command, policy: &SandboxPolicy) -> io::Result<()> {
+    if policy.mode == SandboxMode::Off {
+        return Ok(());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let cwd = match command.as_std().get_current_dir() {
+            Some(dir) => Some(dir.to_path_buf()),
+            None => std::env::current_dir().ok(),
+        };
+        let grants = Grants::for_policy(policy, cwd.as_deref());
+        linux::apply(command, policy, &grants)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = command;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("sandbox {} needs Landlock, which only Linux has", policy.mode),
+        ))
+    }
+}
+
+/// The note appended to a failed sandboxed command's result when it looks blocked, so the model knows why and
+/// asks the user instead of retrying other ways. Empty for [`SandboxMode::Off`].
+pub fn blocked_note(policy: &SandboxPolicy) -> String {
+    let what = match policy.mode {
+        SandboxMode::Off => return String::new(),
+        SandboxMode::ReadOnly => "which blocks all file writes",
+        SandboxMode::WorkspaceWrite => "which blocks writes outside the workspace and to .git",
+    };
+    let mut note = format!(
+        "Note: this command ran in tandem's sandbox ({}), {what}; if the write is needed, ask the user to run it \
+         without the sandbox.",
+        policy.mode
+    );
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        note.push_str(TOP_LEVEL_HINT);
+    }
+    if !policy.network {
+        note.push_str(" Network connections (TCP) are blocked too.");
+    }
+    note
+}
+
+/// Keeping `.git` read-only freezes the entries of a repository's top directory (see the module docs); saying so
+/// points the model at the way around it that needs no approval.
+const TOP_LEVEL_HINT: &str = " Files and directories directly in a repository's top directory can't be created, \
+     removed or renamed in the sandbox (that is what keeps .git read-only; it also breaks `sed -i` there): use the \
+     Write and Edit tools for those.";
+
+/// Error texts that denials by the sandbox produce (Landlock answers `EACCES`, and `EXDEV` for renames it can't
+/// allow; tools print those their own ways).
+const BLOCKED_MARKERS: &[&str] = &[
+    "permission denied",
+    "read-only file system",
+    "operation not permitted",
+    "invalid cross-device link",
+    "eacces",
+    "eperm",
+    "erofs",
+    "permissionerror",
+    "access denied",
+];
+
+/// What a denied TCP connection looks like to tools that hide the `EACCES` (curl says only "Couldn't connect").
+const OFFLINE_MARKERS: &[&str] =
+    &["couldn't connect", "could not connect", "failed to connect", "network is unreachable"];
+
+/// The [`blocked_note`] to append to a failed command's `output`, when the policy sandboxed it and the output
+/// carries a permission error. `None` otherwise (the note on every failure would be noise).
+pub fn note_for(policy: &SandboxPolicy, output: &str) -> Option<String> {
+    if policy.mode == SandboxMode::Off {
+        return None;
+    }
+    let lower = output.to_lowercase();
+    let blocked = BLOCKED_MARKERS.iter().any(|marker| lower.contains(marker))
+        || !policy.network && OFFLINE_MARKERS.iter().any(|marker| lower.contains(marker));
+    blocked.then(|| blocked_note(policy))
+}
+
+/// Devices a normal command writes to whatever the mode: discarding output, the terminal.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"];
+
+/// The paths a policy makes writable, worked out (with the file system) before the fork.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Grants {
+    /// Files and directories writable, with everything beneath them.
+    write: Vec<PathBuf>,
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+impl Grants {
+    fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
+        let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
+        if policy.mode == SandboxMode::WorkspaceWrite {
+            let roots = canonical_unique(cwd.into_iter().chain(policy.writable_roots.iter().map(PathBuf::as_path)));
+            write.extend(workspace_grants(&roots));
+            let temp = std::env::temp_dir();
+            write.extend(canonical_unique([Path::new("/tmp"), temp.as_path(), Path::new("/dev/shm")]));
+        }
+        Grants { write }
+    }
+}
+
+/// The paths, canonical (so they compare with what `read_dir` lists), existing, without duplicates.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn canonical_unique<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if let Ok(path) = std::fs::canonicalize(path)
+            && !out.contains(&path)
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// What to grant so that the `roots` are writable except each root's `.git`: roots without `.git` whole, the
+/// others split around it (see the module docs for the trade-off).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn workspace_grants(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let protected: Vec<PathBuf> =
+        roots.iter().map(|root| root.join(".git")).filter(|git| git.symlink_metadata().is_ok()).collect();
+    let mut out = Vec::new();
+    for root in roots {
+        grant_around(root, &protected, &mut out);
+    }
+    out
+}
+
+/// Grants `path` whole when no protected path lies beneath it; otherwise its entries, recursively, leaving out the
+/// protected ones and symlinks (a link may lead into a protected path or out of the workspace). Only directories
+/// above a protected path are split, so this descends at most as deep as the protected paths are.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn grant_around(path: &Path, protected: &[PathBuf], out: &mut Vec<PathBuf>) {
+    if protected.iter().any(|p| p == path) {
+        return;
+    }
+    if !protected.iter().any(|p| p.starts_with(path)) {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) {
+            grant_around(&entry.path(), protected, out);
+        }
+    }
+}

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::capture::{Capture, Utf8Stream};
 use super::{Preview, Risk, Tool, ToolContext, ToolOutput, parse_input};
+use crate::sandbox::{self, SandboxPolicy};
 
 /// Timeout when the model gives none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -131,9 +132,16 @@ impl Tool for BashTool {
                 Duration::from_millis(timeout_ms),
                 &ctx.cancel,
                 ctx.live_output.as_ref(),
+                ctx.sandbox.as_ref(),
             )
             .await;
             let mut output = result.format(timeout_ms);
+            // Sandbox: tell the model a failure may be the sandbox's doing, so it asks instead of working around it.
+            if output.is_error
+                && let Some(note) = ctx.sandbox.as_ref().and_then(|policy| sandbox::note_for(policy, &output.content))
+            {
+                output.content = format!("{}\n{note}", output.content);
+            }
             if requested > MAX_TIMEOUT_MS {
                 output.content = format!(
                     "(timeout {requested} ms is over the maximum; capped at {MAX_TIMEOUT_MS} ms)\n{}",
@@ -230,13 +238,14 @@ fn format_ms(ms: u64) -> String {
 }
 
 /// Runs `command` with `bash -c` in `cwd` until it exits, `timeout` passes or `cancel` fires. Output chunks are
-/// also sent to `live` as they arrive.
+/// also sent to `live` as they arrive. With a `sandbox`, the command runs under it ([`sandbox::apply`]).
 pub async fn run_command(
     command: &str,
     cwd: &Path,
     timeout: Duration,
     cancel: &CancellationToken,
     live: Option<&UnboundedSender<String>>,
+    sandbox: Option<&SandboxPolicy>,
 ) -> CommandResult {
     let failed = |message: String| CommandResult {
         stdout: Capture::new(),
@@ -247,7 +256,7 @@ pub async fn run_command(
     if !cwd.is_dir() {
         return failed(format!("Working directory {} does not exist.", cwd.display()));
     }
-    let mut child = match spawn(shell(), command, cwd) {
+    let mut child = match spawn(shell(), command, cwd, sandbox) {
         Ok(child) => child,
         Err(err) => return failed(format!("Could not start bash: {err}")),
     };
@@ -310,7 +319,7 @@ fn shell() -> &'static str {
     })
 }
 
-fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
+fn spawn(shell: &str, command: &str, cwd: &Path, sandbox: Option<&SandboxPolicy>) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
@@ -324,6 +333,9 @@ fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
         .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
+    if let Some(policy) = sandbox {
+        sandbox::apply(&mut cmd, policy)?;
+    }
     cmd.spawn()
 }
 

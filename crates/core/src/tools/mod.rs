@@ -91,11 +91,19 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Live output of a running tool (Bash), shown by front ends while it runs. `None` when nobody listens.
     pub live_output: Option<mpsc::UnboundedSender<String>>,
+    /// The sandbox Bash commands run in (`--sandbox`); `None` runs them with tandem's own rights.
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
 }
 
 impl ToolContext {
     pub fn new(cwd: PathBuf) -> Self {
-        ToolContext { cwd, files: Arc::new(FileState::default()), cancel: CancellationToken::new(), live_output: None }
+        ToolContext {
+            cwd,
+            files: Arc::new(FileState::default()),
+            cancel: CancellationToken::new(),
+            live_output: None,
+            sandbox: None,
+        }
     }
 
     /// Resolves a path from a tool input against the working directory (`~` is the home directory).

@@ -265,9 +265,14 @@ fn draw(term: &mut terminal::Term, app: &App) {
     let _ = stdout.flush();
 }
 
+/// Back to the full screen after a suspend or the external editor: clear it and make ratatui forget what it
+/// drew, so the next frame is painted in full. (`Terminal::clear` would first query the cursor position, and a
+/// terminal that doesn't answer would leave the screen blank for seconds.)
 fn reenter(term: &mut terminal::Term, screen: ScreenOptions) {
     let _ = terminal::enter(screen);
-    let _ = term.clear();
+    let _ = ratatui::backend::Backend::clear_region(term.backend_mut(), ratatui::backend::ClearType::All);
+    term.swap_buffers();
+    term.swap_buffers();
 }
 
 /// Ctrl+Z: print the conversation so far to the normal screen, restore the terminal and stop; `fg` continues

@@ -1,0 +1,123 @@
+//! The Landlock side of the sandbox: probing the kernel, building the ruleset, installing it in the child.
+
+use std::io;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetError, RulesetStatus, path_beneath_rules,
+};
+
+use super::{Grants, SandboxPolicy, Support};
+
+/// The file-system rights handled (denied unless granted). Pinned rather than "the newest the crate knows", as
+/// the crate advises: newer ABIs add rights such as device ioctls (which would break GPU and terminal programs)
+/// and connecting to Unix sockets, which a write sandbox has no business denying. ABI 3 covers every way of
+/// writing: file writes, creating/removing/renaming entries, cross-directory renames (`Refer`) and `truncate`.
+const FS_ABI: ABI = ABI::V3;
+
+/// The ABI from which everything the sandbox uses is enforced (TCP bind/connect came with 4).
+const FULL_ABI: u32 = 4;
+
+/// The network rights denied when the policy cuts the network off: TCP only (UDP rights would also need the
+/// ephemeral-port dance described by the crate, and DNS over UDP alone does little harm).
+fn net_access() -> BitFlags<AccessNet> {
+    AccessNet::BindTcp | AccessNet::ConnectTcp
+}
+
+/// Asks the kernel which Landlock ABI it has. The crate only reports it after enforcing a ruleset, so this
+/// enforces a harmless one (it denies `execve`) on a throwaway thread: a Landlock domain and `no_new_privs` belong
+/// to the calling thread only, and die with it. Runs once per process ([`super::support`] caches it).
+pub(super) fn probe() -> Support {
+    let probe = std::thread::Builder::new().name("landlock-probe".into()).spawn(|| {
+        Ruleset::default().handle_access(AccessFs::Execute)?.create()?.restrict_self().map(|status| status.landlock)
+    });
+    let status = match probe.map(|thread| thread.join()) {
+        Ok(Ok(Ok(status))) => status,
+        Ok(Ok(Err(err))) => return Support::Unavailable(format!("Landlock could not be probed: {err}")),
+        Ok(Err(_)) | Err(_) => return Support::Unavailable("Landlock could not be probed".to_string()),
+    };
+    match status {
+        LandlockStatus::NotEnabled => Support::Unavailable(
+            "Landlock is built into this kernel but not enabled (add `landlock` to the `lsm=` boot parameter)"
+                .to_string(),
+        ),
+        LandlockStatus::NotImplemented => {
+            Support::Unavailable("this kernel has no Landlock (it needs Linux 5.13 or later with Landlock)".to_string())
+        }
+        LandlockStatus::Available { effective_abi, kernel_abi } => {
+            let abi = kernel_abi.and_then(|n| u32::try_from(n).ok()).unwrap_or_else(|| abi_number(effective_abi));
+            classify(abi)
+        }
+    }
+}
+
+/// The number of an ABI (its `Display` is the number, `unsupported` for none).
+fn abi_number(abi: ABI) -> u32 {
+    abi.to_string().parse().unwrap_or(0)
+}
+
+/// What an ABI version leaves out of the sandbox.
+pub(super) fn classify(abi: u32) -> Support {
+    if abi >= FULL_ABI {
+        return Support::Full { abi };
+    }
+    let mut missing = Vec::new();
+    if abi < 2 {
+        missing.push("moving or linking files between directories is always denied (Landlock ABI 2, Linux 5.19)");
+    }
+    if abi < 3 {
+        missing.push("truncate(2) is not restricted (Landlock ABI 3, Linux 6.2)");
+    }
+    missing.push("the network can't be cut off (Landlock ABI 4, Linux 6.7)");
+    Support::Partial { abi, missing: missing.join("; ") }
+}
+
+/// Builds the ruleset now and installs it in the child, before exec.
+pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolicy, grants: &Grants) -> io::Result<()> {
+    if let Support::Unavailable(reason) = super::support() {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, format!("sandbox {}: {reason}", policy.mode)));
+    }
+    let ruleset = build(policy, grants).map_err(|err| {
+        io::Error::other(format!("sandbox {}: could not build the Landlock ruleset: {err}", policy.mode))
+    })?;
+    let mut ruleset = Some(ruleset);
+    let restrict = move || -> io::Result<()> {
+        let Some(ruleset) = ruleset.take() else {
+            return Err(io::Error::from_raw_os_error(EINVAL));
+        };
+        match ruleset.restrict_self() {
+            Ok(status) if status.ruleset != RulesetStatus::NotEnforced => Ok(()),
+            // Fail closed: the child must not run the command unsandboxed.
+            Ok(_) => Err(io::Error::from_raw_os_error(ENOSYS)),
+            Err(_) => Err(io::Error::from_raw_os_error(
+                io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
+            )),
+        }
+    };
+    // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the prepared ruleset
+    // (a file descriptor and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self, then
+    // closes the descriptor: system calls only. No allocation, no locks; the errors are `Os` errors, which don't
+    // allocate either.
+    unsafe {
+        command.pre_exec(restrict);
+    }
+    Ok(())
+}
+
+const EPERM: i32 = 1;
+const EINVAL: i32 = 22;
+const ENOSYS: i32 = 38;
+
+/// The ruleset: reads (and exec) everywhere, full access to the granted paths, TCP denied unless allowed. Best
+/// effort: rights the kernel lacks are left out (that is what [`Support::Partial`] reports) rather than failing.
+fn build(policy: &SandboxPolicy, grants: &Grants) -> Result<RulesetCreated, RulesetError> {
+    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
+    if !policy.network {
+        ruleset = ruleset.handle_access(net_access())?;
+    }
+    ruleset
+        // `no_new_privs` is on by default for a created ruleset: restrict_self sets it, as Landlock requires.
+        .create()?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
+        .add_rules(path_beneath_rules(&grants.write, AccessFs::from_all(FS_ABI)))
+}

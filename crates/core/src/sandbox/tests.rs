@@ -1,0 +1,224 @@
+//! Tests of the sandbox: policy parsing and notes everywhere; real Landlock enforcement where the kernel has it
+//! (elsewhere those tests print why and pass).
+
+use super::*;
+use crate::tools::bash::BashTool;
+use crate::tools::{Tool, ToolContext};
+use serde_json::json;
+use std::process::Stdio;
+
+fn policy(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> SandboxPolicy {
+    SandboxPolicy { mode, writable_roots, network }
+}
+
+/// The kernel's Landlock ABI, or `None` (with the reason printed) where the kernel has none.
+fn landlock_abi() -> Option<u32> {
+    match support() {
+        Support::Full { abi } | Support::Partial { abi, .. } => Some(abi),
+        Support::Unavailable(reason) => {
+            eprintln!("skipping the Landlock test: {reason}");
+            None
+        }
+    }
+}
+
+/// A scratch directory outside the temp dirs (the sandbox leaves those writable, so "outside the workspace" must
+/// be elsewhere): under the target directory, next to the test binary.
+fn scratch() -> Option<tempfile::TempDir> {
+    let exe = std::env::current_exe().unwrap();
+    let base = exe.parent().and_then(Path::parent).unwrap().join("sandbox-tests");
+    std::fs::create_dir_all(&base).unwrap();
+    let base = std::fs::canonicalize(&base).unwrap();
+    let temps = canonical_unique([Path::new("/tmp"), std::env::temp_dir().as_path(), Path::new("/dev/shm")]);
+    if temps.iter().any(|temp| base.starts_with(temp)) {
+        eprintln!("skipping the Landlock test: the target directory {} is inside a temp dir", base.display());
+        return None;
+    }
+    Some(tempfile::tempdir_in(&base).unwrap())
+}
+
+/// Runs `script` with bash under `policy` in `cwd`: whether it succeeded, and its stderr.
+async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) {
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c").arg(script).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    apply(&mut cmd, policy).unwrap();
+    let out = cmd.output().await.unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+async fn allowed(policy: &SandboxPolicy, cwd: &Path, script: &str) {
+    let (ok, stderr) = sh(policy, cwd, script).await;
+    assert!(ok, "`{script}` should have been allowed: {stderr}");
+}
+
+async fn denied(policy: &SandboxPolicy, cwd: &Path, script: &str) {
+    let (ok, stderr) = sh(policy, cwd, script).await;
+    assert!(!ok, "`{script}` should have been denied");
+    assert!(note_for(policy, &stderr).is_some(), "`{script}` failed without a permission error: {stderr}");
+}
+
+/// A workspace that is a git repository: `.git/config`, `README`, `src/main.rs`.
+fn repo(dir: &Path) {
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(dir.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(dir.join("README"), "readme\n").unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+}
+
+#[test]
+fn modes_parse_and_print() {
+    for mode in [SandboxMode::Off, SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite] {
+        assert_eq!(SandboxMode::parse(mode.as_str()), Some(mode));
+        assert_eq!(mode.to_string(), mode.as_str());
+    }
+    assert_eq!(SandboxMode::parse("workspace-write"), Some(SandboxMode::WorkspaceWrite));
+    assert_eq!(SandboxMode::parse("read-only"), Some(SandboxMode::ReadOnly));
+    assert_eq!(SandboxMode::parse("readonly"), None);
+}
+
+#[test]
+fn blocked_note_and_when_it_applies() {
+    let write = policy(SandboxMode::WorkspaceWrite, vec![], true);
+    assert!(blocked_note(&write).starts_with(
+        "Note: this command ran in tandem's sandbox (workspace-write), which blocks writes outside the workspace \
+         and to .git; if the write is needed, ask the user to run it without the sandbox. "
+    ));
+    assert!(blocked_note(&write).ends_with("use the Write and Edit tools for those."), "{}", blocked_note(&write));
+    let offline = policy(SandboxMode::ReadOnly, vec![], false);
+    assert!(blocked_note(&offline).starts_with("Note: this command ran in tandem's sandbox (read-only)"));
+    assert!(blocked_note(&offline).ends_with("Network connections (TCP) are blocked too."));
+    assert_eq!(blocked_note(&policy(SandboxMode::Off, vec![], true)), "");
+
+    let denied = "bash: line 1: /etc/x: Permission denied\nExit code: 1";
+    assert_eq!(note_for(&write, denied), Some(blocked_note(&write)));
+    assert_eq!(note_for(&write, "touch: cannot touch 'x': Read-only file system"), Some(blocked_note(&write)));
+    assert_eq!(note_for(&write, "error: no such file\nExit code: 2"), None);
+    let curl = "curl: (7) Failed to connect to example.com port 443 after 0 ms: Couldn't connect to server";
+    assert_eq!(note_for(&write, curl), None, "the network is allowed: not the sandbox");
+    assert_eq!(note_for(&offline, curl), Some(blocked_note(&offline)));
+    assert_eq!(note_for(&policy(SandboxMode::Off, vec![], true), denied), None);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn support_levels_by_abi() {
+    use super::linux::classify;
+    assert_eq!(classify(4), Support::Full { abi: 4 });
+    assert_eq!(classify(7), Support::Full { abi: 7 });
+    let Support::Partial { abi: 3, missing } = classify(3) else { panic!() };
+    assert!(missing.contains("network") && !missing.contains("truncate"), "{missing}");
+    let Support::Partial { abi: 1, missing } = classify(1) else { panic!() };
+    assert!(missing.contains("between directories") && missing.contains("truncate"), "{missing}");
+    eprintln!("Landlock on this kernel: {:?}", support());
+}
+
+#[test]
+fn git_root_is_split_around_dot_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(workspace_grants(std::slice::from_ref(&root)), vec![root.clone()], "no .git: granted whole");
+
+    repo(&root);
+    std::os::unix::fs::symlink(root.join(".git"), root.join("git-link")).unwrap();
+    let mut grants = workspace_grants(std::slice::from_ref(&root));
+    grants.sort();
+    assert_eq!(grants, vec![root.join("README"), root.join("src")]);
+
+    // An extra root above the workspace is split down to the workspace's .git.
+    let parent = root.parent().unwrap().to_path_buf();
+    let grants = workspace_grants(&[parent.clone(), root.clone()]);
+    assert!(!grants.contains(&parent) && !grants.iter().any(|g| g.starts_with(root.join(".git"))), "{grants:?}");
+    assert!(!grants.contains(&root.join("git-link")));
+}
+
+#[tokio::test]
+async fn off_leaves_the_command_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = policy(SandboxMode::Off, vec![], false);
+    allowed(&off, dir.path(), "echo x > file").await;
+}
+
+#[tokio::test]
+async fn workspace_write_confines_writes_to_the_workspace_and_temp() {
+    let (Some(_abi), Some(ws), Some(outside)) = (landlock_abi(), scratch(), scratch()) else { return };
+    let (ws, outside) = (ws.path(), outside.path());
+    repo(ws);
+    std::fs::write(outside.join("existing"), "outside\n").unwrap();
+    let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
+
+    allowed(&p, ws, "echo x > src/new && echo y >> README && mkdir src/d && mv src/new src/d/new && rm -r src/d").await;
+    allowed(&p, ws, "f=$(mktemp) && echo x > \"$f\" && rm \"$f\" && echo x > /dev/null && echo x >&2").await;
+    allowed(&p, ws, "echo x > /dev/stdout && echo x > /dev/stderr && : < /dev/tty 2>/dev/null; true").await;
+    allowed(&p, ws, &format!("cat {}/existing", outside.display())).await;
+
+    denied(&p, ws, &format!("echo x > {}/new", outside.display())).await;
+    denied(&p, ws, &format!("echo x >> {}/existing", outside.display())).await;
+    assert!(!outside.join("new").exists());
+    assert_eq!(std::fs::read_to_string(outside.join("existing")).unwrap(), "outside\n");
+
+    // .git is read-only: no new files, no edits, no removal.
+    denied(&p, ws, "echo x > .git/new").await;
+    denied(&p, ws, "echo x >> .git/config").await;
+    denied(&p, ws, "rm -rf .git").await;
+    denied(&p, ws, "mv .git git-moved").await;
+    assert_eq!(std::fs::read_to_string(ws.join(".git/config")).unwrap(), "[core]\n");
+    // The documented price: no new entries at the top level of a repository's root.
+    denied(&p, ws, "touch NEWFILE").await;
+
+    // Extra writable roots are writable (whole, having no .git), and the top level of a root without .git too.
+    let extra = policy(SandboxMode::WorkspaceWrite, vec![outside.to_path_buf()], true);
+    allowed(&extra, ws, &format!("echo x > {0}/new && mkdir {0}/d", outside.display())).await;
+    allowed(&p, outside, "touch NEWFILE").await;
+}
+
+#[tokio::test]
+async fn read_only_allows_no_writes() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    let p = policy(SandboxMode::ReadOnly, vec![], true);
+    allowed(&p, ws, "cat README src/main.rs > /dev/null && ls -a .git").await;
+    denied(&p, ws, "echo x > src/new").await;
+    denied(&p, ws, "echo x >> README").await;
+    denied(&p, ws, "echo x > .git/new").await;
+    denied(&p, ws, "mktemp").await;
+    assert_eq!(std::fs::read_to_string(ws.join("README")).unwrap(), "readme\n");
+}
+
+#[tokio::test]
+async fn network_off_denies_tcp_where_the_kernel_can() {
+    let (Some(abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    if abi < 4 {
+        eprintln!("skipping the network test: Landlock ABI {abi} can't restrict TCP (needs 4)");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port}");
+    let online = policy(SandboxMode::WorkspaceWrite, vec![], true);
+    allowed(&online, ws.path(), &connect).await;
+    let offline = policy(SandboxMode::WorkspaceWrite, vec![], false);
+    denied(&offline, ws.path(), &connect).await;
+}
+
+#[tokio::test]
+async fn bash_tool_runs_sandboxed_and_notes_blocked_writes() {
+    let (Some(_abi), Some(ws), Some(outside)) = (landlock_abi(), scratch(), scratch()) else { return };
+    repo(ws.path());
+    let mut ctx = ToolContext::new(ws.path().to_path_buf());
+    let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
+    ctx.sandbox = Some(p.clone());
+
+    let target = outside.path().join("f");
+    let out = BashTool.run(json!({"command": format!("echo x > {}", target.display())}), &ctx).await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(out.content.contains("Permission denied"), "{}", out.content);
+    assert!(out.content.ends_with(&format!("Exit code: 1\n{}", blocked_note(&p))), "{}", out.content);
+    assert!(!target.exists());
+
+    let out = BashTool.run(json!({"command": "echo x > src/new && cat src/new"}), &ctx).await;
+    assert_eq!(out.content, "x");
+    let out = BashTool.run(json!({"command": "echo nope >&2; exit 3"}), &ctx).await;
+    assert_eq!(out.content, "[stderr]\nnope\nExit code: 3", "a failure that isn't the sandbox's gets no note");
+}

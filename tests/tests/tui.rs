@@ -1,0 +1,786 @@
+//! End to end: the real full-screen `tandem` in a pseudo-terminal, against the fake LLM server. The tests type
+//! keys and read the screen through a terminal emulator, and check the files on disk, the requests the "model"
+//! received, and the escape sequences the app wrote (clipboard, alternate screen).
+//!
+//! Every wait polls the screen with a generous hang guard; nothing relies on timing.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tandem_e2e::pty::{Answers, Pty, anthropic_command, find, framed, keys, rfind, tandem_command};
+use tandem_e2e::{FakeServer, Scenario, TEST_KEY, Workspace, tool_results};
+
+/// The input's placeholder: visible only when the prompt is empty and the app is idle.
+const IDLE: &str = "Ask tandem anything";
+const ENTER_ALT_SCREEN: &[u8] = b"\x1b[?1049h";
+const LEAVE_ALT_SCREEN: &[u8] = b"\x1b[?1049l";
+const EXIT_GUARD: Duration = Duration::from_secs(30);
+
+const GREETING: &str = "fn main() {\n    println!(\"Hello, world\");\n}\n";
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).expect("scenario")
+}
+
+/// Starts the app against `server` in a `rows` × `cols` terminal and waits for its first idle frame.
+fn start(workspace: &Workspace, server: &FakeServer, rows: u16, cols: u16, args: &[&str]) -> Pty {
+    let mut command = anthropic_command(workspace, server);
+    command.args(args);
+    let pty = Pty::spawn(command, rows, cols);
+    pty.expect("the first frame", |screen| screen.contains(IDLE));
+    pty
+}
+
+/// Types a prompt, waits until the input shows it, and sends it.
+fn submit(pty: &Pty, prompt: &str) {
+    pty.send(prompt);
+    let shown = format!("> {prompt}");
+    pty.expect(&format!("the prompt {prompt:?} in the input"), |screen| input_line(screen) == shown);
+    pty.send(keys::ENTER);
+}
+
+/// Waits until `text` is on screen and the app is idle again (the turn is over).
+fn expect_idle_with(pty: &Pty, text: &str) -> String {
+    pty.expect(&format!("{text:?} on an idle screen"), |screen| screen.contains(text) && screen.contains(IDLE))
+}
+
+/// The input's rows (between the last full-width rule and the status line), trailing blanks trimmed.
+fn input_line(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let Some(rule) = lines.iter().rposition(|line| !line.is_empty() && line.chars().all(|ch| ch == '─')) else {
+        return String::new();
+    };
+    let rows = &lines[rule + 1..lines.len().saturating_sub(1).max(rule + 1)];
+    rows.iter().map(|row| row.trim_end()).collect::<Vec<_>>().join("\n")
+}
+
+/// The last row with text: the status line.
+fn status_line(screen: &str) -> &str {
+    screen.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("")
+}
+
+/// The Read → Edit → answer scenario on `hello.txt`.
+fn read_edit_answer(answer: &str) -> Scenario {
+    scenario(json!({"replies": [
+        {"blocks": [
+            {"type": "text", "text": "Let me read the file first.", "chunks": 3},
+            {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "hello.txt"}}
+        ]},
+        {"blocks": [
+            {"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+             "input": {"file_path": "hello.txt", "old_string": "Hello, world", "new_string": "Hello, tandem"}}
+        ]},
+        {"blocks": [{"type": "text", "text": answer, "chunks": 4}]}
+    ]}))
+}
+
+fn alive(pid: &str) -> bool {
+    Command::new("kill").args(["-0", pid]).stderr(Stdio::null()).status().expect("run kill").success()
+}
+
+/// Polls until `path` holds a complete line; returns it trimmed.
+fn wait_for_line(path: &std::path::Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Decodes standard base64 (with or without padding); `None` on a character outside the alphabet.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut bits, mut count) = (0u32, 0u32);
+    for byte in text.bytes().filter(|byte| *byte != b'=') {
+        let value = ALPHABET.iter().position(|candidate| *candidate == byte)? as u32;
+        bits = (bits << 6) | value;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// The words of the answer paragraph that starts with `first_words`, read back from the screen: its first line
+/// (after the `● ` bullet) and the indented lines that continue it.
+fn paragraph_words(screen: &str, first_words: &str) -> Vec<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines
+        .iter()
+        .position(|line| line.starts_with(&format!("● {first_words}")))
+        .unwrap_or_else(|| panic!("no paragraph starting {first_words:?}:\n{}", framed(screen)));
+    let mut words: Vec<String> = lines[start].trim_start_matches("● ").split_whitespace().map(str::to_owned).collect();
+    for line in &lines[start + 1..] {
+        if !line.starts_with("  ") || line.trim().is_empty() {
+            break;
+        }
+        words.extend(line.split_whitespace().map(str::to_owned));
+    }
+    words
+}
+
+fn assert_no_key_leak(pty: &Pty) {
+    let raw = pty.raw_output();
+    assert!(find(&raw, TEST_KEY.as_bytes()).is_none(), "the API key was printed to the terminal");
+}
+
+#[test]
+fn a_prompt_streams_its_answer_onto_the_screen() {
+    let workspace = Workspace::new();
+    let answer =
+        "Streaming works.\n\n- first item\n- second item\n\nEvery chunk of this answer arrived **separately**.";
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": answer, "chunks": 24}], "delay_ms": 10}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Does streaming work?");
+    let screen = expect_idle_with(&pty, "arrived separately");
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let at = lines.iter().position(|line| *line == "> Does streaming work?").unwrap_or_else(|| {
+        panic!("the user message is missing:\n{}", framed(&screen));
+    });
+    // The answer, rendered as markdown, below the user message.
+    let answer_lines: Vec<&str> = lines[at + 1..].iter().copied().filter(|line| !line.is_empty()).take(4).collect();
+    assert_eq!(
+        answer_lines,
+        ["● Streaming works.", "  • first item", "  • second item", "  Every chunk of this answer arrived separately."],
+        "{}",
+        framed(&screen)
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["messages"][0]["content"][0]["text"], "Does streaming work?");
+    let model = requests[0].body["model"].as_str().expect("a model in the request");
+    let status = status_line(&screen);
+    assert!(status.contains(model), "the status line does not name the model {model}: {status:?}");
+    assert_no_key_leak(&pty);
+}
+
+#[test]
+fn y_approves_an_edit() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(read_edit_answer("I changed the greeting to say tandem.")).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Change the greeting");
+    let dialog = pty.expect_text("Allow Edit?");
+    assert!(dialog.contains("Hello, tandem"), "the dialog shows the diff:\n{}", framed(&dialog));
+    assert_eq!(workspace.read("hello.txt"), GREETING, "nothing is written before the answer");
+    pty.send("y");
+    let screen = expect_idle_with(&pty, "I changed the greeting to say tandem.");
+    assert!(!screen.contains("Allow Edit?"), "{}", framed(&screen));
+    assert_eq!(workspace.read("hello.txt"), "fn main() {\n    println!(\"Hello, tandem\");\n}\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = tool_results(&requests[2].body);
+    let edit = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").expect("the edit's result");
+    assert_ne!(edit["is_error"], true, "{edit}");
+}
+
+#[test]
+fn n_rejects_an_edit_and_the_model_is_told() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(read_edit_answer("Understood, I left the file alone.")).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Change the greeting");
+    pty.expect_text("Allow Edit?");
+    pty.send("n");
+    let screen = expect_idle_with(&pty, "Understood, I left the file alone.");
+    assert!(!screen.contains("Allow Edit?"), "{}", framed(&screen));
+    assert_eq!(workspace.read("hello.txt"), GREETING);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = tool_results(&requests[2].body);
+    let denial = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").expect("the edit's result");
+    assert_eq!(denial["is_error"], true, "{denial}");
+    let content = denial["content"].to_string();
+    assert!(content.contains("denied"), "{denial}");
+}
+
+#[test]
+fn a_review_can_accept_one_hunk_of_two() {
+    let workspace = Workspace::new();
+    let original: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    workspace.write("lines.txt", &original);
+    let proposed = original.replace("line 2\n", "line two\n").replace("line 29\n", "line twenty-nine\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "lines.txt"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_write", "name": "Write",
+                     "input": {"file_path": "lines.txt", "content": proposed}}]},
+        {"blocks": [{"type": "text", "text": "Noted: only the first change was applied."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Spell out two numbers");
+    let dialog =
+        pty.expect("the review dialog", |screen| screen.contains("Allow Write?") && screen.contains("hunk 1/2"));
+    assert!(dialog.contains("line two"), "{}", framed(&dialog));
+
+    pty.send(keys::TAB);
+    pty.expect("hunk 2 selected", |screen| screen.lines().any(|line| line.contains("▶") && line.contains("hunk 2/2")));
+    pty.send(" ");
+    pty.expect("hunk 2 rejected", |screen| {
+        screen.lines().any(|line| line.contains("[✗]") && line.contains("hunk 2/2"))
+    });
+    pty.send(keys::ENTER);
+    expect_idle_with(&pty, "Noted: only the first change was applied.");
+
+    assert_eq!(workspace.read("lines.txt"), original.replace("line 2\n", "line two\n"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = tool_results(&requests[2].body);
+    let write = results.iter().find(|result| result["tool_use_id"] == "toolu_write").expect("the write's result");
+    assert_ne!(write["is_error"], true, "{write}");
+    let content = write["content"].to_string();
+    assert!(content.contains("applied hunk 1"), "{write}");
+    assert!(content.contains("rejected hunk 2"), "{write}");
+}
+
+#[test]
+fn a_allows_the_same_command_for_the_rest_of_the_session() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_sh1", "name": "Bash", "input": {"command": "echo hi"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_sh2", "name": "Bash", "input": {"command": "echo hi"}}]},
+        {"blocks": [{"type": "text", "text": "Said hi twice."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Say hi twice");
+    pty.expect_text("Allow Bash?");
+    pty.send("a");
+    // Only one key was pressed: a second dialog would block the turn, so the answer proves there was none.
+    expect_idle_with(&pty, "Said hi twice.");
+    assert_eq!(server.served(), 3);
+    let requests = server.requests();
+    let results = tool_results(&requests[2].body);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for result in &results {
+        assert_ne!(result["is_error"], true, "{result}");
+        assert!(result["content"].to_string().contains("hi"), "{result}");
+    }
+}
+
+#[test]
+fn esc_stops_a_stream_and_the_app_stays_usable() {
+    let workspace = Workspace::new();
+    // Forty list items of ten characters in forty deltas: one whole line per delta, and a streaming answer shows
+    // whole lines only.
+    let items: String = (1..=40).map(|n| format!("- step {n:02}\n")).collect();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        // message_start, ping, content_block_start, then 8 deltas, then silence.
+        {"blocks": [{"type": "text", "text": items, "chunks": 40}], "fault": {"kind": "stall_after", "events": 11}},
+        {"blocks": [{"type": "text", "text": "Back at your service."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Count slowly");
+    let streaming = pty.expect_text("step 08");
+    assert!(streaming.contains("esc to interrupt"), "{}", framed(&streaming));
+    pty.send(keys::ESC);
+    let screen = pty.expect("the interrupted notice", |screen| screen.contains("Interrupted") && screen.contains(IDLE));
+    assert!(screen.contains("step 01") && screen.contains("step 08"), "the partial answer stays:\n{}", framed(&screen));
+    assert!(!screen.contains("step 09"), "{}", framed(&screen));
+
+    submit(&pty, "Are you there?");
+    expect_idle_with(&pty, "Back at your service.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().expect("messages");
+    let last = messages.last().expect("a last message");
+    assert_eq!(last["role"], "user");
+    assert!(last.to_string().contains("Are you there?"), "{last}");
+}
+
+#[test]
+fn esc_kills_a_running_command_and_its_background_children() {
+    let workspace = Workspace::new();
+    let command = "sleep 300 & echo $! > bg.pid; sleep 300";
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_sleep", "name": "Bash", "input": {"command": command}}]},
+        {"blocks": [{"type": "text", "text": "never asked"}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &["--dangerously-skip-permissions"]);
+    submit(&pty, "Sleep for a while");
+    let background = wait_for_line(&workspace.path().join("bg.pid"));
+    assert!(alive(&background), "the background sleep is not running");
+    pty.send(keys::ESC);
+    pty.expect("the interrupted notice", |screen| screen.contains("Interrupted") && screen.contains(IDLE));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(&background) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(&background), "the background sleep survived the interrupt");
+    assert_eq!(server.served(), 1, "an interrupted turn asks the model nothing more");
+}
+
+#[test]
+fn a_resize_rewraps_the_conversation() {
+    let workspace = Workspace::new();
+    let paragraph = "Terminals come in every size, so the conversation has to wrap to whatever width the window \
+                     has right now, and wrap again when the window changes, without losing or repeating a single \
+                     word of what the model said along the way.";
+    let server = FakeServer::spawn(scenario(
+        json!({"replies": [{"blocks": [{"type": "text", "text": paragraph, "chunks": 6}]}]}),
+    ))
+    .unwrap();
+    let expected: Vec<String> = paragraph.split_whitespace().map(str::to_owned).collect();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Tell me about wrapping");
+    let wide = expect_idle_with(&pty, "single");
+    assert_eq!(paragraph_words(&wide, "Terminals come"), expected, "{}", framed(&wide));
+
+    pty.resize(30, 60);
+    // Re-wrapped, not cut: every word is there, in order, on lines that fit.
+    let narrow = pty.expect("every word at 60 columns", |screen| {
+        screen.contains("● Terminals come") && paragraph_words(screen, "Terminals come") == expected
+    });
+    assert!(narrow.lines().all(|line| line.chars().count() <= 60), "{}", framed(&narrow));
+    let lines = narrow.lines().skip_while(|line| !line.starts_with("● Terminals")).take(4).count();
+    assert!(lines >= 4, "at 60 columns the paragraph takes several lines:\n{}", framed(&narrow));
+
+    pty.resize(40, 120);
+    pty.expect("the paragraph re-wrapped at 120 columns", |screen| {
+        screen.lines().any(|line| line.starts_with("● Terminals come") && line.chars().count() > 60)
+            && paragraph_words(screen, "Terminals come") == expected
+    });
+}
+
+#[test]
+fn quitting_restores_the_terminal_and_prints_the_conversation() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "Goodbye, and thanks for all the fish.", "chunks": 3}]}
+    ]})))
+    .unwrap();
+    let mut pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Say goodbye");
+    expect_idle_with(&pty, "Goodbye, and thanks for all the fish.");
+    assert!(pty.alternate_screen(), "the app runs on the alternate screen");
+    // Both presses in one write: the second arrives well within the double-press window.
+    pty.send(&format!("{}{}", keys::CTRL_C, keys::CTRL_C));
+    let status =
+        pty.wait_exit(EXIT_GUARD).unwrap_or_else(|| panic!("tandem did not quit:\n{}", framed(&pty.screen_text())));
+    assert!(status.success(), "{status:?}");
+
+    let raw = pty.raw_output();
+    let entered = find(&raw, ENTER_ALT_SCREEN).expect("the app entered the alternate screen");
+    let left = rfind(&raw, LEAVE_ALT_SCREEN).expect("the app left the alternate screen");
+    assert!(entered < left, "left the alternate screen before entering it");
+    let after = String::from_utf8_lossy(&raw[left..]);
+    assert!(after.contains("Goodbye, and thanks for all the fish."), "the conversation is printed after leaving");
+    assert!(!pty.alternate_screen());
+    let screen = pty.screen_text();
+    assert!(screen.contains("> Say goodbye"), "{}", framed(&screen));
+    assert!(screen.contains("● Goodbye, and thanks for all the fish."), "{}", framed(&screen));
+    assert_no_key_leak(&pty);
+}
+
+#[test]
+fn slash_quit_quits() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
+    let mut pty = start(&workspace, &server, 24, 80, &[]);
+    submit(&pty, "/quit");
+    let status =
+        pty.wait_exit(EXIT_GUARD).unwrap_or_else(|| panic!("tandem did not quit:\n{}", framed(&pty.screen_text())));
+    assert!(status.success(), "{status:?}");
+    assert!(!pty.alternate_screen());
+    assert_eq!(server.served(), 0);
+}
+
+#[test]
+fn a_panic_restores_the_terminal_and_shows_the_message() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
+    let mut command = anthropic_command(&workspace, &server);
+    command.env("TANDEM_TEST_PANIC", "1");
+    let mut pty = Pty::spawn(command, 30, 100);
+    let status =
+        pty.wait_exit(EXIT_GUARD).unwrap_or_else(|| panic!("tandem did not exit:\n{}", framed(&pty.screen_text())));
+    assert!(!status.success(), "{status:?}");
+
+    let raw = pty.raw_output();
+    let entered = find(&raw, ENTER_ALT_SCREEN).expect("the app entered the alternate screen");
+    let left = rfind(&raw, LEAVE_ALT_SCREEN).expect("the app left the alternate screen");
+    assert!(entered < left, "left the alternate screen before entering it");
+    assert!(!pty.alternate_screen());
+    let screen = pty.screen_text();
+    assert!(screen.contains("TANDEM_TEST_PANIC: deliberate panic after the first frame"), "{}", framed(&screen));
+    assert!(screen.contains("panicked"), "{}", framed(&screen));
+}
+
+#[test]
+fn ctrl_s_then_c_copies_the_last_answer_with_osc52() {
+    let workspace = Workspace::new();
+    let answer = "Copy me: the answer is 42 — «exactly».";
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": answer, "chunks": 3}]}]})))
+            .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "What is the answer?");
+    expect_idle_with(&pty, "the answer is 42");
+    pty.send(keys::CTRL_S);
+    pty.expect_text("scroll mode");
+    pty.send("c");
+    pty.expect_text("copied the last answer");
+    let raw = pty.expect_raw("an OSC 52 sequence", |raw| {
+        find(raw, b"\x1b]52;c;").is_some_and(|start| raw[start..].contains(&0x07))
+    });
+    let start = find(&raw, b"\x1b]52;c;").unwrap() + b"\x1b]52;c;".len();
+    let end = start + raw[start..].iter().position(|byte| *byte == 0x07).unwrap();
+    let payload = std::str::from_utf8(&raw[start..end]).expect("ascii base64");
+    let decoded = base64_decode(payload).unwrap_or_else(|| panic!("not base64: {payload:?}"));
+    assert_eq!(String::from_utf8(decoded).expect("utf-8"), answer);
+}
+
+#[test]
+fn ctrl_f_searches_the_conversation() {
+    let workspace = Workspace::new();
+    let answer = "A pineapple is a tropical fruit.\n\nUnlike an apple, a pineapple grows from the middle of a plant.";
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": answer, "chunks": 3}]}]})))
+            .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Tell me about fruit");
+    expect_idle_with(&pty, "grows from the middle");
+    pty.send(keys::CTRL_F);
+    pty.expect_text("search:");
+    pty.send("pineapple");
+    pty.expect("the live match count", |screen| search_bar(screen).is_some_and(|bar| bar.contains("pineapple  2/2")));
+    pty.send(keys::ENTER);
+    let screen = pty.expect("the confirmed search", |screen| {
+        search_bar(screen).is_some_and(|bar| bar.contains("2/2") && bar.contains("n/N next/prev"))
+    });
+    assert!(screen.contains("A pineapple is a tropical fruit."), "{}", framed(&screen));
+    pty.send("N");
+    pty.expect("the previous match", |screen| search_bar(screen).is_some_and(|bar| bar.contains("pineapple  1/2")));
+    pty.send(keys::ESC);
+    pty.expect("the search bar closed", |screen| search_bar(screen).is_none() && screen.contains(IDLE));
+}
+
+fn search_bar(screen: &str) -> Option<&str> {
+    screen.lines().find(|line| line.starts_with("search: "))
+}
+
+#[test]
+fn without_a_provider_the_onboarding_screen_explains_and_q_quits() {
+    let workspace = Workspace::new();
+    let mut pty = Pty::spawn(tandem_command(&workspace), 30, 100);
+    let screen = pty.expect_text("ANTHROPIC_API_KEY");
+    assert!(screen.contains("No model provider is configured"), "{}", framed(&screen));
+    let config = workspace.config.path().join("config.toml");
+    assert!(screen.contains(&config.display().to_string()), "the config file is named:\n{}", framed(&screen));
+    pty.send("q");
+    let status =
+        pty.wait_exit(EXIT_GUARD).unwrap_or_else(|| panic!("tandem did not quit:\n{}", framed(&pty.screen_text())));
+    assert!(status.success(), "{status:?}");
+    assert!(!pty.alternate_screen());
+    let raw = pty.raw_output();
+    assert!(find(&raw, ENTER_ALT_SCREEN) < rfind(&raw, LEAVE_ALT_SCREEN));
+}
+
+#[test]
+fn the_permission_dialog_fits_an_80_by_24_terminal() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(read_edit_answer("Done at 80 columns.")).unwrap();
+    let pty = start(&workspace, &server, 24, 80, &[]);
+    submit(&pty, "Change the greeting");
+    let dialog = pty.expect_text("Allow Edit?");
+    let rows = pty.screen_rows();
+    assert!(rows.len() <= 24 && rows.iter().all(|row| row.chars().count() <= 80), "{}", framed(&dialog));
+    // The whole diff and the answer keys are visible.
+    for text in ["hello.txt", "Hello, world", "Hello, tandem", "allow once", "deny"] {
+        assert!(dialog.contains(text), "{text:?} is missing:\n{}", framed(&dialog));
+    }
+    let top = dialog.lines().position(|line| line.contains("Allow Edit?")).unwrap();
+    let bottom = dialog.lines().skip(top + 1).position(|line| line.contains('└')).map(|at| at + top + 1);
+    assert!(bottom.is_some(), "the dialog's bottom border is on screen:\n{}", framed(&dialog));
+    pty.send("y");
+    expect_idle_with(&pty, "Done at 80 columns.");
+    assert!(workspace.read("hello.txt").contains("Hello, tandem"));
+}
+
+#[test]
+fn shift_tab_switches_to_accept_edits_and_the_edit_needs_no_dialog() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(read_edit_answer("Edited without asking.")).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    pty.send(keys::SHIFT_TAB);
+    pty.expect("the mode in the status line", |screen| status_line(screen).contains("accept edits"));
+    submit(&pty, "Change the greeting");
+    // A dialog would block the turn: reaching the answer proves there was none.
+    expect_idle_with(&pty, "Edited without asking.");
+    assert!(workspace.read("hello.txt").contains("Hello, tandem"));
+    assert_eq!(server.served(), 3);
+}
+
+#[test]
+fn f_denies_with_feedback_for_the_model() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(read_edit_answer("I will keep the world.")).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Change the greeting");
+    pty.expect_text("Allow Edit?");
+    pty.send("f");
+    pty.send("keep the world");
+    let dialog = pty.expect_text("keep the world");
+    assert!(dialog.contains("Allow Edit?"), "the feedback is typed into the dialog:\n{}", framed(&dialog));
+    pty.send(keys::ENTER);
+    expect_idle_with(&pty, "I will keep the world.");
+    assert_eq!(workspace.read("hello.txt"), GREETING);
+    let results = tool_results(&server.requests()[2].body);
+    let denial = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").expect("the edit's result");
+    assert_eq!(denial["is_error"], true, "{denial}");
+    assert!(denial["content"].to_string().contains("keep the world"), "{denial}");
+}
+
+#[test]
+fn a_prompt_sent_while_working_waits_in_the_input() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "- one\n- two\n- three\n", "chunks": 3}], "fault": {"kind": "stall_after", "events": 4}},
+        {"blocks": [{"type": "text", "text": "Now I see your message."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Start something slow");
+    pty.expect_text("• one");
+    pty.send("and then this");
+    pty.expect_text("> and then this");
+    pty.send(keys::ENTER);
+    let screen = pty.expect_text("still working");
+    assert!(screen.contains("> and then this"), "the prompt stays in the input:\n{}", framed(&screen));
+    assert_eq!(server.requests().len(), 1);
+    pty.send(keys::ESC);
+    pty.expect("the interrupted notice", |screen| screen.contains("Interrupted") && screen.contains("> and then this"));
+    pty.send(keys::ENTER);
+    expect_idle_with(&pty, "Now I see your message.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body["messages"].as_array().and_then(|messages| messages.last().cloned()).unwrap();
+    assert!(last.to_string().contains("and then this"), "{last}");
+}
+
+#[test]
+fn page_up_and_end_scroll_the_conversation() {
+    let workspace = Workspace::new();
+    let rows: String = (1..=80).map(|n| format!("- row {n:03}\n")).collect();
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": rows, "chunks": 8}]}]})))
+            .unwrap();
+    let pty = start(&workspace, &server, 24, 80, &[]);
+    submit(&pty, "List eighty rows");
+    let bottom = expect_idle_with(&pty, "row 080");
+    assert!(!bottom.contains("row 001"), "{}", framed(&bottom));
+    pty.send(keys::PAGE_UP);
+    let up = pty.expect("an earlier page", |screen| !screen.contains("row 080") && screen.contains("row 06"));
+    assert!(!up.contains("row 001"), "one page only:\n{}", framed(&up));
+    pty.send("\x1b[H");
+    pty.expect("the top", |screen| screen.contains("> List eighty rows") && screen.contains("row 001"));
+    pty.send("\x1b[F");
+    pty.expect("the bottom again", |screen| screen.contains("row 080") && !screen.contains("row 001"));
+}
+
+#[test]
+fn a_large_bracketed_paste_is_collapsed_and_sent_in_full() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "Got your log."}]}]})))
+            .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    let log: Vec<String> = (1..=40).map(|n| format!("log line {n}")).collect();
+    pty.send("look at this: ");
+    pty.send(&format!("\x1b[200~{}\x1b[201~", log.join("\n")));
+    let screen = pty.expect_text("[pasted");
+    assert!(!screen.contains("log line 40"), "the paste is collapsed:\n{}", framed(&screen));
+    pty.send(keys::ENTER);
+    expect_idle_with(&pty, "Got your log.");
+    let sent = server.requests()[0].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert_eq!(sent, format!("look at this: {}", log.join("\n")));
+}
+
+/// Whether the process is stopped (state `T` in `/proc/<pid>/stat`).
+fn stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest.starts_with('T')))
+        .unwrap_or(false)
+}
+
+/// Ctrl+Z, then `fg`: waits for the conversation and the suspend message on the normal screen, continues the
+/// process if it really stopped (a PTY session's process group is orphaned, so the kernel may have discarded the
+/// stop), and returns the raw output printed while suspending.
+fn suspend_and_continue(pty: &Pty) -> String {
+    let before = pty.raw_output().len();
+    pty.send("\x1a");
+    let raw = pty.expect_raw("the suspend message", |raw| {
+        String::from_utf8_lossy(&raw[before..]).contains("tandem is suspended")
+    });
+    let pid = pty.pid().expect("a pid");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Back by itself (the stop was discarded), or stopped and waiting for SIGCONT: never signal too early, or
+    // the stop would come after the continue.
+    while !stopped(pid) && !pty.alternate_screen() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if stopped(pid) {
+        assert!(Command::new("kill").args(["-CONT", &pid.to_string()]).status().unwrap().success());
+    }
+    String::from_utf8_lossy(&raw[before..]).into_owned()
+}
+
+#[test]
+fn ctrl_z_prints_the_conversation_and_the_app_comes_back() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "Before the break."}]},
+        {"blocks": [{"type": "text", "text": "After the break."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "First");
+    expect_idle_with(&pty, "Before the break.");
+    let printed = suspend_and_continue(&pty);
+    let left = printed.find("\x1b[?1049l").expect("the app left the alternate screen to suspend");
+    let answer = printed.find("Before the break.").expect("the conversation is printed before stopping");
+    assert!(left < answer, "{printed:?}");
+    pty.expect("the app back on the alternate screen", |screen| {
+        screen.contains(IDLE) && screen.contains("Before the break.")
+    });
+    assert!(pty.alternate_screen());
+    submit(&pty, "Second");
+    expect_idle_with(&pty, "After the break.");
+}
+
+/// Coming back from Ctrl+Z, the app clears the screen with ratatui's `Terminal::clear`, which first asks the
+/// terminal where the cursor is. A terminal that never answers (or answers after crossterm's two second
+/// timeout) makes `clear` fail before it resets ratatui's back buffer; the error is ignored, the next frame is
+/// diffed against the stale buffer, and nothing is redrawn: the screen stays blank.
+#[test]
+fn ctrl_z_redraws_even_when_the_terminal_does_not_report_the_cursor() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "Before the break."}]}]})))
+            .unwrap();
+    let command = anthropic_command(&workspace, &server);
+    let answers = Answers { cursor_position: false, ..Answers::default() };
+    let pty = Pty::spawn_with(command, 40, 120, answers);
+    pty.expect("the first frame", |screen| screen.contains(IDLE));
+    submit(&pty, "First");
+    expect_idle_with(&pty, "Before the break.");
+    suspend_and_continue(&pty);
+    // crossterm gives up on the cursor report after two seconds; ten is plenty to redraw after that.
+    pty.wait_for(|screen| screen.contains(IDLE) && screen.contains("Before the break."), Duration::from_secs(10))
+        .unwrap_or_else(|err| panic!("the app was not redrawn after coming back: {err}"));
+}
+
+#[test]
+fn ctrl_o_expands_thinking_and_tool_output() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "alpha\nbeta\ngamma\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [
+            {"type": "thinking", "thinking": "First I ponder.\nThen I ponder more.\nAnd finally I decide.", "chunks": 3},
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}}
+        ]},
+        {"blocks": [{"type": "text", "text": "Three Greek letters."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "What is in the notes?");
+    let collapsed = expect_idle_with(&pty, "Three Greek letters.");
+    assert!(collapsed.contains("✻ Thought (3 lines"), "{}", framed(&collapsed));
+    assert!(collapsed.contains("Read 3 lines"), "{}", framed(&collapsed));
+    assert!(!collapsed.contains("And finally I decide.") && !collapsed.contains("gamma"), "{}", framed(&collapsed));
+    // The latest expandable cell is the Read card.
+    pty.send(keys::CTRL_O);
+    let expanded = pty.expect("the file's lines", |screen| screen.contains("gamma"));
+    assert!(!expanded.contains("And finally I decide."), "{}", framed(&expanded));
+    pty.send(keys::CTRL_O);
+    pty.expect("the Read card collapsed again", |screen| !screen.contains("gamma") && screen.contains("Read 3 lines"));
+    // The thinking went back to the model with its signature.
+    let thinking = server.requests()[1].body["messages"][1]["content"][0].clone();
+    assert_eq!(thinking["type"], "thinking", "the thinking block goes back to the model: {thinking}");
+    assert_eq!(thinking["signature"], "sig_fake");
+}
+
+#[test]
+fn an_api_error_is_shown_and_the_next_prompt_works() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"fault": {"kind": "http", "status": 400}},
+        {"blocks": [{"type": "text", "text": "Recovered."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "This one fails");
+    let screen = pty.expect("the error", |screen| screen.contains("API error 400") && screen.contains(IDLE));
+    assert!(screen.contains("✗ API error 400"), "{}", framed(&screen));
+    // The failed prompt is in the history: ↑ brings it back.
+    pty.send(keys::UP);
+    pty.expect("the failed prompt back in the input", |screen| input_line(screen) == "> This one fails");
+    pty.send(keys::CTRL_C);
+    pty.expect("an empty prompt", |screen| screen.contains(IDLE));
+    submit(&pty, "Try again");
+    expect_idle_with(&pty, "Recovered.");
+    assert_eq!(server.served(), 2);
+}
+
+#[test]
+fn slash_help_shows_the_keys_and_any_key_closes_it() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
+    let pty = start(&workspace, &server, 30, 100, &[]);
+    submit(&pty, "/help");
+    let help = pty.expect_text("any key closes");
+    for text in ["ctrl+f", "search the conversation", "ctrl+z", "/quit"] {
+        assert!(help.contains(text), "{text:?} is missing:\n{}", framed(&help));
+    }
+    pty.send("x");
+    let screen = pty.expect("the help closed", |screen| !screen.contains("any key closes") && screen.contains(IDLE));
+    assert!(!screen.contains("> x"), "the closing key is not typed:\n{}", framed(&screen));
+    assert_eq!(server.served(), 0);
+}
+
+#[test]
+fn e_edits_the_proposal_in_the_editor_first() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(read_edit_answer("Fine, editor it is.")).unwrap();
+    let mut command = anthropic_command(&workspace, &server);
+    // An "editor" that changes the proposed content without a screen of its own.
+    command.env("EDITOR", "sed -i s/tandem/editor/");
+    let pty = Pty::spawn(command, 40, 120);
+    pty.expect("the first frame", |screen| screen.contains(IDLE));
+    submit(&pty, "Change the greeting");
+    pty.expect_text("Allow Edit?");
+    pty.send("e");
+    expect_idle_with(&pty, "Fine, editor it is.");
+    assert!(pty.alternate_screen(), "back on the alternate screen after the editor");
+    assert_eq!(workspace.read("hello.txt"), "fn main() {\n    println!(\"Hello, editor\");\n}\n");
+    let results = tool_results(&server.requests()[2].body);
+    let edit = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").expect("the edit's result");
+    assert_ne!(edit["is_error"], true, "{edit}");
+    let content = edit["content"].to_string();
+    assert!(content.contains("edited your proposed content"), "{edit}");
+    assert!(content.contains("Hello, editor"), "the model sees what was really written: {edit}");
+}
