@@ -253,8 +253,8 @@ fn a_review_can_accept_one_hunk_of_two() {
 fn a_allows_the_same_command_for_the_rest_of_the_session() {
     let workspace = Workspace::new();
     let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [{"type": "tool_use", "id": "toolu_sh1", "name": "Bash", "input": {"command": "echo hi"}}]},
-        {"blocks": [{"type": "tool_use", "id": "toolu_sh2", "name": "Bash", "input": {"command": "echo hi"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_sh1", "name": "Bash", "input": {"command": "touch hi.txt && echo hi"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_sh2", "name": "Bash", "input": {"command": "touch hi.txt && echo hi"}}]},
         {"blocks": [{"type": "text", "text": "Said hi twice."}]}
     ]})))
     .unwrap();

@@ -43,6 +43,12 @@ pub struct ConfigFile {
     /// Extra providers, or overrides of the built-in ones, by name.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderEntry>,
+    /// Sandbox for Bash commands: "off", "read-only" or "workspace-write" (`--sandbox` wins).
+    pub sandbox: Option<String>,
+    /// Whether sandboxed commands may use the network (default true).
+    pub sandbox_network: Option<bool>,
+    /// Run unsandboxed, with a notice, when a sandbox is asked for but the kernel can't provide it.
+    pub allow_unsandboxed: Option<bool>,
 }
 
 /// A provider declared in `config.toml`.

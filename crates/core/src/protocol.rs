@@ -35,6 +35,12 @@ pub enum Op {
     },
     /// Start a new conversation (the old one is dropped from the model's context).
     ClearConversation,
+    /// Ask for the active permission rules ([`Event::PermissionRules`]).
+    ListPermissionRules,
+    /// Remove a rule (from its settings file too); answered with a fresh [`Event::PermissionRules`].
+    RemovePermissionRule {
+        rule: RuleListing,
+    },
     /// Ends the agent task.
     Shutdown,
 }
@@ -43,9 +49,10 @@ pub enum Op {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PermissionAnswer {
     AllowOnce,
-    /// Allow, and remember the rule for the rest of the session.
-    AllowForSession {
+    /// Allow, and remember `rule` (one or more rules separated by ", ") at `scope`.
+    AllowAlways {
         rule: String,
+        scope: AlwaysScope,
     },
     /// Deny; the feedback, if any, goes to the model with the denial.
     Deny {
@@ -58,6 +65,28 @@ pub enum PermissionAnswer {
         content: String,
         note: String,
     },
+}
+
+/// How long an "always" answer is remembered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlwaysScope {
+    /// Until tandem exits.
+    Session,
+    /// In this project: `.tandem/settings.local.json` (git-ignored).
+    Project,
+    /// Everywhere: the user's `settings.json`.
+    User,
+}
+
+/// An active permission rule and where it comes from, for `/permissions`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleListing {
+    pub text: String,
+    pub kind: crate::permissions::RuleKind,
+    pub scope: crate::permissions::Scope,
+    /// The settings file it is in (`None` for flags and session rules).
+    pub file: Option<PathBuf>,
 }
 
 /// How a tool call ended.
@@ -147,8 +176,11 @@ pub enum Event {
         risk: Risk,
         input: Value,
         preview: Option<Preview>,
-        /// The session rule an "always allow" answer would add (e.g. `Bash(npm test:*)`, `Edit`).
+        /// The rule an "always" answer would add (e.g. `Bash(npm test:*)`, `Edit`; several separated by ", ";
+        /// empty when no rule could allow this call).
         suggested_rule: String,
+        /// Why this call asks, when it is not obvious (outside the workspace, a protected path…).
+        reason: Option<String>,
     },
     ToolCallOutput {
         call_id: String,
@@ -177,6 +209,12 @@ pub enum Event {
     },
     /// The conversation was cleared with [`Op::ClearConversation`].
     ConversationCleared,
+    /// Something the user should know that is not an error (a rule saved to a file, a settings problem).
+    Info {
+        message: String,
+    },
+    /// The active permission rules, for `/permissions`.
+    PermissionRules(Vec<RuleListing>),
     /// Something went wrong that the user should see (the turn may still continue).
     Error {
         message: String,

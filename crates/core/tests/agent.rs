@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_core::agent::{self, AgentConfig, AgentHandle};
 use tandem_core::models;
 use tandem_core::permissions::{PermissionMode, PermissionPolicy};
-use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
+use tandem_core::protocol::{AlwaysScope, Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
 use tandem_core::provider::retry::RetryPolicy;
 use tandem_core::provider::{ApiKey, Endpoint, ProviderKind, SystemBlock};
 use tandem_core::tools::{Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
@@ -99,7 +99,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         model: models::lookup("claude-sonnet-4-5"),
         system: vec![SystemBlock { text: "test".into(), cache: true }],
         tools,
-        permissions: PermissionPolicy::new(mode),
+        permissions: PermissionPolicy::for_cwd(mode, &std::env::temp_dir()),
         cwd: std::env::temp_dir(),
         max_turns: None,
         max_budget_usd: None,
@@ -108,6 +108,9 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
             max_delay: Duration::from_millis(2),
             ..Default::default()
         },
+        sandbox: None,
+        config_dir: std::env::temp_dir().join("tandem-agent-test-config"),
+        notices: Vec::new(),
     }
 }
 
@@ -194,7 +197,7 @@ async fn mutating_calls_run_one_at_a_time_in_order_and_the_user_decides() {
         match call_id {
             "r1" => PermissionAnswer::AllowOnce,
             "r2" => PermissionAnswer::Deny { feedback: Some("not that one".into()) },
-            "r3" => PermissionAnswer::AllowForSession { rule: rule.to_owned() },
+            "r3" => PermissionAnswer::AllowAlways { rule: rule.to_owned(), scope: AlwaysScope::Session },
             other => panic!("{other} should not have been asked: the session rule allows it"),
         }
     })

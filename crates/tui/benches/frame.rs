@@ -145,7 +145,11 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
         let call_id = format!("toolu_{turn}");
         let preamble = "I'll look at the code first.";
         stream_text(app, 0, preamble, 16, now);
-        stream(app, StreamEvent::BlockStart { index: 1, block: BlockStart::ToolUse { id: call_id.clone(), name: name.into() } }, now);
+        stream(
+            app,
+            StreamEvent::BlockStart { index: 1, block: BlockStart::ToolUse { id: call_id.clone(), name: name.into() } },
+            now,
+        );
         stream(app, StreamEvent::BlockStop { index: 1 }, now);
         let content = vec![
             ContentBlock::text(preamble),
@@ -153,8 +157,13 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
         ];
         core(app, message(turn, content, StopReason::ToolUse), now);
         core(app, Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input }, now);
-        let finished =
-            Event::ToolCallFinished { call_id, content: output, is_error: false, status: ToolCallStatus::Completed, duration_ms: 42 };
+        let finished = Event::ToolCallFinished {
+            call_id,
+            content: output,
+            is_error: false,
+            status: ToolCallStatus::Completed,
+            duration_ms: 42,
+        };
         core(app, finished, now);
         round = 2;
         core(app, Event::RequestStarted { round }, now);
@@ -173,7 +182,8 @@ fn new_app() -> App {
         cost_usd: Some(0.0),
         ..StatusInfo::default()
     };
-    let mut app = App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
+    let mut app =
+        App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
     app.update(Input::Resize(WIDTH, HEIGHT), Instant::now());
     app
 }

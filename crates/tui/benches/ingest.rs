@@ -109,7 +109,8 @@ fn new_app() -> App {
         cost_usd: Some(0.0),
         ..StatusInfo::default()
     };
-    let mut app = App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
+    let mut app =
+        App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
     app.update(Input::Resize(WIDTH, HEIGHT), Instant::now());
     app
 }
@@ -210,6 +211,7 @@ struct Run {
     wall: Duration,
     draw: Duration,
     slowest_frame: Duration,
+    milestones: Vec<(usize, Duration)>,
     cpu_stat: Option<Duration>,
     cpu_sched: Option<Duration>,
 }
@@ -240,6 +242,9 @@ fn paced(events: Vec<Event>) -> Run {
         let mut events = events.into_iter().peekable();
         while events.peek().is_some() {
             for event in events.by_ref().take(PACED_DELTAS_PER_FRAME) {
+                if let Event::Stream(StreamEvent::TextDelta { text, .. }) = &event {
+                    stats.bytes += text.len();
+                }
                 app.update(Input::Core(Box::new(event)), Instant::now());
             }
             stats.frame(draw(terminal, app));
@@ -248,11 +253,18 @@ fn paced(events: Vec<Event>) -> Run {
     })
 }
 
+/// Text sizes at which the paced runs note the frame time.
+const MILESTONES_KB: [usize; 6] = [4, 16, 64, 128, 256, 384];
+
 #[derive(Default)]
 struct Stats {
     frames: usize,
     draw: Duration,
     slowest: Duration,
+    /// Text bytes fed so far (paced runs).
+    bytes: usize,
+    /// (KB streamed, that frame's time) at each milestone passed.
+    milestones: Vec<(usize, Duration)>,
 }
 
 impl Stats {
@@ -260,13 +272,15 @@ impl Stats {
         self.frames += 1;
         self.draw += took;
         self.slowest = self.slowest.max(took);
+        if let Some(&kb) = MILESTONES_KB.get(self.milestones.len())
+            && self.bytes >= kb * 1000
+        {
+            self.milestones.push((kb, took));
+        }
     }
 }
 
-fn measure(
-    events: Vec<Event>,
-    feed: impl FnOnce(&mut App, &mut Terminal<TestBackend>, Vec<Event>, &mut Stats),
-) -> Run {
+fn measure(events: Vec<Event>, feed: impl FnOnce(&mut App, &mut Terminal<TestBackend>, Vec<Event>, &mut Stats)) -> Run {
     let mut app = new_app();
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("a test terminal");
     app.submit("Explain the tokenizer changes step by step.".into(), Instant::now());
@@ -283,6 +297,7 @@ fn measure(
         wall,
         draw: stats.draw,
         slowest_frame: stats.slowest,
+        milestones: stats.milestones,
         cpu_stat: used(cpu_stat, proc_cpu()),
         cpu_sched: used(cpu_sched, sched_cpu()),
     };
@@ -292,11 +307,7 @@ fn measure(
 
 fn print(label: &str, deltas: (usize, usize), run: &Run) {
     let cpu = run.cpu_sched.or(run.cpu_stat).unwrap_or(run.wall);
-    println!(
-        "  {label}: 100k tokens ingested in {:.0} ms CPU ({} frames)",
-        ms(cpu),
-        run.frames
-    );
+    println!("  {label}: 100k tokens ingested in {:.0} ms CPU ({} frames)", ms(cpu), run.frames);
     println!(
         "      {} deltas, {} KB; wall {:.0} ms; CPU {:.0} ms (/proc/self/stat, 10 ms ticks), {:.1} ms (schedstat); \
          drawing {:.0} ms, slowest frame {:.1} ms",
@@ -308,22 +319,24 @@ fn print(label: &str, deltas: (usize, usize), run: &Run) {
         ms(run.draw),
         ms(run.slowest_frame)
     );
+    if !run.milestones.is_empty() {
+        let at: Vec<String> = run.milestones.iter().map(|(kb, took)| format!("{kb} KB: {:.2} ms", ms(*took))).collect();
+        println!("      frame time after N KB streamed: {}", at.join(", "));
+    }
 }
+
+/// A named way to build a turn's events.
+type Case = (&'static str, fn() -> Vec<Event>);
 
 fn report() {
     println!("ingest: ~100k tokens (~4-char deltas, ~400 KB of Markdown) into App::update, drawn at {WIDTH}x{HEIGHT}");
-    let cases: [(&str, fn() -> Vec<Event>); 2] =
-        [("one 400 KB answer", one_long_answer), ("100 answers of 4 KB", many_answers)];
+    let cases: [Case; 2] = [("one 400 KB answer", one_long_answer), ("100 answers of 4 KB", many_answers)];
     for (name, events) in cases {
         let sample = events();
         let counted = count_deltas(&sample);
         drop(sample);
         print(&format!("wire speed, {name}"), counted, &wire_speed(events()));
-        print(
-            &format!("paced {PACED_DELTAS_PER_FRAME} deltas/16 ms frame, {name}"),
-            counted,
-            &paced(events()),
-        );
+        print(&format!("paced {PACED_DELTAS_PER_FRAME} deltas/16 ms frame, {name}"), counted, &paced(events()));
     }
 }
 

@@ -1,5 +1,7 @@
 //! Command-line interface: Claude Code's flags, so its users are at home.
 
+use std::path::PathBuf;
+
 use clap::{Parser, ValueEnum};
 
 /// tandem — a terminal pair programmer.
@@ -52,6 +54,14 @@ pub struct Cli {
     /// Tools or rules to deny, e.g. "Bash(git push:*),Write" (comma or space separated).
     #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1.., action = clap::ArgAction::Append)]
     pub disallowed_tools: Vec<String>,
+
+    /// More directories the session may work in (besides the current one).
+    #[arg(long = "add-dir", num_args = 1.., action = clap::ArgAction::Append)]
+    pub add_dir: Vec<PathBuf>,
+
+    /// Run Bash commands in a Landlock sandbox: off, read-only, workspace-write (Linux).
+    #[arg(long)]
+    pub sandbox: Option<String>,
 
     /// Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk.
     #[arg(long = "permission-mode")]

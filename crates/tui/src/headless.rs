@@ -118,6 +118,7 @@ impl Printer {
                 );
             }
             Event::Error { message } => eprintln!("tandem: error: {message}"),
+            Event::Info { message } => eprintln!("tandem: {message}"),
             _ => {}
         }
     }

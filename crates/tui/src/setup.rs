@@ -6,10 +6,13 @@ use std::sync::Arc;
 use tandem_core::agent::{AgentConfig, new_session_id};
 use tandem_core::config::{self, Paths, ProviderFlags};
 use tandem_core::models::{self, Prices};
-use tandem_core::permissions::{PermissionMode, PermissionPolicy, Rule, split_rule_list};
+use tandem_core::permissions::{
+    PermissionMode, PermissionPolicy, RuleKind, Scope, Workspace, settings, split_rule_list,
+};
 use tandem_core::prompt::{self, PromptOptions};
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::retry::RetryPolicy;
+use tandem_core::sandbox::{self, SandboxMode, SandboxPolicy, Support};
 use tandem_core::tools::ToolRegistry;
 
 use crate::cli::Cli;
@@ -64,26 +67,53 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         model.prices = Some(Prices::LOCAL);
     }
 
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let settings = settings::load_with_home(&paths.config_dir, &cwd, home.as_deref());
+    let mut notices: Vec<String> = settings.problems.iter().map(|problem| format!("Settings: {problem}")).collect();
+
     let mode = if cli.dangerously_skip_permissions {
         PermissionMode::BypassPermissions
     } else {
         match cli.permission_mode.as_deref() {
-            None => PermissionMode::Default,
+            None => settings.default_mode.unwrap_or_default(),
             Some(text) => PermissionMode::parse(text).ok_or_else(|| {
                 let names: Vec<&str> = PermissionMode::ALL.iter().map(|mode| mode.as_str()).collect();
                 SetupError(format!("invalid --permission-mode {text:?}: use one of {}", names.join(", ")))
             })?,
         }
     };
-    let mut permissions = PermissionPolicy::new(mode);
-    permissions.allow = parse_rules("--allowedTools", &cli.allowed_tools)?;
-    permissions.deny = parse_rules("--disallowedTools", &cli.disallowed_tools)?;
+    let mut extra_dirs: Vec<PathBuf> = cli.add_dir.iter().map(|dir| cwd.join(dir)).collect();
+    for dir in &extra_dirs {
+        if !dir.is_dir() {
+            return Err(SetupError(format!("--add-dir {}: not a directory", dir.display())));
+        }
+    }
+    extra_dirs.extend(settings.additional_directories.iter().cloned());
+    let workspace = Workspace::new(&cwd, &extra_dirs, home.clone(), Some(paths.config_dir.clone()));
+    let mut permissions = PermissionPolicy::new(mode, workspace, home.unwrap_or_else(|| PathBuf::from("/")));
+    permissions.rules = settings.rules.clone();
+    for (flag, kind, values) in [
+        ("--allowedTools", RuleKind::Allow, &cli.allowed_tools),
+        ("--disallowedTools", RuleKind::Deny, &cli.disallowed_tools),
+    ] {
+        for text in values.iter().flat_map(|value| split_rule_list(value)) {
+            permissions
+                .add_rule(kind, &text, Scope::Flag)
+                .map_err(|problem| SetupError(format!("invalid {flag} rule: {problem}")))?;
+        }
+    }
 
     let mut tools = ToolRegistry::builtin();
     // A tool denied outright is removed, so the model doesn't even try it.
-    let removed: Vec<String> =
-        permissions.deny.iter().filter(|rule| rule.specifier.is_none()).map(|rule| rule.tool.clone()).collect();
+    let removed: Vec<String> = permissions
+        .rules
+        .iter()
+        .filter(|rule| rule.kind == RuleKind::Deny && rule.rule.specifier.is_none())
+        .map(|rule| rule.rule.tool.clone())
+        .collect();
     tools.retain(|name| !removed.iter().any(|tool| tool == name));
+
+    let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;
 
     if let Some(max) = cli.max_budget_usd
         && !(max > 0.0 && max.is_finite())
@@ -108,6 +138,9 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         max_turns: cli.max_turns,
         max_budget_usd: cli.max_budget_usd,
         retry: RetryPolicy::from_env(),
+        sandbox,
+        config_dir: paths.config_dir.clone(),
+        notices,
     })
 }
 
@@ -118,10 +151,39 @@ fn is_loopback(base_url: &str) -> bool {
     host == "localhost" || host.starts_with("127.") || rest.starts_with("[::1]")
 }
 
-fn parse_rules(flag: &str, values: &[String]) -> Result<Vec<Rule>, SetupError> {
-    values
-        .iter()
-        .flat_map(|value| split_rule_list(value))
-        .map(|text| Rule::parse(&text).map_err(|problem| SetupError(format!("invalid {flag} rule: {problem}"))))
-        .collect()
+/// The sandbox for Bash commands: `--sandbox` > `sandbox` in config.toml > off. Without kernel support it is an
+/// error, unless `allow_unsandboxed = true` in config.toml, which runs without it and says so.
+fn sandbox_policy(
+    cli: &Cli,
+    file: &config::ConfigFile,
+    cwd: &std::path::Path,
+    extra_dirs: &[PathBuf],
+    notices: &mut Vec<String>,
+) -> Result<Option<SandboxPolicy>, SetupError> {
+    let Some(text) = cli.sandbox.clone().or_else(|| file.sandbox.clone()) else { return Ok(None) };
+    let mode = SandboxMode::parse(&text)
+        .ok_or_else(|| SetupError(format!("invalid sandbox mode {text:?}: use off, read-only or workspace-write")))?;
+    if mode == SandboxMode::Off {
+        return Ok(None);
+    }
+    match sandbox::support() {
+        Support::Full { .. } => {}
+        Support::Partial { abi, missing } => {
+            notices.push(format!("Sandbox: this kernel's Landlock (ABI {abi}) lacks {missing}; the rest is enforced."))
+        }
+        Support::Unavailable(why) => {
+            if file.allow_unsandboxed == Some(true) {
+                notices.push(format!(
+                    "Sandbox {mode} is unavailable ({why}): commands run WITHOUT a sandbox (allow_unsandboxed = true)."
+                ));
+                return Ok(None);
+            }
+            return Err(SetupError(format!(
+                "the {mode} sandbox is unavailable here ({why}); run without --sandbox, or set allow_unsandboxed = true in config.toml to run unsandboxed"
+            )));
+        }
+    }
+    let mut writable_roots = vec![cwd.to_path_buf()];
+    writable_roots.extend(extra_dirs.iter().cloned());
+    Ok(Some(SandboxPolicy { mode, writable_roots, network: file.sandbox_network.unwrap_or(true) }))
 }

@@ -39,6 +39,12 @@ pub struct AgentConfig {
     /// Spend allowed for the session, in US dollars.
     pub max_budget_usd: Option<f64>,
     pub retry: RetryPolicy,
+    /// Bash commands run under this sandbox, when set.
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// Where "always, everywhere" answers are saved (`settings.json` in it).
+    pub config_dir: PathBuf,
+    /// Shown once at the start (settings problems, sandbox notes).
+    pub notices: Vec<String>,
 }
 
 /// The front end's side of a running agent.
@@ -53,10 +59,11 @@ enum Work {
     Turn(String),
     SetModel(String),
     Clear,
+    ListRules,
+    RemoveRule(crate::protocol::RuleListing),
 }
 
 /// State shared between the op router and the turn runner.
-#[derive(Default)]
 struct Shared {
     /// Cancelled by `Op::Interrupt`; replaced at the start of every turn.
     cancel: Mutex<CancellationToken>,
@@ -71,7 +78,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (op_tx, mut op_rx) = mpsc::unbounded_channel::<Op>();
     let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
     let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<Work>();
-    let shared = Arc::new(Shared { policy: Mutex::new(config.permissions.clone()), ..Default::default() });
+    let shared = Arc::new(Shared {
+        cancel: Mutex::new(CancellationToken::new()),
+        pending: Mutex::new(HashMap::new()),
+        policy: Mutex::new(config.permissions.clone()),
+    });
 
     let router_shared = shared.clone();
     tokio::spawn(async move {
@@ -99,6 +110,16 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                     }
                 }
                 Op::Interrupt => lock(&router_shared.cancel).cancel(),
+                Op::ListPermissionRules => {
+                    if turn_tx.send(Work::ListRules).is_err() {
+                        break;
+                    }
+                }
+                Op::RemovePermissionRule { rule } => {
+                    if turn_tx.send(Work::RemoveRule(rule)).is_err() {
+                        break;
+                    }
+                }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
@@ -118,6 +139,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::Turn(text) => session.run_turn(text).await,
                 Work::SetModel(model) => session.set_model(&model),
                 Work::Clear => session.clear(),
+                Work::ListRules => session.list_rules(),
+                Work::RemoveRule(rule) => session.remove_rule(&rule),
             }
         }
     });

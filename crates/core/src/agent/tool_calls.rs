@@ -12,8 +12,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
-use crate::permissions::{Decision, Rule};
-use crate::protocol::{Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
+use crate::permissions::{Decision, RuleKind, Scope, settings, split_rule_list};
+use crate::protocol::{AlwaysScope, Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
 use crate::tools::write::WriteTool;
 use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, diff};
 
@@ -31,6 +31,8 @@ pub(super) struct ToolRunner<'a> {
     pub shared: &'a Arc<Shared>,
     pub events: &'a mpsc::UnboundedSender<Event>,
     pub context: ToolContext,
+    /// Where "always, everywhere" answers are saved.
+    pub config_dir: &'a std::path::Path,
 }
 
 struct Call {
@@ -128,11 +130,11 @@ impl ToolRunner<'_> {
             Ok(tool) => tool,
             Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
         };
-        let decision = lock(&self.shared.policy).decide(tool.as_ref(), &call.input, &self.context.cwd);
+        let decision = lock(&self.shared.policy).decide(tool.as_ref(), &call.input);
         match decision {
             Decision::Allow => Prepared::Ready(tool),
             Decision::Deny { reason } => deny(call, reason, denials),
-            Decision::Ask { suggested_rule } => {
+            Decision::Ask { suggested_rule, reason } => {
                 let preview = match tool.preview(&call.input, &self.context) {
                     Ok(preview) => preview,
                     Err(message) => return failed(message),
@@ -146,6 +148,7 @@ impl ToolRunner<'_> {
                     input: call.input.clone(),
                     preview,
                     suggested_rule,
+                    reason,
                 });
                 let answer = tokio::select! {
                     _ = self.context.cancel.cancelled() => {
@@ -157,11 +160,8 @@ impl ToolRunner<'_> {
                 match answer {
                     Ok(PermissionAnswer::AllowOnce) => Prepared::Ready(tool),
                     Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { content, note },
-                    Ok(PermissionAnswer::AllowForSession { rule }) => {
-                        match Rule::parse(&rule) {
-                            Ok(rule) => lock(&self.shared.policy).allow.push(rule),
-                            Err(problem) => tracing::warn!("ignoring a session rule that does not parse: {problem}"),
-                        }
+                    Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
+                        self.remember(&rule, scope);
                         Prepared::Ready(tool)
                     }
                     Ok(PermissionAnswer::Deny { feedback }) => {
@@ -176,6 +176,31 @@ impl ToolRunner<'_> {
                         format!("{} was not run: the permission request was never answered.", call.name),
                         denials,
                     ),
+                }
+            }
+        }
+    }
+
+    /// Adds the rules of an "always" answer to the session, and saves them for the project or the user.
+    fn remember(&self, rules: &str, scope: AlwaysScope) {
+        for text in split_rule_list(rules) {
+            let added = lock(&self.shared.policy).add_rule(RuleKind::Allow, &text, Scope::Session);
+            if let Err(problem) = added {
+                tracing::warn!("ignoring a rule that does not parse: {problem}");
+                continue;
+            }
+            let file_scope = match scope {
+                AlwaysScope::Session => continue,
+                AlwaysScope::Project => Scope::Project,
+                AlwaysScope::User => Scope::User,
+            };
+            let project_root = settings::project_root(lock(&self.shared.policy).workspace.cwd());
+            match settings::persist_rule(file_scope, RuleKind::Allow, &text, self.config_dir, &project_root) {
+                Ok(file) => {
+                    let _ = self.events.send(Event::Info { message: format!("Saved {text} to {}", file.display()) });
+                }
+                Err(problem) => {
+                    let _ = self.events.send(Event::Error { message: format!("Could not save {text}: {problem}") });
                 }
             }
         }

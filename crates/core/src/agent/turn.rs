@@ -10,7 +10,7 @@ use super::sampling::{self, SampleError};
 use super::tool_calls::ToolRunner;
 use super::{AgentConfig, Shared, lock};
 use crate::conversation::{ContentBlock, Message, Role, StopReason, Usage};
-use crate::protocol::{Event, PermissionDenial, RunOutcome, TurnSummary};
+use crate::protocol::{Event, PermissionDenial, RuleListing, RunOutcome, TurnSummary};
 use crate::provider::ModelRequest;
 use crate::tools::{FileState, ToolContext};
 
@@ -55,6 +55,42 @@ impl Session {
             tools: self.config.tools.names().into_iter().map(str::to_owned).collect(),
             permission_mode: mode,
         });
+        for notice in &self.config.notices {
+            self.emit(Event::Info { message: notice.clone() });
+        }
+    }
+
+    /// Reports the active permission rules (`/permissions`).
+    pub fn list_rules(&self) {
+        let listing = lock(&self.shared.policy)
+            .rules
+            .iter()
+            .map(|rule| RuleListing {
+                text: rule.text.clone(),
+                kind: rule.kind,
+                scope: rule.scope,
+                file: rule.file.clone(),
+            })
+            .collect();
+        self.emit(Event::PermissionRules(listing));
+    }
+
+    /// Removes a rule from the session and from its settings file.
+    pub fn remove_rule(&self, listing: &RuleListing) {
+        {
+            let mut policy = lock(&self.shared.policy);
+            policy
+                .rules
+                .retain(|rule| !(rule.text == listing.text && rule.kind == listing.kind && rule.file == listing.file));
+        }
+        if let Some(file) = &listing.file
+            && let Err(problem) = crate::permissions::settings::remove_rule(file, listing.kind, &listing.text)
+        {
+            self.emit(Event::Error {
+                message: format!("Could not remove {} from {}: {problem}", listing.text, file.display()),
+            });
+        }
+        self.list_rules();
     }
 
     fn emit(&self, event: Event) {
@@ -133,12 +169,13 @@ impl Session {
                 tools: &self.config.tools,
                 shared: &self.shared,
                 events: &self.events,
+                config_dir: &self.config.config_dir,
                 context: ToolContext {
                     cwd: self.config.cwd.clone(),
                     files: self.files.clone(),
                     cancel: cancel.clone(),
                     live_output: None,
-                    sandbox: None,
+                    sandbox: self.config.sandbox.clone(),
                 },
             };
             let round = runner.run(&assembled.message, &assembled.invalid_tool_inputs).await;

@@ -1,1 +1,171 @@
-//! (being written)
+//! Bash command analysis for the permission policy.
+//!
+//! A command line is parsed with a real shell parser (brush-parser) into every simple command it would run:
+//! across `;`, `&&`, `||`, `|`, newlines, subshells, brace groups, control structures, function bodies,
+//! command and process substitutions, `bash -c` strings, `eval` arguments and the commands wrappers such as
+//! `sudo`, `xargs` or `find -exec` run. The policy allows a command line only when every simple command is
+//! allowed, so one rule can never be stretched over a second command.
+//!
+//! Decisions, for the policy and for whoever extends this:
+//! - Anything that runs code the rules can't see (substitutions, `eval`, `sh -c`, `exec`, `source`,
+//!   wrappers, function and alias definitions, an expansion in command position, a shell reading a
+//!   here-document or a pipe) sets [`Analysis::always_ask`]: no rule can allow it. What those constructs run
+//!   is still analysed where possible and added to [`Analysis::commands`], so deny rules and the blocklist
+//!   still apply (`bash -c 'rm x'` is denied by `Bash(rm:*)`, `sudo rm -rf /` is blocked).
+//! - Words are matched after quote removal (`'n'pm test` is `npm test`); an expansion (`$X`) only matches a
+//!   `*` of an allow rule, while for deny rules it may stand for anything (`git $X` is denied by
+//!   `Bash(git push:*)`), and so may an unquoted glob.
+//! - Runs of blanks are one word boundary to the shell, so `git  status` matches `Bash(git status)`.
+//! - Prefix assignments (`FOO=1 npm test`) are part of what an allow rule must match: `Bash(npm test)` does
+//!   not allow it, `Bash(FOO=1 npm test)` does. Deny rules ignore them. A few harmless locale variables
+//!   (`LC_ALL=C sort`) keep a read-only command read-only.
+//! - A program written as a path (`/usr/bin/git`) is not the bare name for allow rules or the read-only
+//!   list; deny rules and the blocklist compare its file name, and fold Unicode look-alikes to ASCII.
+//! - Wrappers (`sudo`, `env cmd`, `xargs`, `timeout`, `nice`, `nohup`, `command`, `builtin`, `exec`,
+//!   `find -exec`, …) always ask; the command they run is added to `commands` after the wrapper's own.
+//! - A shell fed a here-document, here-string or pipe (`bash <<EOF`) always asks, and the text it would run
+//!   is analysed too, so `bash <<EOF\nrm x\nEOF` is denied by `Bash(rm:*)` rather than merely asked about.
+//! - Limits: code computed at run time (`source <(curl …)`, `eval "$(cat f)"`) always asks but can't be
+//!   checked against deny rules; a deny rule is a guard against mistakes, not a sandbox.
+
+mod blocklist;
+mod classify;
+mod pattern;
+mod walk;
+mod words;
+
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+mod tests;
+
+use self::pattern::Reading;
+use self::walk::Assign;
+use self::words::{Seg, Word, basename};
+
+/// Commands longer than this are not parsed (always ask), to bound the work done per call.
+const MAX_COMMAND_BYTES: usize = 256 * 1024;
+/// brush-parser recurses per nesting level; the parse runs on its own thread with this much stack so a
+/// deeply nested command can't overflow the caller's (tokio workers have 2 MiB).
+const PARSER_STACK_BYTES: usize = 32 * 1024 * 1024;
+
+/// One simple command, after quote removal of literal words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// Words; `argv[0]` is the program as written (e.g. "git", "/usr/bin/git"). A word with an expansion
+    /// holds it as written (`$HOME/x`): check [`SimpleCommand::is_plain`] before treating words as paths.
+    pub argv: Vec<String>,
+    /// `FOO=1` prefixes: name and value.
+    pub assignments: Vec<(String, String)>,
+    /// Canonical text for rule matching: argv joined by single spaces.
+    pub text: String,
+    words: Vec<Word>,
+    assignment_words: Vec<Word>,
+}
+
+/// Everything the policy needs to know about a command line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Every simple command the line runs, including those inside substitutions and wrappers.
+    pub commands: Vec<SimpleCommand>,
+    /// Why the command must always be asked about (substitution, eval, sh -c, variable in command
+    /// position…), as a phrase ("command substitution `$(…)`"); `None` when every part is plain.
+    pub always_ask: Option<String>,
+    /// Paths written by redirections (`> out.txt`), as written (the caller resolves them; `~/x` may appear).
+    pub writes: Vec<String>,
+    /// A hard-blocklist hit: refused in every mode, with the reason.
+    pub blocked: Option<String>,
+}
+
+/// Analyses a command line. Never panics: a parse error gives `always_ask = Some("could not parse …")`
+/// (with a rough split of the text in `commands`, so deny rules and the blocklist still apply).
+pub fn analyze(command: &str) -> Analysis {
+    if command.len() > MAX_COMMAND_BYTES {
+        return walk::unparsed(command, format!("could not parse the command (longer than {MAX_COMMAND_BYTES} bytes)"));
+    }
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("bash-analysis".to_owned())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || walk::analyze_source(command))
+            .map(|handle| handle.join())
+    });
+    match outcome {
+        Ok(Ok(analysis)) => analysis,
+        Ok(Err(_)) => walk::unparsed(command, "could not parse the command (the parser failed)".to_owned()),
+        Err(error) => walk::unparsed(command, format!("could not parse the command (no parser thread: {error})")),
+    }
+}
+
+impl SimpleCommand {
+    fn new(words: Vec<Word>, assigns: Vec<Assign>) -> Self {
+        let argv: Vec<String> = words.iter().map(Word::text).collect();
+        SimpleCommand {
+            text: argv.join(" "),
+            argv,
+            assignments: assigns.iter().map(|assign| (assign.name.clone(), assign.value.text())).collect(),
+            words,
+            assignment_words: assigns.into_iter().map(|assign| assign.word).collect(),
+        }
+    }
+
+    /// Only reads: a known read-only program (`ls`, `cat`, `git status`, `find` without `-exec`…) written
+    /// as a bare name, with arguments that can't make it write or run anything. Redirections are not part
+    /// of a simple command: the caller also checks [`Analysis::writes`].
+    pub fn is_read_only(&self) -> bool {
+        classify::is_read_only(&self.words, &self.assignments)
+    }
+
+    /// Whether every word and assignment value is literal text (no expansion, no glob).
+    pub fn is_plain(&self) -> bool {
+        self.words.iter().chain(&self.assignment_words).all(Word::is_plain)
+    }
+
+    /// Claude Code rule specifiers: exact `npm test`, prefix `npm run test:*` (the command equals the prefix
+    /// or continues with another word), glob `git *` (`*` matches any characters; a trailing ` *` also
+    /// matches the bare `git`). Matching is word by word on the unquoted words, which is `text` unless a
+    /// word contains a blank. Prefix assignments must be matched by the rule too (`FOO=1 npm test` needs
+    /// `Bash(FOO=1 npm test)` or a rule starting with `*`). A path is not a bare name: `/usr/bin/git status`
+    /// does not match `Bash(git status)`. An expansion matches only a `*`.
+    pub fn matches(&self, specifier: &str) -> bool {
+        let words: Vec<Word> = self.assignment_words.iter().chain(&self.words).cloned().collect();
+        !words.is_empty() && pattern::matches(specifier, &words, Reading { deny: false, fold: false })
+    }
+
+    /// For deny rules: like [`SimpleCommand::matches`], but the broad reading. Leading assignments are
+    /// ignored (and also tried included), a program path matches by its file name (`/bin/rm -rf x` is
+    /// denied by `Bash(rm:*)`), Unicode look-alikes are folded to ASCII (`ｒｍ` is `rm`), and an expansion
+    /// or glob may stand for anything (`$CMD x` and `git $X` can be denied), and git's global options are
+    /// skipped (`git -C . push` is denied by `Bash(git push:*)`).
+    pub fn matches_for_deny(&self, specifier: &str) -> bool {
+        let mut variants = vec![self.words.clone()];
+        if let Some(short) = self.words.first().and_then(file_name_word) {
+            let mut words = self.words.clone();
+            words[0] = short;
+            variants.push(words);
+        }
+        let without_git_options: Vec<Vec<Word>> =
+            variants.iter().filter_map(|words| classify::git_without_global_options(words)).collect();
+        variants.extend(without_git_options);
+        if !self.assignment_words.is_empty() {
+            let with_assignments = self.assignment_words.iter().chain(&self.words).cloned().collect();
+            variants.push(with_assignments);
+        }
+        variants.iter().filter(|words| !words.is_empty()).any(|words| {
+            [false, true].into_iter().any(|fold| pattern::matches(specifier, words, Reading { deny: true, fold }))
+        })
+    }
+}
+
+/// The file name of a program path (`/bin/rm` → `rm`, `$DIR/rm` → `rm`), or `None` when it has no `/`.
+fn file_name_word(word: &Word) -> Option<Word> {
+    let last_slash = word.segs.iter().rposition(|seg| matches!(seg, Seg::Text(t) | Seg::Glob(t) if t.contains('/')))?;
+    let mut segs: Vec<Seg> = word.segs[last_slash + 1..].to_vec();
+    let head = match &word.segs[last_slash] {
+        Seg::Text(text) => Seg::Text(basename(text).to_owned()),
+        Seg::Glob(text) => Seg::Glob(basename(text).to_owned()),
+        Seg::Opaque(text) => Seg::Opaque(text.clone()),
+    };
+    segs.insert(0, head);
+    Some(Word { segs })
+}

@@ -104,6 +104,7 @@ impl App {
                 Vec::new()
             }
             "copy" => self.copy_last_answer(),
+            "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
             other => {
                 self.notice(NoticeKind::Error, format!("Unknown command /{other}: type /help for the list."));
                 Vec::new()

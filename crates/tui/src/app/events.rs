@@ -60,7 +60,7 @@ impl App {
                     }
                 });
             }
-            Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule } => {
+            Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule, reason } => {
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     let preview = preview.clone();
                     self.transcript.update(index, |cell| {
@@ -71,7 +71,8 @@ impl App {
                     });
                 }
                 let dialog =
-                    PermissionDialog::new(call_id, tool, risk, input, preview, suggested_rule, self.cwd.clone());
+                    PermissionDialog::new(call_id, tool, risk, input, preview, suggested_rule, self.cwd.clone())
+                        .with_reason(reason);
                 self.dialogs.push_back(dialog);
             }
             Event::ToolCallOutput { call_id, chunk } => {
@@ -117,6 +118,8 @@ impl App {
                 self.status.context_window = context_window;
             }
             Event::ConversationCleared => {}
+            Event::Info { message } => self.notice(NoticeKind::Info, message),
+            Event::PermissionRules(rules) => self.show_rules(rules),
             Event::Error { message } => self.notice(NoticeKind::Error, message),
             Event::TurnFinished(summary) => {
                 self.working = false;

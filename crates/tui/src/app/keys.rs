@@ -33,6 +33,9 @@ impl App {
             let action = dialog.handle_key(key);
             return self.on_dialog_action(action);
         }
+        if self.rules_view.is_some() {
+            return self.on_rules_key(key);
+        }
         if let Some(onboarding) = &mut self.onboarding {
             return match onboarding.handle_key(key) {
                 OnboardingAction::None => Vec::new(),

@@ -8,6 +8,7 @@ pub mod events;
 pub mod history;
 pub mod keys;
 pub mod onboarding;
+pub mod rules_view;
 pub mod transcript;
 
 #[cfg(test)]
@@ -87,6 +88,8 @@ pub struct App {
     pub dialogs: VecDeque<PermissionDialog>,
     pub onboarding: Option<Onboarding>,
     pub show_help: bool,
+    /// The `/permissions` list, while open.
+    pub rules_view: Option<rules_view::RulesView>,
     pub cwd: PathBuf,
     /// A turn is running.
     pub working: bool,
@@ -120,6 +123,7 @@ impl App {
             dialogs: VecDeque::new(),
             onboarding: None,
             show_help: false,
+            rules_view: None,
             cwd,
             working: false,
             size: (80, 24),

@@ -171,6 +171,7 @@ fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
                 input: json!({"command": "ls"}),
                 preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
                 suggested_rule: "Bash(ls:*)".into(),
+                reason: None,
             },
         );
     }

@@ -98,6 +98,8 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
 
     if let Some(dialog) = app.dialogs.front() {
         dialog.render(area, buf, &app.theme);
+    } else if let Some(view) = &app.rules_view {
+        super::rules::render_rules(view, area, buf, &app.theme);
     } else if app.show_help {
         render_help(app, area, buf);
     } else if app.focus == Focus::Input
@@ -120,8 +122,11 @@ const HELP: &[(&str, &str)] = &[
     ("ctrl+c", "clear the prompt · twice: quit"),
     ("ctrl+d", "quit (on an empty prompt)"),
     ("ctrl+z", "suspend (fg to return)"),
-    ("/help /clear /model /mode /cost /copy /compact /quit", "commands"),
-    ("permission dialog", "y once · a always (session) · n/esc deny · f deny with feedback · e edit · tab/space hunks"),
+    ("/help /clear /model /mode /cost /copy /permissions /compact /quit", "commands"),
+    (
+        "permission dialog",
+        "y once · a/p/u always: session/project/everywhere · n/esc deny · f feedback · e edit · tab/space hunks",
+    ),
 ];
 
 fn render_help(app: &App, area: Rect, buf: &mut ratatui::buffer::Buffer) {

@@ -9,6 +9,7 @@ pub mod markdown;
 pub mod onboarding;
 pub mod permission;
 pub mod popup;
+pub mod rules;
 pub mod status;
 pub mod theme;
 pub mod tool_card;

@@ -85,6 +85,8 @@ pub struct PermissionDialog {
     tool: String,
     risk: Risk,
     suggested_rule: String,
+    /// Why the call asks, when the policy said (outside the workspace, protected path…).
+    reason: Option<String>,
     body: Body,
     /// Per-hunk review, only for diffs of two hunks or more (one hunk is simply yes or no).
     review: Option<HunkReview>,
@@ -141,6 +143,7 @@ impl PermissionDialog {
             call_id,
             tool,
             risk,
+            reason: None,
             suggested_rule,
             body,
             review,
@@ -154,6 +157,12 @@ impl PermissionDialog {
     }
 
     /// The tool call this dialog answers.
+    /// Shows why the call asks (from the permission request).
+    pub fn with_reason(mut self, reason: Option<String>) -> Self {
+        self.reason = reason;
+        self
+    }
+
     pub fn call_id(&self) -> &str {
         &self.call_id
     }

@@ -20,6 +20,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand { name: "/mode", description: "Show or switch the permission mode" },
     SlashCommand { name: "/cost", description: "Show token usage and cost" },
     SlashCommand { name: "/copy", description: "Copy the last answer to the clipboard" },
+    SlashCommand { name: "/permissions", description: "List permission rules and remove them" },
     SlashCommand { name: "/quit", description: "Exit tandem" },
 ];
 

@@ -8,7 +8,7 @@
 //! Ctrl or Alt do nothing unless listed, so a stray chord never answers.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use tandem_core::protocol::PermissionAnswer;
+use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::{DialogAction, PermissionDialog};
@@ -33,9 +33,9 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
     match key.code {
         KeyCode::Char(ch) => match ch.to_ascii_lowercase() {
             'y' => DialogAction::Answer(PermissionAnswer::AllowOnce),
-            'a' if !dialog.suggested_rule.is_empty() => {
-                DialogAction::Answer(PermissionAnswer::AllowForSession { rule: dialog.suggested_rule.clone() })
-            }
+            'a' if !dialog.suggested_rule.is_empty() => always(dialog, AlwaysScope::Session),
+            'p' if !dialog.suggested_rule.is_empty() => always(dialog, AlwaysScope::Project),
+            'u' if !dialog.suggested_rule.is_empty() => always(dialog, AlwaysScope::User),
             'n' => deny(None),
             'f' => {
                 dialog.typing_feedback = true;
@@ -127,6 +127,10 @@ fn scroll_by(dialog: &mut PermissionDialog, lines: isize) -> DialogAction {
     let target = dialog.scroll.saturating_add_signed(lines);
     dialog.scroll = target.min(dialog.max_scroll());
     DialogAction::None
+}
+
+fn always(dialog: &PermissionDialog, scope: AlwaysScope) -> DialogAction {
+    DialogAction::Answer(PermissionAnswer::AllowAlways { rule: dialog.suggested_rule.clone(), scope })
 }
 
 fn deny(feedback: Option<String>) -> DialogAction {

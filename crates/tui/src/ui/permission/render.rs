@@ -130,7 +130,14 @@ impl PermissionDialog {
         }
         let hints = self.hints(theme);
         let long = pack(&hints, width, theme, false);
-        if long.len() <= 2 { long } else { pack(&hints, width, theme, true) }
+        let mut lines = match &self.reason {
+            Some(reason) => {
+                prefixed(&format!("Asks because {reason}."), "! ", "  ", theme.warning, theme.warning, width)
+            }
+            None => Vec::new(),
+        };
+        lines.extend(if long.len() <= 3 { long } else { pack(&hints, width, theme, true) });
+        lines
     }
 
     fn hints(&self, theme: &Theme) -> Vec<Hint> {
@@ -146,6 +153,8 @@ impl PermissionDialog {
                 long: vec![Span::raw("always allow "), rule.clone(), Span::raw(" this session")],
                 short: vec![Span::raw("always allow "), rule],
             });
+            hints.push(hint("p", "p", "… for this project", "… project"));
+            hints.push(hint("u", "u", "… everywhere", "… everywhere"));
         }
         hints.push(hint("n/Esc", "n", "deny", "no"));
         hints.push(hint("f", "f", "deny with feedback", "feedback"));

@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use serde_json::json;
-use tandem_core::protocol::PermissionAnswer;
+use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
 use tandem_core::tools::diff::{apply_hunks, hunks};
 use tandem_core::tools::{Preview, Risk};
 
@@ -132,10 +132,12 @@ fn answer_keys() {
     assert_eq!(dialog.call_id(), "call_3");
     assert_eq!(answer(&mut dialog, char_key('y')), PermissionAnswer::AllowOnce);
     assert_eq!(answer(&mut dialog, char_key('Y')), PermissionAnswer::AllowOnce);
-    assert_eq!(
-        answer(&mut dialog, char_key('a')),
-        PermissionAnswer::AllowForSession { rule: "Bash(npm test:*)".into() }
-    );
+    for (key, scope) in [('a', AlwaysScope::Session), ('p', AlwaysScope::Project), ('u', AlwaysScope::User)] {
+        assert_eq!(
+            answer(&mut dialog, char_key(key)),
+            PermissionAnswer::AllowAlways { rule: "Bash(npm test:*)".into(), scope }
+        );
+    }
     assert_eq!(answer(&mut dialog, char_key('n')), PermissionAnswer::Deny { feedback: None });
     assert_eq!(answer(&mut dialog, key(KeyCode::Esc)), PermissionAnswer::Deny { feedback: None });
     assert_eq!(answer(&mut dialog, key(KeyCode::Enter)), PermissionAnswer::AllowOnce);

@@ -1,0 +1,179 @@
+//! Rule syntax (Claude Code's): `Tool` or `Tool(specifier)`.
+//!
+//! Bash specifiers are matched per simple command by [`super::bash`]. File specifiers are gitignore-style path
+//! globs: `//abs/**` absolute, `~/x` in the home directory, `/x` relative to the settings file's project, `x`
+//! relative to the working directory; a pattern without a `/` matches at any depth (`*.env`), and a pattern
+//! ending in `/` matches everything below that directory. `Edit` rules cover every tool that edits files
+//! (Edit, Write); `Read` rules cover every tool that reads them (Read, Grep, Glob).
+
+use std::path::Path;
+
+/// A parsed rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub tool: String,
+    pub specifier: Option<String>,
+}
+
+impl Rule {
+    /// Parses `Edit`, `Bash(npm test)`, `Bash(npm run test:*)`, `Edit(src/**)`, `WebFetch(domain:x.com)`.
+    pub fn parse(text: &str) -> Result<Rule, String> {
+        let text = text.trim();
+        let (tool, specifier) = match text.find('(') {
+            Some(open) => {
+                let Some(inner) = text[open + 1..].strip_suffix(')') else {
+                    return Err(format!("rule {text:?} has an opening '(' without a closing ')' at the end"));
+                };
+                (&text[..open], Some(inner.trim().to_owned()))
+            }
+            None => (text, None),
+        };
+        if tool.is_empty() || !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(format!("rule {text:?} does not start with a tool name"));
+        }
+        if specifier.as_deref() == Some("") {
+            return Err(format!("rule {text:?} has an empty specifier: write {tool} to mean every call"));
+        }
+        let specifier = specifier.filter(|s| s != "*");
+        Ok(Rule { tool: tool.to_owned(), specifier })
+    }
+
+    /// Whether this rule is about `tool` (an `Edit` rule also covers Write; a `Read` rule also Grep and Glob).
+    pub fn covers_tool(&self, tool: &str) -> bool {
+        self.tool == tool
+            || (self.tool == "Edit" && matches!(tool, "Write" | "MultiEdit" | "NotebookEdit"))
+            || (self.tool == "Read" && matches!(tool, "Grep" | "Glob"))
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.specifier {
+            Some(spec) => write!(f, "{}({spec})", self.tool),
+            None => f.write_str(&self.tool),
+        }
+    }
+}
+
+/// Whether the resolved path `path` matches a path specifier resolved against `rule_root` (the settings
+/// file's project) and `cwd`. A `/x` pattern means "x in the project" (Claude Code's reading); with `broad`
+/// (deny and ask rules, where the wider reading is the safe one) it also matches the absolute path `/x`, which
+/// is what `Write(/etc/**)` means to most people.
+pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, home: &Path, broad: bool) -> bool {
+    if broad && specifier.starts_with('/') && !specifier.starts_with("//") {
+        let absolute = format!("/{specifier}");
+        if path_matches(&absolute, path, rule_root, cwd, home, false) {
+            return true;
+        }
+    }
+    let mut pattern = specifier.trim().to_owned();
+    if pattern.ends_with('/') {
+        pattern.push_str("**");
+    }
+    let anchored =
+        pattern.starts_with('/') || pattern.starts_with("~/") || pattern.starts_with("./") || pattern.contains('/');
+    let resolved = if anchored {
+        super::settings::resolve_path_pattern(&pattern, rule_root, cwd, home)
+    } else {
+        // No slash: like .gitignore, the name matches at any depth below the working directory.
+        cwd.join("**").join(&pattern)
+    };
+    let glob = globset::GlobBuilder::new(&resolved.to_string_lossy()).literal_separator(true).build();
+    match glob {
+        Ok(glob) => {
+            let matcher = glob.compile_matcher();
+            matcher.is_match(path)
+                || path.ancestors().skip(1).any(|dir| matcher.is_match(dir) && pattern.ends_with("**"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Splits `--allowedTools` values: commas or spaces separate rules, except inside parentheses
+/// (`Bash(npm test),Edit` → `Bash(npm test)`, `Edit`).
+pub fn split_rule_list(value: &str) -> Vec<String> {
+    let mut rules = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in value.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                current.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                if !current.trim().is_empty() {
+                    rules.push(current.trim().to_owned());
+                }
+                current.clear();
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.trim().is_empty() {
+        rules.push(current.trim().to_owned());
+    }
+    rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn parses_rules() {
+        assert_eq!(Rule::parse("Edit").unwrap(), Rule { tool: "Edit".into(), specifier: None });
+        assert_eq!(Rule::parse("Bash(npm test)").unwrap().specifier.as_deref(), Some("npm test"));
+        assert!(Rule::parse("Bash(npm test").is_err());
+        assert!(Rule::parse("(x)").is_err());
+        assert!(Rule::parse("Bash()").is_err());
+        assert!(Rule::parse("").is_err());
+        assert_eq!(Rule::parse("Bash(*)").unwrap().specifier, None);
+        assert_eq!(
+            Rule::parse("WebFetch(domain:example.com)").unwrap().specifier.as_deref(),
+            Some("domain:example.com")
+        );
+    }
+
+    #[test]
+    fn splits_rule_lists() {
+        assert_eq!(split_rule_list("Bash(npm test),Edit Read"), vec!["Bash(npm test)", "Edit", "Read"]);
+        assert_eq!(split_rule_list(" , "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn path_globs() {
+        let cwd = PathBuf::from("/work/project");
+        let home = PathBuf::from("/home/me");
+        let matches = |spec: &str, path: &str| path_matches(spec, Path::new(path), &cwd, &cwd, &home, false);
+        assert!(matches("src/**", "/work/project/src/a/b.rs"));
+        assert!(!matches("src/**", "/work/project/tests/a.rs"));
+        assert!(matches("src/*.rs", "/work/project/src/main.rs"));
+        assert!(!matches("src/*.rs", "/work/project/src/a/main.rs"));
+        assert!(matches("*.env", "/work/project/config/prod.env"), "no slash: any depth");
+        assert!(matches(".env", "/work/project/.env"));
+        assert!(matches("//etc/**", "/etc/passwd"));
+        assert!(matches("~/.ssh/**", "/home/me/.ssh/id_rsa"));
+        assert!(matches("docs/", "/work/project/docs/a/b.md"));
+        assert!(!matches("//etc/**", "/work/project/etc/x"));
+        assert!(matches("/etc/**", "/work/project/etc/x"), "project-relative");
+        assert!(!matches("/etc/**", "/etc/passwd"), "not absolute for allow rules");
+        assert!(
+            path_matches("/etc/**", Path::new("/etc/passwd"), &cwd, &cwd, &home, true),
+            "absolute too for deny rules"
+        );
+    }
+
+    #[test]
+    fn edit_rules_cover_write_and_read_rules_cover_search() {
+        let edit = Rule::parse("Edit(src/**)").unwrap();
+        assert!(edit.covers_tool("Edit") && edit.covers_tool("Write") && !edit.covers_tool("Read"));
+        let read = Rule::parse("Read").unwrap();
+        assert!(read.covers_tool("Grep") && read.covers_tool("Glob") && !read.covers_tool("Bash"));
+    }
+}

@@ -1,0 +1,76 @@
+//! The `/permissions` modal: every active rule, its kind and where it comes from.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use tandem_core::permissions::{RuleKind, Scope};
+
+use super::theme::Theme;
+use super::wrap::truncate;
+use crate::app::rules_view::RulesView;
+
+pub fn render_rules(view: &RulesView, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let width = area.width.saturating_sub(4).clamp(20, 110).min(area.width);
+    let height = (view.rules.len() as u16 + 5).clamp(6, area.height.max(1));
+    let rect = Rect {
+        x: area.x + area.width.saturating_sub(width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height: height.min(area.height),
+    };
+    Clear.render(rect, buf);
+    let inner_width = rect.width.saturating_sub(2) as usize;
+    let visible = rect.height.saturating_sub(4) as usize;
+    let first = view.selected.saturating_sub(visible.saturating_sub(1));
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    if view.rules.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "No rules yet. Answer a permission dialog with a/p/u, or add rules to .tandem/settings.json.",
+            theme.dim,
+        )));
+    }
+    for (index, rule) in view.rules.iter().enumerate().skip(first).take(visible) {
+        let (kind, style) = match rule.kind {
+            RuleKind::Allow => ("allow", theme.success),
+            RuleKind::Ask => ("ask  ", theme.warning),
+            RuleKind::Deny => ("deny ", theme.error),
+        };
+        let source = match (&rule.file, rule.scope) {
+            (Some(file), _) => file.display().to_string(),
+            (None, Scope::Flag) => "command line".to_owned(),
+            (None, Scope::Session) => "this session".to_owned(),
+            (None, scope) => scope.as_str().to_owned(),
+        };
+        let text = truncate(&rule.text, inner_width.saturating_sub(8).max(8) / 2 + 10);
+        let used = 8 + crate::ui::wrap::width(&text) + 3;
+        let source = truncate(&source, inner_width.saturating_sub(used).max(4));
+        let mut line = Line::from(vec![
+            Span::styled(if index == view.selected { "▶ " } else { "  " }, theme.key_hint),
+            Span::styled(format!("{kind} "), style),
+            Span::styled(text, theme.bold),
+            Span::styled(format!("  {source}"), theme.dim),
+        ]);
+        if index == view.selected {
+            line = line.style(theme.selection);
+        }
+        lines.push(line);
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled("↑↓", theme.key_hint),
+        Span::raw(" select  "),
+        Span::styled("d", theme.key_hint),
+        Span::raw(" remove (from its file too)  "),
+        Span::styled("Esc", theme.key_hint),
+        Span::raw(" close"),
+    ]));
+    Paragraph::new(lines)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.border)
+                .title(Span::styled(" Permission rules (deny > ask > allow) ", theme.dialog_title)),
+        )
+        .render(rect, buf);
+}
