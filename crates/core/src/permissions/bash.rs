@@ -35,7 +35,7 @@ mod walk;
 mod words;
 
 #[cfg(test)]
-mod corpus;
+pub(crate) mod corpus;
 #[cfg(test)]
 mod tests;
 

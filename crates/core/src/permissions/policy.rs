@@ -294,3 +294,7 @@ fn source(rule: &SourcedRule) -> String {
         },
     }
 }
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

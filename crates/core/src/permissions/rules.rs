@@ -79,14 +79,14 @@ pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, 
         cwd.join("**").join(&pattern)
     };
     let glob = globset::GlobBuilder::new(&resolved.to_string_lossy()).literal_separator(true).build();
-    match glob {
-        Ok(glob) => {
-            let matcher = glob.compile_matcher();
-            matcher.is_match(path)
-                || path.ancestors().skip(1).any(|dir| matcher.is_match(dir) && pattern.ends_with("**"))
-        }
-        Err(_) => false,
+    let Ok(glob) = glob else { return false };
+    let matcher = glob.compile_matcher();
+    if matcher.is_match(path) {
+        return true;
     }
+    // `dir/**` also covers `dir` itself: searching the directory reads what is below it.
+    let text = resolved.to_string_lossy();
+    text.strip_suffix("/**").is_some_and(|base| Path::new(base) == path)
 }
 
 /// Splits `--allowedTools` values: commas or spaces separate rules, except inside parentheses

@@ -7,11 +7,11 @@
 
 use super::{Analysis, SimpleCommand, analyze};
 
-const ALLOW: &[&str] = &["npm test", "git status", "ls:*", "cargo build:*"];
-const DENY: &[&str] = &["rm:*", "git push:*"];
+pub(crate) const ALLOW: &[&str] = &["npm test", "git status", "ls:*", "cargo build:*"];
+pub(crate) const DENY: &[&str] = &["rm:*", "git push:*"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum D {
+pub(crate) enum D {
     Allowed,
     Ask,
     Denied,
@@ -66,7 +66,7 @@ fn independently_allowed(cmd: &SimpleCommand) -> bool {
             && (argv.first() != Some(&"cargo") || version))
 }
 
-const CORPUS: &[(&str, D)] = &[
+pub(crate) const CORPUS: &[(&str, D)] = &[
     // Exactly what the allow rules name.
     ("npm test", Allowed),
     ("git status", Allowed),

@@ -1,0 +1,335 @@
+//! The decision matrix (tool × rule × mode) and the command corpus run through the real policy.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::tools::ToolRegistry;
+
+struct Setup {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    tools: ToolRegistry,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        Setup { dir, home: tempfile::tempdir().unwrap(), tools: ToolRegistry::builtin() }
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn policy(&self, mode: PermissionMode, rules: &[(RuleKind, &str)]) -> PermissionPolicy {
+        let home = self.home.path().canonicalize().unwrap();
+        let workspace = Workspace::new(&self.cwd(), &[], Some(home.clone()), None);
+        let mut policy = PermissionPolicy::new(mode, workspace, home);
+        for (kind, text) in rules {
+            policy.add_rule(*kind, text, Scope::Flag).unwrap();
+        }
+        policy
+    }
+
+    fn decide(&self, policy: &PermissionPolicy, tool: &str, input: Value) -> Outcome {
+        let tool = self.tools.get(tool).unwrap();
+        outcome(&policy.decide(tool.as_ref(), &input))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Allow,
+    Ask,
+    Deny,
+}
+
+fn outcome(decision: &Decision) -> Outcome {
+    match decision {
+        Decision::Allow => Outcome::Allow,
+        Decision::Ask { .. } => Outcome::Ask,
+        Decision::Deny { .. } => Outcome::Deny,
+    }
+}
+
+use Outcome::{Allow, Ask, Deny};
+use PermissionMode::{AcceptEdits, BypassPermissions, Default as DefaultMode, DontAsk, Plan};
+
+const MODES: [PermissionMode; 5] = [DefaultMode, AcceptEdits, Plan, DontAsk, BypassPermissions];
+
+/// One row: a call, the rules, and the expected outcome in each of [`MODES`].
+struct Row {
+    what: &'static str,
+    tool: &'static str,
+    input: fn(&Path) -> Value,
+    rules: &'static [(RuleKind, &'static str)],
+    expected: [Outcome; 5],
+}
+
+#[test]
+fn the_decision_matrix() {
+    let setup = Setup::new();
+    let rows = [
+        Row {
+            what: "read inside",
+            tool: "Read",
+            input: |cwd| json!({"file_path": cwd.join("src/a.rs")}),
+            rules: &[],
+            expected: [Allow, Allow, Allow, Allow, Allow],
+        },
+        Row {
+            what: "read outside",
+            tool: "Read",
+            input: |_| json!({"file_path": "/etc/hosts"}),
+            rules: &[],
+            expected: [Ask, Ask, Ask, Deny, Allow],
+        },
+        Row {
+            what: "read outside, allowed by rule",
+            tool: "Read",
+            input: |_| json!({"file_path": "/etc/hosts"}),
+            rules: &[(RuleKind::Allow, "Read(//etc/**)")],
+            expected: [Allow; 5],
+        },
+        Row {
+            what: "read credentials",
+            tool: "Read",
+            input: |_| json!({"file_path": "~/.ssh/id_rsa"}),
+            rules: &[],
+            expected: [Ask, Ask, Ask, Deny, Allow],
+        },
+        Row {
+            what: "read denied by rule",
+            tool: "Read",
+            input: |_| json!({"file_path": ".env"}),
+            rules: &[(RuleKind::Deny, "Read(.env)")],
+            expected: [Deny; 5],
+        },
+        Row {
+            what: "grep denied by a Read rule",
+            tool: "Grep",
+            input: |_| json!({"pattern": "x", "path": "secrets/"}),
+            rules: &[(RuleKind::Deny, "Read(secrets/**)")],
+            expected: [Deny; 5],
+        },
+        Row {
+            what: "edit inside",
+            tool: "Edit",
+            input: |_| json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"}),
+            rules: &[],
+            expected: [Ask, Allow, Deny, Deny, Allow],
+        },
+        Row {
+            what: "edit inside, allowed",
+            tool: "Edit",
+            input: |_| json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"}),
+            rules: &[(RuleKind::Allow, "Edit(src/**)")],
+            expected: [Allow; 5],
+        },
+        Row {
+            what: "edit outside",
+            tool: "Edit",
+            input: |_| json!({"file_path": "/tmp/x.rs", "old_string": "a", "new_string": "b"}),
+            rules: &[],
+            expected: [Ask, Ask, Ask, Deny, Allow],
+        },
+        Row {
+            what: "edit outside with a bare Edit rule",
+            tool: "Edit",
+            input: |_| json!({"file_path": "/tmp/x.rs", "old_string": "a", "new_string": "b"}),
+            rules: &[(RuleKind::Allow, "Edit")],
+            expected: [Ask, Ask, Ask, Deny, Allow],
+        },
+        Row {
+            what: "write .git internals",
+            tool: "Write",
+            input: |_| json!({"file_path": ".git/config", "content": "x"}),
+            rules: &[(RuleKind::Allow, "Write")],
+            expected: [Ask, Ask, Ask, Deny, Allow],
+        },
+        Row {
+            what: "write settings",
+            tool: "Write",
+            input: |_| json!({"file_path": ".tandem/settings.json", "content": "{}"}),
+            rules: &[],
+            expected: [Ask, Ask, Ask, Deny, Allow],
+        },
+        Row {
+            what: "write /etc denied (absolute reading)",
+            tool: "Write",
+            input: |_| json!({"file_path": "/etc/passwd", "content": "x"}),
+            rules: &[(RuleKind::Deny, "Write(/etc/**)")],
+            expected: [Deny; 5],
+        },
+        Row {
+            what: "edit with an ask rule",
+            tool: "Edit",
+            input: |_| json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"}),
+            rules: &[(RuleKind::Ask, "Edit(src/**)"), (RuleKind::Allow, "Edit")],
+            expected: [Ask, Ask, Ask, Deny, Ask],
+        },
+        Row {
+            what: "read-only command",
+            tool: "Bash",
+            input: |_| json!({"command": "git status"}),
+            rules: &[],
+            expected: [Allow, Allow, Allow, Deny, Allow],
+        },
+        Row {
+            what: "allowed command",
+            tool: "Bash",
+            input: |_| json!({"command": "npm test"}),
+            rules: &[(RuleKind::Allow, "Bash(npm test)")],
+            expected: [Allow, Allow, Allow, Allow, Allow],
+        },
+        Row {
+            what: "other command",
+            tool: "Bash",
+            input: |_| json!({"command": "npm install"}),
+            rules: &[(RuleKind::Allow, "Bash(npm test)")],
+            expected: [Ask, Ask, Deny, Deny, Allow],
+        },
+        Row {
+            what: "chained past a rule",
+            tool: "Bash",
+            input: |_| json!({"command": "npm test && curl x | sh"}),
+            rules: &[(RuleKind::Allow, "Bash(npm test)")],
+            expected: [Ask, Ask, Deny, Deny, Allow],
+        },
+        Row {
+            what: "substitution",
+            tool: "Bash",
+            input: |_| json!({"command": "npm test $(rm -rf x)"}),
+            rules: &[(RuleKind::Allow, "Bash(npm test:*)")],
+            expected: [Ask, Ask, Deny, Deny, Allow],
+        },
+        Row {
+            what: "denied command",
+            tool: "Bash",
+            input: |_| json!({"command": "git push --force"}),
+            rules: &[(RuleKind::Deny, "Bash(git push:*)")],
+            expected: [Deny; 5],
+        },
+        Row {
+            what: "blocklisted",
+            tool: "Bash",
+            input: |_| json!({"command": "rm -rf /"}),
+            rules: &[(RuleKind::Allow, "Bash")],
+            expected: [Deny; 5],
+        },
+        Row {
+            what: "mkdir inside",
+            tool: "Bash",
+            input: |_| json!({"command": "mkdir -p src/new"}),
+            rules: &[],
+            expected: [Ask, Allow, Deny, Deny, Allow],
+        },
+        Row {
+            what: "mkdir outside",
+            tool: "Bash",
+            input: |_| json!({"command": "mkdir /tmp/elsewhere"}),
+            rules: &[],
+            expected: [Ask, Ask, Deny, Deny, Allow],
+        },
+        Row {
+            what: "write redirection inside",
+            tool: "Bash",
+            input: |_| json!({"command": "ls > out.txt"}),
+            rules: &[],
+            expected: [Ask, Allow, Deny, Deny, Allow],
+        },
+        Row {
+            what: "write redirection outside",
+            tool: "Bash",
+            input: |_| json!({"command": "ls > /tmp/out.txt"}),
+            rules: &[],
+            expected: [Ask, Ask, Deny, Deny, Allow],
+        },
+        Row {
+            what: "write redirection into .git",
+            tool: "Bash",
+            input: |_| json!({"command": "echo x > .git/HEAD"}),
+            rules: &[],
+            expected: [Ask, Ask, Deny, Deny, Allow],
+        },
+    ];
+    let mut failures = Vec::new();
+    for row in &rows {
+        for (mode, expected) in MODES.iter().zip(row.expected) {
+            let policy = setup.policy(*mode, row.rules);
+            let got = setup.decide(&policy, row.tool, (row.input)(&setup.cwd()));
+            if got != expected {
+                failures.push(format!("{} in {}: expected {expected:?}, got {got:?}", row.what, mode.as_str()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} wrong decisions:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn the_command_corpus_through_the_real_policy() {
+    use super::bash::corpus::{ALLOW, CORPUS, D, DENY};
+    let setup = Setup::new();
+    let mut rules: Vec<(RuleKind, String)> =
+        ALLOW.iter().map(|rule| (RuleKind::Allow, format!("Bash({rule})"))).collect();
+    rules.extend(DENY.iter().map(|rule| (RuleKind::Deny, format!("Bash({rule})"))));
+    let rules: Vec<(RuleKind, &str)> = rules.iter().map(|(kind, text)| (*kind, text.as_str())).collect();
+    let policy = setup.policy(DefaultMode, &rules);
+    let mut failures = Vec::new();
+    for (command, expected) in CORPUS {
+        let got = setup.decide(&policy, "Bash", json!({ "command": command }));
+        let expected = match expected {
+            D::Allowed => Allow,
+            D::Ask => Ask,
+            D::Denied | D::Blocked => Deny,
+        };
+        if got != expected {
+            failures.push(format!("{command:?}: expected {expected:?}, got {got:?}"));
+        }
+        // In bypass mode only deny rules and the blocklist stop a command.
+        let bypass = setup.policy(BypassPermissions, &rules);
+        let got = setup.decide(&bypass, "Bash", json!({ "command": command }));
+        if (expected == Deny) != (got == Deny) {
+            failures.push(format!("{command:?} in bypass: got {got:?}"));
+        }
+    }
+    assert!(CORPUS.len() >= 150);
+    assert!(
+        failures.is_empty(),
+        "{} of {} commands decided wrongly:\n{}",
+        failures.len(),
+        CORPUS.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn suggestions_name_what_an_always_answer_remembers() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    let tool = setup.tools.get("Bash").unwrap();
+    let Decision::Ask { suggested_rule, .. } =
+        policy.decide(tool.as_ref(), &json!({"command": "npm test -- --watch && cargo fmt"}))
+    else {
+        panic!()
+    };
+    assert_eq!(suggested_rule, "Bash(npm test:*), Bash(cargo fmt:*)");
+    let Decision::Ask { suggested_rule, reason } = policy.decide(tool.as_ref(), &json!({"command": "echo $(whoami)"}))
+    else {
+        panic!()
+    };
+    assert_eq!(suggested_rule, "", "no rule can allow a substitution");
+    assert!(reason.unwrap().contains("substitution"));
+    let edit = setup.tools.get("Edit").unwrap();
+    let Decision::Ask { suggested_rule, reason } =
+        policy.decide(edit.as_ref(), &json!({"file_path": "/tmp/x/y.rs", "old_string": "a", "new_string": "b"}))
+    else {
+        panic!()
+    };
+    assert_eq!(suggested_rule, "Edit(//tmp/x/**)");
+    assert!(reason.unwrap().contains("outside the workspace"));
+}

@@ -1,0 +1,129 @@
+//! Permission rules end to end: Claude Code settings files honoured, "always for this project" saved and used
+//! by the next session, invalid rules reported, the sandbox enforced.
+
+use serde_json::json;
+use tandem_e2e::pty::{Pty, anthropic_command};
+use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};
+
+fn scenario(value: serde_json::Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).expect("scenario")
+}
+
+fn one_command(command: &str) -> Scenario {
+    scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_cmd", "name": "Bash", "input": {"command": command}}]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]}))
+}
+
+#[test]
+fn claude_code_settings_files_are_honoured() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", "Hello, world\n");
+    workspace.write("secret.txt", "hunter2\n");
+    workspace.write(
+        ".claude/settings.json",
+        &json!({"permissions": {"allow": ["Edit", "Bash(npm test:*)"], "deny": ["Read(secret.txt)"]}}).to_string(),
+    );
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [
+            {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "hello.txt"}},
+            {"type": "tool_use", "id": "toolu_secret", "name": "Read", "input": {"file_path": "secret.txt"}}
+        ]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+                     "input": {"file_path": "hello.txt", "old_string": "world", "new_string": "tandem"}}]},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("hello.txt"), "Hello, tandem\n", "the Edit rule from .claude/settings.json allowed it");
+    let denials = run.result()["permission_denials"].as_array().unwrap().clone();
+    assert_eq!(denials.len(), 1, "{denials:?}");
+    assert_eq!(denials[0]["tool_use_id"], "toolu_secret");
+    let results = tool_results(&server.requests()[1].body);
+    let secret = results.iter().find(|result| result["tool_use_id"] == "toolu_secret").unwrap();
+    assert!(!secret["content"].as_str().unwrap().contains("hunter2"));
+    assert!(secret["content"].as_str().unwrap().contains("Read(secret.txt)"), "{secret}");
+}
+
+#[test]
+fn invalid_rules_are_reported_and_ignored() {
+    let workspace = Workspace::new();
+    workspace.write(".tandem/settings.json", &json!({"permissions": {"allow": ["Bash(", "Edit"]}}).to_string());
+    workspace.write(".claude/settings.local.json", "{ not json");
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "ok"}]}]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains(".tandem/settings.json") && run.stderr.contains("Bash("), "{}", run.stderr);
+    assert!(run.stderr.contains("settings.local.json") && run.stderr.contains("JSON"), "{}", run.stderr);
+}
+
+#[test]
+fn always_for_this_project_is_saved_and_skips_the_prompt_next_time() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(one_command("touch made-by-rule.txt")).unwrap();
+    let pty = Pty::spawn(anthropic_command(&workspace, &server), 40, 120);
+    pty.expect_text("Ask tandem anything");
+    pty.send("make the file");
+    pty.expect_text("> make the file");
+    pty.send("\r");
+    let dialog = pty.expect_text("Allow Bash?");
+    assert!(dialog.contains("Bash(touch made-by-rule.txt:*)"), "the dialog shows the exact rule:\n{dialog}");
+    pty.send("p");
+    pty.expect_text("Finished.");
+    let saved = workspace.read(".tandem/settings.local.json");
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(saved["permissions"]["allow"], json!(["Bash(touch made-by-rule.txt:*)"]));
+    assert!(workspace.read(".tandem/.gitignore").contains("settings.local.json"));
+    drop(pty);
+
+    // A new session (headless, which can't ask) runs the same command: the saved rule allows it.
+    std::fs::remove_file(workspace.path().join("made-by-rule.txt")).unwrap();
+    let server = FakeServer::spawn(one_command("touch made-by-rule.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "again", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.result()["permission_denials"], json!([]), "{run:?}");
+    assert!(workspace.path().join("made-by-rule.txt").exists());
+}
+
+#[test]
+fn the_sandbox_stops_writes_outside_the_workspace() {
+    let workspace = Workspace::new();
+    // Outside the workspace and outside the temp dirs the sandbox allows.
+    let outside =
+        std::env::current_exe().unwrap().parent().unwrap().join(format!("sandbox-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("escaped.txt");
+    let command_line = format!("echo inside > inside.txt && echo escaped > {}", target.display());
+    let server = FakeServer::spawn(one_command(&command_line)).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--dangerously-skip-permissions",
+        "--sandbox",
+        "workspace-write",
+    ]);
+    let run = execute(command);
+    let _ = std::fs::remove_dir_all(&outside);
+    if run.code == 2 && run.stderr.contains("unavailable") {
+        // The kernel lacks Landlock: tandem refused to run unsandboxed, which is itself the promised behaviour.
+        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
+        return;
+    }
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("inside.txt"), "inside\n");
+    assert!(!target.exists(), "the sandboxed command wrote outside the workspace");
+    let results = tool_results(&server.requests()[1].body);
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(content.contains("sandbox"), "the model is told the sandbox blocked it: {content}");
+}
