@@ -114,6 +114,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     tools.retain(|name| !removed.iter().any(|tool| tool == name));
 
     let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;
+    permissions.sandboxed = sandbox.is_some();
 
     if let Some(max) = cli.max_budget_usd
         && !(max > 0.0 && max.is_finite())

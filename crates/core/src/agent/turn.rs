@@ -14,6 +14,10 @@ use crate::protocol::{Event, PermissionDenial, RuleListing, RunOutcome, TurnSumm
 use crate::provider::ModelRequest;
 use crate::tools::{FileState, ToolContext};
 
+/// Sent with every user message while plan mode is on.
+const PLAN_MODE_NOTE: &str = "<system-reminder>Plan mode is on: you may read and search, and run read-only commands, but \
+must not change files or run anything else. Investigate, then present a plan for the user to approve.</system-reminder>";
+
 /// Told to the model at the start of the next turn after an interrupt.
 const INTERRUPTED_NOTE: &str =
     "[The user interrupted the previous response; tool calls that did not finish were not run.]";
@@ -104,6 +108,12 @@ impl Session {
         *lock(&self.shared.cancel) = cancel.clone();
 
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
+        // The model hears about plan mode with the message it applies to (the system prompt stays cacheable).
+        let text = if lock(&self.shared.policy).mode == crate::permissions::PermissionMode::Plan {
+            format!("{PLAN_MODE_NOTE}\n\n{text}")
+        } else {
+            text
+        };
         self.push_user(vec![ContentBlock::text(text)]);
 
         let mut rounds = 0u32;

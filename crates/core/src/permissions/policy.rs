@@ -23,12 +23,14 @@ pub struct PermissionPolicy {
     pub mode: PermissionMode,
     pub rules: Vec<SourcedRule>,
     pub workspace: Workspace,
+    /// Bash runs in a sandbox: leaving it (`dangerouslyDisableSandbox`) always asks.
+    pub sandboxed: bool,
     home: PathBuf,
 }
 
 impl PermissionPolicy {
     pub fn new(mode: PermissionMode, workspace: Workspace, home: PathBuf) -> Self {
-        PermissionPolicy { mode, rules: Vec::new(), workspace, home }
+        PermissionPolicy { mode, rules: Vec::new(), workspace, sandboxed: false, home }
     }
 
     /// A policy for a workspace that is just `cwd`, with the real home directory.
@@ -54,7 +56,8 @@ impl PermissionPolicy {
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
         if tool.name() == "Bash" {
             let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-            return self.decide_bash(command);
+            let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);
+            return self.decide_bash(command, unsandboxed);
         }
         self.decide_file_tool(tool, input)
     }
@@ -127,7 +130,7 @@ impl PermissionPolicy {
         }
     }
 
-    fn decide_bash(&self, command: &str) -> Decision {
+    fn decide_bash(&self, command: &str, unsandboxed: bool) -> Decision {
         let analysis = bash::analyze(command);
         if let Some(reason) = &analysis.blocked {
             return Decision::Deny {
@@ -158,9 +161,14 @@ impl PermissionPolicy {
         if asked {
             return self.ask("Bash", suggestion, Some("an ask rule matches".into()));
         }
-        if self.mode == PermissionMode::BypassPermissions
-            || bash_rules(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none())
-        {
+        if self.mode == PermissionMode::BypassPermissions {
+            return Decision::Allow;
+        }
+        if unsandboxed && self.sandboxed {
+            // Leaving the sandbox is always the user's call, whatever the rules say.
+            return self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into()));
+        }
+        if bash_rules(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none()) {
             return Decision::Allow;
         }
         if let Some(reason) = &analysis.always_ask {

@@ -333,3 +333,18 @@ fn suggestions_name_what_an_always_answer_remembers() {
     assert_eq!(suggested_rule, "Edit(//tmp/x/**)");
     assert!(reason.unwrap().contains("outside the workspace"));
 }
+
+#[test]
+fn leaving_the_sandbox_always_asks() {
+    let setup = Setup::new();
+    let mut policy = setup.policy(AcceptEdits, &[(RuleKind::Allow, "Bash")]);
+    policy.sandboxed = true;
+    let input = json!({"command": "ls", "dangerouslyDisableSandbox": true});
+    assert_eq!(setup.decide(&policy, "Bash", input.clone()), Ask);
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "ls"})), Allow);
+    policy.mode = DontAsk;
+    assert_eq!(setup.decide(&policy, "Bash", input.clone()), Deny);
+    policy.sandboxed = false;
+    policy.mode = DefaultMode;
+    assert_eq!(setup.decide(&policy, "Bash", input), Allow, "without a sandbox the flag changes nothing");
+}

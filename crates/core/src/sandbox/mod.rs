@@ -155,8 +155,8 @@ pub fn blocked_note(policy: &SandboxPolicy) -> String {
         SandboxMode::WorkspaceWrite => "which blocks writes outside the workspace and to .git",
     };
     let mut note = format!(
-        "Note: this command ran in tandem's sandbox ({}), {what}; if the write is needed, ask the user to run it \
-         without the sandbox.",
+        "Note: this command ran in tandem's sandbox ({}), {what}; if the write is needed, run it again with \
+         dangerouslyDisableSandbox: true, which asks the user to approve running it without the sandbox.",
         policy.mode
     );
     if policy.mode == SandboxMode::WorkspaceWrite {

@@ -68,6 +68,9 @@ struct Input {
     description: Option<String>,
     #[serde(default)]
     run_in_background: bool,
+    /// Run outside the sandbox: the policy always asks the user first, and only an approved call gets here.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    disable_sandbox: bool,
 }
 
 pub struct BashTool;
@@ -91,7 +94,10 @@ impl Tool for BashTool {
                 "description": {"type": "string",
                     "description": "Clear, concise description of what this command does in 5-10 words"},
                 "run_in_background": {"type": "boolean",
-                    "description": "Not supported yet: leave unset"}
+                    "description": "Not supported yet: leave unset"},
+                "dangerouslyDisableSandbox": {"type": "boolean",
+                    "description": "Run outside tandem's sandbox. Only after a command failed because of the sandbox \
+        and the write is really needed: the user is always asked first."}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -132,7 +138,7 @@ impl Tool for BashTool {
                 Duration::from_millis(timeout_ms),
                 &ctx.cancel,
                 ctx.live_output.as_ref(),
-                ctx.sandbox.as_ref(),
+                if input.disable_sandbox { None } else { ctx.sandbox.as_ref() },
             )
             .await;
             let mut output = result.format(timeout_ms);
