@@ -96,10 +96,11 @@ fn always_for_this_project_is_saved_and_skips_the_prompt_next_time() {
 #[test]
 fn the_sandbox_stops_writes_outside_the_workspace() {
     let workspace = Workspace::new();
-    // Outside the workspace and outside the temp dirs the sandbox allows.
-    let outside =
-        std::env::current_exe().unwrap().parent().unwrap().join(format!("sandbox-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&outside).unwrap();
+    // Outside the workspace and outside the temp dirs the sandbox allows (a clone under /tmp can't host it).
+    let Some(outside) = outside_dir() else {
+        eprintln!("skipped: no writable directory outside the temp dirs to test against");
+        return;
+    };
     let target = outside.join("escaped.txt");
     let command_line = format!("echo inside > inside.txt && echo escaped > {}", target.display());
     let server = FakeServer::spawn(one_command(&command_line)).unwrap();
@@ -114,16 +115,38 @@ fn the_sandbox_stops_writes_outside_the_workspace() {
         "workspace-write",
     ]);
     let run = execute(command);
+    let escaped = target.exists();
     let _ = std::fs::remove_dir_all(&outside);
     if run.code == 2 && run.stderr.contains("unavailable") {
         // The kernel lacks Landlock: tandem refused to run unsandboxed, which is itself the promised behaviour.
         eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
         return;
     }
+    assert!(!escaped, "the sandboxed command wrote outside the workspace");
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(workspace.read("inside.txt"), "inside\n");
-    assert!(!target.exists(), "the sandboxed command wrote outside the workspace");
     let results = tool_results(&server.requests()[1].body);
     let content = results[0]["content"].as_str().unwrap();
     assert!(content.contains("sandbox"), "the model is told the sandbox blocked it: {content}");
+}
+
+/// A fresh directory that is neither in the workspace nor under a temp dir the sandbox lets commands write to.
+fn outside_dir() -> Option<std::path::PathBuf> {
+    let temp_roots = ["/tmp", "/var/tmp", "/dev/shm"];
+    let tmpdir = std::env::var("TMPDIR").ok();
+    let candidates = [
+        std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.to_path_buf())),
+        std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".cache")),
+    ];
+    candidates.into_iter().flatten().find_map(|base| {
+        let base = base.canonicalize().ok()?;
+        let in_temp = temp_roots.iter().any(|root| base.starts_with(root))
+            || tmpdir.as_deref().is_some_and(|dir| !dir.is_empty() && base.starts_with(dir));
+        if in_temp {
+            return None;
+        }
+        let dir = base.join(format!("tandem-sandbox-e2e-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        Some(dir)
+    })
 }

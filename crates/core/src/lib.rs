@@ -5,11 +5,14 @@
 
 pub mod agent;
 pub mod config;
+pub mod context;
 pub mod conversation;
+pub mod memory;
 pub mod models;
 pub mod permissions;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;
 pub mod sandbox;
+pub mod session;
 pub mod tools;

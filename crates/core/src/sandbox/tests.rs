@@ -23,18 +23,29 @@ fn landlock_abi() -> Option<u32> {
 }
 
 /// A scratch directory outside the temp dirs (the sandbox leaves those writable, so "outside the workspace" must
-/// be elsewhere): under the target directory, next to the test binary.
+/// be elsewhere): under the target directory next to the test binary, or else under `$HOME/.cache` (a clone in
+/// /tmp).
 fn scratch() -> Option<tempfile::TempDir> {
     let exe = std::env::current_exe().unwrap();
-    let base = exe.parent().and_then(Path::parent).unwrap().join("sandbox-tests");
-    std::fs::create_dir_all(&base).unwrap();
-    let base = std::fs::canonicalize(&base).unwrap();
     let temps = canonical_unique([Path::new("/tmp"), std::env::temp_dir().as_path(), Path::new("/dev/shm")]);
-    if temps.iter().any(|temp| base.starts_with(temp)) {
-        eprintln!("skipping the Landlock test: the target directory {} is inside a temp dir", base.display());
-        return None;
+    let candidates = [
+        exe.parent().and_then(Path::parent).map(|dir| dir.join("sandbox-tests")),
+        std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache").join("tandem-sandbox-tests")),
+    ];
+    for base in candidates.into_iter().flatten() {
+        if std::fs::create_dir_all(&base).is_err() {
+            continue;
+        }
+        let Ok(base) = std::fs::canonicalize(&base) else { continue };
+        if temps.iter().any(|temp| base.starts_with(temp)) {
+            continue;
+        }
+        if let Ok(dir) = tempfile::tempdir_in(&base) {
+            return Some(dir);
+        }
     }
-    Some(tempfile::tempdir_in(&base).unwrap())
+    eprintln!("skipping the Landlock test: no writable directory outside the temp dirs");
+    None
 }
 
 /// Runs `script` with bash under `policy` in `cwd`: whether it succeeded, and its stderr.

@@ -13,6 +13,7 @@ pub mod glob;
 pub mod grep;
 pub mod read;
 pub mod registry;
+pub mod save_memory;
 pub mod schema;
 pub mod write;
 

@@ -8,6 +8,7 @@ pub mod events;
 pub mod history;
 pub mod keys;
 pub mod onboarding;
+pub mod restore;
 pub mod rules_view;
 pub mod transcript;
 

@@ -1,0 +1,382 @@
+//! Project guidelines (`CLAUDE.md`, `AGENTS.md`, …) gathered for the system prompt.
+//!
+//! The files are re-read at the start of every turn, so an edit the user (or the model) makes to a guidelines
+//! file takes effect on the next request without a restart. That is why loading is plain stat + read of a
+//! handful of small files, never cached, and never fails: a file that can't be read is simply left out.
+//!
+//! Order, most general first so the most specific guidance comes last (closest to the conversation):
+//! the user config directory (`CLAUDE.md`, `AGENTS.md`), then every directory from the repository root down to
+//! the working directory, each with `CLAUDE.md`, `.claude/CLAUDE.md`, `AGENTS.md`, `CLAUDE.local.md`.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::permissions::settings::project_root;
+
+/// Total size of the guidelines text before it is cut (the note saying so comes on top). Guidelines are sent
+/// with every request; a runaway file must not eat the context window.
+pub const MAX_GUIDELINES_BYTES: usize = 40 * 1024;
+
+/// The most read from one file. Far above [`MAX_GUIDELINES_BYTES`] so summary instructions late in a long file
+/// are still found, but bounded so a huge file named `CLAUDE.md` can't slow every turn down.
+const MAX_FILE_READ: u64 = 256 * 1024;
+
+/// Guideline file names in a project directory, in the order they are concatenated.
+const PROJECT_FILES: [&str; 4] = ["CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md", "CLAUDE.local.md"];
+
+/// Guideline file names in the user config directory.
+const USER_FILES: [&str; 2] = ["CLAUDE.md", "AGENTS.md"];
+
+/// The guidelines in effect for a session in some directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Guidelines {
+    /// Every file's content under a `# Guidelines from <path>` heading, in order; empty when there are none.
+    pub text: String,
+    /// The files that contributed, in order (for `/context`-style displays).
+    pub files: Vec<PathBuf>,
+    /// The text was cut at [`MAX_GUIDELINES_BYTES`] (a note at its end says how much was left out).
+    pub truncated: bool,
+    /// The body of any "Summary instructions" / "Compact instructions" section, for compaction to follow.
+    pub summary_instructions: Option<String>,
+}
+
+/// The candidate guideline files for a session in `cwd`, in order (whether or not they exist).
+pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = USER_FILES.iter().map(|name| config_dir.join(name)).collect();
+    let root = project_root(cwd);
+    // `project_root` is an ancestor of `cwd` (or `cwd` itself), so this walks root → cwd.
+    let mut dirs: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(&root)).collect();
+    dirs.reverse();
+    for dir in dirs {
+        paths.extend(PROJECT_FILES.iter().map(|name| dir.join(name)));
+    }
+    paths
+}
+
+/// Reads the guidelines for a session in `cwd` with user files from `config_dir`. Never fails.
+pub fn load(config_dir: &Path, cwd: &Path) -> Guidelines {
+    let mut seen = HashSet::new();
+    let mut sources = Vec::new();
+    for path in candidates(config_dir, cwd) {
+        // `CLAUDE.md` is often a symlink to `AGENTS.md` (or the config dir sits inside the repository): the same
+        // file must not be sent twice.
+        let Ok(real) = path.canonicalize() else { continue };
+        if !seen.insert(real) {
+            continue;
+        }
+        if let Some(source) = read_source(&path) {
+            sources.push(source);
+        }
+    }
+    assemble(&sources)
+}
+
+/// One file's content, as read.
+struct Source {
+    path: PathBuf,
+    text: String,
+    /// The file's size on disk.
+    size: usize,
+    /// The read stopped at [`MAX_FILE_READ`] before the end of the file.
+    capped: bool,
+}
+
+fn read_source(path: &Path) -> Option<Source> {
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_READ).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes).trim_end().to_owned();
+    if text.trim().is_empty() {
+        return None;
+    }
+    let size = usize::try_from(meta.len()).unwrap_or(usize::MAX).max(bytes.len());
+    Some(Source { path: path.to_path_buf(), text, size, capped: size > bytes.len() })
+}
+
+/// Concatenates the sources under headings, cutting at [`MAX_GUIDELINES_BYTES`].
+fn assemble(sources: &[Source]) -> Guidelines {
+    let mut out = Guidelines::default();
+    let mut left_out: Vec<&Path> = Vec::new();
+    let mut left_out_bytes = 0usize;
+    for source in sources {
+        if let Some(found) = summary_section(&source.text) {
+            match &mut out.summary_instructions {
+                Some(all) => {
+                    all.push_str("\n\n");
+                    all.push_str(&found);
+                }
+                None => out.summary_instructions = Some(found),
+            }
+        }
+        if out.truncated {
+            left_out.push(&source.path);
+            left_out_bytes += source.size;
+            continue;
+        }
+        let separator = if out.text.is_empty() { "" } else { "\n\n" };
+        let heading = format!("{separator}# Guidelines from {}\n\n", source.path.display());
+        let Some(room) = MAX_GUIDELINES_BYTES.checked_sub(out.text.len() + heading.len()).filter(|&room| room > 0)
+        else {
+            // Not even the heading fits: the file is left out whole.
+            out.truncated = true;
+            left_out.push(&source.path);
+            left_out_bytes += source.size;
+            continue;
+        };
+        out.files.push(source.path.clone());
+        out.text.push_str(&heading);
+        let kept = cut_point(&source.text, room);
+        out.text.push_str(&source.text[..kept]);
+        if kept < source.text.len() || source.capped {
+            out.truncated = true;
+            left_out.push(&source.path);
+            left_out_bytes += source.size.saturating_sub(kept);
+        }
+    }
+    if out.truncated {
+        let names: Vec<String> = left_out.iter().map(|p| p.display().to_string()).collect();
+        out.text.push_str(&format!(
+            "\n\n[… guidelines cut at {} KB; {left_out_bytes} more bytes in {}]",
+            MAX_GUIDELINES_BYTES / 1024,
+            names.join(", ")
+        ));
+    }
+    out
+}
+
+/// Where to cut `text` to keep at most `room` bytes: the whole text when it fits, else the end of the last
+/// whole line that fits (mid-line only when not even one line fits), always on a char boundary.
+fn cut_point(text: &str, room: usize) -> usize {
+    if text.len() <= room {
+        return text.len();
+    }
+    let mut end = room;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(newline) if newline > 0 => newline,
+        _ => end,
+    }
+}
+
+/// An ATX heading (`## Title`): its level and text. Setext headings (underlined) are not recognized.
+fn heading(raw: &str) -> Option<(usize, &str)> {
+    // Up to three spaces of indentation, as in CommonMark; four make a code block.
+    let line = raw.trim_start_matches(' ');
+    if raw.len() - line.len() > 3 {
+        return None;
+    }
+    let level = line.bytes().take_while(|&b| b == b'#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &line[level..];
+    if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    Some((level, rest.trim().trim_end_matches('#').trim()))
+}
+
+/// Whether a line opens or closes a fenced code block (where `#` lines are comments, not headings).
+fn is_fence(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("```") || line.starts_with("~~~")
+}
+
+/// The bodies of the sections whose heading mentions summary or compact instructions, joined; `None` when there
+/// are none (or they are empty). A section runs to the next heading of the same or a higher level.
+fn summary_section(text: &str) -> Option<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut current: Option<(usize, Vec<&str>)> = None;
+    let mut in_fence = false;
+    for line in text.lines() {
+        if is_fence(line) {
+            in_fence = !in_fence;
+        }
+        let parsed = if in_fence || is_fence(line) { None } else { heading(line) };
+        if let Some((level, title)) = parsed {
+            if current.as_ref().is_some_and(|(open, _)| level <= *open) {
+                finish(current.take(), &mut found);
+            }
+            let title = title.to_lowercase();
+            if current.is_none() && (title.contains("summary instructions") || title.contains("compact instructions")) {
+                current = Some((level, Vec::new()));
+                continue;
+            }
+        }
+        if let Some((_, lines)) = &mut current {
+            lines.push(line);
+        }
+    }
+    finish(current.take(), &mut found);
+    if found.is_empty() { None } else { Some(found.join("\n\n")) }
+}
+
+/// Closes an open section: its trimmed body joins `found` unless it is empty.
+fn finish(section: Option<(usize, Vec<&str>)>, found: &mut Vec<String>) {
+    if let Some((_, lines)) = section {
+        let body = lines.join("\n").trim().to_owned();
+        if !body.is_empty() {
+            found.push(body);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// A config dir and a repository with a subdirectory as the working directory.
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = tmp.path().join("config");
+        let repo = tmp.path().join("repo");
+        let cwd = repo.join("crates/app");
+        fs::create_dir_all(&config).unwrap();
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(&cwd).unwrap();
+        (tmp, config, repo, cwd)
+    }
+
+    #[test]
+    fn order_headings_and_all_file_names() {
+        let (_tmp, config, repo, cwd) = setup();
+        fs::write(config.join("AGENTS.md"), "user agents").unwrap();
+        fs::write(config.join("CLAUDE.md"), "user claude").unwrap();
+        fs::write(cwd.join("CLAUDE.md"), "cwd claude\n").unwrap();
+        fs::write(repo.join("CLAUDE.local.md"), "root local").unwrap();
+        fs::write(repo.join("AGENTS.md"), "root agents").unwrap();
+        fs::create_dir_all(repo.join(".claude")).unwrap();
+        fs::write(repo.join(".claude/CLAUDE.md"), "root dot-claude").unwrap();
+        fs::write(repo.join("CLAUDE.md"), "root claude").unwrap();
+        fs::write(repo.join("crates/CLAUDE.md"), "   \n").unwrap(); // blank: left out
+        // Above the repository root: not read.
+        fs::write(repo.parent().unwrap().join("CLAUDE.md"), "outside").unwrap();
+
+        let g = load(&config, &cwd);
+        let expected = [
+            config.join("CLAUDE.md"),
+            config.join("AGENTS.md"),
+            repo.join("CLAUDE.md"),
+            repo.join(".claude/CLAUDE.md"),
+            repo.join("AGENTS.md"),
+            repo.join("CLAUDE.local.md"),
+            cwd.join("CLAUDE.md"),
+        ];
+        assert_eq!(g.files, expected);
+        let bodies = ["user claude", "user agents", "root claude", "root dot-claude", "root agents", "root local"];
+        let mut want: Vec<String> =
+            expected.iter().zip(bodies).map(|(p, b)| format!("# Guidelines from {}\n\n{b}", p.display())).collect();
+        want.push(format!("# Guidelines from {}\n\ncwd claude", cwd.join("CLAUDE.md").display()));
+        assert_eq!(g.text, want.join("\n\n"));
+        assert!(!g.truncated && g.summary_instructions.is_none());
+        assert!(!g.text.contains("outside"));
+    }
+
+    #[test]
+    fn no_repository_means_cwd_only_and_none_is_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tmp.path().join("a/b");
+        fs::create_dir_all(&cwd).unwrap();
+        fs::write(tmp.path().join("a/CLAUDE.md"), "parent").unwrap();
+        let g = load(&tmp.path().join("no-config"), &cwd);
+        assert_eq!(g, Guidelines::default());
+        fs::write(cwd.join("AGENTS.md"), "here").unwrap();
+        let g = load(&tmp.path().join("no-config"), &cwd);
+        assert_eq!(g.files, vec![cwd.join("AGENTS.md")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_file_is_included_once() {
+        let (_tmp, config, repo, cwd) = setup();
+        fs::write(repo.join("AGENTS.md"), "shared").unwrap();
+        std::os::unix::fs::symlink(repo.join("AGENTS.md"), repo.join("CLAUDE.md")).unwrap();
+        let g = load(&config, &cwd);
+        assert_eq!(g.files, vec![repo.join("CLAUDE.md")]);
+        assert_eq!(g.text.matches("shared").count(), 1);
+    }
+
+    #[test]
+    fn cut_at_cap_with_note() {
+        let (_tmp, config, repo, cwd) = setup();
+        let line = format!("{}\n", "x".repeat(99));
+        fs::write(repo.join("CLAUDE.md"), line.repeat(300)).unwrap(); // 30,000 bytes
+        fs::write(repo.join("AGENTS.md"), line.repeat(200)).unwrap(); // 20,000 bytes
+        fs::write(cwd.join("CLAUDE.md"), "late").unwrap();
+        let g = load(&config, &cwd);
+        assert!(g.truncated);
+        let (body, note) = g.text.split_once("\n\n[… guidelines cut at 40 KB; ").unwrap();
+        assert!(body.len() <= MAX_GUIDELINES_BYTES, "{}", body.len());
+        assert!(body.ends_with('x'), "cut at a line end");
+        assert_eq!(g.files, vec![repo.join("CLAUDE.md"), repo.join("AGENTS.md")]);
+        let kept_agents = body.rsplit_once("\n\n").unwrap().1.len();
+        let missing = 20_000 - kept_agents + 4; // the rest of AGENTS.md, then all of the cwd's CLAUDE.md
+        let files = format!("{}, {}", repo.join("AGENTS.md").display(), cwd.join("CLAUDE.md").display());
+        assert_eq!(note, format!("{missing} more bytes in {files}]"));
+    }
+
+    #[test]
+    fn huge_file_is_read_in_part_and_counted_whole() {
+        let (_tmp, config, repo, cwd) = setup();
+        let size = MAX_FILE_READ as usize + 50_000;
+        fs::write(repo.join("CLAUDE.md"), format!("## Compact instructions\nkeep it\n{}", "y\n".repeat(size / 2)))
+            .unwrap();
+        let g = load(&config, &cwd);
+        assert!(g.truncated && g.summary_instructions.as_deref().unwrap().starts_with("keep it\ny\ny"));
+        let body_len = g.text.find("\n\n[… guidelines cut").unwrap();
+        let kept = body_len - format!("# Guidelines from {}\n\n", repo.join("CLAUDE.md").display()).len();
+        let total = fs::metadata(repo.join("CLAUDE.md")).unwrap().len() as usize;
+        assert!(g.text.ends_with(&format!("; {} more bytes in {}]", total - kept, repo.join("CLAUDE.md").display())));
+    }
+
+    #[test]
+    fn summary_instructions_any_level_until_same_or_higher_heading() {
+        let text = "# Project\nintro\n## Compact Instructions\nKeep the test names.\n### Detail\nand paths\n```sh\n\
+                    # not a heading\n```\n## Other\nnot this\n";
+        assert_eq!(
+            summary_section(text).as_deref(),
+            Some("Keep the test names.\n### Detail\nand paths\n```sh\n# not a heading\n```")
+        );
+        assert_eq!(summary_section("#### summary instructions ###\nx\n# Top\ny").as_deref(), Some("x"));
+        assert_eq!(summary_section("# Summary instructions\n\n# Next\n"), None);
+        assert_eq!(summary_section("#summary instructions\nx"), None, "not a heading without a space");
+
+        let (_tmp, config, repo, cwd) = setup();
+        fs::write(config.join("CLAUDE.md"), "# Summary instructions\nuser part").unwrap();
+        fs::write(cwd.join("AGENTS.md"), "intro\n\n## When compacting: compact instructions\nproject part\n").unwrap();
+        fs::write(repo.join("CLAUDE.md"), "nothing here").unwrap();
+        let g = load(&config, &cwd);
+        assert_eq!(g.summary_instructions.as_deref(), Some("user part\n\nproject part"));
+    }
+
+    #[test]
+    fn changed_file_is_reread() {
+        let (_tmp, config, repo, cwd) = setup();
+        fs::write(repo.join("CLAUDE.md"), "first version").unwrap();
+        assert!(load(&config, &cwd).text.ends_with("first version"));
+        fs::write(repo.join("CLAUDE.md"), "second version").unwrap();
+        let g = load(&config, &cwd);
+        assert!(g.text.ends_with("second version") && !g.text.contains("first"), "{}", g.text);
+        fs::remove_file(repo.join("CLAUDE.md")).unwrap();
+        assert_eq!(load(&config, &cwd), Guidelines::default());
+    }
+
+    #[test]
+    fn unreadable_entries_are_skipped() {
+        let (_tmp, config, repo, cwd) = setup();
+        fs::create_dir_all(repo.join("CLAUDE.md")).unwrap(); // a directory, not a file
+        fs::write(repo.join("AGENTS.md"), b"ok \xff bytes").unwrap();
+        let g = load(&config, &cwd);
+        assert_eq!(g.files, vec![repo.join("AGENTS.md")]);
+        assert!(g.text.ends_with("ok \u{fffd} bytes"));
+    }
+}

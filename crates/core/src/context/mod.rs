@@ -1,0 +1,5 @@
+//! What the model sees besides the conversation: project guidelines, token accounting, compaction.
+
+pub mod compact;
+pub mod guidelines;
+pub mod tokens;

@@ -1,0 +1,124 @@
+//! Rebuilding the transcript from a saved conversation (`--continue`, `--resume`).
+
+use std::collections::HashMap;
+
+use tandem_core::conversation::{ContentBlock, Message, Role};
+use tandem_core::protocol::ToolCallStatus;
+
+use super::App;
+use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
+
+impl App {
+    /// Shows a resumed conversation as if it had just happened: prompts, answers, thinking, and tool cards with
+    /// their results.
+    pub fn restore_conversation(&mut self, messages: &[Message]) {
+        let results: HashMap<&str, (&str, bool)> = messages
+            .iter()
+            .filter(|message| message.role == Role::User)
+            .flat_map(|message| &message.content)
+            .filter_map(|block| match block {
+                ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                    Some((tool_use_id.as_str(), (content.as_str(), *is_error)))
+                }
+                _ => None,
+            })
+            .collect();
+        for message in messages {
+            for block in &message.content {
+                match (message.role, block) {
+                    (Role::User, ContentBlock::Text { text }) => {
+                        let text = strip_reminders(text);
+                        if !text.trim().is_empty() {
+                            self.transcript.push(CellKind::User { text });
+                        }
+                    }
+                    (Role::Assistant, ContentBlock::Text { text }) => {
+                        self.transcript.push(CellKind::Assistant { text: text.clone(), streaming: false });
+                    }
+                    (Role::Assistant, ContentBlock::Thinking { thinking, .. }) => {
+                        self.transcript.push(CellKind::Thinking { text: thinking.clone(), streaming: false });
+                    }
+                    (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
+                        let mut card = ToolCard::new(id.clone(), name.clone(), input.clone());
+                        let (status, output, is_error) = match results.get(id.as_str()) {
+                            Some((content, is_error)) => {
+                                let status = if *is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+                                (status, (*content).to_owned(), *is_error)
+                            }
+                            None => (ToolCallStatus::Interrupted, String::new(), false),
+                        };
+                        card.state = ToolState::Finished(status);
+                        card.output = output;
+                        card.is_error = is_error;
+                        self.transcript.push(CellKind::Tool(Box::new(card)));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.transcript.scroll_to_bottom();
+    }
+
+    /// Marks where the resumed part ends.
+    pub fn resumed_notice(&mut self, title: &str) {
+        self.notice(NoticeKind::Info, format!("Resumed session: {title}"));
+    }
+}
+
+/// Removes the `<system-reminder>` notes tandem adds to user messages (plan mode), which the user never typed.
+fn strip_reminders(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let (Some(start), Some(end)) = (out.find("<system-reminder>"), out.find("</system-reminder>")) {
+        if end < start {
+            break;
+        }
+        out.replace_range(start..end + "</system-reminder>".len(), "");
+    }
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::app::editor::Editor;
+    use crate::ui::status::StatusInfo;
+    use crate::ui::theme::{ColorDepth, Theme};
+
+    #[test]
+    fn a_saved_conversation_becomes_cells() {
+        let mut app =
+            App::new(Theme::new(ColorDepth::None), Editor::default(), StatusInfo::default(), PathBuf::from("/"));
+        let messages = vec![
+            Message::user_text("<system-reminder>Plan mode is on.</system-reminder>\n\nfix it"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Thinking { thinking: "hmm".into(), signature: "s".into() },
+                    ContentBlock::text("Reading."),
+                    ContentBlock::ToolUse { id: "t".into(), name: "Read".into(), input: json!({"file_path": "a.rs"}) },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "t".into(),
+                    content: "1\tx".into(),
+                    is_error: false,
+                }],
+            },
+            Message { role: Role::Assistant, content: vec![ContentBlock::text("Done.")] },
+        ];
+        app.restore_conversation(&messages);
+        let kinds: Vec<&CellKind> = app.transcript.cells().iter().map(|cell| &cell.kind).collect();
+        assert!(matches!(kinds[0], CellKind::User { text } if text == "fix it"));
+        assert!(matches!(kinds[1], CellKind::Thinking { .. }));
+        assert!(
+            matches!(kinds[3], CellKind::Tool(card) if card.output == "1\tx" && card.state == ToolState::Finished(ToolCallStatus::Completed))
+        );
+        assert!(matches!(kinds[4], CellKind::Assistant { text, .. } if text == "Done."));
+    }
+}
