@@ -49,6 +49,10 @@ pub struct ConfigFile {
     pub sandbox_network: Option<bool>,
     /// Run unsandboxed, with a notice, when a sandbox is asked for but the kernel can't provide it.
     pub allow_unsandboxed: Option<bool>,
+    /// Compact automatically when the next request would pass this share of the context window (default 0.92).
+    pub compact_threshold: Option<f64>,
+    /// Tokens kept free for the summary when compacting (default 13000).
+    pub compact_reserve_tokens: Option<u64>,
 }
 
 /// A provider declared in `config.toml`.

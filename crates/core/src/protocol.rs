@@ -35,6 +35,10 @@ pub enum Op {
     },
     /// Start a new conversation (the old one is dropped from the model's context).
     ClearConversation,
+    /// Summarize the conversation now (`/compact [instructions]`).
+    Compact {
+        instructions: Option<String>,
+    },
     /// Ask for the active permission rules ([`Event::PermissionRules`]).
     ListPermissionRules,
     /// Remove a rule (from its settings file too); answered with a fresh [`Event::PermissionRules`].
@@ -215,6 +219,11 @@ pub enum Event {
     },
     /// The active permission rules, for `/permissions`.
     PermissionRules(Vec<RuleListing>),
+    /// The conversation was compacted: earlier messages were replaced by a summary.
+    CompactBoundary {
+        trigger: crate::session::CompactTrigger,
+        pre_tokens: u64,
+    },
     /// Something went wrong that the user should see (the turn may still continue).
     Error {
         message: String,

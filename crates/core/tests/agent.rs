@@ -111,6 +111,10 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         sandbox: None,
         config_dir: std::env::temp_dir().join("tandem-agent-test-config"),
         notices: Vec::new(),
+        session_log: None,
+        resume: None,
+        compaction: Default::default(),
+        pre_compact: None,
     }
 }
 

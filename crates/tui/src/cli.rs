@@ -6,7 +6,13 @@ use clap::{Parser, ValueEnum};
 
 /// tandem — a terminal pair programmer.
 #[derive(Clone, Debug, Parser)]
-#[command(name = "tandem", version, about = "tandem — a terminal pair programmer", long_about = None)]
+#[command(
+    name = "tandem",
+    version,
+    about = "tandem — a terminal pair programmer",
+    long_about = None,
+    after_help = "Other commands:\n  tandem sessions    list saved sessions (id, time, directory, title, turns, cost)"
+)]
 pub struct Cli {
     /// The prompt. With -p it is run headless; otherwise the app opens with it submitted.
     pub prompt: Option<String>,
@@ -62,6 +68,18 @@ pub struct Cli {
     /// Run Bash commands in a Landlock sandbox: off, read-only, workspace-write (Linux).
     #[arg(long)]
     pub sandbox: Option<String>,
+
+    /// Continue the most recent session in this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Resume a session by id (or id prefix); without an id the app lets you pick one.
+    #[arg(short = 'r', long = "resume", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// With --continue or --resume: continue in a new session, leaving the original unchanged.
+    #[arg(long = "fork-session")]
+    pub fork_session: bool,
 
     /// Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk.
     #[arg(long = "permission-mode")]

@@ -11,6 +11,9 @@ use tandem_tui::headless::{self, HeadlessOptions};
 use tandem_tui::setup;
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("sessions") {
+        return list_sessions();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
@@ -56,6 +59,15 @@ fn main() -> ExitCode {
     // Don't wait for tool processes or streams that are still winding down.
     runtime.shutdown_background();
     ExitCode::from(code as u8)
+}
+
+/// `tandem sessions`: the saved sessions, newest first.
+fn list_sessions() -> ExitCode {
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = tandem_core::config::Paths::discover(&env);
+    let sessions = tandem_core::session::list(&paths.data_dir);
+    print!("{}", tandem_core::session::format_summary_table(&sessions));
+    ExitCode::SUCCESS
 }
 
 /// The full-screen app.

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tandem_core::agent::{AgentConfig, new_session_id};
+use tandem_core::agent::{AgentConfig, Resume};
 use tandem_core::config::{self, Paths, ProviderFlags};
+use tandem_core::context::compact::CompactionPolicy;
 use tandem_core::models::{self, Prices};
 use tandem_core::permissions::{
     PermissionMode, PermissionPolicy, RuleKind, Scope, Workspace, settings, split_rule_list,
@@ -13,7 +14,10 @@ use tandem_core::prompt::{self, PromptOptions};
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::retry::RetryPolicy;
 use tandem_core::sandbox::{self, SandboxMode, SandboxPolicy, Support};
+use tandem_core::session::{self, SessionMeta, SessionWriter};
 use tandem_core::tools::ToolRegistry;
+use tandem_core::tools::save_memory::SaveMemoryTool;
+use tandem_core::tools::search_sessions::SearchSessionsTool;
 
 use crate::cli::Cli;
 
@@ -111,6 +115,8 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         .filter(|rule| rule.kind == RuleKind::Deny && rule.rule.specifier.is_none())
         .map(|rule| rule.rule.tool.clone())
         .collect();
+    tools.register(Arc::new(SaveMemoryTool::for_session(&paths.config_dir, &cwd)));
+    tools.register(Arc::new(SearchSessionsTool { data_dir: paths.data_dir.clone() }));
     tools.retain(|name| !removed.iter().any(|tool| tool == name));
 
     let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;
@@ -128,8 +134,23 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let prompt_options = PromptOptions { replace: cli.system_prompt.clone(), append: cli.append_system_prompt.clone() };
     let system = prompt::system_blocks(&prompt_options, &cwd, &prompt::today_utc());
 
+    let mut compaction = CompactionPolicy::default();
+    if let Some(threshold) = file.compact_threshold {
+        if !(0.1..=1.0).contains(&threshold) {
+            return Err(SetupError(format!(
+                "compact_threshold = {threshold} in config.toml: use a share between 0.1 and 1.0"
+            )));
+        }
+        compaction.threshold = threshold;
+    }
+    if let Some(reserve) = file.compact_reserve_tokens {
+        compaction.reserve_tokens = reserve;
+    }
+
+    let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id)?;
+
     Ok(AgentConfig {
-        session_id: new_session_id(),
+        session_id: session_log.id().to_owned(),
         provider: Arc::from(tandem_core::provider::connect(resolved.endpoint)),
         model,
         system,
@@ -142,6 +163,10 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         sandbox,
         config_dir: paths.config_dir.clone(),
         notices,
+        session_log: Some(session_log),
+        resume,
+        compaction,
+        pre_compact: None,
     })
 }
 
@@ -150,6 +175,51 @@ fn is_loopback(base_url: &str) -> bool {
     let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
     let host = rest.split(['/', ':']).next().unwrap_or_default();
     host == "localhost" || host.starts_with("127.") || rest.starts_with("[::1]")
+}
+
+/// The session log: a new one, or the one `--continue`/`--resume` names (copied first with `--fork-session`),
+/// with the conversation to continue from.
+fn open_session(
+    cli: &Cli,
+    paths: &Paths,
+    cwd: &std::path::Path,
+    provider: &str,
+    model: &str,
+) -> Result<(SessionWriter, Option<Resume>), SetupError> {
+    let summary = match (&cli.resume, cli.continue_session) {
+        (Some(id), _) if !id.is_empty() => {
+            Some(session::find(&paths.data_dir, id).map_err(|err| SetupError(err.to_string()))?)
+        }
+        (Some(_), _) => {
+            return Err(SetupError(
+                "--resume needs a session id here: see `tandem sessions` (the app can pick one)".into(),
+            ));
+        }
+        (None, true) => Some(session::latest_for_cwd(&paths.data_dir, cwd).ok_or_else(|| {
+            SetupError(format!("no saved session to continue in {}: start one with `tandem`", cwd.display()))
+        })?),
+        (None, false) => None,
+    };
+    let Some(summary) = summary else {
+        if cli.fork_session {
+            return Err(SetupError("--fork-session needs --continue or --resume".into()));
+        }
+        let meta = SessionMeta::new(cwd, provider, model);
+        let writer = SessionWriter::create(&paths.data_dir, meta).map_err(|err| {
+            SetupError(format!("cannot create the session log in {}: {err}", paths.data_dir.display()))
+        })?;
+        return Ok((writer, None));
+    };
+    let loaded = session::load(&summary.path).map_err(|err| SetupError(err.to_string()))?;
+    let path = if cli.fork_session {
+        session::fork(&paths.data_dir, &summary.path, &session::new_session_id())
+            .map_err(|err| SetupError(format!("cannot fork {}: {err}", summary.path.display())))?
+    } else {
+        summary.path.clone()
+    };
+    let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
+    let resume = Resume { messages: loaded.messages, usage: loaded.usage_total, cost_usd: loaded.cost_total };
+    Ok((writer, Some(resume)))
 }
 
 /// The sandbox for Bash commands: `--sandbox` > `sandbox` in config.toml > off. Without kernel support it is an

@@ -23,6 +23,17 @@ pub fn init(session_id: &str, cwd: &str, model: &str, tools: &[String], permissi
     })
 }
 
+/// The conversation was compacted.
+pub fn compact_boundary(session_id: &str, trigger: tandem_core::session::CompactTrigger, pre_tokens: u64) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "compact_boundary",
+        "session_id": session_id,
+        "compact_metadata": { "trigger": trigger, "pre_tokens": pre_tokens },
+        "uuid": uuid(),
+    })
+}
+
 /// One complete API message.
 pub fn assistant(session_id: &str, message: &AssistantMessage) -> Value {
     json!({

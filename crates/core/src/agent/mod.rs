@@ -7,6 +7,7 @@
 //! The agent never talks to a front end except through [`Op`] and [`Event`]. Ops are routed by a small task so
 //! that an interrupt or a permission answer is seen while a turn is running.
 
+mod compaction;
 mod sampling;
 mod tool_calls;
 mod turn;
@@ -45,6 +46,22 @@ pub struct AgentConfig {
     pub config_dir: PathBuf,
     /// Shown once at the start (settings problems, sandbox notes).
     pub notices: Vec<String>,
+    /// Where the session is recorded (append-only JSONL), when it is.
+    pub session_log: Option<crate::session::SessionWriter>,
+    /// A resumed conversation to continue from.
+    pub resume: Option<Resume>,
+    /// When to compact the conversation automatically.
+    pub compaction: crate::context::compact::CompactionPolicy,
+    /// Called before every compaction (the PreCompact hook point).
+    pub pre_compact: Option<Arc<dyn Fn(crate::session::CompactTrigger) + Send + Sync>>,
+}
+
+/// The state a resumed session starts from.
+#[derive(Clone, Debug, Default)]
+pub struct Resume {
+    pub messages: Vec<crate::conversation::Message>,
+    pub usage: crate::conversation::Usage,
+    pub cost_usd: Option<f64>,
 }
 
 /// The front end's side of a running agent.
@@ -61,6 +78,7 @@ enum Work {
     Clear,
     ListRules,
     RemoveRule(crate::protocol::RuleListing),
+    Compact(Option<String>),
 }
 
 /// State shared between the op router and the turn runner.
@@ -95,6 +113,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 Op::SetModel { model } => {
                     if turn_tx.send(Work::SetModel(model)).is_err() {
+                        break;
+                    }
+                }
+                Op::Compact { instructions } => {
+                    if turn_tx.send(Work::Compact(instructions)).is_err() {
                         break;
                     }
                 }
@@ -139,6 +162,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::Turn(text) => session.run_turn(text).await,
                 Work::SetModel(model) => session.set_model(&model),
                 Work::Clear => session.clear(),
+                Work::Compact(instructions) => session.compact_now(instructions).await,
                 Work::ListRules => session.list_rules(),
                 Work::RemoveRule(rule) => session.remove_rule(&rule),
             }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::sampling::{self, SampleError};
 use super::tool_calls::ToolRunner;
 use super::{AgentConfig, Shared, lock};
+use crate::context::tokens::TokenCounter;
 use crate::conversation::{ContentBlock, Message, Role, StopReason, Usage};
 use crate::protocol::{Event, PermissionDenial, RuleListing, RunOutcome, TurnSummary};
 use crate::provider::ModelRequest;
@@ -23,29 +24,42 @@ const INTERRUPTED_NOTE: &str =
     "[The user interrupted the previous response; tool calls that did not finish were not run.]";
 
 pub(super) struct Session {
-    config: AgentConfig,
-    shared: Arc<Shared>,
-    events: mpsc::UnboundedSender<Event>,
-    messages: Vec<Message>,
-    files: Arc<FileState>,
-    total_usage: Usage,
+    pub(super) config: AgentConfig,
+    pub(super) shared: Arc<Shared>,
+    pub(super) events: mpsc::UnboundedSender<Event>,
+    pub(super) messages: Vec<Message>,
+    pub(super) files: Arc<FileState>,
+    pub(super) total_usage: Usage,
     /// Spend so far; `None` once any response came from a model whose price is unknown.
-    total_cost: Option<f64>,
+    pub(super) total_cost: Option<f64>,
     /// The previous turn ended in an interrupt; the model hears about it with the next message.
     interrupted: bool,
+    /// Tokens of the context, from reported usage plus an estimate of what was added since.
+    pub(super) counter: TokenCounter,
+    /// How many messages the last reported usage covered.
+    pub(super) reported_len: usize,
+    /// Whether the session log has its title yet.
+    titled: bool,
 }
 
 impl Session {
-    pub fn new(config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
+    pub fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
+        let resume = config.resume.take().unwrap_or_default();
+        let resumed = !resume.messages.is_empty();
+        let messages = crate::context::compact::repair_history(resume.messages);
+        let reported_len = messages.len();
         Session {
             config,
             shared,
             events,
-            messages: Vec::new(),
+            messages,
             files: Arc::new(FileState::default()),
-            total_usage: Usage::default(),
-            total_cost: Some(0.0),
+            total_usage: resume.usage,
+            total_cost: if resumed { resume.cost_usd } else { Some(0.0) },
             interrupted: false,
+            counter: TokenCounter::new(),
+            reported_len,
+            titled: resumed,
         }
     }
 
@@ -114,6 +128,11 @@ impl Session {
         } else {
             text
         };
+        if !self.titled {
+            self.titled = true;
+            let title = crate::session::title_from_prompt(&text);
+            self.log(&crate::session::SessionLine::Title { title });
+        }
         self.push_user(vec![ContentBlock::text(text)]);
 
         let mut rounds = 0u32;
@@ -129,8 +148,13 @@ impl Session {
                 break RunOutcome::ErrorMaxTurns;
             }
             rounds += 1;
+            let mut request = self.request();
+            if self.needs_compaction(&request) {
+                self.compact(crate::session::CompactTrigger::Auto, None, &cancel).await;
+                request = self.request();
+            }
+            let request_chars = TokenCounter::request_chars(&request);
             self.emit(Event::RequestStarted { round: rounds });
-            let request = self.request();
             let api_started = Instant::now();
             let reply =
                 sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, &cancel, &self.events)
@@ -141,7 +165,7 @@ impl Session {
                 Ok(assembled) => assembled,
                 Err(SampleError::Interrupted { partial }) => {
                     if !partial.is_empty() {
-                        self.messages.push(Message { role: Role::Assistant, content: partial });
+                        self.push_message(Message { role: Role::Assistant, content: partial });
                     }
                     self.interrupted = true;
                     errors.push("Interrupted by the user.".into());
@@ -157,7 +181,14 @@ impl Session {
 
             let usage = assembled.message.usage;
             self.total_usage.accumulate(&usage);
-            self.total_cost = self.total_cost.zip(self.config.model.cost(&usage)).map(|(total, cost)| total + cost);
+            let response_cost = self.config.model.cost(&usage);
+            self.total_cost = self.total_cost.zip(response_cost).map(|(total, cost)| total + cost);
+            self.counter.record_usage(request_chars, &usage);
+            self.log(&crate::session::SessionLine::Usage {
+                usage,
+                cost_usd: response_cost,
+                at: crate::session::now_secs(),
+            });
             self.emit(Event::Usage {
                 total: self.total_usage,
                 last: usage,
@@ -166,10 +197,11 @@ impl Session {
             });
             stop_reason = assembled.message.stop_reason.clone();
             if !assembled.message.content.is_empty() {
-                self.messages.push(assembled.message.to_message());
+                self.push_message(assembled.message.to_message());
             }
             self.emit(Event::AssistantMessage(assembled.message.clone()));
 
+            self.reported_len = self.messages.len();
             if assembled.message.tool_uses().next().is_none() {
                 result_text = Some(assembled.message.to_message().text());
                 break RunOutcome::Success;
@@ -192,7 +224,7 @@ impl Session {
             denials.extend(round.denials);
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
-            self.messages.push(results);
+            self.push_message(results);
 
             if round.interrupted {
                 self.interrupted = true;
@@ -207,6 +239,7 @@ impl Session {
             }
         };
 
+        self.flush_log();
         self.emit(Event::TurnFinished(TurnSummary {
             outcome,
             result_text: if outcome == RunOutcome::Success { result_text } else { None },
@@ -228,6 +261,7 @@ impl Session {
             info.prices = Some(crate::models::Prices::LOCAL);
         }
         self.config.model = info;
+        self.log(&crate::session::SessionLine::Model { model: model.to_owned() });
         self.emit(Event::ModelChanged { model: model.to_owned(), context_window: self.config.model.context_window });
     }
 
@@ -236,15 +270,58 @@ impl Session {
         self.messages.clear();
         self.files = Arc::new(FileState::default());
         self.interrupted = false;
+        self.counter.reset_baseline();
+        self.reported_len = 0;
+        // In the log, a boundary with an empty history: a resume starts from the new conversation.
+        if let Some(log) = &mut self.config.session_log {
+            let _ = log.append_compaction(crate::session::CompactTrigger::Manual, 0, &[]);
+        }
+        self.flush_log();
         self.emit(Event::ConversationCleared);
     }
 
     /// Appends user content, merging into the last message when it is already the user's (tool results), so
     /// roles keep alternating.
     fn push_user(&mut self, content: Vec<ContentBlock>) {
+        self.log_message(&Message { role: Role::User, content: content.clone() });
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => last.content.extend(content),
             _ => self.messages.push(Message { role: Role::User, content }),
+        }
+    }
+
+    /// Appends a message to the conversation and the session log.
+    fn push_message(&mut self, message: Message) {
+        self.log_message(&message);
+        self.messages.push(message);
+    }
+
+    fn log_message(&mut self, message: &Message) {
+        if let Some(log) = &mut self.config.session_log
+            && let Err(err) = log.append_message(message)
+        {
+            tracing::warn!("could not append to the session log: {err}");
+        }
+    }
+
+    pub(super) fn log(&mut self, line: &crate::session::SessionLine) {
+        if let Some(log) = &mut self.config.session_log
+            && let Err(err) = log.append(line)
+        {
+            tracing::warn!("could not append to the session log: {err}");
+        }
+    }
+
+    /// Makes the turn durable: a crash after this loses nothing of it.
+    fn flush_log(&mut self) {
+        let failed = match &mut self.config.session_log {
+            Some(log) => {
+                log.flush().err().map(|err| format!("Could not save the session to {}: {err}", log.path().display()))
+            }
+            None => None,
+        };
+        if let Some(message) = failed {
+            self.emit(Event::Error { message });
         }
     }
 
@@ -252,10 +329,18 @@ impl Session {
         self.total_cost
     }
 
-    fn request(&self) -> ModelRequest {
+    /// The next request. Guidelines (CLAUDE.md, AGENTS.md) and the memory index are re-read every time, so an
+    /// edit takes effect on the next request; they form the last system block, after the fixed base prompt and
+    /// the environment, so the prefix before them stays byte-identical (prompt caching).
+    pub(super) fn request(&self) -> ModelRequest {
+        let mut system = self.config.system.clone();
+        let context = self.context_block();
+        if !context.is_empty() {
+            system.push(crate::provider::SystemBlock { text: context, cache: true });
+        }
         ModelRequest {
             model: self.config.model.id.clone(),
-            system: self.config.system.clone(),
+            system,
             messages: self.messages.clone(),
             tools: self.config.tools.specs(),
             max_tokens: self.config.model.request_max_tokens(),

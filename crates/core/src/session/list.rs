@@ -286,7 +286,7 @@ fn truncate_left(s: &str, max: usize) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC) from unix seconds.
-pub(crate) fn format_utc(secs: u64) -> String {
+pub fn format_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

@@ -33,7 +33,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use list::{SessionSummary, find, format_summary_table, latest_for_cwd, list};
+pub use list::{SessionSummary, find, format_summary_table, format_utc, latest_for_cwd, list};
 pub use load::{LoadedSession, load};
 pub use search::{SearchHit, search, search_in};
 pub use writer::{SessionWriter, fork};

@@ -15,6 +15,7 @@ pub mod read;
 pub mod registry;
 pub mod save_memory;
 pub mod schema;
+pub mod search_sessions;
 pub mod write;
 
 use std::path::{Path, PathBuf};

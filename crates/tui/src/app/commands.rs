@@ -32,11 +32,13 @@ impl App {
                 vec![Effect::Op(Op::ClearConversation)]
             }
             "compact" => {
-                self.notice(
-                    NoticeKind::Warning,
-                    "Compaction is not available yet in this build: use /clear to start a fresh conversation.",
-                );
-                Vec::new()
+                if self.working {
+                    self.status.notice = Some("still working: press esc to interrupt first".into());
+                    return Vec::new();
+                }
+                self.notice(NoticeKind::Info, "Compacting the conversation…");
+                let instructions = (!args.is_empty()).then(|| args.to_owned());
+                vec![Effect::Op(Op::Compact { instructions })]
             }
             "model" => {
                 if args.is_empty() {

@@ -119,6 +119,20 @@ impl App {
             }
             Event::ConversationCleared => {}
             Event::Info { message } => self.notice(NoticeKind::Info, message),
+            Event::CompactBoundary { trigger, pre_tokens } => {
+                let how = match trigger {
+                    tandem_core::session::CompactTrigger::Auto => "automatically",
+                    tandem_core::session::CompactTrigger::Manual => "on request",
+                };
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "── conversation compacted {how} ({} tokens summarized; the task, files and decisions were kept) ──",
+                        crate::ui::status::format_tokens(pre_tokens)
+                    ),
+                );
+                self.status.context_used = None;
+            }
             Event::PermissionRules(rules) => self.show_rules(rules),
             Event::Error { message } => self.notice(NoticeKind::Error, message),
             Event::TurnFinished(summary) => {

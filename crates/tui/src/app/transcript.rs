@@ -128,7 +128,13 @@ impl Transcript {
             let key = match group {
                 Group::Member => u64::MAX,
                 Group::Lead(len) => group_key(&self.cells[index..index + len]),
-                Group::Alone => u64::from(cell.expanded) << 63 | cell.revision,
+                // A streaming answer only shows whole lines: it looks the same until the next newline.
+                Group::Alone => match &cell.kind {
+                    CellKind::Assistant { text, streaming: true } => {
+                        1 << 62 | crate::ui::cell::committed(text, true).len() as u64
+                    }
+                    _ => u64::from(cell.expanded) << 63 | cell.revision,
+                },
             };
             let fresh = match &cache[index] {
                 Some(layout) => layout.width == width && layout.key == key && !cell.is_live(),

@@ -82,7 +82,14 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
     let mut agent: Option<AgentHandle> = None;
     match launch.config {
-        Some(config) => agent = Some(start_agent(&mut app, config)),
+        Some(config) => {
+            if let Some(resume) = &config.resume {
+                app.restore_conversation(&resume.messages);
+                app.status.usage = resume.usage;
+                app.resumed_notice("continue where you left off");
+            }
+            agent = Some(start_agent(&mut app, config));
+        }
         None => {
             app.onboarding = Some(Onboarding {
                 servers: Vec::new(),
@@ -217,8 +224,11 @@ fn start_agent(app: &mut App, config: AgentConfig) -> AgentHandle {
     app.status.model = config.model.id.clone();
     app.status.context_window = config.model.context_window;
     app.status.mode = config.permissions.mode;
-    // Known prices start at $0; unknown ones stay unknown ("$?"), never $0.
-    app.status.cost_usd = config.model.prices.map(|_| 0.0);
+    // Known prices start at $0 (or a resumed session's total); unknown ones stay unknown ("$?"), never $0.
+    app.status.cost_usd = match &config.resume {
+        Some(resume) => resume.cost_usd,
+        None => config.model.prices.map(|_| 0.0),
+    };
     app.bypass_allowed_from_mode();
     agent::spawn(config)
 }

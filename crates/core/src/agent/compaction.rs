@@ -1,0 +1,140 @@
+//! Keeping long sessions inside the context window: the guidelines and memory block of every request, and
+//! compaction (automatic near the limit, or `/compact`), which replaces the older conversation by a summary that
+//! keeps the task, the files, the decisions and the next step, plus the recent exchanges verbatim and the
+//! current contents of the files being worked on.
+
+use tokio_util::sync::CancellationToken;
+
+use super::sampling::{self, SampleError};
+use super::turn::Session;
+use crate::context::compact::{self, MAX_RESTORED_FILES};
+use crate::context::guidelines;
+use crate::context::tokens::TokenCounter;
+use crate::memory::MemoryStore;
+use crate::protocol::Event;
+use crate::provider::{ModelRequest, SystemBlock};
+use crate::session::CompactTrigger;
+
+/// How many times the summary request is retried with the oldest exchanges dropped.
+const SUMMARY_ATTEMPTS: usize = 4;
+
+impl Session {
+    /// Project guidelines and the memory index, as one block (empty when there is neither).
+    pub(super) fn context_block(&self) -> String {
+        let guidelines = guidelines::load(&self.config.config_dir, &self.config.cwd);
+        let root = crate::permissions::settings::project_root(&self.config.cwd);
+        let memory = MemoryStore::new(&self.config.config_dir, &root).index_text();
+        match (guidelines.text.is_empty(), memory.is_empty()) {
+            (true, true) => String::new(),
+            (false, true) => guidelines.text,
+            (true, false) => memory,
+            (false, false) => format!("{}\n\n{memory}", guidelines.text),
+        }
+    }
+
+    /// Whether the next request would cross the compaction threshold.
+    pub(super) fn needs_compaction(&self, request: &ModelRequest) -> bool {
+        if self.messages.len() < 2 {
+            return false;
+        }
+        let added = &self.messages[self.reported_len.min(self.messages.len())..];
+        let next = self.counter.next_request_tokens(TokenCounter::request_chars(request), added);
+        self.config.compaction.should_compact(next, self.config.model.context_window)
+    }
+
+    /// `/compact [instructions]` between turns.
+    pub async fn compact_now(&mut self, instructions: Option<String>) {
+        if self.messages.is_empty() {
+            self.emit_event(Event::Info { message: "Nothing to compact yet.".into() });
+            return;
+        }
+        let cancel = CancellationToken::new();
+        *super::lock(&self.shared.cancel) = cancel.clone();
+        self.compact(CompactTrigger::Manual, instructions, &cancel).await;
+    }
+
+    /// Summarizes the conversation and rebuilds it. On failure the conversation is kept as it was (and the
+    /// user is told): never losing the current task matters more than saving tokens.
+    pub(super) async fn compact(&mut self, trigger: CompactTrigger, extra: Option<String>, cancel: &CancellationToken) {
+        if let Some(hook) = &self.config.pre_compact {
+            hook(trigger);
+        }
+        let pre_tokens = {
+            let added = &self.messages[self.reported_len.min(self.messages.len())..];
+            self.counter.context_used(added)
+        };
+        let guidelines = guidelines::load(&self.config.config_dir, &self.config.cwd);
+        let instructions = match (guidelines.summary_instructions, extra) {
+            (Some(from_file), Some(from_user)) => Some(format!("{from_file}\n\n{from_user}")),
+            (from_file, from_user) => from_user.or(from_file),
+        };
+
+        let mut history = self.messages.clone();
+        let mut summary = None;
+        for _ in 0..SUMMARY_ATTEMPTS {
+            let request = ModelRequest {
+                model: self.config.model.id.clone(),
+                system: vec![SystemBlock { text: compact::SUMMARY_SYSTEM.into(), cache: false }],
+                messages: compact::summary_request(&history, instructions.as_deref()),
+                tools: self.config.tools.specs(),
+                max_tokens: (self.config.compaction.reserve_tokens as u32).min(self.config.model.request_max_tokens()),
+                thinking_budget: None,
+            };
+            let reply =
+                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, cancel, &self.events)
+                    .await;
+            match reply {
+                Ok(assembled) => {
+                    let usage = assembled.message.usage;
+                    self.total_usage.accumulate(&usage);
+                    let cost = self.config.model.cost(&usage);
+                    self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);
+                    let text = compact::extract_summary(&assembled.message.to_message().text());
+                    if !text.trim().is_empty() {
+                        summary = Some(text);
+                        break;
+                    }
+                }
+                Err(SampleError::Interrupted { .. }) => break,
+                Err(SampleError::Failed(error)) => {
+                    tracing::warn!("the summary request failed: {error}");
+                }
+            }
+            // Too long, or failed: drop the oldest exchanges (never the task itself) and try again.
+            let shorter = compact::drop_oldest(&history, 0.3);
+            if shorter.len() >= history.len() {
+                break;
+            }
+            history = shorter;
+        }
+        let Some(summary) = summary else {
+            self.emit_event(Event::Error {
+                message: "Could not summarize the conversation; it was kept as it was.".into(),
+            });
+            return;
+        };
+
+        let files: Vec<(std::path::PathBuf, String)> = compact::recent_file_paths(&self.messages, MAX_RESTORED_FILES)
+            .into_iter()
+            .filter_map(|path| {
+                let path = if path.is_absolute() { path } else { self.config.cwd.join(path) };
+                std::fs::read_to_string(&path).ok().map(|content| (path, content))
+            })
+            .collect();
+        let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);
+        let rebuilt = compact::rebuild(&summary, &self.messages, &files, keep, &self.counter);
+        self.messages = rebuilt;
+        self.counter.reset_baseline();
+        self.reported_len = self.messages.len();
+        if let Some(log) = &mut self.config.session_log
+            && let Err(err) = log.append_compaction(trigger, pre_tokens, &self.messages)
+        {
+            tracing::warn!("could not log the compaction: {err}");
+        }
+        self.emit_event(Event::CompactBoundary { trigger, pre_tokens });
+    }
+
+    fn emit_event(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+}

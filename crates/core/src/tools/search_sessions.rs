@@ -1,0 +1,103 @@
+//! `SearchSessions`: the third memory layer. Past sessions' transcripts are searched, never loaded whole:
+//! a phrase in, ranked excerpts out (session id, time, the surrounding lines).
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Risk, Tool, ToolContext, ToolOutput, parse_input};
+use crate::session;
+
+const DESCRIPTION: &str = "Searches the transcripts of earlier tandem sessions for a phrase (case-insensitive) and \
+returns the best matching excerpts with the session id, its title and the time. Use it to recall what was decided \
+or done before (\"what did we decide about the cache key?\", an error message seen last week). By default only \
+sessions started in this directory are searched; set all_projects to search every session.";
+
+/// Results returned by default, and at most.
+const DEFAULT_LIMIT: usize = 10;
+const MAX_LIMIT: usize = 50;
+
+#[derive(Deserialize)]
+struct Input {
+    query: String,
+    limit: Option<usize>,
+    #[serde(default)]
+    all_projects: bool,
+}
+
+/// Searches the sessions kept in `data_dir`.
+pub struct SearchSessionsTool {
+    pub data_dir: PathBuf,
+}
+
+impl Tool for SearchSessionsTool {
+    fn name(&self) -> &'static str {
+        "SearchSessions"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "The phrase to look for"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most results to return (default 10)"},
+                "all_projects": {"type": "boolean", "description": "Search sessions of every directory, not only this one"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let input: Input = match parse_input("SearchSessions", input) {
+                Ok(input) => input,
+                Err(output) => return output,
+            };
+            if input.query.trim().is_empty() {
+                return ToolOutput::error("query is empty: give the phrase to look for.");
+            }
+            let limit = input.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+            let cwd = (!input.all_projects).then_some(ctx.cwd.as_path());
+            let hits = session::search_in(&self.data_dir, input.query.trim(), cwd, limit);
+            if hits.is_empty() {
+                let scope = if input.all_projects { "any session" } else { "this directory's sessions" };
+                return ToolOutput::ok(format!("No match for {:?} in {scope}.", input.query.trim()));
+            }
+            let mut out = format!(
+                "{} match{} for {:?}:\n",
+                hits.len(),
+                if hits.len() == 1 { "" } else { "es" },
+                input.query.trim()
+            );
+            for hit in hits {
+                let title = hit.title.as_deref().unwrap_or("(untitled)");
+                let role = match hit.role {
+                    crate::conversation::Role::User => "user",
+                    crate::conversation::Role::Assistant => "assistant",
+                };
+                out.push_str(&format!(
+                    "\n--- session {} \"{title}\" · {} · {role}\n{}\n",
+                    &hit.session_id[..hit.session_id.len().min(8)],
+                    session::format_utc(hit.at),
+                    hit.excerpt.trim_end()
+                ));
+            }
+            ToolOutput::ok(out)
+        })
+    }
+}
