@@ -80,9 +80,15 @@ impl Session {
                 max_tokens: (self.config.compaction.reserve_tokens as u32).min(self.config.model.request_max_tokens()),
                 thinking_budget: None,
             };
+            // The summary's own text is not part of the conversation: front ends only hear about retries.
+            let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
             let reply =
-                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, cancel, &self.events)
-                    .await;
+                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, cancel, &events).await;
+            while let Ok(event) = heard.try_recv() {
+                if matches!(event, Event::Retrying { .. }) {
+                    self.emit_event(event);
+                }
+            }
             match reply {
                 Ok(assembled) => {
                     let usage = assembled.message.usage;
