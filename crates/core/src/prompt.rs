@@ -41,23 +41,28 @@ pub fn system_blocks(options: &PromptOptions, cwd: &Path, today: &str) -> Vec<Sy
     blocks
 }
 
-/// Today's date (UTC) as `YYYY-MM-DD`, without a date crate.
+/// Today's date (UTC) as `YYYY-MM-DD`.
 pub fn today_utc() -> String {
-    let days = std::time::SystemTime::now()
+    let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs() / 86_400)
-        .unwrap_or(0) as i64;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or(0);
+    let (year, month, day) = civil_date(secs);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// (year, month, day) in UTC of a unix time, without a date crate (Howard Hinnant's civil_from_days).
+pub fn civil_date(secs: u64) -> (i64, i64, i64) {
+    let z = (secs / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
+    let doe = z.rem_euclid(146_097);
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    (year, month, day)
 }
 
 #[cfg(test)]
@@ -88,5 +93,7 @@ mod tests {
     #[test]
     fn dates_are_civil() {
         assert_eq!(today_utc().len(), 10);
+        assert_eq!(civil_date(0), (1970, 1, 1));
+        assert_eq!(civil_date(951_782_400), (2000, 2, 29));
     }
 }

@@ -39,13 +39,7 @@ fn main() -> ExitCode {
         Ok(cwd) => cwd,
         Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("tandem: error: cannot start the async runtime: {error}");
-            return ExitCode::from(1);
-        }
-    };
+    let Some(runtime) = runtime() else { return ExitCode::from(1) };
     let options = HeadlessOptions { format: cli.output_format, include_partial_messages: cli.include_partial_messages };
     let code = runtime.block_on(async {
         match setup::build(&cli, cwd) {
@@ -59,6 +53,17 @@ fn main() -> ExitCode {
     // Don't wait for tool processes or streams that are still winding down.
     runtime.shutdown_background();
     ExitCode::from(code as u8)
+}
+
+/// The async runtime: two workers are plenty for one agent and one terminal.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => Some(runtime),
+        Err(error) => {
+            eprintln!("tandem: error: cannot start the async runtime: {error}");
+            None
+        }
+    }
 }
 
 /// `tandem sessions`: the saved sessions, newest first.
@@ -81,13 +86,7 @@ fn interactive(cli: Cli) -> ExitCode {
         Ok(cwd) => cwd,
         Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("tandem: error: cannot start the async runtime: {error}");
-            return ExitCode::from(1);
-        }
-    };
+    let Some(runtime) = runtime() else { return ExitCode::from(1) };
     let code = runtime.block_on(async {
         let config = match setup::build(&cli, cwd.clone()) {
             Ok(config) => Some(config),

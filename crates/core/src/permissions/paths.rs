@@ -130,19 +130,9 @@ impl Protection {
     }
 }
 
-/// Removes `.` and `..` lexically (after making the path absolute).
+/// Removes `.` and `..` lexically (the path is already absolute here).
 pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    crate::tools::fs_util::normalize(path)
 }
 
 /// Canonicalizes the longest existing ancestor (following symlinks) and appends the rest.
