@@ -116,7 +116,6 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         .map(|rule| rule.rule.tool.clone())
         .collect();
     tools.register(Arc::new(SaveMemoryTool::for_session(&paths.config_dir, &cwd)));
-    tools.register(Arc::new(SearchSessionsTool { data_dir: paths.data_dir.clone() }));
     tools.retain(|name| !removed.iter().any(|tool| tool == name));
 
     let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;
@@ -148,6 +147,10 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     }
 
     let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id)?;
+    if !removed.iter().any(|tool| tool == "SearchSessions") {
+        let current_session = Some(session_log.id().to_owned());
+        tools.register(Arc::new(SearchSessionsTool { data_dir: paths.data_dir.clone(), current_session }));
+    }
 
     Ok(AgentConfig {
         session_id: session_log.id().to_owned(),

@@ -217,6 +217,7 @@ impl Session {
                     files: self.files.clone(),
                     cancel: cancel.clone(),
                     live_output: None,
+                    hidden: lock(&self.shared.policy).hidden_paths(),
                     sandbox: self.config.sandbox.clone(),
                 },
             };
@@ -298,7 +299,7 @@ impl Session {
 
     fn log_message(&mut self, message: &Message) {
         if let Some(log) = &mut self.config.session_log
-            && let Err(err) = log.append_message(message)
+            && let Err(err) = log.append_message(message).and_then(|()| log.write_through())
         {
             tracing::warn!("could not append to the session log: {err}");
         }

@@ -72,9 +72,10 @@ impl Workspace {
             return Some(Protection::Settings);
         }
         if let Some(config_dir) = &self.config_dir
-            && starts_with_ignore_case(resolved, config_dir)
+            && let Ok(rest) = strip_prefix_ignore_case(resolved, config_dir)
         {
-            return Some(Protection::TandemConfig);
+            let in_memory = rest.components().next().is_some_and(|first| first.as_os_str() == "memory");
+            return Some(if in_memory { Protection::UserMemory } else { Protection::TandemConfig });
         }
         if let Some(home) = &self.home
             && let Ok(rest) = strip_prefix_ignore_case(resolved, home)
@@ -111,6 +112,8 @@ pub enum Protection {
     Credentials,
     ShellProfile,
     TandemConfig,
+    /// The user's memory: read freely (its index is in every prompt), written only when the user agrees.
+    UserMemory,
 }
 
 impl Protection {
@@ -121,6 +124,7 @@ impl Protection {
             Protection::Credentials => "it holds credentials",
             Protection::ShellProfile => "it is a shell profile",
             Protection::TandemConfig => "it is in tandem's configuration directory",
+            Protection::UserMemory => "it is your memory, read by every session in every project",
         }
     }
 
@@ -159,10 +163,6 @@ fn resolve_existing_prefix(path: &Path) -> PathBuf {
 
 fn canonical_or_normalized(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| normalize(path))
-}
-
-fn starts_with_ignore_case(path: &Path, prefix: &Path) -> bool {
-    strip_prefix_ignore_case(path, prefix).is_ok()
 }
 
 fn strip_prefix_ignore_case<'a>(path: &'a Path, prefix: &Path) -> Result<&'a Path, ()> {

@@ -52,6 +52,46 @@ impl PermissionPolicy {
         self.rules.iter().filter(move |rule| rule.kind == kind)
     }
 
+    /// The paths Read deny rules hide, for directory searches (`None` when no rule denies reading).
+    pub fn hidden_paths(&self) -> Option<crate::tools::HiddenPaths> {
+        let rules: Vec<SourcedRule> = self
+            .rules_of(RuleKind::Deny)
+            .filter(|rule| rule.rule.covers_tool("Read") && rule.rule.specifier.is_some())
+            .cloned()
+            .collect();
+        if rules.is_empty() {
+            return None;
+        }
+        let cwd = self.workspace.cwd().to_path_buf();
+        let home = self.home.clone();
+        Some(std::sync::Arc::new(move |path: &Path| {
+            rules.iter().any(|rule| {
+                rule.rule
+                    .specifier
+                    .as_deref()
+                    .is_some_and(|spec| path_matches(spec, path, &rule.root, &cwd, &home, true))
+            })
+        }))
+    }
+
+    /// A Read deny rule that a read-only command's file argument falls under (`cat .env` with `Read(.env)`).
+    fn denied_read_argument(&self, analysis: &Analysis) -> Option<String> {
+        let hidden = self.hidden_paths()?;
+        for cmd in analysis.commands.iter().filter(|cmd| cmd.is_read_only()) {
+            for arg in cmd.argv.iter().skip(1).filter(|arg| !arg.starts_with('-')) {
+                let path = self.workspace.resolve(arg);
+                if hidden(&path) {
+                    return Some(format!(
+                        "Reading {} is denied by a Read rule, also through {}.",
+                        path.display(),
+                        cmd.argv[0]
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     /// Decides whether `tool` may run with `input`.
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
         if tool.name() == "Bash" {
@@ -70,6 +110,11 @@ impl PermissionPolicy {
             .or_else(|| input.get("notebook_path"))
             .and_then(Value::as_str)
             .map(|path| self.workspace.resolve(path))
+            .or_else(|| {
+                // Tools whose input names no path field say where they write (SaveMemory's topic file).
+                let context = crate::tools::ToolContext::new(self.workspace.cwd().to_path_buf());
+                tool.target_path(input, &context).map(|path| self.workspace.resolve(&path.to_string_lossy()))
+            })
             .or_else(|| tool.is_read_only().then(|| self.workspace.cwd().to_path_buf()));
         let matches =
             |rule: &SourcedRule| self.file_rule_matches(rule, name, path.as_deref(), rule.kind != RuleKind::Allow);
@@ -114,7 +159,7 @@ impl PermissionPolicy {
                     "{name} is not allowed in plan mode: only read-only tools may run. Present your plan instead."
                 ),
             },
-            PermissionMode::AcceptEdits if matches!(name, "Edit" | "Write") => Decision::Allow,
+            PermissionMode::AcceptEdits if matches!(name, "Edit" | "Write" | "SaveMemory") => Decision::Allow,
             _ => self.ask(name, suggestion, None),
         }
     }
@@ -152,6 +197,9 @@ impl PermissionPolicy {
                     ),
                 };
             }
+        }
+        if let Some(reason) = self.denied_read_argument(&analysis) {
+            return Decision::Deny { reason };
         }
         let suggestion = suggest_bash_rule(&analysis, |cmd| self.bash_command_covered(cmd));
         let asked = bash_rules(RuleKind::Ask).any(|rule| match &rule.rule.specifier {

@@ -348,3 +348,18 @@ fn leaving_the_sandbox_always_asks() {
     policy.mode = DefaultMode;
     assert_eq!(setup.decide(&policy, "Bash", input), Allow, "without a sandbox the flag changes nothing");
 }
+
+#[test]
+fn read_deny_rules_reach_shell_reads_and_directory_searches() {
+    let setup = Setup::new();
+    std::fs::write(setup.dir.path().join(".env"), "SECRET=1").unwrap();
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Deny, "Read(.env)")]);
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "cat .env"})), Deny);
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "head -n 1 src/../.env"})), Deny);
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "cat src/a.rs"})), Allow);
+    let hidden = policy.hidden_paths().unwrap();
+    assert!(hidden(&setup.cwd().join(".env")));
+    assert!(hidden(&setup.cwd().join("config/.env")), "no slash: any depth");
+    assert!(!hidden(&setup.cwd().join("src/a.rs")));
+    assert!(setup.policy(DefaultMode, &[]).hidden_paths().is_none());
+}

@@ -109,6 +109,12 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Hands what is pending to the operating system without syncing: a killed process (not a lost machine)
+    /// then keeps every line written so far. Cheap enough to call after every message.
+    pub fn write_through(&mut self) -> io::Result<()> {
+        self.write_pending()
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::fs_util::normalize;
-use super::{Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::{HiddenPaths, Risk, Tool, ToolContext, ToolOutput, parse_input};
 
 /// Files listed at most.
 pub const MAX_RESULTS: usize = 100;
@@ -82,7 +82,8 @@ impl Tool for GlobTool {
             };
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
-            match tokio::task::spawn_blocking(move || glob(&input.pattern, &root, &cancel)).await {
+            let hidden = ctx.hidden.clone();
+            match tokio::task::spawn_blocking(move || glob(&input.pattern, &root, &cancel, hidden)).await {
                 Ok(Ok(text)) => ToolOutput::ok(text),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Glob failed: {err}")),
@@ -91,7 +92,7 @@ impl Tool for GlobTool {
     }
 }
 
-fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<String, String> {
+fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<HiddenPaths>) -> Result<String, String> {
     if pattern.trim().is_empty() {
         return Err("pattern is empty; give a glob like **/*.rs".to_string());
     }
@@ -118,6 +119,9 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<String
 
     let mut walker = WalkBuilder::new(&root);
     walker.require_git(false).threads(0).hidden(!names_hidden(&rest));
+    if let Some(hidden) = hidden {
+        walker.filter_entry(move |entry| !hidden(entry.path()));
+    }
     if !rest.contains("**") {
         walker.max_depth(Some(rest.split('/').count()));
     }

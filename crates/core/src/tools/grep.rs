@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::{HiddenPaths, Risk, Tool, ToolContext, ToolOutput, parse_input};
 
 /// Entries (lines or files) shown when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -134,7 +134,8 @@ impl Tool for GrepTool {
             };
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
-            match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel)).await {
+            let hidden = ctx.hidden.clone();
+            match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel, hidden)).await {
                 Ok(Ok(text)) => ToolOutput::ok(text),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Grep failed: {err}")),
@@ -159,7 +160,7 @@ enum Line {
 }
 
 /// Runs the search and formats the result.
-fn grep(input: &Input, root: &Path, cancel: &CancellationToken) -> Result<String, String> {
+fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<HiddenPaths>) -> Result<String, String> {
     if !root.exists() {
         return Err(format!("Path does not exist: {}", root.display()));
     }
@@ -171,7 +172,10 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken) -> Result<String
         let (before, after) = (input.before.or(input.context), input.after.or(input.context));
         searcher.before_context(before.unwrap_or(0) as usize).after_context(after.unwrap_or(0) as usize);
     }
-    let walker = build_walker(input, root)?;
+    let mut walker = build_walker(input, root)?;
+    if let Some(hidden) = hidden {
+        walker.filter_entry(move |entry| !hidden(entry.path()));
+    }
     let limit = input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |n| usize::try_from(n).unwrap_or(usize::MAX));
 
     let results = Mutex::new(Vec::new());

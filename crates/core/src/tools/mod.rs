@@ -82,6 +82,9 @@ impl ToolOutput {
     }
 }
 
+/// A predicate telling which paths must not be read.
+pub type HiddenPaths = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
 /// What a tool call runs with.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -93,6 +96,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Live output of a running tool (Bash), shown by front ends while it runs. `None` when nobody listens.
     pub live_output: Option<mpsc::UnboundedSender<String>>,
+    /// Paths that Read deny rules hide: directory searches (Grep, Glob) skip them, so a search over a parent
+    /// directory can't read what a rule denies.
+    pub hidden: Option<HiddenPaths>,
     /// The sandbox Bash commands run in (`--sandbox`); `None` runs them with tandem's own rights.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
 }
@@ -104,6 +110,7 @@ impl ToolContext {
             files: Arc::new(FileState::default()),
             cancel: CancellationToken::new(),
             live_output: None,
+            hidden: None,
             sandbox: None,
         }
     }

@@ -27,9 +27,10 @@ struct Input {
     all_projects: bool,
 }
 
-/// Searches the sessions kept in `data_dir`.
+/// Searches the sessions kept in `data_dir`, except the current one (its conversation is already in context).
 pub struct SearchSessionsTool {
     pub data_dir: PathBuf,
+    pub current_session: Option<String>,
 }
 
 impl Tool for SearchSessionsTool {
@@ -73,7 +74,11 @@ impl Tool for SearchSessionsTool {
             }
             let limit = input.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
             let cwd = (!input.all_projects).then_some(ctx.cwd.as_path());
-            let hits = session::search_in(&self.data_dir, input.query.trim(), cwd, limit);
+            let hits: Vec<_> = session::search_in(&self.data_dir, input.query.trim(), cwd, limit + 1)
+                .into_iter()
+                .filter(|hit| self.current_session.as_deref() != Some(hit.session_id.as_str()))
+                .take(limit)
+                .collect();
             if hits.is_empty() {
                 let scope = if input.all_projects { "any session" } else { "this directory's sessions" };
                 return ToolOutput::ok(format!("No match for {:?} in {scope}.", input.query.trim()));
