@@ -87,8 +87,20 @@ fn interactive(cli: Cli) -> ExitCode {
         Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
     };
     let Some(runtime) = runtime() else { return ExitCode::from(1) };
+    // `--resume` without an id: the app shows the saved sessions and starts the agent on the one picked.
+    let pick_session = if cli.resume.as_deref() == Some("") {
+        let env = |name: &str| std::env::var(name).ok();
+        let sessions = tandem_core::session::list(&tandem_core::config::Paths::discover(&env).data_dir);
+        if sessions.is_empty() {
+            return usage_error("no saved sessions to resume yet: start one with `tandem`");
+        }
+        Some(sessions)
+    } else {
+        None
+    };
     let code = runtime.block_on(async {
         let config = match setup::build(&cli, cwd.clone()) {
+            _ if pick_session.is_some() => None,
             Ok(config) => Some(config),
             Err(_) if setup::needs_onboarding(&cli) => None,
             Err(error) => {
@@ -105,6 +117,13 @@ fn interactive(cli: Cli) -> ExitCode {
             cli.model = Some(model.to_owned());
             setup::build(&cli, configure_cwd.clone()).map_err(|error| error.0)
         };
+        let resume_cli = cli.clone();
+        let resume_cwd = cwd.clone();
+        let resume = move |id: &str| {
+            let mut cli = resume_cli.clone();
+            cli.resume = Some(id.to_owned());
+            setup::build(&cli, resume_cwd.clone()).map_err(|error| error.0)
+        };
         let mouse_capture =
             !cli.no_mouse && std::env::var("TANDEM_NO_MOUSE").map_or(true, |value| value.is_empty() || value == "0");
         let launch = tandem_tui::tui::Launch {
@@ -114,6 +133,8 @@ fn interactive(cli: Cli) -> ExitCode {
             cwd,
             screen: tandem_tui::tui::ScreenOptions { mouse_capture },
             config_file: setup::config_file_path(),
+            pick_session,
+            resume: Box::new(resume),
         };
         tandem_tui::tui::run(launch).await
     });

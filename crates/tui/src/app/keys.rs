@@ -36,6 +36,9 @@ impl App {
         if self.rules_view.is_some() {
             return self.on_rules_key(key);
         }
+        if self.session_picker.is_some() {
+            return self.on_picker_key(key);
+        }
         if let Some(onboarding) = &mut self.onboarding {
             return match onboarding.handle_key(key) {
                 OnboardingAction::None => Vec::new(),

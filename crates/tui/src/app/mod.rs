@@ -8,6 +8,7 @@ pub mod events;
 pub mod history;
 pub mod keys;
 pub mod onboarding;
+pub mod picker;
 pub mod restore;
 pub mod rules_view;
 pub mod transcript;
@@ -51,6 +52,10 @@ pub enum Effect {
     },
     /// Probe local model servers again (onboarding).
     Rescan,
+    /// Resume the session picked in the session picker.
+    ResumeSession {
+        id: String,
+    },
     /// Print the conversation to the normal screen and stop the process (Ctrl+Z); `fg` resumes.
     Suspend,
     Quit,
@@ -91,6 +96,8 @@ pub struct App {
     pub show_help: bool,
     /// The `/permissions` list, while open.
     pub rules_view: Option<rules_view::RulesView>,
+    /// `--resume` without an id: the saved sessions to pick from.
+    pub session_picker: Option<picker::SessionPicker>,
     pub cwd: PathBuf,
     /// A turn is running.
     pub working: bool,
@@ -125,6 +132,7 @@ impl App {
             onboarding: None,
             show_help: false,
             rules_view: None,
+            session_picker: None,
             cwd,
             working: false,
             size: (80, 24),

@@ -37,6 +37,9 @@ const ANIMATION: Duration = Duration::from_millis(100);
 /// Builds an agent configuration from (provider, base URL, model), for a server picked on the onboarding screen.
 pub type Configure = dyn Fn(&str, &str, &str) -> Result<AgentConfig, String>;
 
+/// Builds the configuration that resumes the session with this id.
+pub type ResumeSession = dyn Fn(&str) -> Result<AgentConfig, String>;
+
 /// How the interactive session starts.
 pub struct Launch {
     /// `None` when no provider is configured: the onboarding screen opens.
@@ -47,6 +50,10 @@ pub struct Launch {
     pub cwd: PathBuf,
     pub screen: ScreenOptions,
     pub config_file: PathBuf,
+    /// `--resume` without an id: the sessions to pick from (the agent starts once one is picked).
+    pub pick_session: Option<Vec<tandem_core::session::SessionSummary>>,
+    /// Builds the configuration that resumes a picked session.
+    pub resume: Box<ResumeSession>,
 }
 
 /// Runs the app until the user quits; returns the exit code.
@@ -81,7 +88,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
 
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
     let mut agent: Option<AgentHandle> = None;
+    if let Some(sessions) = launch.pick_session.clone() {
+        app.session_picker = Some(crate::app::picker::SessionPicker { sessions, selected: 0 });
+    }
     match launch.config {
+        _ if app.session_picker.is_some() => {}
         Some(config) => {
             if let Some(resume) = &config.resume {
                 app.restore_conversation(&resume.messages);
@@ -197,6 +208,17 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     }
                 }
                 Effect::Rescan => spawn_probe(probe_tx.clone()),
+                Effect::ResumeSession { id } => match (launch.resume)(&id) {
+                    Ok(config) => {
+                        if let Some(resume) = &config.resume {
+                            app.restore_conversation(&resume.messages);
+                            app.status.usage = resume.usage;
+                            app.resumed_notice("continue where you left off");
+                        }
+                        agent = Some(start_agent(&mut app, config));
+                    }
+                    Err(message) => app.notice(crate::app::cells::NoticeKind::Error, message),
+                },
                 Effect::Suspend => {
                     suspend(&mut term, &mut app, launch.screen);
                 }

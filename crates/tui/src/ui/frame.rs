@@ -64,6 +64,10 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         render_onboarding(onboarding, area, buf, &app.theme);
         return;
     }
+    if let Some(picker) = &app.session_picker {
+        super::picker::render_picker(picker, area, buf, &app.theme);
+        return;
+    }
     let areas = areas(app, area);
     render_transcript(&app.transcript, areas.transcript, buf, &app.theme, now);
     if let (Some(rect), Some(search)) = (areas.search, &app.transcript.search) {

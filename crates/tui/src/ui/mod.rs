@@ -8,6 +8,7 @@ pub mod input;
 pub mod markdown;
 pub mod onboarding;
 pub mod permission;
+pub mod picker;
 pub mod popup;
 pub mod rules;
 pub mod status;
