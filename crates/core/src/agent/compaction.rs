@@ -132,6 +132,8 @@ impl Session {
         self.messages = rebuilt;
         self.counter.reset_baseline();
         self.reported_len = self.messages.len();
+        // The summary replaced the Read results: the next Read of a file must return its content again.
+        self.files.forget_reads();
         if let Some(log) = &mut self.config.session_log
             && let Err(err) = log.append_compaction(trigger, pre_tokens, &self.messages)
         {

@@ -36,6 +36,9 @@ pub enum Staleness {
 #[derive(Debug, Default)]
 pub struct FileState {
     seen: Mutex<HashMap<PathBuf, Snapshot>>,
+    /// What Read last returned per file (content hash, first line, line limit), so an identical Read can answer
+    /// "unchanged" instead of the same lines again. Cleared when the conversation is compacted.
+    reads: Mutex<HashMap<PathBuf, (u64, usize, usize)>>,
 }
 
 impl FileState {
@@ -47,6 +50,23 @@ impl FileState {
     pub fn record_content(&self, path: &Path, content: &[u8]) {
         let mtime = fs::metadata(path).ok().and_then(|m| m.modified().ok());
         self.record(path, Snapshot { len: content.len() as u64, mtime, hash: content_hash(content) });
+    }
+
+    /// Whether this exact Read (same content, same window) already happened in the current context; records
+    /// it otherwise.
+    pub fn repeat_read(&self, path: &Path, hash: u64, start: usize, limit: usize) -> bool {
+        let key = canonical_key(path);
+        let mut reads = self.reads.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if reads.get(&key) == Some(&(hash, start, limit)) {
+            return true;
+        }
+        reads.insert(key, (hash, start, limit));
+        false
+    }
+
+    /// Forgets what Read returned (the conversation that held it was compacted away).
+    pub fn forget_reads(&self) {
+        self.reads.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
     /// Records a snapshot computed elsewhere (Read hashes while it streams a file it never holds whole).

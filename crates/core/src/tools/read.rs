@@ -144,7 +144,14 @@ fn read_file(path: &Path, shown: &str, start: usize, limit: usize, files: &FileS
         reader.consume(n);
     }
     lines.finish();
-    files.record(path, Snapshot { len: total_bytes, mtime: meta.modified().ok(), hash: hash.finish() });
+    let content_hash = hash.finish();
+    files.record(path, Snapshot { len: total_bytes, mtime: meta.modified().ok(), hash: content_hash });
+    if files.repeat_read(path, content_hash, start, limit) {
+        return Ok(format!(
+            "{shown} is unchanged since you last read it (the same lines are already in this conversation above); \
+             read it again only after it changes."
+        ));
+    }
 
     let total = lines.total_lines();
     if total == 0 {
@@ -302,6 +309,26 @@ impl LineWindow {
         }
         self.out.push_str(&formatted);
         self.last_shown = self.line_no;
+    }
+}
+
+#[cfg(test)]
+mod dedup_tests {
+    use super::*;
+
+    #[test]
+    fn an_identical_read_of_an_unchanged_file_answers_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "one\ntwo\n").unwrap();
+        let files = FileState::default();
+        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().contains("one"));
+        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().contains("unchanged"));
+        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().contains("two"), "another window is read");
+        std::fs::write(&path, "one\nTWO\n").unwrap();
+        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().contains("TWO"), "a change is read");
+        files.forget_reads();
+        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().contains("TWO"), "after compaction");
     }
 }
 
