@@ -10,7 +10,48 @@ use super::cells::NoticeKind;
 use super::{App, Effect};
 use crate::ui::status::format_tokens;
 
+/// What `/init` asks the model to do (the file is written through the normal Write permission).
+const INIT_PROMPT: &str = "Please analyze this codebase and create a CLAUDE.md file in the repository root for future \
+sessions of an AI coding assistant. Include: the commands to build, test (also a single test) and lint; the \
+high-level architecture and where things live, only what needs reading several files to understand; and the \
+project's conventions that are not obvious. Be concise; don't list every file or repeat generic advice. If a \
+CLAUDE.md or AGENTS.md exists, improve it instead of starting over.";
+
 impl App {
+    /// `/memory`: show both memory indexes; `/memory N` opens the N-th topic file in `$EDITOR`.
+    fn memory_command(&mut self, args: &str) -> Vec<Effect> {
+        let env = |name: &str| std::env::var(name).ok();
+        let config_dir = tandem_core::config::Paths::discover(&env).config_dir;
+        let root = tandem_core::permissions::settings::project_root(&self.cwd);
+        let store = tandem_core::memory::MemoryStore::new(&config_dir, &root);
+        let mut topics = Vec::new();
+        for scope in [tandem_core::memory::MemoryScope::Project, tandem_core::memory::MemoryScope::User] {
+            let index = std::fs::read_to_string(store.index_path(scope)).unwrap_or_default();
+            for line in index.lines() {
+                let file = line.split_once("](").and_then(|(_, rest)| rest.split_once(')')).map(|(file, _)| file);
+                if let Some(file) = file {
+                    topics.push((store.dir(scope).join(file), line.trim_start_matches("- ").to_owned()));
+                }
+            }
+        }
+        if topics.is_empty() {
+            self.notice(
+                NoticeKind::Info,
+                "No memories yet. The model saves them with SaveMemory (project: .tandem/memory/, user: your config directory).",
+            );
+            return Vec::new();
+        }
+        if let Ok(number) = args.parse::<usize>()
+            && let Some((path, _)) = topics.get(number.wrapping_sub(1))
+        {
+            return vec![Effect::EditFile { path: path.clone() }];
+        }
+        let list: Vec<String> =
+            topics.iter().enumerate().map(|(index, (_, line))| format!("{:>2}. {line}", index + 1)).collect();
+        self.notice(NoticeKind::Info, format!("Memory (open one with /memory N):\n{}", list.join("\n")));
+        Vec::new()
+    }
+
     /// Runs `/name args` (without the slash).
     pub(crate) fn run_command(&mut self, command: &str, _now: Instant) -> Vec<Effect> {
         let (name, args) = command.trim().split_once(char::is_whitespace).unwrap_or((command.trim(), ""));
@@ -106,6 +147,14 @@ impl App {
                 Vec::new()
             }
             "copy" => self.copy_last_answer(),
+            "init" => {
+                if self.working {
+                    self.status.notice = Some("still working: press esc to interrupt first".into());
+                    return Vec::new();
+                }
+                self.submit(INIT_PROMPT.to_owned(), _now)
+            }
+            "memory" => self.memory_command(args),
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
             other => {
                 self.notice(NoticeKind::Error, format!("Unknown command /{other}: type /help for the list."));

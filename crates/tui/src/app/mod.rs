@@ -52,6 +52,10 @@ pub enum Effect {
     },
     /// Probe local model servers again (onboarding).
     Rescan,
+    /// Open a file in `$EDITOR` as it is on disk (`/memory N`).
+    EditFile {
+        path: PathBuf,
+    },
     /// Resume the session picked in the session picker.
     ResumeSession {
         id: String,

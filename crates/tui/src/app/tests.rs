@@ -312,6 +312,9 @@ fn slash_commands_act_on_the_session() {
     assert!(
         matches!(&app.transcript.cells().last().unwrap().kind, CellKind::Notice { text, .. } if text.contains("Session cost"))
     );
+    let effects = app.submit("/init".into(), Instant::now());
+    assert!(matches!(&effects[..], [Effect::Op(Op::UserTurn { text })] if text.contains("CLAUDE.md")), "{effects:?}");
+    core(&mut app, finished(RunOutcome::Success, vec![]));
     app.submit("/help".into(), Instant::now());
     assert!(screen(&app).contains("keys"));
 }

@@ -208,6 +208,15 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     }
                 }
                 Effect::Rescan => spawn_probe(probe_tx.clone()),
+                Effect::EditFile { path } => {
+                    terminal::restore();
+                    let result = tokio::task::block_in_place(|| external_editor::edit_in_place(&path));
+                    reenter(&mut term, launch.screen);
+                    if let Err(message) = result {
+                        app.notice(crate::app::cells::NoticeKind::Error, message);
+                    }
+                    app.dirty = true;
+                }
                 Effect::ResumeSession { id } => match (launch.resume)(&id) {
                     Ok(config) => {
                         if let Some(resume) = &config.resume {

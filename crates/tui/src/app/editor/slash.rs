@@ -20,6 +20,8 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand { name: "/mode", description: "Show or switch the permission mode" },
     SlashCommand { name: "/cost", description: "Show token usage and cost" },
     SlashCommand { name: "/copy", description: "Copy the last answer to the clipboard" },
+    SlashCommand { name: "/init", description: "Ask the model to write a CLAUDE.md for this project" },
+    SlashCommand { name: "/memory", description: "Show saved memories; /memory N opens one in $EDITOR" },
     SlashCommand { name: "/permissions", description: "List permission rules and remove them" },
     SlashCommand { name: "/quit", description: "Exit tandem" },
 ];
