@@ -218,6 +218,7 @@ impl Session {
                     cancel: cancel.clone(),
                     live_output: None,
                     hidden: lock(&self.shared.policy).hidden_paths(),
+                    output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
                     sandbox: self.config.sandbox.clone(),
                 },
             };

@@ -139,6 +139,7 @@ impl Tool for BashTool {
                 &ctx.cancel,
                 ctx.live_output.as_ref(),
                 if input.disable_sandbox { None } else { ctx.sandbox.as_ref() },
+                ctx.output_dir.as_deref(),
             )
             .await;
             let mut output = result.format(timeout_ms);
@@ -206,6 +207,15 @@ impl CommandResult {
             Outcome::Interrupted => parts.push("Command was interrupted by the user and killed.".to_string()),
             Outcome::SpawnFailed(message) => parts.push(message.clone()),
         }
+        for (name, capture) in [("output", &self.stdout), ("stderr", &self.stderr)] {
+            if let Some(path) = capture.spilled_path() {
+                parts.push(format!(
+                    "The full {name} ({} lines) was saved to {}: Read or Grep it for the part left out above.",
+                    capture.lines(),
+                    path.display()
+                ));
+            }
+        }
         if self.killed_leftovers {
             parts.push(
                 "Note: background processes started by this command kept its output open and were killed when it \
@@ -252,6 +262,7 @@ pub async fn run_command(
     cancel: &CancellationToken,
     live: Option<&UnboundedSender<String>>,
     sandbox: Option<&SandboxPolicy>,
+    spill_dir: Option<&Path>,
 ) -> CommandResult {
     let failed = |message: String| CommandResult {
         stdout: Capture::new(),
@@ -271,8 +282,13 @@ pub async fn run_command(
     };
     let mut guard = GroupGuard(Some(group));
     let stop = CancellationToken::new();
-    let mut stdout = spawn_reader(child.stdout.take(), live.cloned(), stop.clone());
-    let mut stderr = spawn_reader(child.stderr.take(), live.cloned(), stop.clone());
+    // Output too big for the result is saved whole in the session's directory, under a name unique to the run.
+    let spill = |stream: &str| {
+        spill_dir
+            .map(|dir| dir.join(format!("bash-{}-{:08x}-{stream}.txt", crate::session::now_secs(), fastrand::u32(..))))
+    };
+    let mut stdout = spawn_reader(child.stdout.take(), live.cloned(), stop.clone(), spill("stdout"));
+    let mut stderr = spawn_reader(child.stderr.take(), live.cloned(), stop.clone(), spill("stderr"));
 
     let outcome = tokio::select! {
         status = child.wait() => match status {
@@ -372,12 +388,13 @@ fn spawn_reader<R>(
     reader: Option<R>,
     live: Option<UnboundedSender<String>>,
     stop: CancellationToken,
+    spill: Option<std::path::PathBuf>,
 ) -> JoinHandle<Capture>
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
     tokio::spawn(async move {
-        let mut capture = Capture::new();
+        let mut capture = spill.map_or_else(Capture::new, Capture::spilling_to);
         let Some(mut reader) = reader else { return capture };
         let mut buf = vec![0u8; 64 * 1024];
         let mut utf8 = Utf8Stream::default();

@@ -96,6 +96,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Live output of a running tool (Bash), shown by front ends while it runs. `None` when nobody listens.
     pub live_output: Option<mpsc::UnboundedSender<String>>,
+    /// Where big outputs are saved whole (the session's directory), so the model can read what a result left
+    /// out. `None`: they are only truncated.
+    pub output_dir: Option<PathBuf>,
     /// Paths that Read deny rules hide: directory searches (Grep, Glob) skip them, so a search over a parent
     /// directory can't read what a rule denies.
     pub hidden: Option<HiddenPaths>,
@@ -111,6 +114,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             live_output: None,
             hidden: None,
+            output_dir: None,
             sandbox: None,
         }
     }

@@ -5,13 +5,15 @@
 //! rest: memory stays bounded whatever the command prints.
 
 use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Bytes kept from the start of a stream.
 pub const HEAD_BYTES: usize = 15_000;
 /// Bytes kept from the end of a stream.
 pub const TAIL_BYTES: usize = 15_000;
 
-/// One output stream: head, tail ring, and counts of everything.
+/// One output stream: head, tail ring, and counts of everything; optionally the whole of it in a file.
 #[derive(Debug, Default)]
 pub struct Capture {
     head: Vec<u8>,
@@ -19,6 +21,15 @@ pub struct Capture {
     total_bytes: u64,
     total_lines: u64,
     last_byte: Option<u8>,
+    spill: Option<Spill>,
+}
+
+/// Where the whole output goes once it is too big to keep: the file is created only then.
+#[derive(Debug)]
+struct Spill {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+    failed: bool,
 }
 
 impl Capture {
@@ -26,10 +37,55 @@ impl Capture {
         Self::default()
     }
 
+    /// A capture that also saves the whole output to `path` when it outgrows what is kept in memory, so the
+    /// model can Read or Grep the part left out of the result.
+    pub fn spilling_to(path: PathBuf) -> Self {
+        Capture { spill: Some(Spill { path, file: None, failed: false }), ..Self::default() }
+    }
+
+    /// The file holding the whole output, when it was needed and written.
+    pub fn spilled_path(&self) -> Option<&Path> {
+        self.spill.as_ref().filter(|spill| spill.file.is_some() && !spill.failed).map(|spill| spill.path.as_path())
+    }
+
+    fn spill(&mut self, bytes: &[u8]) {
+        let Some(spill) = &mut self.spill else { return };
+        if spill.failed {
+            return;
+        }
+        if spill.file.is_none() {
+            if self.total_bytes + bytes.len() as u64 <= (HEAD_BYTES + TAIL_BYTES) as u64 {
+                return;
+            }
+            // Nothing was dropped yet: head and tail together are everything so far.
+            let created = spill.path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+                let mut file = std::fs::File::create(&spill.path)?;
+                file.write_all(&self.head)?;
+                let (front, back) = self.tail.as_slices();
+                file.write_all(front)?;
+                file.write_all(back)?;
+                Ok(file)
+            });
+            match created {
+                Ok(file) => spill.file = Some(file),
+                Err(_) => {
+                    spill.failed = true;
+                    return;
+                }
+            }
+        }
+        if let Some(file) = &mut spill.file
+            && file.write_all(bytes).is_err()
+        {
+            spill.failed = true;
+        }
+    }
+
     pub fn push(&mut self, mut bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
+        self.spill(bytes);
         self.total_bytes += bytes.len() as u64;
         self.total_lines += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
         self.last_byte = bytes.last().copied();
@@ -143,6 +199,25 @@ impl Utf8Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn big_output_is_saved_whole_to_a_file_and_small_output_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut small = Capture::spilling_to(dir.path().join("small.txt"));
+        small.push(b"hello\n");
+        assert!(small.spilled_path().is_none());
+        assert!(!dir.path().join("small.txt").exists());
+        let mut big = Capture::spilling_to(dir.path().join("out/big.txt"));
+        let mut expected = Vec::new();
+        for i in 0..20_000 {
+            let line = format!("line {i}\n");
+            big.push(line.as_bytes());
+            expected.extend_from_slice(line.as_bytes());
+        }
+        let path = big.spilled_path().unwrap().to_path_buf();
+        drop(big);
+        assert_eq!(std::fs::read(path).unwrap(), expected);
+    }
 
     #[test]
     fn small_output_is_kept_whole() {

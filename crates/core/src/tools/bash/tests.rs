@@ -143,3 +143,17 @@ async fn timeout_clamped_and_background_refused() {
     let preview = BashTool.preview(&json!({"command": "ls"}), &ctx).unwrap();
     assert_eq!(preview, Some(Preview::Command { command: "ls".into(), cwd: dir.path().to_path_buf() }));
 }
+
+#[tokio::test]
+async fn big_output_is_saved_to_the_session_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ToolContext::new(dir.path().to_path_buf());
+    ctx.output_dir = Some(dir.path().join("session-outputs"));
+    let out = BashTool.run(serde_json::json!({"command": "seq 1 100000"}), &ctx).await;
+    assert!(!out.is_error, "{}", out.content);
+    let line = out.content.lines().find(|line| line.contains("was saved to")).expect("the saved file is named");
+    let path = line.split("saved to ").nth(1).unwrap().split(':').next().unwrap();
+    let saved = std::fs::read_to_string(path).unwrap();
+    assert_eq!(saved.lines().count(), 100_000);
+    assert!(saved.ends_with("100000\n"));
+}
