@@ -336,17 +336,28 @@ fn files_block(recent_files: &[(PathBuf, String)]) -> Option<String> {
 /// at most `limit`. Paths are as the model wrote them; relative ones are relative to the session's cwd.
 pub fn recent_file_paths(messages: &[Message], limit: usize) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = Vec::new();
-    let calls = messages.iter().rev().flat_map(|message| message.content.iter().rev());
-    for block in calls {
-        if paths.len() >= limit {
-            break;
-        }
-        if let ContentBlock::ToolUse { name, input, .. } = block
-            && matches!(name.as_str(), "Read" | "Edit" | "Write")
-            && let Some(path) = input.get("file_path").and_then(Value::as_str)
-            && !paths.iter().any(|seen| seen.as_os_str() == path)
-        {
+    let add = |path: &str, paths: &mut Vec<PathBuf>| {
+        if paths.len() < limit && !paths.iter().any(|seen| seen.as_os_str() == path) {
             paths.push(PathBuf::from(path));
+        }
+    };
+    let blocks = messages.iter().rev().flat_map(|message| message.content.iter().rev());
+    for block in blocks {
+        match block {
+            ContentBlock::ToolUse { name, input, .. } if matches!(name.as_str(), "Read" | "Edit" | "Write") => {
+                if let Some(path) = input.get("file_path").and_then(Value::as_str) {
+                    add(path, &mut paths);
+                }
+            }
+            // Files an earlier compaction restored are still being worked on: they survive the next one too.
+            ContentBlock::Text { text } if text.contains("<file path=\"") => {
+                for marker in text.split("<file path=\"").skip(1) {
+                    if let Some((path, _)) = marker.split_once("\">") {
+                        add(path, &mut paths);
+                    }
+                }
+            }
+            _ => {}
         }
     }
     paths
