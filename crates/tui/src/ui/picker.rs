@@ -2,9 +2,10 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::text::Span;
+use ratatui::widgets::{Clear, Widget};
 
+use super::list_modal::render_list_modal;
 use super::theme::Theme;
 use super::wrap::truncate;
 use crate::app::picker::SessionPicker;
@@ -12,10 +13,9 @@ use crate::app::picker::SessionPicker;
 pub fn render_picker(picker: &SessionPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
     Clear.render(area, buf);
     let inner_width = area.width.saturating_sub(2) as usize;
-    let rows = area.height.saturating_sub(4) as usize;
-    let first = picker.selected.saturating_sub(rows.saturating_sub(1));
-    let mut lines: Vec<Line<'_>> = Vec::new();
-    for (index, session) in picker.sessions.iter().enumerate().skip(first).take(rows) {
+    let first = picker.selected.saturating_sub(rows_visible(area).saturating_sub(1));
+    let mut rows = Vec::new();
+    for (index, session) in picker.sessions.iter().enumerate().skip(first).take(rows_visible(area)) {
         let when = tandem_core::session::format_utc(session.modified_at);
         let title = session.title.as_deref().or(session.first_prompt.as_deref()).unwrap_or("(no prompt)");
         let size = if session.size_bytes >= 1 << 20 {
@@ -25,31 +25,13 @@ pub fn render_picker(picker: &SessionPicker, area: Rect, buf: &mut Buffer, theme
         };
         let meta = format!("  {when}  {} turns  {size}", session.turns);
         let room = inner_width.saturating_sub(crate::ui::wrap::width(&meta) + 2).max(8);
-        let mut line = Line::from(vec![
-            Span::styled(if index == picker.selected { "▶ " } else { "  " }, theme.key_hint),
-            Span::styled(truncate(title, room), theme.bold),
-            Span::styled(meta, theme.dim),
-        ]);
-        if index == picker.selected {
-            line = line.style(theme.selection);
-        }
-        lines.push(line);
+        let spans = vec![Span::styled(truncate(title, room), theme.bold), Span::styled(meta, theme.dim)];
+        rows.push((index == picker.selected, spans));
     }
-    lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("↑↓", theme.key_hint),
-        Span::raw(" select  "),
-        Span::styled("Enter", theme.key_hint),
-        Span::raw(" resume  "),
-        Span::styled("Esc", theme.key_hint),
-        Span::raw(" quit"),
-    ]));
-    Paragraph::new(lines)
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(theme.border)
-                .title(Span::styled(" Resume a session ", theme.dialog_title)),
-        )
-        .render(area, buf);
+    let hints = [("↑↓", "select"), ("Enter", "resume"), ("Esc", "quit")];
+    render_list_modal("Resume a session", rows, &hints, area, buf, theme);
+}
+
+fn rows_visible(area: Rect) -> usize {
+    area.height.saturating_sub(4) as usize
 }

@@ -2,10 +2,11 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::text::Span;
+use ratatui::widgets::{Clear, Widget};
 use tandem_core::permissions::{RuleKind, Scope};
 
+use super::list_modal::render_list_modal;
 use super::theme::Theme;
 use super::wrap::truncate;
 use crate::app::rules_view::RulesView;
@@ -23,12 +24,15 @@ pub fn render_rules(view: &RulesView, area: Rect, buf: &mut Buffer, theme: &Them
     let inner_width = rect.width.saturating_sub(2) as usize;
     let visible = rect.height.saturating_sub(4) as usize;
     let first = view.selected.saturating_sub(visible.saturating_sub(1));
-    let mut lines: Vec<Line<'_>> = Vec::new();
+    let mut rows = Vec::new();
     if view.rules.is_empty() {
-        lines.push(Line::from(Span::styled(
-            "No rules yet. Answer a permission dialog with a/p/u, or add rules to .tandem/settings.json.",
-            theme.dim,
-        )));
+        rows.push((
+            false,
+            vec![Span::styled(
+                "No rules yet. Answer a permission dialog with a/p/u, or add rules to .tandem/settings.json.",
+                theme.dim,
+            )],
+        ));
     }
     for (index, rule) in view.rules.iter().enumerate().skip(first).take(visible) {
         let (kind, style) = match rule.kind {
@@ -45,32 +49,13 @@ pub fn render_rules(view: &RulesView, area: Rect, buf: &mut Buffer, theme: &Them
         let text = truncate(&rule.text, inner_width.saturating_sub(8).max(8) / 2 + 10);
         let used = 8 + crate::ui::wrap::width(&text) + 3;
         let source = truncate(&source, inner_width.saturating_sub(used).max(4));
-        let mut line = Line::from(vec![
-            Span::styled(if index == view.selected { "▶ " } else { "  " }, theme.key_hint),
+        let spans = vec![
             Span::styled(format!("{kind} "), style),
             Span::styled(text, theme.bold),
             Span::styled(format!("  {source}"), theme.dim),
-        ]);
-        if index == view.selected {
-            line = line.style(theme.selection);
-        }
-        lines.push(line);
+        ];
+        rows.push((index == view.selected, spans));
     }
-    lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("↑↓", theme.key_hint),
-        Span::raw(" select  "),
-        Span::styled("d", theme.key_hint),
-        Span::raw(" remove (from its file too)  "),
-        Span::styled("Esc", theme.key_hint),
-        Span::raw(" close"),
-    ]));
-    Paragraph::new(lines)
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(theme.border)
-                .title(Span::styled(" Permission rules (deny > ask > allow) ", theme.dialog_title)),
-        )
-        .render(rect, buf);
+    let hints = [("↑↓", "select"), ("d", "remove (from its file too)"), ("Esc", "close")];
+    render_list_modal("Permission rules (deny > ask > allow)", rows, &hints, rect, buf, theme);
 }
