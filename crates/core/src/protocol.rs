@@ -206,6 +206,12 @@ pub enum Event {
         cost_usd: Option<f64>,
         context_window: u64,
     },
+    /// How full the context is now: the last reported usage plus an estimate of what was added since (tool
+    /// results, the next prompt). Sent whenever it changes.
+    Context {
+        used: u64,
+        window: u64,
+    },
     /// The model was changed with [`Op::SetModel`].
     ModelChanged {
         model: String,

@@ -266,3 +266,60 @@ async fn thinking_is_sent_back_with_its_signature_and_the_prefix_is_stable() {
     let last = requests[2].body["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"]["type"], "ephemeral");
 }
+
+#[tokio::test]
+async fn manual_compact_survives_a_failing_summary_request_and_keeps_the_task() {
+    let mut replies: Vec<Value> = (0..4)
+        .map(|turn| json!({"blocks": [{"type": "text", "text": format!("Answer {turn}: the pelican is safe.")}]}))
+        .collect();
+    // The first summary request fails (not retryable): the oldest exchanges are dropped and it is sent again.
+    replies.push(json!({"fault": {"kind": "http", "status": 400, "body": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}}}));
+    replies.push(json!({"blocks": [{"type": "text", "text": "<summary>Task and acceptance criteria: keep the pelican safe.</summary>"}]}));
+    replies.push(json!({"blocks": [{"type": "text", "text": "Continuing with the pelican."}]}));
+    let server =
+        FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
+    let mut handle = agent::spawn(config(&server, ToolRegistry::empty(), PermissionMode::Default));
+    for turn in 0..4 {
+        let prompt = if turn == 0 { "Task: keep the pelican safe.".to_owned() } else { format!("next step {turn}") };
+        turn_of(&mut handle, &prompt).await;
+    }
+    handle.ops.send(Op::Compact { instructions: Some("Mention every bird.".into()) }).unwrap();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        match event {
+            Event::CompactBoundary { trigger, .. } => {
+                assert_eq!(trigger, tandem_core::session::CompactTrigger::Manual);
+                break;
+            }
+            Event::Error { message } => panic!("compaction failed: {message}"),
+            _ => {}
+        }
+    }
+    let (summary, _) = turn(&mut handle, "carry on", |_, _| PermissionAnswer::AllowOnce).await;
+    assert_eq!(summary.outcome, RunOutcome::Success);
+
+    let requests = server.requests();
+    let summaries: Vec<&Value> = requests
+        .iter()
+        .map(|request| &request.body)
+        .filter(|body| body["system"][0]["text"] == tandem_core::context::compact::SUMMARY_SYSTEM)
+        .collect();
+    assert_eq!(summaries.len(), 2, "one failed summary request, then a shorter one");
+    let sizes: Vec<usize> = summaries.iter().map(|body| body["messages"].as_array().unwrap().len()).collect();
+    assert!(sizes[1] < sizes[0], "the retry dropped the oldest exchanges: {sizes:?}");
+    assert!(summaries[1].to_string().contains("keep the pelican safe"), "the task itself is never dropped");
+    assert!(summaries[1].to_string().contains("Mention every bird."), "the user's /compact instructions are sent");
+    let last = &requests.last().unwrap().body;
+    let first_message = last["messages"][0].to_string();
+    assert!(first_message.contains("keep the pelican safe"), "{first_message}");
+    assert!(
+        first_message.contains(&tandem_core::context::compact::SUMMARY_PREAMBLE[..40]),
+        "the history now starts with the summary: {first_message}"
+    );
+}
+
+/// Runs one prompt to its end, allowing anything asked.
+async fn turn_of(handle: &mut AgentHandle, prompt: &str) {
+    let (summary, _) = turn(handle, prompt, |_, _| PermissionAnswer::AllowOnce).await;
+    assert_eq!(summary.outcome, RunOutcome::Success);
+}

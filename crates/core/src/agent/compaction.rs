@@ -140,6 +140,7 @@ impl Session {
             tracing::warn!("could not log the compaction: {err}");
         }
         self.emit_event(Event::CompactBoundary { trigger, pre_tokens });
+        self.report_context();
     }
 
     fn emit_event(&self, event: Event) {

@@ -226,6 +226,7 @@ impl Session {
             denials.extend(round.denials);
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
+            self.report_context();
             self.push_message(results);
 
             if round.interrupted {
@@ -280,6 +281,13 @@ impl Session {
         }
         self.flush_log();
         self.emit(Event::ConversationCleared);
+    }
+
+    /// Tells the front end how full the context is (reported usage plus the estimate of what came since).
+    pub(super) fn report_context(&self) {
+        let added = &self.messages[self.reported_len.min(self.messages.len())..];
+        let used = self.counter.next_request_tokens(TokenCounter::request_chars(&self.request()), added);
+        self.emit(Event::Context { used, window: self.config.model.context_window });
     }
 
     /// Appends user content, merging into the last message when it is already the user's (tool results), so

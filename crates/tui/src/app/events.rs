@@ -117,7 +117,11 @@ impl App {
                 self.status.model = model;
                 self.status.context_window = context_window;
             }
-            Event::ConversationCleared => {}
+            Event::ConversationCleared => self.status.context_used = None,
+            Event::Context { used, window } => {
+                self.status.context_used = Some(used);
+                self.status.context_window = window;
+            }
             Event::Info { message } => self.notice(NoticeKind::Info, message),
             Event::CompactBoundary { trigger, pre_tokens } => {
                 let how = match trigger {

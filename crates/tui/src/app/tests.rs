@@ -312,6 +312,12 @@ fn slash_commands_act_on_the_session() {
     assert!(
         matches!(&app.transcript.cells().last().unwrap().kind, CellKind::Notice { text, .. } if text.contains("Session cost"))
     );
+    assert_eq!(
+        app.submit("/compact keep the API notes".into(), Instant::now()),
+        vec![Effect::Op(Op::Compact { instructions: Some("keep the API notes".into()) })]
+    );
+    core(&mut app, Event::Context { used: 50_000, window: 200_000 });
+    assert_eq!(app.status.context_used, Some(50_000));
     let effects = app.submit("/init".into(), Instant::now());
     assert!(matches!(&effects[..], [Effect::Op(Op::UserTurn { text })] if text.contains("CLAUDE.md")), "{effects:?}");
     core(&mut app, finished(RunOutcome::Success, vec![]));
