@@ -100,7 +100,7 @@ impl App {
             match (key.code, ctrl) {
                 (KeyCode::Char('d'), true) => return vec![Effect::Quit],
                 (KeyCode::Home, _) => {
-                    let (total, viewport) = self.metrics();
+                    let (total, viewport) = self.scroll_metrics();
                     self.transcript.scroll_by(total as isize, total, viewport);
                     return Vec::new();
                 }
@@ -151,14 +151,23 @@ impl App {
         vec![Effect::Op(Op::SetPermissionMode(next))]
     }
 
+    /// Transcript height and viewport, exact: search and the scroll-mode cursor index every line.
     pub(crate) fn metrics(&self) -> (usize, usize) {
         let width = self.size.0 as usize;
         let total = self.transcript.height(width, &self.theme, Instant::now());
         (total, self.transcript_viewport())
     }
 
+    /// Like [`App::metrics`], with estimated heights far above the viewport: enough to clamp a scroll, and
+    /// cheap right after a resize.
+    fn scroll_metrics(&self) -> (usize, usize) {
+        let width = self.size.0 as usize;
+        let viewport = self.transcript_viewport();
+        (self.transcript.approximate_height(width, viewport, &self.theme, Instant::now()), viewport)
+    }
+
     fn page(&mut self, up: bool) {
-        let (total, viewport) = self.metrics();
+        let (total, viewport) = self.scroll_metrics();
         let step = viewport.saturating_sub(2).max(1) as isize;
         self.transcript.scroll_by(if up { step } else { -step }, total, viewport);
     }
@@ -346,7 +355,7 @@ impl App {
     }
 
     pub(crate) fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
-        let (total, viewport) = self.metrics();
+        let (total, viewport) = self.scroll_metrics();
         match mouse.kind {
             MouseEventKind::ScrollUp => self.transcript.scroll_by(WHEEL_LINES, total, viewport),
             MouseEventKind::ScrollDown => self.transcript.scroll_by(-WHEEL_LINES, total, viewport),

@@ -355,3 +355,33 @@ fn assistant_messages_fill_in_tool_inputs_and_interrupts_mark_cards() {
     let CellKind::Tool(card) = &app.transcript.cells()[0].kind else { panic!() };
     assert_eq!(card.state, super::cells::ToolState::Finished(ToolCallStatus::Interrupted));
 }
+
+#[test]
+fn a_resize_lays_out_only_what_is_visible() {
+    let mut app = app(80, 24);
+    for i in 0..500 {
+        stream_text(
+            &mut app,
+            0,
+            &format!("answer {i}: a paragraph long enough to wrap at narrower widths, twice over.\n"),
+        );
+    }
+    let theme = app.theme.clone();
+    let now = Instant::now();
+    assert!(
+        app.transcript
+            .view(80, usize::MAX, &theme, now)
+            .iter()
+            .all(|laid| matches!(laid, super::transcript::Laid::Lines(_)))
+    );
+    let view = app.transcript.view(50, 40, &theme, now);
+    let exact = view.iter().filter(|laid| matches!(laid, super::transcript::Laid::Lines(_))).count();
+    assert!(exact < 20, "only the cells near the bottom are laid out again: {exact}");
+    assert!(matches!(view.last(), Some(super::transcript::Laid::Lines(_))));
+    // The estimate is close to the real height.
+    let estimated: usize = view.iter().map(super::transcript::Laid::height).sum();
+    let real = app.transcript.height(50, &theme, now);
+    assert!(estimated.abs_diff(real) * 5 < real, "estimate {estimated} vs real {real}");
+    app.set_size(50, 24);
+    assert!(screen(&app).contains("answer 499"));
+}

@@ -22,6 +22,8 @@ struct Layout {
     width: usize,
     key: u64,
     lines: Rc<Vec<Line<'static>>>,
+    /// Height estimated for another width (width, height), so a frame after a resize doesn't redo it.
+    estimate: Option<(usize, usize)>,
 }
 
 /// A search match: a line of the whole transcript and a byte range in its text.
@@ -119,43 +121,77 @@ impl Transcript {
 
     /// Lays out every cell for `width` (cached) and returns each cell's lines.
     pub fn layout(&self, width: usize, theme: &Theme, now: Instant) -> Vec<Rc<Vec<Line<'static>>>> {
+        self.view(width, usize::MAX, theme, now)
+            .into_iter()
+            .map(|laid| match laid {
+                Laid::Lines(lines) => lines,
+                Laid::Estimate(_) => Rc::new(Vec::new()),
+            })
+            .collect()
+    }
+
+    /// What drawing needs: exact lines for the cells covering the last `from_bottom` lines (the viewport and what
+    /// is scrolled below it), and for cells further up whatever the cache has — after a resize only an estimate
+    /// of their height, so a resize costs the visible cells, not the whole transcript. Cells never laid out are
+    /// laid out exactly.
+    pub fn view(&self, width: usize, from_bottom: usize, theme: &Theme, now: Instant) -> Vec<Laid> {
         let mut cache = self.layout.borrow_mut();
         cache.resize(self.cells.len(), None);
         let groups = self.groups();
-        let mut out = Vec::with_capacity(self.cells.len());
-        for (index, cell) in self.cells.iter().enumerate() {
+        let mut out = vec![Laid::Estimate(0); self.cells.len()];
+        let mut covered = 0usize;
+        for index in (0..self.cells.len()).rev() {
+            let cell = &self.cells[index];
             let group = groups[index];
-            let key = match group {
-                Group::Member => u64::MAX,
-                Group::Lead(len) => group_key(&self.cells[index..index + len]),
-                // A streaming answer only shows whole lines: it looks the same until the next newline.
-                Group::Alone => match &cell.kind {
-                    CellKind::Assistant { text, streaming: true } => {
-                        1 << 62 | crate::ui::cell::committed(text, true).len() as u64
+            let key = layout_key(cell, group, &self.cells[index..]);
+            let fresh = cache[index]
+                .as_ref()
+                .is_some_and(|layout| layout.width == width && layout.key == key && !cell.is_live());
+            let needed = covered < from_bottom || cache[index].is_none();
+            if fresh || needed {
+                if !fresh {
+                    let lines = match group {
+                        Group::Member => Vec::new(),
+                        Group::Lead(len) => cell_ui::render_group(&self.cells[index..index + len], width, theme, now),
+                        Group::Alone => cell_ui::render(cell, width, theme, now),
+                    };
+                    cache[index] = Some(Layout { width, key, lines: Rc::new(lines), estimate: None });
+                }
+                let lines = cache[index].as_ref().map(|layout| layout.lines.clone()).unwrap_or_default();
+                covered += lines.len();
+                out[index] = Laid::Lines(lines);
+            } else if let Some(old) = &mut cache[index] {
+                // Laid out at another width: each old line re-wrapped on its own (a close estimate, no rendering).
+                let estimate = match old.estimate {
+                    Some((estimated_for, height)) if estimated_for == width => height,
+                    _ => {
+                        let height = old
+                            .lines
+                            .iter()
+                            .map(|line| {
+                                crate::ui::wrap::width(&crate::ui::wrap::line_text(line)).div_ceil(width.max(1)).max(1)
+                            })
+                            .sum();
+                        old.estimate = Some((width, height));
+                        height
                     }
-                    _ => u64::from(cell.expanded) << 63 | cell.revision,
-                },
-            };
-            let fresh = match &cache[index] {
-                Some(layout) => layout.width == width && layout.key == key && !cell.is_live(),
-                None => false,
-            };
-            if !fresh {
-                let lines = match group {
-                    Group::Member => Vec::new(),
-                    Group::Lead(len) => cell_ui::render_group(&self.cells[index..index + len], width, theme, now),
-                    Group::Alone => cell_ui::render(cell, width, theme, now),
                 };
-                cache[index] = Some(Layout { width, key, lines: Rc::new(lines) });
+                covered += estimate;
+                out[index] = Laid::Estimate(estimate);
             }
-            out.push(cache[index].as_ref().map(|layout| layout.lines.clone()).unwrap_or_default());
         }
         out
     }
 
-    /// Total height of the transcript at `width`.
+    /// Total height of the transcript at `width`, exact.
     pub fn height(&self, width: usize, theme: &Theme, now: Instant) -> usize {
         self.layout(width, theme, now).iter().map(|lines| lines.len()).sum()
+    }
+
+    /// Height for scrolling: exact near the bottom, estimated far above it after a resize.
+    pub fn approximate_height(&self, width: usize, viewport: usize, theme: &Theme, now: Instant) -> usize {
+        let from_bottom = self.scroll_from_bottom.saturating_add(viewport * 2);
+        self.view(width, from_bottom, theme, now).iter().map(Laid::height).sum()
     }
 
     /// Which cells are grouped: runs of ≥ 2 finished, successful, collapsed read-only tool calls.
@@ -275,6 +311,37 @@ impl Transcript {
 
     pub fn toggle_expanded(&mut self, index: usize) {
         self.update(index, |cell| cell.expanded = !cell.expanded);
+    }
+}
+
+/// A cell's layout for drawing: its lines, or only an estimate of its height (far above the viewport).
+#[derive(Clone)]
+pub enum Laid {
+    Lines(Rc<Vec<Line<'static>>>),
+    Estimate(usize),
+}
+
+impl Laid {
+    pub fn height(&self) -> usize {
+        match self {
+            Laid::Lines(lines) => lines.len(),
+            Laid::Estimate(height) => *height,
+        }
+    }
+}
+
+/// The cache key of a cell's layout: what its look depends on.
+fn layout_key(cell: &Cell, group: Group, from_here: &[Cell]) -> u64 {
+    match group {
+        Group::Member => u64::MAX,
+        Group::Lead(len) => group_key(&from_here[..len]),
+        // A streaming answer only shows whole lines: it looks the same until the next newline.
+        Group::Alone => match &cell.kind {
+            CellKind::Assistant { text, streaming: true } => {
+                1 << 62 | crate::ui::cell::committed(text, true).len() as u64
+            }
+            _ => u64::from(cell.expanded) << 63 | cell.revision,
+        },
     }
 }
 

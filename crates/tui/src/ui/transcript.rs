@@ -10,16 +10,18 @@ use ratatui::widgets::Widget;
 
 use super::theme::Theme;
 use super::wrap::{line_text, width as display_width};
-use crate::app::transcript::Transcript;
+use crate::app::transcript::{Laid, Transcript};
 
 /// Draws the transcript into `area`, bottom-aligned (a short conversation sits just above the input).
 pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let layout = transcript.layout(area.width as usize, theme, now);
-    let total: usize = layout.iter().map(|lines| lines.len()).sum();
     let viewport = area.height as usize;
+    // Exact lines only where they can be seen; cells far above keep an estimated height after a resize.
+    let from_bottom = transcript.scroll_from_bottom.saturating_add(viewport);
+    let layout = transcript.view(area.width as usize, from_bottom, theme, now);
+    let total: usize = layout.iter().map(Laid::height).sum();
     let scroll = transcript.scroll_from_bottom.min(total.saturating_sub(viewport));
     let end = total - scroll;
     let start = end.saturating_sub(viewport);
@@ -29,7 +31,15 @@ pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, 
     // Walk cells to the first visible line without touching the lines before it.
     let mut line_index = 0usize;
     let mut row = top_padding;
-    for lines in &layout {
+    for laid in &layout {
+        let lines = match laid {
+            Laid::Lines(lines) => lines.as_slice(),
+            Laid::Estimate(height) => {
+                // Only cells above the visible window are estimated.
+                line_index += height;
+                continue;
+            }
+        };
         if line_index + lines.len() <= start {
             line_index += lines.len();
             continue;
