@@ -22,6 +22,9 @@ use criterion::{BatchSize, Criterion};
 use tandem_tui::ui::diff::DiffView;
 use tandem_tui::ui::theme::{ColorDepth, Theme};
 
+mod common;
+use common::{measuring, ms};
+
 const LINES: usize = 5_000;
 const WIDTH: usize = 120;
 const LABEL: &str = "src/parser/engine.rs";
@@ -61,10 +64,6 @@ fn edited(old: &str, every: usize) -> String {
     out
 }
 
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
-}
-
 fn report(theme: &Theme, old: &str, cases: &[(&str, String)]) {
     println!("diff: {LINES}-line file at width {WIDTH}");
     for (name, new) in cases {
@@ -89,12 +88,6 @@ fn report(theme: &Theme, old: &str, cases: &[(&str, String)]) {
         );
         black_box(again);
     }
-}
-
-fn measuring() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|arg| arg == flag);
-    has("--bench") && !has("--test") && !has("--list")
 }
 
 fn main() {

@@ -17,7 +17,6 @@
 //! Run: `cargo bench -p tandem-tui --bench frame`. Prints figures; asserts nothing about time.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
@@ -25,13 +24,13 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 use tandem_core::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
-use tandem_core::protocol::{Event, RunOutcome, ToolCallStatus, TurnSummary};
+use tandem_core::protocol::{Event, ToolCallStatus};
 use tandem_core::provider::{BlockStart, StreamEvent};
-use tandem_tui::app::editor::Editor;
 use tandem_tui::app::{App, Input};
 use tandem_tui::ui::frame::render;
-use tandem_tui::ui::status::StatusInfo;
-use tandem_tui::ui::theme::{ColorDepth, Theme};
+
+mod common;
+use common::{measuring, ms, pieces, turn_finished};
 
 const WIDTH: u16 = 200;
 const HEIGHT: u16 = 60;
@@ -70,12 +69,6 @@ fn answer(turn: usize) -> String {
     )
 }
 
-/// Splits `text` into pieces of `chars` characters (on char boundaries).
-fn pieces(text: &str, chars: usize) -> Vec<String> {
-    let all: Vec<char> = text.chars().collect();
-    all.chunks(chars).map(|chunk| chunk.iter().collect()).collect()
-}
-
 fn core(app: &mut App, event: Event, now: Instant) {
     app.update(Input::Core(Box::new(event)), now);
 }
@@ -100,21 +93,6 @@ fn message(turn: usize, content: Vec<ContentBlock>, stop_reason: StopReason) -> 
         content,
         stop_reason: Some(stop_reason),
         usage: Usage { input_tokens: 1200, output_tokens: 400, ..Usage::default() },
-    })
-}
-
-fn turn_finished() -> Event {
-    Event::TurnFinished(TurnSummary {
-        outcome: RunOutcome::Success,
-        result_text: None,
-        stop_reason: Some(StopReason::EndTurn),
-        num_turns: 1,
-        duration_ms: 1000,
-        duration_api_ms: 900,
-        usage: Usage::default(),
-        total_cost_usd: Some(0.01),
-        permission_denials: Vec::new(),
-        errors: Vec::new(),
     })
 }
 
@@ -174,23 +152,9 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
     core(app, turn_finished(), now);
 }
 
-fn new_app() -> App {
-    let status = StatusInfo {
-        provider: "anthropic".into(),
-        model: "claude-sonnet-4-5".into(),
-        context_window: 200_000,
-        cost_usd: Some(0.0),
-        ..StatusInfo::default()
-    };
-    let mut app =
-        App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
-    app.update(Input::Resize(WIDTH, HEIGHT), Instant::now());
-    app
-}
-
 /// An app whose transcript holds `CELLS` cells, built through `App::update`.
 fn build_app() -> App {
-    let mut app = new_app();
+    let mut app = common::new_app(WIDTH, HEIGHT);
     let now = Instant::now();
     let mut turn = 0;
     while app.transcript.len() < CELLS {
@@ -262,10 +226,6 @@ fn scroll_to_middle(app: &mut App) -> usize {
     let total = app.transcript.height(WIDTH as usize, &app.theme, Instant::now());
     app.transcript.scroll_from_bottom = total / 2;
     total
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
 }
 
 fn percentiles(label: &str, mut samples: Vec<Duration>) {
@@ -370,13 +330,6 @@ fn benches(c: &mut Criterion) {
     draw(&mut terminal, &app);
     group.bench_function("scrolled_middle", |b| b.iter(|| draw(&mut terminal, &app)));
     group.finish();
-}
-
-/// Whether this run measures (`cargo bench`), rather than listing or smoke-testing (`cargo test --benches`).
-fn measuring() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|arg| arg == flag);
-    has("--bench") && !has("--test") && !has("--list")
 }
 
 fn main() {

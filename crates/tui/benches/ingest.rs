@@ -15,20 +15,19 @@
 //! Run: `cargo bench -p tandem-tui --bench ingest`. Prints figures; asserts nothing about time.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tandem_core::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
-use tandem_core::protocol::{Event, RunOutcome, TurnSummary};
+use tandem_core::protocol::Event;
 use tandem_core::provider::{BlockStart, StreamEvent};
-use tandem_tui::app::editor::Editor;
 use tandem_tui::app::{App, Input};
 use tandem_tui::ui::frame::render;
-use tandem_tui::ui::status::StatusInfo;
-use tandem_tui::ui::theme::{ColorDepth, Theme};
+
+mod common;
+use common::{measuring, ms, pieces, turn_finished};
 
 const WIDTH: u16 = 120;
 const HEIGHT: u16 = 40;
@@ -95,41 +94,6 @@ fn markdown(bytes: usize) -> String {
     text
 }
 
-/// Splits `text` into deltas of `chars` characters.
-fn deltas(text: &str, chars: usize) -> Vec<String> {
-    let all: Vec<char> = text.chars().collect();
-    all.chunks(chars).map(|chunk| chunk.iter().collect()).collect()
-}
-
-fn new_app() -> App {
-    let status = StatusInfo {
-        provider: "anthropic".into(),
-        model: "claude-sonnet-4-5".into(),
-        context_window: 200_000,
-        cost_usd: Some(0.0),
-        ..StatusInfo::default()
-    };
-    let mut app =
-        App::new(Theme::new(ColorDepth::TrueColor), Editor::default(), status, PathBuf::from("/work/project"));
-    app.update(Input::Resize(WIDTH, HEIGHT), Instant::now());
-    app
-}
-
-fn turn_finished() -> Event {
-    Event::TurnFinished(TurnSummary {
-        outcome: RunOutcome::Success,
-        result_text: None,
-        stop_reason: Some(StopReason::EndTurn),
-        num_turns: 1,
-        duration_ms: 1000,
-        duration_api_ms: 900,
-        usage: Usage::default(),
-        total_cost_usd: Some(0.01),
-        permission_denials: Vec::new(),
-        errors: Vec::new(),
-    })
-}
-
 /// The events of one turn whose answers are `answers` (each streamed as one text block of ~4-char deltas,
 /// one model request per answer), as the agent sends them.
 fn turn_events(answers: &[String]) -> Vec<Event> {
@@ -137,7 +101,7 @@ fn turn_events(answers: &[String]) -> Vec<Event> {
     for (round, answer) in answers.iter().enumerate() {
         events.push(Event::RequestStarted { round: round as u32 + 1 });
         events.push(Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
-        for text in deltas(answer, DELTA_CHARS) {
+        for text in pieces(answer, DELTA_CHARS) {
             events.push(Event::Stream(StreamEvent::TextDelta { index: 0, text }));
         }
         events.push(Event::Stream(StreamEvent::BlockStop { index: 0 }));
@@ -170,7 +134,7 @@ fn many_answers() -> Vec<Event> {
     turn_events(&answers)
 }
 
-fn count_deltas(events: &[Event]) -> (usize, usize) {
+fn count_pieces(events: &[Event]) -> (usize, usize) {
     events.iter().fold((0, 0), |(count, bytes), event| match event {
         Event::Stream(StreamEvent::TextDelta { text, .. }) => (count + 1, bytes + text.len()),
         _ => (count, bytes),
@@ -193,10 +157,6 @@ fn proc_cpu() -> Option<Duration> {
 fn sched_cpu() -> Option<Duration> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     Some(Duration::from_nanos(stat.split_whitespace().next()?.parse().ok()?))
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
 }
 
 fn draw(terminal: &mut Terminal<TestBackend>, app: &App) -> Duration {
@@ -281,7 +241,7 @@ impl Stats {
 }
 
 fn measure(events: Vec<Event>, feed: impl FnOnce(&mut App, &mut Terminal<TestBackend>, Vec<Event>, &mut Stats)) -> Run {
-    let mut app = new_app();
+    let mut app = common::new_app(WIDTH, HEIGHT);
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("a test terminal");
     app.submit("Explain the tokenizer changes step by step.".into(), Instant::now());
     draw(&mut terminal, &app);
@@ -333,17 +293,11 @@ fn report() {
     let cases: [Case; 2] = [("one 400 KB answer", one_long_answer), ("100 answers of 4 KB", many_answers)];
     for (name, events) in cases {
         let sample = events();
-        let counted = count_deltas(&sample);
+        let counted = count_pieces(&sample);
         drop(sample);
         print(&format!("wire speed, {name}"), counted, &wire_speed(events()));
         print(&format!("paced {PACED_DELTAS_PER_FRAME} deltas/16 ms frame, {name}"), counted, &paced(events()));
     }
-}
-
-fn measuring() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|arg| arg == flag);
-    has("--bench") && !has("--test") && !has("--list")
 }
 
 fn main() {
@@ -356,7 +310,7 @@ fn main() {
     group.bench_function("update_only_100k_deltas", |b| {
         b.iter_batched(
             || {
-                let mut app = new_app();
+                let mut app = common::new_app(WIDTH, HEIGHT);
                 app.submit("Explain the tokenizer changes step by step.".into(), Instant::now());
                 (app, one_long_answer())
             },

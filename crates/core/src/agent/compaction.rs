@@ -32,14 +32,15 @@ impl Session {
         }
     }
 
-    /// Whether the next request would cross the compaction threshold.
-    pub(super) fn needs_compaction(&self, request: &ModelRequest) -> bool {
-        if self.messages.len() < 2 {
-            return false;
-        }
+    /// The tokens `request` will take: the last reported usage plus an estimate of what was added since.
+    pub(super) fn request_tokens(&self, request: &ModelRequest) -> u64 {
         let added = &self.messages[self.reported_len.min(self.messages.len())..];
-        let next = self.counter.next_request_tokens(TokenCounter::request_chars(request), added);
-        self.config.compaction.should_compact(next, self.config.model.context_window)
+        self.counter.next_request_tokens(TokenCounter::request_chars(request), added)
+    }
+
+    /// Whether a request of `tokens` would cross the compaction threshold.
+    pub(super) fn needs_compaction(&self, tokens: u64) -> bool {
+        self.messages.len() >= 2 && self.config.compaction.should_compact(tokens, self.config.model.context_window)
     }
 
     /// `/compact [instructions]` between turns.
@@ -51,6 +52,8 @@ impl Session {
         let cancel = CancellationToken::new();
         *super::lock(&self.shared.cancel) = cancel.clone();
         self.compact(CompactTrigger::Manual, instructions, &cancel).await;
+        let used = self.request_tokens(&self.request());
+        self.emit_event(Event::Context { used, window: self.config.model.context_window });
     }
 
     /// Summarizes the conversation and rebuilds it. On failure the conversation is kept as it was (and the
@@ -140,7 +143,6 @@ impl Session {
             tracing::warn!("could not log the compaction: {err}");
         }
         self.emit_event(Event::CompactBoundary { trigger, pre_tokens });
-        self.report_context();
     }
 
     fn emit_event(&self, event: Event) {

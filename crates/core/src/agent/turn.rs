@@ -149,10 +149,13 @@ impl Session {
             }
             rounds += 1;
             let mut request = self.request();
-            if self.needs_compaction(&request) {
+            let mut tokens = self.request_tokens(&request);
+            if self.needs_compaction(tokens) {
                 self.compact(crate::session::CompactTrigger::Auto, None, &cancel).await;
                 request = self.request();
+                tokens = self.request_tokens(&request);
             }
+            self.emit(Event::Context { used: tokens, window: self.config.model.context_window });
             let request_chars = TokenCounter::request_chars(&request);
             self.emit(Event::RequestStarted { round: rounds });
             let api_started = Instant::now();
@@ -226,7 +229,6 @@ impl Session {
             denials.extend(round.denials);
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
-            self.report_context();
             self.push_message(results);
 
             if round.interrupted {
@@ -281,13 +283,6 @@ impl Session {
         }
         self.flush_log();
         self.emit(Event::ConversationCleared);
-    }
-
-    /// Tells the front end how full the context is (reported usage plus the estimate of what came since).
-    pub(super) fn report_context(&self) {
-        let added = &self.messages[self.reported_len.min(self.messages.len())..];
-        let used = self.counter.next_request_tokens(TokenCounter::request_chars(&self.request()), added);
-        self.emit(Event::Context { used, window: self.config.model.context_window });
     }
 
     /// Appends user content, merging into the last message when it is already the user's (tool results), so

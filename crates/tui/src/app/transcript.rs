@@ -94,10 +94,6 @@ impl Transcript {
         self.layout.borrow_mut().truncate(len);
     }
 
-    pub fn last_mut(&mut self) -> Option<&mut Cell> {
-        self.cells.last_mut()
-    }
-
     /// Finds the tool card with this call id, newest first.
     pub fn find_tool(&self, call_id: &str) -> Option<usize> {
         self.cells.iter().rposition(|cell| matches!(&cell.kind, CellKind::Tool(card) if card.call_id == call_id))
