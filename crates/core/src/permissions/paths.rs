@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn protected_paths() {
-        let (work, _home, workspace) = setup();
+        let (_work, _home, workspace) = setup();
         let protected = |path: &str| workspace.protected(&workspace.resolve(path)).is_some();
         assert!(protected(".git/config"));
         assert!(protected(".GIT/hooks/pre-commit"), "case tricks");
@@ -244,7 +244,6 @@ mod tests {
         assert!(!protected("src/main.rs"));
         assert!(!protected(".gitignore"));
         assert!(!protected(".tandem/memory/notes.md"));
-        let _ = work;
     }
 
     #[test]

@@ -53,7 +53,7 @@ impl App {
     }
 
     /// Runs `/name args` (without the slash).
-    pub(crate) fn run_command(&mut self, command: &str, _now: Instant) -> Vec<Effect> {
+    pub(crate) fn run_command(&mut self, command: &str, now: Instant) -> Vec<Effect> {
         let (name, args) = command.trim().split_once(char::is_whitespace).unwrap_or((command.trim(), ""));
         let args = args.trim();
         match name {
@@ -152,7 +152,7 @@ impl App {
                     self.status.notice = Some("still working: press esc to interrupt first".into());
                     return Vec::new();
                 }
-                self.submit(INIT_PROMPT.to_owned(), _now)
+                self.submit(INIT_PROMPT.to_owned(), now)
             }
             "memory" => self.memory_command(args),
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],

@@ -222,11 +222,10 @@ impl App {
     }
 
     fn enter_scroll_mode(&mut self) {
-        let (total, viewport) = self.metrics();
+        let (total, _) = self.metrics();
         self.focus = Focus::Scroll;
         let bottom = total.saturating_sub(1 + self.transcript.scroll_from_bottom);
         self.transcript.cursor_line = Some(bottom.min(total.saturating_sub(1)));
-        let _ = viewport;
     }
 
     fn on_scroll_key(&mut self, key: KeyEvent) -> Vec<Effect> {
