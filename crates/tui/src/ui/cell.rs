@@ -92,8 +92,11 @@ fn render_thinking(text: &str, streaming: bool, expanded: bool, width: usize, th
     let label = if streaming { "✻ Thinking…" } else { "✻ Thought" };
     if !expanded {
         let count = text.lines().count();
-        let hint =
-            if count > 0 && !streaming { format!(" ({count} lines · ctrl+o to expand)") } else { String::new() };
+        let hint = if count > 0 && !streaming {
+            format!(" ({count} line{} · ctrl+o to expand)", if count == 1 { "" } else { "s" })
+        } else {
+            String::new()
+        };
         return vec![Line::from(vec![Span::styled(label, theme.dim), Span::styled(hint, theme.dim)])];
     }
     let mut lines = vec![Line::from(Span::styled(label, theme.dim))];
