@@ -144,7 +144,7 @@ impl ToolRunner<'_> {
                 let _ = self.events.send(Event::PermissionRequested {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
-                    risk: tool.risk(),
+                    risk: tool.risk_for(&call.input),
                     input: call.input.clone(),
                     preview,
                     suggested_rule,

@@ -29,8 +29,10 @@
 //!   checked against deny rules; a deny rule is a guard against mistakes, not a sandbox.
 
 mod blocklist;
+mod canonical;
 mod classify;
 mod pattern;
+pub mod spec;
 mod walk;
 mod words;
 
@@ -73,6 +75,8 @@ pub struct Analysis {
     pub always_ask: Option<String>,
     /// Paths written by redirections (`> out.txt`), as written (the caller resolves them; `~/x` may appear).
     pub writes: Vec<String>,
+    /// Paths read by redirections (`< in.txt`), as written.
+    pub reads: Vec<String>,
     /// A hard-blocklist hit: refused in every mode, with the reason.
     pub blocked: Option<String>,
 }
@@ -90,11 +94,82 @@ pub fn analyze(command: &str) -> Analysis {
             .spawn_scoped(scope, || walk::analyze_source(command))
             .map(|handle| handle.join())
     });
-    match outcome {
+    let mut analysis = match outcome {
         Ok(Ok(analysis)) => analysis,
         Ok(Err(_)) => walk::unparsed(command, "could not parse the command (the parser failed)".to_owned()),
         Err(error) => walk::unparsed(command, format!("could not parse the command (no parser thread: {error})")),
+    };
+    confirm_with_bash(command, &mut analysis);
+    analysis
+}
+
+/// Checks the analysis against bash's own reading of the command ([`canonical`]): when bash can't confirm it,
+/// or reads other commands, redirections or words, the command always asks, and what bash reads is added to
+/// `commands` so that deny rules and the blocklist see it too.
+fn confirm_with_bash(command: &str, analysis: &mut Analysis) {
+    let reading = match canonical::bash_reading(command) {
+        Ok(reading) => reading,
+        Err(why) => {
+            if analysis.always_ask.is_none() {
+                analysis.always_ask = Some(format!("text the analyser can't confirm ({why})"));
+            }
+            return;
+        }
+    };
+    if reading == command {
+        return;
     }
+    let theirs = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || walk::analyze_source(&reading))
+            .ok()
+            .and_then(|handle| handle.join().ok())
+    });
+    let Some(theirs) = theirs else {
+        analysis.always_ask.get_or_insert_with(|| "text the analyser can't confirm".to_owned());
+        return;
+    };
+    let same = theirs.commands.iter().map(|cmd| (&cmd.argv, &cmd.assignments)).eq(analysis
+        .commands
+        .iter()
+        .map(|cmd| (&cmd.argv, &cmd.assignments)))
+        && theirs.writes == analysis.writes
+        && theirs.reads == analysis.reads;
+    if let Some(reason) = theirs.blocked.clone() {
+        analysis.blocked.get_or_insert(reason);
+    }
+    if !same {
+        analysis.always_ask.get_or_insert_with(|| "text that bash reads differently from the analyser".to_owned());
+        for cmd in theirs.commands {
+            if !analysis.commands.contains(&cmd) {
+                analysis.commands.push(cmd);
+            }
+        }
+    } else if let Some(reason) = theirs.always_ask
+        && analysis.always_ask.is_none()
+    {
+        analysis.always_ask = Some(reason);
+    }
+}
+
+/// How risky a command line is, for the dialog's label: low when every part is understood and only reads,
+/// medium when the parts are understood and some write files, high otherwise.
+pub fn risk_of(command: &str) -> crate::tools::Risk {
+    use crate::tools::Risk;
+    let analysis = analyze(command);
+    if analysis.always_ask.is_some() || analysis.blocked.is_some() {
+        return Risk::High;
+    }
+    let mut risk = if analysis.writes.is_empty() { Risk::Low } else { Risk::Medium };
+    for cmd in &analysis.commands {
+        match cmd.understand() {
+            Ok(effects) if effects.mutates() => risk = Risk::Medium,
+            Ok(_) => {}
+            Err(_) => return Risk::High,
+        }
+    }
+    risk
 }
 
 impl SimpleCommand {
@@ -109,11 +184,22 @@ impl SimpleCommand {
         }
     }
 
-    /// Only reads: a known read-only program (`ls`, `cat`, `git status`, `find` without `-exec`…) written
-    /// as a bare name, with arguments that can't make it write or run anything. Redirections are not part
-    /// of a simple command: the caller also checks [`Analysis::writes`].
+    /// Only reads, as far as its words tell: understood ([`SimpleCommand::understand`]) and writing nothing. The
+    /// policy still checks where it reads.
     pub fn is_read_only(&self) -> bool {
-        classify::is_read_only(&self.words, &self.assignments)
+        self.understand().is_ok_and(|effects| !effects.mutates())
+    }
+
+    /// What the command does, when every word of it is understood ([`spec::understand`]); otherwise why not.
+    /// Prefix assignments must be harmless (`LC_ALL=C sort`): anything else can change what a program does.
+    pub fn understand(&self) -> Result<spec::Effects, String> {
+        if let Some((name, _)) = self.assignments.iter().find(|(name, _)| !classify::is_harmless_env(name)) {
+            return Err(format!("it sets `{name}`, which can change what the program does"));
+        }
+        if self.assignment_words.iter().any(|word| !word.is_plain()) {
+            return Err("an assignment's value is only known when the command runs".into());
+        }
+        spec::understand(&self.words)
     }
 
     /// Whether every word and assignment value is literal text (no expansion, no glob).

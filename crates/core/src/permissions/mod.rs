@@ -6,6 +6,9 @@
 //! ([`bash`]) and every simple command must be allowed; paths are resolved before any decision ([`paths`]).
 
 pub mod bash;
+mod bash_policy;
+mod command_paths;
+mod git_config;
 pub mod paths;
 pub mod policy;
 pub mod rules;

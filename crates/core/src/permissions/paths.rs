@@ -1,10 +1,16 @@
 //! Path policy: what is inside the workspace, and what is protected everywhere.
 //!
-//! Paths are resolved before any decision: made absolute, `..` removed, and symlinks followed for the part of
-//! the path that exists, so a symlink inside the workspace that points outside counts as outside, and
-//! `src/../../etc/passwd` is `/etc/passwd`.
+//! Paths are resolved as the kernel resolves them ([`resolve_like_kernel`]): component by component, each
+//! symlink that exists at the time of the check followed before the next component (so `link/../x` is judged
+//! where the kernel goes, not where the text points). A path that can't be resolved with certainty — a
+//! dangling symlink, a loop, an unreadable directory, `/proc` — is `None` and counts as outside the workspace.
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+
+/// The most symlinks followed while resolving one path (the kernel's limit is 40).
+const MAX_SYMLINK_HOPS: usize = 40;
 
 /// The directories the session works in: the working directory plus `--add-dir` directories.
 #[derive(Clone, Debug)]
@@ -12,6 +18,10 @@ pub struct Workspace {
     roots: Vec<PathBuf>,
     home: Option<PathBuf>,
     config_dir: Option<PathBuf>,
+    /// tandem's data directory (every project's transcripts): reading it is denied, except `own_data`.
+    data_dir: Option<PathBuf>,
+    /// The current session's own files inside the data directory (saved command output), readable.
+    own_data: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -24,7 +34,14 @@ impl Workspace {
         }
         let home = home.map(|home| canonical_or_normalized(&home));
         let config_dir = config_dir.map(|dir| canonical_or_normalized(&dir));
-        Workspace { roots, home, config_dir }
+        Workspace { roots, home, config_dir, data_dir: None, own_data: Vec::new() }
+    }
+
+    /// Names tandem's data directory (denied to reads) and the current session's files in it (allowed).
+    pub fn with_data_dir(mut self, data_dir: &Path, own: &[PathBuf]) -> Workspace {
+        self.data_dir = Some(canonical_or_normalized(data_dir));
+        self.own_data = own.iter().map(|dir| canonical_or_normalized(dir)).collect();
+        self
     }
 
     pub fn roots(&self) -> &[PathBuf] {
@@ -36,16 +53,37 @@ impl Workspace {
         &self.roots[0]
     }
 
-    /// Resolves a path as the tools will use it (relative to the working directory, `~` expanded), following
-    /// symlinks of the existing part.
-    pub fn resolve(&self, path: &str) -> PathBuf {
+    /// The home directory, when known.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// `path` made absolute as the tools and the shell will use it (relative to the working directory, `~`
+    /// expanded), before any symlink is followed.
+    pub fn absolute(&self, path: &str) -> PathBuf {
         let expanded = match (path.strip_prefix("~/"), &self.home) {
             (Some(rest), Some(home)) => home.join(rest),
             _ if path == "~" => self.home.clone().unwrap_or_else(|| PathBuf::from(path)),
             _ => PathBuf::from(path),
         };
-        let absolute = if expanded.is_absolute() { expanded } else { self.cwd().join(expanded) };
-        resolve_existing_prefix(&normalize(&absolute))
+        if expanded.is_absolute() { expanded } else { self.cwd().join(expanded) }
+    }
+
+    /// Resolves a path as the kernel will ([`resolve_like_kernel`]); `None` when that can't be known for sure.
+    pub fn resolve_strict(&self, path: &str) -> Option<PathBuf> {
+        resolve_like_kernel(&self.absolute(path))
+    }
+
+    /// Resolves a path for display and rule matching: [`Workspace::resolve_strict`], or the lexically normalized
+    /// path when it can't be resolved (such a path never counts as inside: see [`Workspace::is_inside`]).
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let absolute = self.absolute(path);
+        resolve_like_kernel(&absolute).unwrap_or_else(|| normalize(&absolute))
+    }
+
+    /// Whether `path` (as written) certainly resolves inside one of the roots.
+    pub fn is_inside(&self, path: &str) -> bool {
+        self.resolve_strict(path).is_some_and(|resolved| self.contains(&resolved))
     }
 
     /// Whether a resolved path is inside one of the roots.
@@ -66,10 +104,25 @@ impl Workspace {
         if lower.iter().any(|name| name == ".git") {
             return Some(Protection::GitInternals);
         }
-        let file = lower.last().map(String::as_str).unwrap_or_default();
-        let parent = lower.len().checked_sub(2).and_then(|index| lower.get(index)).map(String::as_str);
-        if matches!(parent, Some(".tandem") | Some(".claude")) && file.starts_with("settings") {
-            return Some(Protection::Settings);
+        for (index, name) in lower.iter().enumerate() {
+            let next = lower.get(index + 1).map(String::as_str);
+            let tail_len = lower.len() - index - 1;
+            let project_config = match name.as_str() {
+                // Project memory is written by SaveMemory and can't widen permissions.
+                ".tandem" => next != Some("memory") || tail_len < 2,
+                ".claude" => !(tail_len == 1 && next == Some("claude.md")),
+                ".mcp.json" => true,
+                _ => false,
+            };
+            if project_config {
+                return Some(Protection::Settings);
+            }
+        }
+        if let Some(data_dir) = &self.data_dir
+            && strip_prefix_ignore_case(resolved, data_dir).is_ok()
+            && !self.own_data.iter().any(|own| resolved.starts_with(own))
+        {
+            return Some(Protection::TandemData);
         }
         if let Some(config_dir) = &self.config_dir
             && let Ok(rest) = strip_prefix_ignore_case(resolved, config_dir)
@@ -80,38 +133,73 @@ impl Workspace {
         if let Some(home) = &self.home
             && let Ok(rest) = strip_prefix_ignore_case(resolved, home)
         {
-            let rest: Vec<String> =
-                rest.components().map(|component| component.as_os_str().to_string_lossy().to_lowercase()).collect();
-            let first = rest.first().map(String::as_str).unwrap_or_default();
-            let credentials =
-                [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc", ".pypirc"];
-            if credentials.contains(&first) {
-                return Some(Protection::Credentials);
-            }
-            let profiles =
-                [".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin"];
-            if rest.len() == 1 && profiles.contains(&first) {
-                return Some(Protection::ShellProfile);
-            }
-            if rest.len() >= 3 && first == ".config" && rest[1] == "fish" {
-                return Some(Protection::ShellProfile);
-            }
-            if first == ".config" && rest.get(1).map(String::as_str) == Some("tandem") {
-                return Some(Protection::TandemConfig);
-            }
+            return home_protection(rest);
         }
         None
     }
+}
+
+/// What is protected below the home directory (`rest` is the path relative to it).
+fn home_protection(rest: &Path) -> Option<Protection> {
+    let rest: Vec<String> =
+        rest.components().map(|component| component.as_os_str().to_string_lossy().to_lowercase()).collect();
+    let first = rest.first().map(String::as_str).unwrap_or_default();
+    let second = rest.get(1).map(String::as_str);
+    let credentials = [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".kube",
+        ".docker",
+        ".netrc",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".azure",
+        ".cargo/credentials",
+    ];
+    if credentials.contains(&first)
+        || (first == ".config" && matches!(second, Some("gh" | "gcloud" | "hub")))
+        || (first == ".cargo" && matches!(second, Some("credentials" | "credentials.toml")))
+    {
+        return Some(Protection::Credentials);
+    }
+    let profiles = [
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".gitconfig",
+        ".inputrc",
+    ];
+    if rest.len() == 1 && profiles.contains(&first) {
+        return Some(Protection::ShellProfile);
+    }
+    if first == ".config" && matches!(second, Some("fish" | "git")) && rest.len() >= 3 {
+        return Some(Protection::ShellProfile);
+    }
+    if first == ".config" && second == Some("tandem") {
+        return Some(Protection::TandemConfig);
+    }
+    None
 }
 
 /// Why a path is protected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protection {
     GitInternals,
+    /// `.tandem/` (but project memory), `.claude/`, `.mcp.json`: what they say decides what later sessions may do.
     Settings,
     Credentials,
     ShellProfile,
     TandemConfig,
+    /// Every project's transcripts: denied to reads, except the current session's own files.
+    TandemData,
     /// The user's memory: read freely (its index is in every prompt), written only when the user agrees.
     UserMemory,
 }
@@ -120,17 +208,18 @@ impl Protection {
     pub fn reason(self) -> &'static str {
         match self {
             Protection::GitInternals => "it is inside a .git directory (change repositories with git commands)",
-            Protection::Settings => "it is a permission settings file",
+            Protection::Settings => "it is project configuration that decides what tandem may do (.tandem, .claude, .mcp.json)",
             Protection::Credentials => "it holds credentials",
-            Protection::ShellProfile => "it is a shell profile",
+            Protection::ShellProfile => "it is a shell or git profile",
             Protection::TandemConfig => "it is in tandem's configuration directory",
+            Protection::TandemData => "it is tandem's data directory, with the transcripts of every project",
             Protection::UserMemory => "it is your memory, read by every session in every project",
         }
     }
 
-    /// Reading it is sensitive too (secrets), not only writing.
+    /// Reading it is sensitive too (secrets), not only writing: reads are denied unless a rule names the path.
     pub fn guards_reads(self) -> bool {
-        matches!(self, Protection::Credentials | Protection::TandemConfig)
+        matches!(self, Protection::Credentials | Protection::TandemConfig | Protection::TandemData)
     }
 }
 
@@ -139,26 +228,72 @@ pub fn normalize(path: &Path) -> PathBuf {
     crate::tools::fs_util::normalize(path)
 }
 
-/// Canonicalizes the longest existing ancestor (following symlinks) and appends the rest.
-fn resolve_existing_prefix(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(canonical) = existing.canonicalize() {
-            let mut out = canonical;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
+/// Resolves an absolute path as the kernel does: component by component from `/`, following every symlink that
+/// exists now before the next component is applied (so `..` after a symlink leaves the link's target). Components
+/// that don't exist yet are appended as written. `None` when the result can't be known for sure: a relative
+/// path, a symlink whose target doesn't exist (a dangling link), more than 40 links, a component that can't be
+/// inspected (permissions, not a directory), or anything under `/proc` (its links depend on which process looks).
+pub fn resolve_like_kernel(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut hops = 0;
+    walk(PathBuf::from("/"), components(path), &mut hops, false)
+}
+
+/// Applies `parts` to `out` (an existing, resolved directory). With `must_exist` (a symlink's target), a missing
+/// component makes the whole resolution uncertain.
+fn walk(mut out: PathBuf, parts: VecDeque<OsString>, hops: &mut usize, must_exist: bool) -> Option<PathBuf> {
+    let mut parts = parts;
+    let mut missing = false;
+    while let Some(name) = parts.pop_front() {
+        if name == "." {
+            continue;
         }
-        match (existing.file_name().map(|name| name.to_os_string()), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        let candidate = out.join(&name);
+        if missing {
+            out = candidate;
+            continue;
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                *hops += 1;
+                if *hops > MAX_SYMLINK_HOPS {
+                    return None;
+                }
+                let target = std::fs::read_link(&candidate).ok()?;
+                let base = if target.is_absolute() { PathBuf::from("/") } else { out.clone() };
+                // A dangling link (its target missing) is never vouched for.
+                out = walk(base, components(&target), hops, true)?;
             }
-            _ => return path.to_path_buf(),
+            Ok(_) => out = candidate,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !must_exist => {
+                missing = true;
+                out = candidate;
+            }
+            Err(_) => return None,
+        }
+        if out.starts_with("/proc") {
+            return None;
         }
     }
+    Some(out)
+}
+
+/// The components of a path as names (`/` dropped; `.` and `..` kept for [`walk`]).
+fn components(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|component| match component {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::CurDir => Some(OsString::from(".")),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect()
 }
 
 fn canonical_or_normalized(path: &Path) -> PathBuf {
@@ -253,4 +388,63 @@ mod tests {
         let resolved = workspace.resolve(&long);
         assert!(workspace.contains(&resolved));
     }
+
+    #[test]
+    fn dot_dot_after_a_symlink_leaves_its_target_as_the_kernel_does() {
+        let (work, _home, workspace) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join("deep/er")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("deep/er"), work.path().join("link")).unwrap();
+        // Lexically `link/../src` is `src`; the kernel goes to `<outside>/deep/src`.
+        assert!(!workspace.is_inside("link/../src"));
+        assert_eq!(workspace.resolve("link/../x"), outside.path().canonicalize().unwrap().join("deep/x"));
+        assert!(!workspace.is_inside("link/../../../../etc/passwd"));
+        // A relative link that climbs out.
+        std::os::unix::fs::symlink("../..", work.path().join("src/up")).unwrap();
+        assert!(!workspace.is_inside("src/up/x"));
+    }
+
+    #[test]
+    fn uncertain_paths_count_as_outside() {
+        let (work, _home, workspace) = setup();
+        std::os::unix::fs::symlink(work.path().join("nowhere/target"), work.path().join("dangling")).unwrap();
+        assert!(!workspace.is_inside("dangling"), "a dangling link is outside");
+        assert!(!workspace.is_inside("dangling/x"));
+        std::os::unix::fs::symlink("loop2", work.path().join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", work.path().join("loop2")).unwrap();
+        assert!(!workspace.is_inside("loop1/x"), "a symlink loop");
+        assert!(!workspace.is_inside("/proc/self/cwd/src"), "/proc links depend on who looks");
+        assert!(!workspace.is_inside("/dev/fd/3"));
+        std::fs::write(work.path().join("file"), "x").unwrap();
+        assert!(!workspace.is_inside("file/x"), "a file is not a directory");
+        assert!(workspace.is_inside("new/dir/../file.rs"), "missing parts are applied as written");
+    }
+
+    #[test]
+    fn project_configuration_is_protected_wherever_it_is() {
+        let (_work, home, workspace) = setup();
+        let protected = |path: &str| workspace.protected(&workspace.resolve(path));
+        for path in [
+            ".tandem/settings.json",
+            ".tandem/anything",
+            ".claude/commands/x.md",
+            ".claude/settings.local.json",
+            "sub/.claude/agents/a.md",
+            ".mcp.json",
+            "nested/.MCP.json",
+        ] {
+            assert_eq!(protected(path), Some(Protection::Settings), "{path}");
+        }
+        assert_eq!(protected(".tandem/memory/MEMORY.md"), None);
+        assert_eq!(protected(".claude/CLAUDE.md"), None);
+        assert_eq!(protected("~/.gitconfig"), Some(Protection::ShellProfile));
+        assert_eq!(protected("~/.config/gh/hosts.yml"), Some(Protection::Credentials));
+        let data = home.path().join("data");
+        let own = data.join("sessions/me");
+        let workspace = workspace.with_data_dir(&data, std::slice::from_ref(&own));
+        let protected = |path: &Path| workspace.protected(&workspace.resolve(path.to_str().unwrap()));
+        assert_eq!(protected(&data.join("sessions/other.jsonl")), Some(Protection::TandemData));
+        assert_eq!(protected(&own.join("bash-1-stdout.txt")), None);
+    }
 }
+

@@ -6,16 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::bash::{self, Analysis, SimpleCommand};
 use super::paths::Workspace;
 use super::rules::{Rule, path_matches};
 use super::settings::{RuleKind, Scope, SourcedRule};
 use super::{Decision, PermissionMode};
 use crate::tools::Tool;
-
-/// Plain filesystem commands that `acceptEdits` runs without asking when every path they name is inside the
-/// workspace.
-const FILESYSTEM_COMMANDS: &[&str] = &["mkdir", "touch", "mv", "cp"];
 
 /// Mode, rules and workspace: everything [`PermissionPolicy::decide`] needs.
 #[derive(Clone, Debug)]
@@ -25,7 +20,7 @@ pub struct PermissionPolicy {
     pub workspace: Workspace,
     /// Bash runs in a sandbox: leaving it (`dangerouslyDisableSandbox`) always asks.
     pub sandboxed: bool,
-    home: PathBuf,
+    pub(super) home: PathBuf,
 }
 
 impl PermissionPolicy {
@@ -48,7 +43,7 @@ impl PermissionPolicy {
         Ok(())
     }
 
-    fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &SourcedRule> {
+    pub(super) fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &SourcedRule> {
         self.rules.iter().filter(move |rule| rule.kind == kind)
     }
 
@@ -74,24 +69,6 @@ impl PermissionPolicy {
         }))
     }
 
-    /// A Read deny rule that a read-only command's file argument falls under (`cat .env` with `Read(.env)`).
-    fn denied_read_argument(&self, analysis: &Analysis) -> Option<String> {
-        let hidden = self.hidden_paths()?;
-        for cmd in analysis.commands.iter().filter(|cmd| cmd.is_read_only()) {
-            for arg in cmd.argv.iter().skip(1).filter(|arg| !arg.starts_with('-')) {
-                let path = self.workspace.resolve(arg);
-                if hidden(&path) {
-                    return Some(format!(
-                        "Reading {} is denied by a Read rule, also through {}.",
-                        path.display(),
-                        cmd.argv[0]
-                    ));
-                }
-            }
-        }
-        None
-    }
-
     /// Decides whether `tool` may run with `input`.
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
         if tool.name() == "Bash" {
@@ -104,18 +81,30 @@ impl PermissionPolicy {
 
     fn decide_file_tool(&self, tool: &dyn Tool, input: &Value) -> Decision {
         let name = tool.name();
-        let path = input
+        let written = input
             .get("file_path")
             .or_else(|| input.get("path"))
             .or_else(|| input.get("notebook_path"))
             .and_then(Value::as_str)
-            .map(|path| self.workspace.resolve(path))
+            .map(str::to_owned)
             .or_else(|| {
                 // Tools whose input names no path field say where they write (SaveMemory's topic file).
                 let context = crate::tools::ToolContext::new(self.workspace.cwd().to_path_buf());
-                tool.target_path(input, &context).map(|path| self.workspace.resolve(&path.to_string_lossy()))
+                tool.target_path(input, &context).map(|path| path.to_string_lossy().into_owned())
             })
-            .or_else(|| tool.is_read_only().then(|| self.workspace.cwd().to_path_buf()));
+            .or_else(|| tool.is_read_only().then(|| ".".to_owned()));
+        // A Glob pattern's literal leading part moves the search: `../../**/id_rsa` searches two levels up.
+        let written = match (name, written, input.get("pattern").and_then(Value::as_str)) {
+            ("Glob", Some(root), Some(pattern)) => {
+                let root = self.workspace.absolute(&root);
+                Some(crate::tools::glob::search_root(&root, pattern).to_string_lossy().into_owned())
+            }
+            (_, written, _) => written,
+        };
+        // A path that can't be resolved for sure (a dangling link, /proc…) is never inside.
+        let certain = written.as_deref().is_none_or(|path| self.workspace.resolve_strict(path).is_some());
+        let path = written.as_deref().map(|path| self.workspace.resolve(path));
+        let all_projects = name == "SearchSessions" && input.get("all_projects").and_then(Value::as_bool) == Some(true);
         let matches =
             |rule: &SourcedRule| self.file_rule_matches(rule, name, path.as_deref(), rule.kind != RuleKind::Allow);
 
@@ -124,9 +113,22 @@ impl PermissionPolicy {
                 reason: format!("Permission to use {name} was denied by the rule {}{}.", rule.text, source(rule)),
             };
         }
-        let inside = path.as_deref().is_none_or(|path| self.workspace.contains(path));
+        let inside = certain && path.as_deref().is_none_or(|path| self.workspace.contains(path));
         let protection = path.as_deref().and_then(|path| self.workspace.protected(path));
         let sensitive = if tool.is_read_only() { protection.filter(|p| p.guards_reads()) } else { protection };
+        // Secrets are denied to reads in every mode unless a rule names them.
+        if let (true, Some(protection), Some(path)) = (tool.is_read_only(), sensitive, path.as_deref())
+            && !self.read_rule_names(path)
+        {
+            return Decision::Deny {
+                reason: format!(
+                    "{name} of {} is denied: {}. An allow rule naming the path (e.g. Read({}/**)) lets it through.",
+                    path.display(),
+                    protection.reason(),
+                    path.display()
+                ),
+            };
+        }
         if self.rules_of(RuleKind::Ask).any(&matches) {
             return self.ask(
                 name,
@@ -149,6 +151,9 @@ impl PermissionPolicy {
         }
         if !inside {
             return self.ask(name, suggestion, Some(format!("{shown} is outside the workspace")));
+        }
+        if all_projects {
+            return self.ask(name, String::new(), Some("it searches the sessions of every project".into()));
         }
         if tool.is_read_only() {
             return Decision::Allow;
@@ -175,106 +180,7 @@ impl PermissionPolicy {
         }
     }
 
-    fn decide_bash(&self, command: &str, unsandboxed: bool) -> Decision {
-        let analysis = bash::analyze(command);
-        if let Some(reason) = &analysis.blocked {
-            return Decision::Deny {
-                reason: format!("Refused: {reason}. tandem never runs this command, in any mode."),
-            };
-        }
-        let bash_rules = |kind: RuleKind| self.rules_of(kind).filter(|rule| rule.rule.covers_tool("Bash"));
-        for rule in bash_rules(RuleKind::Deny) {
-            let hit = match &rule.rule.specifier {
-                None => true,
-                Some(spec) => analysis.commands.iter().any(|cmd| cmd.matches_for_deny(spec)),
-            };
-            if hit {
-                return Decision::Deny {
-                    reason: format!(
-                        "Permission to run this command was denied by the rule {}{}.",
-                        rule.text,
-                        source(rule)
-                    ),
-                };
-            }
-        }
-        if let Some(reason) = self.denied_read_argument(&analysis) {
-            return Decision::Deny { reason };
-        }
-        let suggestion = suggest_bash_rule(&analysis, |cmd| self.bash_command_covered(cmd));
-        let asked = bash_rules(RuleKind::Ask).any(|rule| match &rule.rule.specifier {
-            None => true,
-            Some(spec) => analysis.commands.iter().any(|cmd| cmd.matches(spec)),
-        });
-        if asked {
-            return self.ask("Bash", suggestion, Some("an ask rule matches".into()));
-        }
-        if self.mode == PermissionMode::BypassPermissions {
-            return Decision::Allow;
-        }
-        if unsandboxed && self.sandboxed {
-            // Leaving the sandbox is always the user's call, whatever the rules say.
-            return self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into()));
-        }
-        if bash_rules(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none()) {
-            return Decision::Allow;
-        }
-        if let Some(reason) = &analysis.always_ask {
-            return self.ask_bash(String::new(), Some(format!("it contains {reason}, which a rule can never allow")));
-        }
-        for write in &analysis.writes {
-            let target = self.workspace.resolve(write);
-            if let Some(protection) = self.workspace.protected(&target) {
-                return self.ask_bash(
-                    suggestion,
-                    Some(format!("it writes to {}, which is protected: {}", target.display(), protection.reason())),
-                );
-            }
-            if !self.workspace.contains(&target) {
-                return self
-                    .ask_bash(suggestion, Some(format!("it writes to {}, outside the workspace", target.display())));
-            }
-        }
-        let writes_allowed = analysis.writes.is_empty() || self.mode == PermissionMode::AcceptEdits;
-        let all_covered = analysis.commands.iter().all(|cmd| self.bash_command_covered(cmd));
-        if all_covered && writes_allowed {
-            return Decision::Allow;
-        }
-        self.ask_bash(suggestion, None)
-    }
-
-    /// Whether one simple command may run: an allow rule names it, it is read-only, or it is a plain filesystem
-    /// command inside the workspace in `acceptEdits`.
-    fn bash_command_covered(&self, cmd: &SimpleCommand) -> bool {
-        let by_rule = self
-            .rules_of(RuleKind::Allow)
-            .filter(|rule| rule.rule.covers_tool("Bash"))
-            .any(|rule| rule.rule.specifier.as_deref().is_some_and(|spec| cmd.matches(spec)));
-        if by_rule {
-            return true;
-        }
-        match self.mode {
-            PermissionMode::DontAsk => false,
-            PermissionMode::AcceptEdits if self.is_workspace_filesystem_command(cmd) => true,
-            _ => cmd.is_read_only(),
-        }
-    }
-
-    fn is_workspace_filesystem_command(&self, cmd: &SimpleCommand) -> bool {
-        let Some(program) = cmd.argv.first() else { return false };
-        // A word with an expansion (`$HOME/x`) names a path only known at run time.
-        if !cmd.is_plain() || !FILESYSTEM_COMMANDS.contains(&program.as_str()) || !cmd.assignments.is_empty() {
-            return false;
-        }
-        let paths: Vec<&String> = cmd.argv[1..].iter().filter(|arg| !arg.starts_with('-')).collect();
-        !paths.is_empty()
-            && paths.iter().all(|arg| {
-                let target = self.workspace.resolve(arg);
-                self.workspace.contains(&target) && self.workspace.protected(&target).is_none()
-            })
-    }
-
-    fn ask_bash(&self, suggestion: String, reason: Option<String>) -> Decision {
+    pub(super) fn ask_bash(&self, suggestion: String, reason: Option<String>) -> Decision {
         match self.mode {
             PermissionMode::Plan => Decision::Deny {
                 reason: "Plan mode allows only read-only commands known to be safe; this one was not run. Present your plan instead.".into(),
@@ -284,7 +190,7 @@ impl PermissionPolicy {
     }
 
     /// Ask, or deny in `dontAsk` (which never asks).
-    fn ask(&self, tool: &str, suggested_rule: String, reason: Option<String>) -> Decision {
+    pub(super) fn ask(&self, tool: &str, suggested_rule: String, reason: Option<String>) -> Decision {
         if self.mode == PermissionMode::DontAsk {
             let why = reason.map(|reason| format!(" ({reason})")).unwrap_or_default();
             return Decision::Deny {
@@ -314,33 +220,7 @@ impl PermissionPolicy {
     }
 }
 
-/// The rules an "always" answer remembers for a command: a prefix rule for each simple command that is not
-/// covered yet (`npm test -- --watch` → `Bash(npm test:*)`). Empty when no rule could ever allow it.
-fn suggest_bash_rule(analysis: &Analysis, covered: impl Fn(&SimpleCommand) -> bool) -> String {
-    if analysis.always_ask.is_some() || analysis.blocked.is_some() {
-        return String::new();
-    }
-    let mut rules: Vec<String> = Vec::new();
-    for cmd in analysis.commands.iter().filter(|cmd| !covered(cmd)) {
-        let Some(program) = cmd.argv.first() else { continue };
-        let prefix = match cmd.argv.get(1) {
-            Some(second)
-                if !second.starts_with('-')
-                    && second.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c)) =>
-            {
-                format!("{program} {second}")
-            }
-            _ => program.clone(),
-        };
-        let rule = format!("Bash({prefix}:*)");
-        if !rules.contains(&rule) {
-            rules.push(rule);
-        }
-    }
-    rules.join(", ")
-}
-
-fn source(rule: &SourcedRule) -> String {
+pub(super) fn source(rule: &SourcedRule) -> String {
     match &rule.file {
         Some(file) => format!(" (from {})", file.display()),
         None => match rule.scope {

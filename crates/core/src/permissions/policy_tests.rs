@@ -100,7 +100,7 @@ fn the_decision_matrix() {
             tool: "Read",
             input: |_| json!({"file_path": "~/.ssh/id_rsa"}),
             rules: &[],
-            expected: [Ask, Ask, Ask, Deny, Allow],
+            expected: [Deny, Deny, Deny, Deny, Deny],
         },
         Row {
             what: "read denied by rule",
@@ -272,7 +272,7 @@ fn the_decision_matrix() {
 
 #[test]
 fn the_command_corpus_through_the_real_policy() {
-    use super::bash::corpus::{ALLOW, CORPUS, D, DENY};
+    use crate::permissions::bash::corpus::{ALLOW, CORPUS, D, DENY};
     let setup = Setup::new();
     let mut rules: Vec<(RuleKind, String)> =
         ALLOW.iter().map(|rule| (RuleKind::Allow, format!("Bash({rule})"))).collect();
@@ -289,6 +289,15 @@ fn the_command_corpus_through_the_real_policy() {
         };
         if got != expected {
             failures.push(format!("{command:?}: expected {expected:?}, got {got:?}"));
+        }
+        if got == Allow {
+            let analysis = crate::permissions::bash::analyze(command);
+            let stray: Vec<_> = analysis
+                .commands
+                .iter()
+                .filter(|cmd| !crate::permissions::bash::corpus::independently_allowed(cmd))
+                .collect();
+            assert!(stray.is_empty(), "SECURITY: {command:?} was allowed but the rules don't allow {stray:?}");
         }
         // In bypass mode only deny rules and the blocklist stop a command.
         let bypass = setup.policy(BypassPermissions, &rules);
@@ -317,7 +326,7 @@ fn suggestions_name_what_an_always_answer_remembers() {
     else {
         panic!()
     };
-    assert_eq!(suggested_rule, "Bash(npm test:*), Bash(cargo fmt:*)");
+    assert_eq!(suggested_rule, "Bash(npm test:*), Bash(cargo fmt)");
     let Decision::Ask { suggested_rule, reason } = policy.decide(tool.as_ref(), &json!({"command": "echo $(whoami)"}))
     else {
         panic!()

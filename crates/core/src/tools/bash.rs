@@ -112,6 +112,11 @@ impl Tool for BashTool {
         Risk::High
     }
 
+    fn risk_for(&self, input: &Value) -> Risk {
+        let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+        crate::permissions::bash::risk_of(command)
+    }
+
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let command = input.get("command").and_then(Value::as_str).unwrap_or_default().to_string();
         Ok(Some(Preview::Command { command, cwd: ctx.cwd.clone() }))

@@ -132,6 +132,13 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<H
     Ok(format_results(found))
 }
 
+/// The directory a Glob search really walks: `root` with the pattern's literal leading components applied,
+/// resolved as the kernel resolves it (symlinks before `..`). The permission policy judges this directory.
+pub fn search_root(root: &Path, pattern: &str) -> PathBuf {
+    let (base, _) = split_literal_prefix(root, pattern);
+    crate::permissions::paths::resolve_like_kernel(&base).unwrap_or(base)
+}
+
 /// Moves literal leading components of `pattern` (no glob metacharacters) into the root: `src/**/*.rs` under
 /// `/p` is `**/*.rs` under `/p/src`; an absolute pattern replaces the root.
 fn split_literal_prefix(root: &Path, pattern: &str) -> (PathBuf, String) {
@@ -143,7 +150,8 @@ fn split_literal_prefix(root: &Path, pattern: &str) -> (PathBuf, String) {
         base.push(part);
     }
     let rest = parts[literal..].join("/");
-    (normalize(&base), rest)
+    let base = crate::permissions::paths::resolve_like_kernel(&base).unwrap_or_else(|| normalize(&base));
+    (base, rest)
 }
 
 /// Whether the pattern names hidden files or directories explicitly (a component starting with `.`).

@@ -141,6 +141,13 @@ pub trait Tool: Send + Sync {
 
     fn risk(&self) -> Risk;
 
+    /// The risk of this particular call, for the permission dialog's label: a Bash command that only reads is not
+    /// "high risk". Defaults to [`Tool::risk`].
+    fn risk_for(&self, input: &Value) -> Risk {
+        let _ = input;
+        self.risk()
+    }
+
     /// What the call would do, for the permission request. `Err` carries a message for the model when the call
     /// can't work at all (e.g. an Edit whose `old_string` is not in the file); the agent then returns it as the
     /// tool's error result without asking the user.

@@ -40,6 +40,7 @@ pub(super) struct Walker {
     commands: Vec<SimpleCommand>,
     always_ask: Option<String>,
     writes: Vec<String>,
+    reads: Vec<String>,
     blocked: Option<String>,
     depth: usize,
     /// Functions being defined around the current command (for fork bombs).
@@ -82,7 +83,13 @@ impl Walker {
     fn finish(self) -> Analysis {
         let mut writes = self.writes;
         writes.dedup();
-        Analysis { commands: self.commands, always_ask: self.always_ask, writes, blocked: self.blocked }
+        Analysis {
+            commands: self.commands,
+            always_ask: self.always_ask,
+            writes,
+            reads: self.reads,
+            blocked: self.blocked,
+        }
     }
 
     fn ask(&mut self, reason: impl Into<String>) {

@@ -33,6 +33,9 @@ impl Walker {
                 ast::IoFileRedirectTarget::Filename(word) => {
                     let word = self.word(&word.value, true);
                     self.target(&word, matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite));
+                    if matches!(kind, K::Read | K::ReadAndWrite) {
+                        self.read_target(&word);
+                    }
                 }
                 ast::IoFileRedirectTarget::Duplicate(word) => {
                     let word = self.word(&word.value, true);
@@ -92,6 +95,16 @@ impl Walker {
             "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/fd/1" | "/dev/fd/2"
         ) {
             self.writes.push(text);
+        }
+    }
+
+    /// A file a redirection reads (`< file`): judged like any other read.
+    fn read_target(&mut self, word: &Word) {
+        let text = word.text();
+        if !word.is_plain() {
+            self.ask(format!("a redirection from a path only known when the command runs (`{text}`)"));
+        } else if !matches!(text.as_str(), "/dev/null" | "/dev/zero" | "/dev/stdin" | "/dev/tty") {
+            self.reads.push(text);
         }
     }
 

@@ -1,0 +1,210 @@
+//! Tools whose arguments are not plain options and operands: `echo`, `printf`, `test`, `command`, `env`,
+//! `find` (an expression language), `git` (subcommands) and `jq` (a filter language).
+
+use super::{Effects, PathArg, path_arg};
+use crate::permissions::bash::words::{Seg, Word};
+
+/// `Some` when `program` is one of these tools.
+pub(super) fn understand(program: &str, args: &[Word]) -> Option<Result<Effects, String>> {
+    let result = match program {
+        "echo" => echo(args),
+        "printf" => printf(args),
+        "test" | "[" => test(program, args),
+        "command" => command(args),
+        "env" => env(args),
+        "find" => find(args),
+        "git" => super::git::understand(args),
+        "jq" => jq(args),
+        _ => return None,
+    };
+    Some(result)
+}
+
+/// Literal texts of all words, or why not.
+fn plain_all(args: &[Word]) -> Result<Vec<String>, String> {
+    args.iter().map(|word| word.plain_text().ok_or_else(|| format!("`{}` is only known when the command runs", word.text()))).collect()
+}
+
+/// `echo`: prints its arguments. A variable's value can't change what it does; an unquoted glob lists a
+/// directory, which is a read.
+fn echo(args: &[Word]) -> Result<Effects, String> {
+    let mut effects = Effects::default();
+    for word in args {
+        if word.segs.iter().any(|seg| matches!(seg, Seg::Glob(_))) {
+            if word.has_opaque() {
+                return Err(format!("`{}` is only known when the command runs", word.text()));
+            }
+            effects.reads.push(PathArg { text: word.text(), glob: true });
+        }
+    }
+    Ok(effects)
+}
+
+/// `printf FORMAT ARGS`: never `-v` (it assigns, evaluating an array subscript).
+fn printf(args: &[Word]) -> Result<Effects, String> {
+    let texts = plain_all(args)?;
+    if texts.first().is_some_and(|first| first.starts_with('-') && first != "--") {
+        return Err("`printf` with an option (`-v` assigns a variable)".into());
+    }
+    Ok(Effects::default())
+}
+
+/// `test` / `[`: file and string tests. Not `-v`/`-R` (they evaluate an array subscript, which can run
+/// commands) and no expansions (their value could be such an operator).
+fn test(program: &str, args: &[Word]) -> Result<Effects, String> {
+    let texts = plain_all(args)?;
+    if program == "[" && texts.last().map(String::as_str) != Some("]") {
+        return Err("`[` without its closing `]`".into());
+    }
+    if let Some(operator) = texts.iter().find(|text| matches!(text.as_str(), "-v" | "-R")) {
+        return Err(format!("`{program} {operator}` evaluates a variable name, which can run commands"));
+    }
+    if args.iter().any(|word| word.segs.iter().any(|seg| matches!(seg, Seg::Glob(_)))) {
+        return Err(format!("`{program}` with a glob pattern"));
+    }
+    Ok(Effects::default())
+}
+
+/// `command -v NAME` / `command -V NAME` only describe commands.
+fn command(args: &[Word]) -> Result<Effects, String> {
+    let texts = plain_all(args)?;
+    let (options, names): (Vec<&String>, Vec<&String>) = texts.iter().partition(|text| text.starts_with('-'));
+    let describes = !options.is_empty() && options.iter().all(|option| matches!(option.as_str(), "-v" | "-V" | "-p" | "-pv" | "-vp" | "-pV" | "-Vp"))
+        && options.iter().any(|option| option.contains(['v', 'V']));
+    if describes && !names.is_empty() { Ok(Effects::default()) } else { Err("`command` runs a command".into()) }
+}
+
+/// `env` alone prints the environment (with secrets removed: see `shell_env`).
+fn env(args: &[Word]) -> Result<Effects, String> {
+    let texts = plain_all(args)?;
+    if texts.iter().all(|text| matches!(text.as_str(), "-0" | "--null")) {
+        Ok(Effects::default())
+    } else {
+        Err("`env` with arguments runs a command or changes the environment".into())
+    }
+}
+
+/// `find`: start paths are read; the expression may only use tests and printing actions.
+fn find(args: &[Word]) -> Result<Effects, String> {
+    const NO_ARG: &[&str] = &[
+        "-print", "-print0", "-prune", "-quit", "-empty", "-true", "-false", "-depth", "-d", "-mount", "-xdev",
+        "-noleaf", "-daystart", "-nouser", "-nogroup", "-readable", "-writable", "-executable", "-not", "!", "(",
+        ")", ",", "-a", "-and", "-o", "-or", "-ls",
+    ];
+    const TEXT_ARG: &[&str] = &[
+        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
+        "-maxdepth", "-mindepth", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user",
+        "-group", "-uid", "-gid", "-perm", "-links", "-inum", "-printf", "-regextype", "-lname", "-ilname",
+        "-used", "-newermt", "-newerat", "-newerct",
+    ];
+    const PATH_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+    let mut effects = Effects::default();
+    let mut i = 0;
+    while let Some(text) = args.get(i).and_then(Word::plain_text) {
+        match text.as_str() {
+            "-P" => i += 1,
+            "-O0" | "-O1" | "-O2" | "-O3" => i += 1,
+            "-H" | "-L" => return Err("`find -L`/`-H` follows symlinks out of the tree".into()),
+            _ => break,
+        }
+    }
+    let mut starts = 0;
+    while let Some(word) = args.get(i) {
+        let text = word.text();
+        if text.starts_with('-') || matches!(text.as_str(), "(" | ")" | "!" | ",") {
+            break;
+        }
+        effects.reads.push(path_arg(word)?);
+        starts += 1;
+        i += 1;
+    }
+    if starts == 0 {
+        effects.reads.push(PathArg { text: ".".into(), glob: false });
+    }
+    while let Some(word) = args.get(i) {
+        let Some(text) = word.plain_text() else {
+            return Err(format!("`{}` in a find expression is expanded by the shell first", word.text()));
+        };
+        i += 1;
+        if NO_ARG.contains(&text.as_str()) {
+            continue;
+        }
+        let takes_path = PATH_ARG.contains(&text.as_str());
+        if !takes_path && !TEXT_ARG.contains(&text.as_str()) {
+            return Err(format!("`find {text}` is not a test tandem knows to be safe"));
+        }
+        let Some(value) = args.get(i).and_then(Word::plain_text) else {
+            return Err(format!("`find {text}` needs a literal value"));
+        };
+        i += 1;
+        if takes_path {
+            effects.reads.push(PathArg { text: value, glob: false });
+        }
+    }
+    Ok(effects)
+}
+
+/// `jq [options] FILTER [FILES]`: files are read; the filter may not import modules (which reads files
+/// elsewhere).
+fn jq(args: &[Word]) -> Result<Effects, String> {
+    const FLAGS: &[&str] = &[
+        "-n", "-r", "-j", "-a", "-s", "-c", "-C", "-M", "-S", "-e", "-R", "--tab", "--raw-output", "--join-output",
+        "--ascii-output", "--slurp", "--compact-output", "--color-output", "--monochrome-output", "--sort-keys",
+        "--exit-status", "--raw-input", "--null-input", "--seq", "--stream", "--stream-errors", "--raw-output0",
+    ];
+    let mut effects = Effects::default();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut filter_from_file = false;
+    let mut positional_are_args = false;
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        i += 1;
+        let Some(text) = word.plain_text() else {
+            if word.text().starts_with('-') || word.has_opaque() {
+                return Err(format!("`{}` is only known when the command runs", word.text()));
+            }
+            operands.push(word);
+            continue;
+        };
+        if !text.starts_with('-') || text == "-" || positional_are_args {
+            operands.push(word);
+            continue;
+        }
+        let mut take = |n: usize| -> Result<Vec<String>, String> {
+            let values: Option<Vec<String>> = (0..n).map(|k| args.get(i + k).and_then(Word::plain_text)).collect();
+            i += n;
+            values.ok_or_else(|| format!("`jq {text}` needs literal values"))
+        };
+        match text.as_str() {
+            flag if FLAGS.contains(&flag) => {}
+            "--indent" => drop(take(1)?),
+            "--arg" | "--argjson" => drop(take(2)?),
+            "--rawfile" | "--slurpfile" => {
+                let values = take(2)?;
+                effects.reads.push(PathArg { text: values[1].clone(), glob: false });
+            }
+            "-f" | "--from-file" => {
+                let values = take(1)?;
+                effects.reads.push(PathArg { text: values[0].clone(), glob: false });
+                filter_from_file = true;
+            }
+            "--args" | "--jsonargs" => positional_are_args = true,
+            _ if text.len() > 2 && !text.starts_with("--") && text[1..].chars().all(|c| "nrjascCMSeR".contains(c)) => {}
+            other => return Err(format!("`jq {other}` is not an option tandem knows to be safe")),
+        }
+    }
+    let mut operands = operands.into_iter();
+    if !filter_from_file {
+        let Some(filter) = operands.next() else { return Ok(effects) };
+        let filter = filter.plain_text().ok_or("the jq filter is expanded by the shell")?;
+        if ["import", "include", "modulemeta", "input_filename", "$__prog"].iter().any(|word| filter.contains(word)) {
+            return Err("a jq filter that loads modules or names files".into());
+        }
+    }
+    if !positional_are_args {
+        for word in operands {
+            effects.reads.push(path_arg(word)?);
+        }
+    }
+    Ok(effects)
+}

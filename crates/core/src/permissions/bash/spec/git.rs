@@ -1,0 +1,133 @@
+//! `git`: the subcommands that only read, with the options that keep them so. They still follow the
+//! repository's configuration (pagers, diff and textconv drivers, fsmonitor, filters, signature programs), so
+//! [`Effects::repository_config`] tells the policy to check that configuration before running them unasked.
+
+use super::{Effects, PathArg};
+use crate::permissions::bash::words::Word;
+
+/// Options (exact spellings; git's own abbreviations are not accepted) of the diff family.
+const DIFF_OPTIONS: &[&str] = &[
+    "-p", "-u", "--patch", "-s", "--no-patch", "--raw", "--patch-with-raw", "--stat", "--shortstat", "--numstat",
+    "--dirstat", "--summary", "--name-only", "--name-status", "--check", "--full-index", "--binary", "-w",
+    "--ignore-all-space", "-b", "--ignore-space-change", "--ignore-blank-lines", "--ignore-space-at-eol",
+    "--minimal", "--patience", "--histogram", "--color", "--no-color", "--word-diff", "--color-words",
+    "--no-renames", "-M", "-C", "-R", "--relative", "--text", "-a", "--exit-code", "--quiet", "--cached",
+    "--staged", "--no-ext-diff", "--no-textconv", "--abbrev", "--merge-base", "-z", "--compact-summary",
+    "--function-context", "-W", "--find-renames", "--find-copies", "--irreversible-delete", "-D",
+    "--ignore-submodules", "--diff-merges", "-m", "--cc", "--combined-all-paths", "--first-parent",
+];
+const DIFF_VALUE_PREFIXES: &[&str] = &[
+    "-U", "--unified=", "--stat=", "--dirstat=", "--diff-filter=", "--word-diff=", "--color=", "--abbrev=",
+    "--relative=", "-M", "-C", "-S", "-G", "--src-prefix=", "--dst-prefix=", "--diff-algorithm=", "--inter-hunk-context=",
+    "--ignore-submodules=", "--diff-merges=", "--find-renames=", "--find-copies=", "--stat-width=",
+];
+const LOG_OPTIONS: &[&str] = &[
+    "--oneline", "--graph", "--all", "--decorate", "--no-decorate", "--reverse", "--abbrev-commit", "--no-merges",
+    "--merges", "--follow", "--source", "--date-order", "--topo-order", "--author-date-order", "-i",
+    "--regexp-ignore-case", "--all-match", "--invert-grep", "--left-right", "--cherry-pick", "--boundary",
+    "--branches", "--tags", "--remotes", "--no-walk", "--simplify-by-decoration", "--full-history", "--walk-reflogs",
+    "-g", "--parents", "--children", "--show-signature",
+];
+const LOG_VALUE_PREFIXES: &[&str] = &[
+    "-n", "--max-count=", "--skip=", "--since=", "--after=", "--until=", "--before=", "--author=", "--committer=",
+    "--grep=", "--format=", "--pretty=", "--date=", "--decorate=", "-L", "--max-parents=", "--min-parents=",
+    "--branches=", "--tags=", "--remotes=", "--glob=", "--exclude=",
+];
+
+/// `git ARGS`, or why it is not known to only read.
+pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
+    let texts: Vec<String> = args
+        .iter()
+        .map(|word| word.plain_text().ok_or_else(|| format!("`{}` is only known when the command runs", word.text())))
+        .collect::<Result<_, _>>()?;
+    let Some((sub, rest)) = texts.split_first() else { return Err("`git` without a subcommand".into()) };
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let mut effects = Effects { repository_config: true, ..Effects::default() };
+    let ok = match sub.as_str() {
+        "--version" | "version" => {
+            effects.repository_config = false;
+            rest.is_empty()
+        }
+        "status" => all_options(&rest, |arg| {
+            matches!(
+                arg,
+                "-s" | "--short" | "-b" | "--branch" | "--porcelain" | "--long" | "-v" | "--verbose" | "-z"
+                    | "--show-stash" | "--ahead-behind" | "--no-ahead-behind" | "--renames" | "--no-renames"
+                    | "-u" | "-uno" | "-unormal" | "-uall" | "--ignored" | "--no-column"
+            ) || ["--porcelain=", "--untracked-files", "--ignored=", "--ignore-submodules"].iter().any(|p| arg.starts_with(p))
+        }),
+        "diff" => all_options(&rest, diff_option),
+        "log" | "show" | "shortlog" => all_options(&rest, |arg| {
+            diff_option(arg)
+                || LOG_OPTIONS.contains(&arg)
+                || LOG_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
+                || (arg.len() > 1 && arg.starts_with('-') && arg[1..].chars().all(|c| c.is_ascii_digit()))
+        }),
+        "rev-parse" => all_options(&rest, |arg| {
+            matches!(
+                arg,
+                "--show-toplevel" | "--git-dir" | "--absolute-git-dir" | "--is-inside-work-tree" | "--is-inside-git-dir"
+                    | "--is-bare-repository" | "--show-prefix" | "--show-cdup" | "--verify" | "-q" | "--quiet"
+                    | "--abbrev-ref" | "--short" | "--symbolic" | "--symbolic-full-name" | "--git-common-dir"
+                    | "--show-superproject-working-tree"
+            ) || arg.starts_with("--short=")
+        }),
+        "ls-files" => all_options(&rest, |arg| {
+            matches!(
+                arg,
+                "-c" | "--cached" | "-d" | "--deleted" | "-m" | "--modified" | "-o" | "--others" | "-i" | "--ignored"
+                    | "-s" | "--stage" | "-u" | "--unmerged" | "-k" | "--killed" | "-z" | "-t" | "-v" | "-f"
+                    | "--exclude-standard" | "--directory" | "--no-empty-directory" | "--full-name" | "--error-unmatch"
+                    | "--eol" | "--deduplicate" | "--sparse"
+            ) || arg.starts_with("--exclude=") || arg.starts_with("--abbrev")
+        }),
+        "blame" => {
+            let mut i = 0;
+            let mut fine = true;
+            while let Some(arg) = rest.get(i) {
+                i += 1;
+                match *arg {
+                    "--" => break,
+                    "-L" | "--date" => i += 1,
+                    "--contents" => {
+                        if let Some(file) = rest.get(i) {
+                            effects.reads.push(PathArg { text: (*file).to_owned(), glob: false });
+                        }
+                        i += 1;
+                    }
+                    "-w" | "-M" | "-C" | "-e" | "-s" | "-l" | "-t" | "-f" | "-n" | "-p" | "--porcelain"
+                    | "--line-porcelain" | "--show-email" | "--show-name" | "--show-number" | "--root" | "-c"
+                    | "--incremental" | "--abbrev" => {}
+                    other if other.starts_with("--contents=") => effects
+                        .reads
+                        .push(PathArg { text: other["--contents=".len()..].to_owned(), glob: false }),
+                    other if other.starts_with("-L") || other.starts_with("--date=") || other.starts_with("--abbrev=") => {}
+                    other if other.starts_with('-') => fine = false,
+                    _ => {}
+                }
+            }
+            fine
+        }
+        "branch" => rest.iter().all(|arg| {
+            matches!(
+                *arg,
+                "-a" | "-v" | "-vv" | "-r" | "--all" | "--verbose" | "--remotes" | "--list" | "-l" | "--show-current"
+                    | "--merged" | "--no-merged" | "--no-color" | "--color"
+            )
+        }),
+        "remote" => rest.iter().all(|arg| matches!(*arg, "-v" | "--verbose")),
+        "tag" => rest.is_empty() || (matches!(rest[0], "-l" | "--list") && rest[1..].iter().all(|a| !a.starts_with('-'))),
+        _ => return Err(format!("`git {sub}` is not a git command tandem knows to only read")),
+    };
+    if ok { Ok(effects) } else { Err(format!("`git {sub}` with an option tandem doesn't know to be safe")) }
+}
+
+/// Every word before `--` that starts with `-` passes `allowed`; revisions and paths (operands) are text: git
+/// refuses paths outside its repository.
+fn all_options(args: &[&str], allowed: impl Fn(&str) -> bool) -> bool {
+    args.iter().take_while(|arg| **arg != "--").filter(|arg| arg.starts_with('-')).all(|arg| allowed(arg))
+}
+
+fn diff_option(arg: &str) -> bool {
+    DIFF_OPTIONS.contains(&arg) || DIFF_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
+}

@@ -1,0 +1,340 @@
+//! The decision for a Bash call. A command line runs unasked only when a rule the user wrote allows each of its
+//! simple commands, or when each is understood word by word ([`bash::spec`]) and everything it reads and writes
+//! is known and allowed: reads inside the workspace, writes (in `acceptEdits`) inside it and not protected, and
+//! nothing that an earlier part of the same line created, moved or copied. Everything else asks.
+
+use std::path::PathBuf;
+
+use super::bash::spec::Effects;
+use super::bash::{self, Analysis, SimpleCommand};
+use super::command_paths;
+use super::policy::source;
+use super::rules::path_matches;
+use super::settings::RuleKind;
+use super::{Decision, PermissionMode, PermissionPolicy};
+
+/// Programs whose "always" rule is the exact command: a prefix rule for them would allow far more than was seen.
+const EXACT_ONLY: &[&str] = &[
+    "rm", "rmdir", "mv", "cp", "ln", "chmod", "chown", "chgrp", "dd", "kill", "pkill", "killall", "curl", "wget",
+    "sudo", "su", "sh", "bash", "zsh", "dash", "eval", "exec", "env", "xargs", "find", "sed", "awk", "perl", "tee",
+    "truncate", "shred", "install", "rsync", "scp", "ssh", "tar", "unzip", "docker", "kubectl",
+];
+/// `program subcommand` pairs that get exact rules too.
+const EXACT_SUBCOMMANDS: &[(&str, &str)] = &[
+    ("git", "push"),
+    ("git", "reset"),
+    ("git", "clean"),
+    ("git", "checkout"),
+    ("git", "rebase"),
+    ("git", "config"),
+    ("git", "remote"),
+    ("git", "filter-branch"),
+    ("npm", "publish"),
+    ("cargo", "publish"),
+    ("npm", "exec"),
+    ("npx", ""),
+];
+/// Interpreters: `python3 -m pytest -q` remembers `python3 -m pytest`, `node script.js` remembers the script.
+const INTERPRETERS: &[&str] = &["python", "python3", "node", "ruby", "php", "deno", "bun", "uv", "poetry"];
+
+impl PermissionPolicy {
+    pub(super) fn decide_bash(&self, command: &str, unsandboxed: bool) -> Decision {
+        let analysis = bash::analyze(command);
+        if let Some(reason) = &analysis.blocked {
+            return Decision::Deny { reason: format!("Refused: {reason}. tandem never runs this command, in any mode.") };
+        }
+        let bash_rules = |kind: RuleKind| self.rules_of(kind).filter(|rule| rule.rule.covers_tool("Bash"));
+        for rule in bash_rules(RuleKind::Deny) {
+            let hit = match &rule.rule.specifier {
+                None => true,
+                Some(spec) => analysis.commands.iter().any(|cmd| cmd.matches_for_deny(spec)),
+            };
+            if hit {
+                return Decision::Deny {
+                    reason: format!("Permission to run this command was denied by the rule {}{}.", rule.text, source(rule)),
+                };
+            }
+        }
+        if let Some(reason) = self.denied_read(&analysis) {
+            return Decision::Deny { reason };
+        }
+        let suggestion = suggest_bash_rule(&analysis, |cmd| self.allowed_by_rule(cmd));
+        let asked = bash_rules(RuleKind::Ask).any(|rule| match &rule.rule.specifier {
+            None => true,
+            Some(spec) => analysis.commands.iter().any(|cmd| cmd.matches(spec)),
+        });
+        if asked {
+            return self.ask("Bash", suggestion, Some("an ask rule matches".into()));
+        }
+        if self.mode == PermissionMode::BypassPermissions {
+            return Decision::Allow;
+        }
+        if unsandboxed && self.sandboxed {
+            // Leaving the sandbox is always the user's call, whatever the rules say.
+            return self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into()));
+        }
+        if bash_rules(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none()) {
+            return Decision::Allow;
+        }
+        if let Some(reason) = &analysis.always_ask {
+            return self.ask_bash(String::new(), Some(format!("it contains {reason}, which a rule can never allow")));
+        }
+        for write in &analysis.writes {
+            if let Err(why) = self.writable(write, &[]) {
+                return self.ask_bash(suggestion, Some(format!("it writes to {why}")));
+            }
+        }
+        for read in &analysis.reads {
+            if let Err(why) = self.readable(read, &[]) {
+                return self.ask_bash(suggestion, Some(format!("it reads {why}")));
+            }
+        }
+        let mut touched: Vec<PathBuf> = Vec::new();
+        let mut why_not: Option<String> = None;
+        let mut mutates = !analysis.writes.is_empty();
+        for cmd in &analysis.commands {
+            if self.allowed_by_rule(cmd) {
+                continue;
+            }
+            match self.auto_allowed(cmd, &mut touched) {
+                Ok(writes) => mutates |= writes,
+                Err(why) => {
+                    why_not.get_or_insert(why);
+                }
+            }
+        }
+        if why_not.is_none() && (!mutates || self.mode == PermissionMode::AcceptEdits) {
+            return Decision::Allow;
+        }
+        self.ask_bash(suggestion, why_not)
+    }
+
+    fn allowed_by_rule(&self, cmd: &SimpleCommand) -> bool {
+        self.rules_of(RuleKind::Allow)
+            .filter(|rule| rule.rule.covers_tool("Bash"))
+            .any(|rule| rule.rule.specifier.as_deref().is_some_and(|spec| cmd.matches(spec)))
+    }
+
+    /// Whether one simple command runs without a rule: understood, reading only what may be read, and (in
+    /// `acceptEdits`) writing only what may be written. `Ok(true)` when it writes. Paths it creates are added to
+    /// `touched`, which later parts of the line may not use.
+    fn auto_allowed(&self, cmd: &SimpleCommand, touched: &mut Vec<PathBuf>) -> Result<bool, String> {
+        if self.mode == PermissionMode::DontAsk {
+            return Err("no rule allows it".into());
+        }
+        let effects = cmd.understand()?;
+        let mutates = effects.mutates();
+        if mutates && self.mode != PermissionMode::AcceptEdits {
+            return Ok(true);
+        }
+        self.effects_allowed(&effects, touched)?;
+        if effects.repository_config {
+            super::git_config::check(self.workspace.cwd())?;
+        }
+        Ok(mutates)
+    }
+
+    fn effects_allowed(&self, effects: &Effects, touched: &mut Vec<PathBuf>) -> Result<(), String> {
+        let mut created: Vec<PathBuf> = Vec::new();
+        for pattern in &effects.literal_globs {
+            let arg = super::bash::spec::PathArg { text: pattern.clone(), glob: true };
+            if command_paths::expand(&self.workspace, &arg).map_err(|why| format!("it has {why}"))? != [pattern.clone()] {
+                return Err(format!("`{pattern}` matches file names, which bash would put in its place"));
+            }
+        }
+        for arg in &effects.reads {
+            for path in command_paths::expand(&self.workspace, arg)? {
+                self.readable(&path, touched).map_err(|why| format!("it reads {why}"))?;
+            }
+        }
+        for arg in &effects.writes {
+            self.writable(&arg.text, touched).map_err(|why| format!("it writes to {why}"))?;
+            created.push(self.workspace.absolute(&arg.text));
+        }
+        if let Some(transfer) = &effects.transfer {
+            let mut sources = Vec::new();
+            for arg in &transfer.sources {
+                sources.extend(command_paths::expand(&self.workspace, arg)?);
+            }
+            for source in &sources {
+                self.readable(source, touched).map_err(|why| format!("it copies {why}"))?;
+                if transfer.moves {
+                    self.writable(source, touched).map_err(|why| format!("it moves {why}"))?;
+                    created.push(self.workspace.absolute(source));
+                }
+            }
+            let targets = command_paths::transfer_targets(&self.workspace, transfer, &sources)?;
+            for target in targets {
+                let text = target.to_string_lossy().into_owned();
+                self.writable(&text, touched).map_err(|why| format!("it writes to {why}"))?;
+                created.push(target);
+            }
+        }
+        touched.extend(created);
+        Ok(())
+    }
+
+    /// `Ok` when a command may read `path` unasked; otherwise the path and why not.
+    fn readable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
+        if matches!(path, "-" | "/dev/null" | "/dev/stdin") {
+            return Ok(());
+        }
+        let shown = self.workspace.resolve(path);
+        let Some(resolved) = self.workspace.resolve_strict(path) else {
+            return Err(format!("{}, a path that can't be resolved for sure (a dangling or looping link)", shown.display()));
+        };
+        if self.earlier_part_made(&resolved, touched) {
+            return Err(format!("{}, which an earlier part of the command creates or moves", resolved.display()));
+        }
+        if let Some(protection) = self.workspace.protected(&resolved).filter(|p| p.guards_reads()) {
+            return Err(format!("{}, which is protected: {}", resolved.display(), protection.reason()));
+        }
+        if !self.workspace.contains(&resolved) {
+            return Err(format!("{}, outside the workspace", resolved.display()));
+        }
+        Ok(())
+    }
+
+    /// `Ok` when a command may write `path` unasked (mode aside); otherwise the path and why not.
+    fn writable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
+        let shown = self.workspace.resolve(path);
+        let Some(resolved) = self.workspace.resolve_strict(path) else {
+            return Err(format!("{}, a path that can't be resolved for sure (a dangling or looping link)", shown.display()));
+        };
+        if self.earlier_part_made(&resolved, touched) {
+            return Err(format!("{}, which an earlier part of the command creates or moves", resolved.display()));
+        }
+        if let Some(protection) = self.workspace.protected(&resolved) {
+            return Err(format!("{}, which is protected: {}", resolved.display(), protection.reason()));
+        }
+        if !self.workspace.contains(&resolved) {
+            return Err(format!("{}, outside the workspace", resolved.display()));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if std::fs::metadata(&resolved).is_ok_and(|meta| meta.is_file() && meta.nlink() > 1) {
+                return Err(format!("{}, a file with several hard links (writing it changes the others)", resolved.display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `resolved` is, or lies below (or above), a path an earlier part of the line made.
+    fn earlier_part_made(&self, resolved: &std::path::Path, touched: &[PathBuf]) -> bool {
+        touched.iter().any(|made| {
+            let made = super::paths::normalize(made);
+            resolved.starts_with(&made) || made.starts_with(resolved) && resolved != self.workspace.cwd()
+        })
+    }
+
+    /// Reading a secret, or a path a Read deny rule covers, through any command: denied. Every word of every
+    /// command is looked at (not only those of understood commands): `python3 x.py ~/.ssh/id_rsa` is denied too.
+    fn denied_read(&self, analysis: &Analysis) -> Option<String> {
+        let hidden = self.hidden_paths();
+        let words = analysis.commands.iter().flat_map(|cmd| {
+            cmd.argv.iter().skip(1).map(|arg| arg.split_once('=').map_or(arg.as_str(), |(_, value)| value))
+        });
+        for word in words.chain(analysis.reads.iter().map(String::as_str)).chain(analysis.writes.iter().map(String::as_str)) {
+            if word.is_empty() || word.starts_with('-') && !word.contains('/') {
+                continue;
+            }
+            let path = self.workspace.resolve(word);
+            if let Some(hidden) = &hidden
+                && hidden(&path)
+            {
+                return Some(format!("Reading {} is denied by a Read rule, also through a command.", path.display()));
+            }
+            if let Some(protection) = self.workspace.protected(&path).filter(|p| p.guards_reads())
+                && !self.read_rule_names(&path)
+            {
+                return Some(format!(
+                    "The command names {}, which is protected: {}. tandem doesn't let commands read it unless an \
+                     allow rule names it (e.g. Read({})).",
+                    path.display(),
+                    protection.reason(),
+                    path.display()
+                ));
+            }
+        }
+        None
+    }
+
+    /// Whether an allow rule with a path names `path` explicitly (a bare `Read` rule does not).
+    pub(super) fn read_rule_names(&self, path: &std::path::Path) -> bool {
+        self.rules_of(RuleKind::Allow).filter(|rule| rule.rule.covers_tool("Read")).any(|rule| {
+            rule.rule.specifier.as_deref().is_some_and(|spec| {
+                path_matches(spec, path, &rule.root, self.workspace.cwd(), &self.home, false)
+            })
+        })
+    }
+}
+
+/// The rules an "always" answer remembers for a command, one per simple command not covered yet, each as
+/// narrow as the command: `python3 -m pytest -q` → `Bash(python3 -m pytest:*)`, `npm test -- --watch` →
+/// `Bash(npm test:*)`, `rm -rf build` → exactly `Bash(rm -rf build)`. Empty when no rule could ever allow it.
+pub(super) fn suggest_bash_rule(analysis: &Analysis, covered: impl Fn(&SimpleCommand) -> bool) -> String {
+    if analysis.always_ask.is_some() || analysis.blocked.is_some() {
+        return String::new();
+    }
+    let mut rules: Vec<String> = Vec::new();
+    for cmd in analysis.commands.iter().filter(|cmd| !covered(cmd)) {
+        if cmd.argv.is_empty() {
+            continue;
+        }
+        let rule = format!("Bash({})", rule_for(cmd));
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    rules.join(", ")
+}
+
+fn rule_for(cmd: &SimpleCommand) -> String {
+    let argv = &cmd.argv;
+    let exact = || {
+        let words: Vec<String> =
+            cmd.assignments.iter().map(|(name, value)| format!("{name}={value}")).chain(argv.iter().cloned()).collect();
+        words.iter().map(|word| quote_for_rule(word)).collect::<Vec<_>>().join(" ")
+    };
+    let simple_word = |word: &str| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c));
+    let program = argv[0].as_str();
+    if !cmd.assignments.is_empty() || !cmd.is_plain() || EXACT_ONLY.contains(&program) || !simple_word(program) {
+        return exact();
+    }
+    let second = argv.get(1).map(String::as_str).unwrap_or_default();
+    if EXACT_SUBCOMMANDS.iter().any(|(p, sub)| *p == program && (sub.is_empty() || *sub == second)) {
+        return exact();
+    }
+    if INTERPRETERS.contains(&program) || program.starts_with("python3.") {
+        return match (second, argv.get(2)) {
+            ("-m", Some(module)) if simple_word(module) => format!("{program} -m {module}:*"),
+            (script, _) if !script.starts_with('-') && simple_word(script.trim_start_matches("./")) || script.ends_with(".py") || script.ends_with(".js") => {
+                if argv.len() == 2 { exact() } else { format!("{}:*", quote_for_rule(&format!("{program} {script}"))) }
+            }
+            _ => exact(),
+        };
+    }
+    if argv.len() == 1 {
+        return exact();
+    }
+    if !second.starts_with('-') && simple_word(second) {
+        if argv.len() == 2 {
+            return exact();
+        }
+        return format!("{program} {second}:*");
+    }
+    exact()
+}
+
+/// A word as rule text: blanks, `*`, quotes and backslashes escaped so that the rule reads back as the word.
+fn quote_for_rule(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        if c.is_whitespace() || matches!(c, '*' | '\'' | '"' | '\\' | '(' | ')') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

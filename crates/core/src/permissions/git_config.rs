@@ -1,0 +1,150 @@
+//! Whether a repository's configuration can make a "read-only" git command run a program.
+//!
+//! `git status`, `git diff` and `git log` only read — unless the repository's own configuration says otherwise:
+//! `core.fsmonitor` runs a program on every status, `diff.*.textconv` and `diff.external` run on every diff, a
+//! pager, filters, signature programs. A repository unpacked from an archive brings its `.git/config` along, so
+//! those commands run unasked only when that configuration (with its worktree and submodule parts) names none
+//! of these. Includes are not followed: a configuration with one asks.
+
+use std::path::{Path, PathBuf};
+
+/// Submodule configurations looked at, at most.
+const MAX_CONFIG_FILES: usize = 64;
+
+/// `Ok` when git in `cwd` reads a repository whose configuration runs nothing; otherwise why not.
+pub(super) fn check(cwd: &Path) -> Result<(), String> {
+    let git_dir = find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
+    let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        let common = git_dir.join(common.trim());
+        files.push(common.join("config"));
+        files.push(common.join("config.worktree"));
+        collect_module_configs(&common.join("modules"), &mut files);
+    }
+    collect_module_configs(&git_dir.join("modules"), &mut files);
+    if files.len() > MAX_CONFIG_FILES {
+        return Err("the repository has too many submodule configurations to check".into());
+    }
+    for file in files {
+        match std::fs::read_to_string(&file) {
+            Ok(text) => {
+                if let Some(key) = first_program_key(&text) {
+                    return Err(format!("the repository's configuration sets `{key}` ({}), which runs a program", file.display()));
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return Err(format!("{} could not be read", file.display())),
+        }
+    }
+    Ok(())
+}
+
+/// The repository directory git would use from `cwd`: the nearest `.git` directory, or the one a `.git` file
+/// points to.
+fn find_git_dir(cwd: &Path) -> Option<PathBuf> {
+    for dir in cwd.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dot_git) else { continue };
+        if meta.is_dir() {
+            return Some(dot_git);
+        }
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let target = text.trim().strip_prefix("gitdir:")?.trim();
+        return Some(dir.join(target));
+    }
+    None
+}
+
+fn collect_module_configs(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if files.len() > MAX_CONFIG_FILES {
+            return;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            files.push(path.join("config"));
+            collect_module_configs(&path.join("modules"), files);
+            collect_module_configs(&path, files);
+        }
+    }
+}
+
+/// The first `section.key` in a git configuration text that names a program to run (or an include, which
+/// isn't followed), or that can't be read with certainty.
+fn first_program_key(text: &str) -> Option<String> {
+    let mut section = String::new();
+    let mut subsection = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let line = if let Some(rest) = line.strip_prefix('[') {
+            let Some(close) = rest.find(']') else { return Some(format!("[{rest}")) };
+            let header = &rest[..close];
+            let (name, sub) = match header.split_once(|c: char| c.is_whitespace() || c == '.') {
+                Some((name, sub)) => (name, !sub.trim().is_empty()),
+                None => (header, false),
+            };
+            section = name.trim().to_lowercase();
+            subsection = sub;
+            let after = rest[close + 1..].trim();
+            if after.is_empty() || after.starts_with('#') || after.starts_with(';') {
+                continue;
+            }
+            after
+        } else {
+            line
+        };
+        let key = line.split(|c: char| c == '=' || c.is_whitespace()).next().unwrap_or_default().to_lowercase();
+        if line.ends_with('\\') {
+            return Some(format!("{section}.{key} (continued on the next line)"));
+        }
+        let runs = match section.as_str() {
+            "include" | "includeif" | "pager" | "filter" | "difftool" | "mergetool" | "alias" => true,
+            "core" => matches!(key.as_str(), "fsmonitor" | "pager" | "editor" | "sshcommand" | "hookspath" | "askpass" | "attributesfile" | "worktree" | "gitproxy"),
+            "diff" => key == "external" || (subsection && matches!(key.as_str(), "command" | "textconv")),
+            "gpg" => key == "program",
+            "merge" => subsection && key == "driver",
+            "credential" => key == "helper",
+            "status" | "log" => key == "showsignature",
+            _ => false,
+        };
+        if runs {
+            return Some(format!("{section}.{key}"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_keys_are_found() {
+        assert_eq!(first_program_key("[core]\n\trepositoryformatversion = 0\n\tbare = false\n"), None);
+        assert_eq!(first_program_key("[core]\n\tfsmonitor = ./evil\n").as_deref(), Some("core.fsmonitor"));
+        assert_eq!(first_program_key("[CORE]\n\tPager = less\n").as_deref(), Some("core.pager"));
+        assert_eq!(first_program_key("[diff \"x\"]\n\ttextconv = sh\n").as_deref(), Some("diff.textconv"));
+        assert_eq!(first_program_key("[diff]\n\texternal = x\n").as_deref(), Some("diff.external"));
+        assert_eq!(first_program_key("[diff]\n\tcolorMoved = zebra\n"), None);
+        assert_eq!(first_program_key("[include]\n\tpath = ../x\n").as_deref(), Some("include.path"));
+        assert_eq!(first_program_key("[core] fsmonitor = x\n").as_deref(), Some("core.fsmonitor"));
+        assert_eq!(first_program_key("[filter \"lfs\"]\n\tclean = git-lfs clean\n").as_deref(), Some("filter.clean"));
+        assert!(first_program_key("[core]\n\tpager = a\\\n b\n").is_some());
+    }
+
+    #[test]
+    fn a_repository_is_needed_and_its_config_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check(dir.path()).is_err(), "no repository");
+        std::fs::create_dir_all(dir.path().join(".git/modules/sub")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        assert_eq!(check(&dir.path().join("src")), Ok(()));
+        std::fs::write(dir.path().join(".git/modules/sub/config"), "[core]\n\tfsmonitor = x\n").unwrap();
+        assert!(check(dir.path()).unwrap_err().contains("core.fsmonitor"));
+    }
+}
