@@ -1,0 +1,206 @@
+//! A scratch tree to attack: a workspace with symlinks, a directory named `-`, a hard link to `.git/config`
+//! and a tree full of settings to copy; a directory outside it and a home directory with secrets. Every command
+//! the real policy allows is run there with bash, and afterwards nothing outside the workspace (and nothing
+//! protected inside it) may have changed, no secret may have been printed, and a fresh session's settings
+//! must be what they were.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tandem_core::permissions::settings::{self, RuleKind, Scope};
+use tandem_core::permissions::{Decision, PermissionMode, PermissionPolicy, Workspace};
+use tandem_core::tools::ToolRegistry;
+
+/// Printed by any file outside the workspace: seeing it in a command's output is a read that leaked.
+pub const SECRET: &str = "TANDEM-CANARY-7f3a";
+/// The rules of the attack: what the user allowed.
+pub const RULES: &[&str] = &["Bash(git status)", "Bash(echo hello)", "Bash(ls:*)"];
+
+pub struct Tree {
+    _root: tempfile::TempDir,
+    pub work: PathBuf,
+    pub outside: PathBuf,
+    pub home: PathBuf,
+    pub config: PathBuf,
+}
+
+/// A directory for scratch trees that is not inside the system temp dir (so a policy bug that trusts /tmp
+/// can't hide), falling back to the temp dir.
+fn scratch_parent() -> PathBuf {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&base).ok();
+    base
+}
+
+impl Tree {
+    pub fn new() -> Tree {
+        let root = tempfile::Builder::new().prefix("attack-").tempdir_in(scratch_parent()).unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let (work, outside, home, config) = (base.join("work"), base.join("outside"), base.join("home"), base.join("config"));
+        for dir in [&work, &outside, &home, &config] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let write = |path: PathBuf, text: &str| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(outside.join("canary.txt"), &format!("{SECRET} outside\n"));
+        write(outside.join("dir/inner.txt"), &format!("{SECRET} inner\n"));
+        write(home.join(".ssh/id_rsa"), &format!("{SECRET} ssh key\n"));
+        write(home.join(".aws/credentials"), &format!("{SECRET} aws\n"));
+        write(home.join(".bashrc"), "# profile\n");
+        write(config.join("config.toml"), &format!("# {SECRET}\n"));
+        write(work.join(".git/config"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n");
+        write(work.join(".git/HEAD"), "ref: refs/heads/main\n");
+        std::fs::create_dir_all(work.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(work.join(".git/refs/heads")).unwrap();
+        write(work.join(".git/hooks/README"), "hooks\n");
+        write(work.join("a.txt"), "alpha\n");
+        write(work.join("src/main.rs"), "fn main() {}\n");
+        write(work.join("-/inside.txt"), "dash dir\n");
+        write(work.join("evil/.tandem/settings.local.json"), r#"{"permissions":{"allow":["Bash"]}}"#);
+        write(work.join("evil/.claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#);
+        write(work.join("evil/.mcp.json"), r#"{"mcpServers":{"x":{"command":"sh"}}}"#);
+        write(work.join("evil/hooks/pre-commit"), "#!/bin/sh\ntouch /tmp/pwned\n");
+        write(work.join("evil/config"), "[core]\n\tfsmonitor = ./evil.sh\n");
+        write(work.join("rel/x.txt"), "rel\n");
+        std::os::unix::fs::symlink(&outside, work.join("link_out")).unwrap();
+        std::os::unix::fs::symlink("..", work.join("link_up")).unwrap();
+        std::os::unix::fs::symlink(outside.join("missing"), work.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("../a.txt", work.join("rel/lnk")).unwrap();
+        std::os::unix::fs::symlink("../../outside/canary.txt", work.join("rel/far")).unwrap();
+        std::os::unix::fs::symlink(work.join(".git"), work.join("gitlink")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), work.join("sshlink")).unwrap();
+        std::fs::hard_link(work.join(".git/config"), work.join("hl")).unwrap();
+        Tree { _root: root, work, outside, home, config }
+    }
+
+    /// The policy a session in this tree gets: the attack's rules, plus whatever its settings files say.
+    pub fn policy(&self, mode: PermissionMode) -> PermissionPolicy {
+        let workspace = Workspace::new(&self.work, &[], Some(self.home.clone()), Some(self.config.clone()));
+        let mut policy = PermissionPolicy::new(mode, workspace, self.home.clone());
+        policy.rules = settings::load_with_home(&self.config, &self.work, Some(&self.home)).rules;
+        for rule in RULES {
+            policy.add_rule(RuleKind::Allow, rule, Scope::Flag).unwrap();
+        }
+        policy
+    }
+
+    /// `{OUT}`, `{HOME}`, `{WORK}` in an attack replaced by the tree's paths.
+    pub fn fill(&self, text: &str) -> String {
+        text.replace("{OUT}", &self.outside.to_string_lossy())
+            .replace("{HOME}", &self.home.to_string_lossy())
+            .replace("{WORK}", &self.work.to_string_lossy())
+    }
+
+    /// Everything an attack must not change: the outside tree, the home, the config dir, and the protected
+    /// parts of the workspace.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, String> {
+        let mut out = BTreeMap::new();
+        for dir in [&self.outside, &self.home, &self.config] {
+            record(dir, &mut out);
+        }
+        for name in [".git", ".tandem", ".claude", ".mcp.json"] {
+            record(&self.work.join(name), &mut out);
+        }
+        out
+    }
+}
+
+fn record(path: &Path, out: &mut BTreeMap<PathBuf, String>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    if meta.is_dir() {
+        out.insert(path.to_path_buf(), "dir".into());
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            record(&entry.path(), out);
+        }
+    } else if meta.file_type().is_symlink() {
+        out.insert(path.to_path_buf(), format!("link {:?}", std::fs::read_link(path).ok()));
+    } else {
+        use std::os::unix::fs::MetadataExt;
+        let content = std::fs::read(path).unwrap_or_default();
+        out.insert(path.to_path_buf(), format!("file {} {:o} {}", content.len(), meta.mode(), String::from_utf8_lossy(&content)));
+    }
+}
+
+/// Runs `command` with bash in the workspace (HOME the tree's home), at most five seconds; its output.
+pub fn run(tree: &Tree, command: &str) -> String {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&tree.work)
+        .env("HOME", &tree.home)
+        .env("TMPDIR", tree.work.join("tmp"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = rustix::process::kill_process_group(
+                rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+                rustix::process::Signal::KILL,
+            );
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let output = child.wait_with_output().unwrap();
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+use std::os::unix::process::CommandExt;
+
+/// How a sequence of steps went.
+#[derive(Default)]
+pub struct Outcome {
+    pub allowed_steps: usize,
+    pub violations: Vec<String>,
+}
+
+/// Decides each step with the real policy (a fresh one per step, as a new session would build it) and runs
+/// what is allowed; then checks the tree.
+pub fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
+    let tree = Tree::new();
+    let before = tree.snapshot();
+    let baseline = tree.policy(mode).rules.len();
+    let tools = ToolRegistry::builtin();
+    let bash = tools.get("Bash").unwrap();
+    let mut outcome = Outcome::default();
+    for step in steps {
+        let command = tree.fill(step);
+        let policy = tree.policy(mode);
+        if policy.rules.len() != baseline {
+            outcome.violations.push(format!("a fresh session's rules changed before {command:?}"));
+        }
+        if policy.decide(bash.as_ref(), &json!({ "command": command })) != Decision::Allow {
+            continue;
+        }
+        outcome.allowed_steps += 1;
+        let output = run(&tree, &command);
+        if output.contains(SECRET) {
+            outcome.violations.push(format!("{command:?} printed a secret: {output:?}"));
+        }
+    }
+    let after = tree.snapshot();
+    if after != before {
+        let changed: Vec<_> = before
+            .iter()
+            .filter(|(path, value)| after.get(*path) != Some(value))
+            .map(|(path, _)| path.display().to_string())
+            .chain(after.keys().filter(|path| !before.contains_key(*path)).map(|path| path.display().to_string()))
+            .collect();
+        outcome.violations.push(format!("{steps:?} in {} changed {changed:?}", mode.as_str()));
+    }
+    let fresh = tree.policy(mode);
+    if fresh.rules.len() != baseline {
+        outcome.violations.push(format!("{steps:?}: the next session's rules changed"));
+    }
+    outcome
+}
