@@ -53,6 +53,8 @@ pub struct ConfigFile {
     pub compact_threshold: Option<f64>,
     /// Tokens kept free for the summary when compacting (default 13000).
     pub compact_reserve_tokens: Option<u64>,
+    /// What the processes tandem starts inherit of its environment (secrets are always removed).
+    pub shell_environment_policy: Option<crate::shell_env::ShellEnvPolicy>,
 }
 
 /// A provider declared in `config.toml`.

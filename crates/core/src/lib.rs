@@ -15,4 +15,5 @@ pub mod protocol;
 pub mod provider;
 pub mod sandbox;
 pub mod session;
+pub mod shell_env;
 pub mod tools;

@@ -109,6 +109,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
             ..Default::default()
         },
         sandbox: None,
+        shell_env: Default::default(),
         config_dir: std::env::temp_dir().join("tandem-agent-test-config"),
         notices: Vec::new(),
         session_log: None,

@@ -51,6 +51,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
             max_delay: Duration::from_millis(2),
         },
         sandbox: None,
+        shell_env: Default::default(),
         config_dir: config_dir.to_path_buf(),
         notices: Vec::new(),
         session_log: None,

@@ -147,6 +147,12 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     }
 
     let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id)?;
+    // Every project's transcripts are off limits to reads, except this session's own saved outputs.
+    let own_outputs = session_log.path().with_extension("");
+    permissions.workspace = permissions.workspace.clone().with_data_dir(&paths.data_dir, &[own_outputs]);
+    let mut shell_env = file.shell_environment_policy.clone().unwrap_or_default();
+    shell_env.secrets.extend(resolved.endpoint.api_key_env.iter().cloned());
+    shell_env.secrets.extend(file.providers.values().filter_map(|entry| entry.api_key_env.clone()));
     if !removed.iter().any(|tool| tool == "SearchSessions") {
         let current_session = Some(session_log.id().to_owned());
         tools.register(Arc::new(SearchSessionsTool { data_dir: paths.data_dir.clone(), current_session }));
@@ -164,6 +170,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         max_budget_usd: cli.max_budget_usd,
         retry: RetryPolicy::from_env(),
         sandbox,
+        shell_env: Arc::new(shell_env),
         config_dir: paths.config_dir.clone(),
         notices,
         session_log: Some(session_log),
@@ -259,5 +266,7 @@ fn sandbox_policy(
     }
     let mut writable_roots = vec![cwd.to_path_buf()];
     writable_roots.extend(extra_dirs.iter().cloned());
-    Ok(Some(SandboxPolicy { mode, writable_roots, network: file.sandbox_network.unwrap_or(true) }))
+    let policy = SandboxPolicy::with_private_temp(mode, writable_roots, file.sandbox_network.unwrap_or(true))
+        .map_err(|err| SetupError(format!("cannot create the sandbox's private temp dir: {err}")))?;
+    Ok(Some(policy))
 }

@@ -42,6 +42,8 @@ pub struct AgentConfig {
     pub retry: RetryPolicy,
     /// Bash commands run under this sandbox, when set.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// The environment of the processes the session starts (secrets removed).
+    pub shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
     /// Where "always, everywhere" answers are saved (`settings.json` in it).
     pub config_dir: PathBuf,
     /// Shown once at the start (settings problems, sandbox notes).

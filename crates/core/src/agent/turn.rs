@@ -223,6 +223,7 @@ impl Session {
                     hidden: lock(&self.shared.policy).hidden_paths(),
                     output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
                     sandbox: self.config.sandbox.clone(),
+                    shell_env: self.config.shell_env.clone(),
                 },
             };
             let round = runner.run(&assembled.message, &assembled.invalid_tool_inputs).await;

@@ -10,26 +10,24 @@
 //! - [`SandboxMode::ReadOnly`]: reads everywhere, writes nowhere except harmless devices (`/dev/null`, the
 //!   terminal).
 //! - [`SandboxMode::WorkspaceWrite`]: additionally writes inside the workspace (the command's working directory
-//!   and [`SandboxPolicy::writable_roots`]), the temp dirs (`/tmp`, `$TMPDIR`, `/dev/shm`), with the
-//!   workspace's `.git` kept read-only.
+//!   and [`SandboxPolicy::writable_roots`]) and the session's private temp dir (each command's `TMPDIR`), with
+//!   each root's `.git`, `.tandem`, `.claude` and `.mcp.json` kept read-only. The system temp dirs are not
+//!   writable: a workspace inside `/tmp` keeps its protection.
 //!
 //! With `network: false`, TCP `connect`/`bind` are denied too where the kernel can (Landlock ABI 4, Linux 6.7).
 //!
-//! # `.git` read-only: the trade-off
+//! # Read-only entries: the trade-off
 //!
 //! Landlock rules only ever add rights, and a right granted on a directory covers everything beneath it: there is
-//! no "writable except `.git`". So a workspace root that holds a `.git` is not granted as a whole; instead every
-//! entry directly inside it except `.git` (each file and directory, recursively writable) is. The price: in such
-//! a root, the command can't create, delete or rename entries *at the top level* (`touch NEWFILE`, `mkdir
-//! target` when `target/` doesn't exist yet, a first `Cargo.lock` or `node_modules`), nor rewrite a top-level file
-//! atomically through a temp file next to it (`sed -i`, npm's `package.json` writes); everything inside existing
-//! top-level directories, and existing top-level files written in place, stays writable. The list is taken each time a command starts, so a top-level file created
-//! meanwhile (by the Write tool, or by the user) is writable from the next command on. Roots without `.git`
-//! are granted whole. Top-level symlinks are not followed (a link to `.git` or to a path outside the workspace
+//! no "writable except `.git`". So a workspace root is never granted as a whole; instead every entry directly
+//! inside it except the read-only ones (each file and directory, recursively writable) is. The price: the command
+//! can't create, delete or rename entries *at the top level* of a root (`touch NEWFILE`, `mkdir target` when
+//! `target/` doesn't exist yet, a first `Cargo.lock` or `node_modules`), nor rewrite a top-level file atomically
+//! through a temp file next to it (`sed -i`, npm's `package.json` writes); everything inside existing top-level
+//! directories, and existing top-level files written in place, stays writable. The list is taken each time a
+//! command starts, so a top-level file created meanwhile (by the Write tool, or by the user) is writable from the
+//! next command on. Top-level symlinks are not followed (a link to `.git` or to a path outside the workspace
 //! must not become writable); writes through them to paths that are writable anyway still work.
-//!
-//! A workspace *inside* a temp dir (e.g. `/tmp/proj`) gets no `.git` protection: the temp dir is writable as a
-//! whole, and splitting `/tmp` like the workspace would break `mktemp` for every command.
 //!
 //! When the kernel has no Landlock, [`support`] says so and [`apply`] refuses (it never silently runs a command
 //! unsandboxed); the front end decides whether the user allowed running without it.
@@ -92,6 +90,23 @@ pub struct SandboxPolicy {
     /// Whether TCP connections and listening sockets are allowed. `false` cuts them off where the kernel
     /// supports it (Landlock ABI 4); see [`support`].
     pub network: bool,
+    /// The session's private temp dir (removed when the last clone is dropped): in
+    /// [`SandboxMode::WorkspaceWrite`] it is writable instead of the system temp dirs, and each command's
+    /// `TMPDIR` is a fresh directory inside it.
+    pub temp_dir: Option<std::sync::Arc<tempfile::TempDir>>,
+}
+
+impl SandboxPolicy {
+    /// A policy with a private temp dir for the session (under the system temp dir).
+    pub fn with_private_temp(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> io::Result<Self> {
+        let temp = tempfile::Builder::new().prefix("tandem-session-").tempdir()?;
+        Ok(SandboxPolicy { mode, writable_roots, network, temp_dir: Some(std::sync::Arc::new(temp)) })
+    }
+
+    /// Where the session's commands get their temp dirs: the private one, or the system's.
+    pub fn temp_root(&self) -> Option<&Path> {
+        self.temp_dir.as_deref().map(tempfile::TempDir::path)
+    }
 }
 
 /// Whether the running kernel can enforce a [`SandboxPolicy`], for the notice a front end prints at start.
@@ -223,8 +238,9 @@ impl Grants {
         if policy.mode == SandboxMode::WorkspaceWrite {
             let roots = canonical_unique(cwd.into_iter().chain(policy.writable_roots.iter().map(PathBuf::as_path)));
             write.extend(workspace_grants(&roots));
-            let temp = std::env::temp_dir();
-            write.extend(canonical_unique([Path::new("/tmp"), temp.as_path(), Path::new("/dev/shm")]));
+            // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
+            // nothing lands in other programs' temp files.
+            write.extend(canonical_unique(policy.temp_root()));
         }
         Grants { write }
     }
@@ -244,12 +260,16 @@ fn canonical_unique<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Vec<PathBu
     out
 }
 
-/// What to grant so that the `roots` are writable except each root's `.git`: roots without `.git` whole, the
-/// others split around it (see the module docs for the trade-off).
+/// Entries of a workspace root that stay read-only in the sandbox, whether they exist or not: the repository and
+/// the configuration that decides what tandem (or Claude Code) may do in later sessions.
+const READ_ONLY_ENTRIES: &[&str] = &[".git", ".tandem", ".claude", ".mcp.json"];
+
+/// What to grant so that the `roots` are writable except each root's [`READ_ONLY_ENTRIES`]: every root is split
+/// around them (see the module docs for the trade-off).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn workspace_grants(roots: &[PathBuf]) -> Vec<PathBuf> {
     let protected: Vec<PathBuf> =
-        roots.iter().map(|root| root.join(".git")).filter(|git| git.symlink_metadata().is_ok()).collect();
+        roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
     let mut out = Vec::new();
     for root in roots {
         grant_around(root, &protected, &mut out);

@@ -8,7 +8,7 @@ use serde_json::json;
 use std::process::Stdio;
 
 fn policy(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> SandboxPolicy {
-    SandboxPolicy { mode, writable_roots, network }
+    SandboxPolicy::with_private_temp(mode, writable_roots, network).unwrap()
 }
 
 /// The kernel's Landlock ABI, or `None` (with the reason printed) where the kernel has none.
@@ -129,7 +129,10 @@ fn support_levels_by_abi() {
 fn git_root_is_split_around_dot_git() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    assert_eq!(workspace_grants(std::slice::from_ref(&root)), vec![root.clone()], "no .git: granted whole");
+    assert_eq!(workspace_grants(std::slice::from_ref(&root)), Vec::<PathBuf>::new(), "a root is never granted whole");
+    std::fs::create_dir_all(root.join(".tandem")).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
 
     repo(&root);
     std::os::unix::fs::symlink(root.join(".git"), root.join("git-link")).unwrap();
@@ -160,7 +163,7 @@ async fn workspace_write_confines_writes_to_the_workspace_and_temp() {
     let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
 
     allowed(&p, ws, "echo x > src/new && echo y >> README && mkdir src/d && mv src/new src/d/new && rm -r src/d").await;
-    allowed(&p, ws, "f=$(mktemp) && echo x > \"$f\" && rm \"$f\" && echo x > /dev/null && echo x >&2").await;
+    allowed(&p, ws, &format!("f=$(TMPDIR={} mktemp) && echo x > \"$f\" && rm \"$f\" && echo x > /dev/null && echo x >&2", p.temp_root().unwrap().display())).await;
     allowed(&p, ws, "echo x > /dev/stdout && echo x > /dev/stderr && : < /dev/tty 2>/dev/null; true").await;
     allowed(&p, ws, &format!("cat {}/existing", outside.display())).await;
 
@@ -178,10 +181,49 @@ async fn workspace_write_confines_writes_to_the_workspace_and_temp() {
     // The documented price: no new entries at the top level of a repository's root.
     denied(&p, ws, "touch NEWFILE").await;
 
-    // Extra writable roots are writable (whole, having no .git), and the top level of a root without .git too.
+    // Extra writable roots are writable below their top level, like the workspace.
     let extra = policy(SandboxMode::WorkspaceWrite, vec![outside.to_path_buf()], true);
-    allowed(&extra, ws, &format!("echo x > {0}/new && mkdir {0}/d", outside.display())).await;
-    allowed(&p, outside, "touch NEWFILE").await;
+    std::fs::create_dir_all(outside.join("sub")).unwrap();
+    allowed(&extra, ws, &format!("echo x > {0}/sub/new && mkdir {0}/sub/d", outside.display())).await;
+    denied(&p, outside, "touch NEWFILE").await;
+}
+
+/// The same protection wherever the workspace is, a temp dir included, and a private TMPDIR instead of /tmp.
+async fn settings_and_temp_dirs_are_protected_in(ws: &Path) {
+    repo(ws);
+    std::fs::create_dir_all(ws.join(".tandem")).unwrap();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
+    for attempt in [
+        "echo '{}' > .tandem/settings.local.json",
+        "echo '{}' > .claude/settings.json",
+        "mkdir .claude/commands",
+        "echo '{}' > .mcp.json",
+        "echo x >> .git/config",
+        "mv .tandem t2",
+    ] {
+        denied(&p, ws, attempt).await;
+    }
+    assert!(!ws.join(".tandem/settings.local.json").exists() && !ws.join(".mcp.json").exists());
+    let private = p.temp_root().unwrap().to_path_buf();
+    allowed(&p, ws, &format!("echo x > {}/mine", private.display())).await;
+    let shared = std::env::temp_dir().join(format!("tandem-sandbox-test-{}", std::process::id()));
+    denied(&p, ws, &format!("echo x > {}", shared.display())).await;
+    assert!(!shared.exists());
+    allowed(&p, ws, "echo x > src/inside && cat src/inside").await;
+}
+
+#[tokio::test]
+async fn workspace_write_protects_settings_outside_temp_dirs() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    settings_and_temp_dirs_are_protected_in(ws.path()).await;
+}
+
+#[tokio::test]
+async fn workspace_write_protects_settings_inside_a_temp_dir() {
+    let Some(_abi) = landlock_abi() else { return };
+    let ws = tempfile::tempdir().unwrap();
+    settings_and_temp_dirs_are_protected_in(&std::fs::canonicalize(ws.path()).unwrap()).await;
 }
 
 #[tokio::test]

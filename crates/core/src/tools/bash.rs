@@ -52,8 +52,8 @@ paths or `cd dir && cmd`.\n\
 and everything it started is killed.\n\
 - Output is stdout, then stderr (labelled), then the exit code when it is not 0. Over 30000 characters, the \
 middle is left out: filter long outputs (grep, head, tail) instead.\n\
-- Processes left running in the background that keep the output open are killed when the command ends; to \
-leave a server running, detach it with its output redirected (`nohup cmd > /tmp/log 2>&1 &`).\n\
+- Processes the command leaves running in the background are killed when it ends; each command has a temp dir \
+of its own ($TMPDIR), removed when it ends.\n\
 - run_in_background is not supported yet.\n\
 - Prefer the dedicated tools over shell equivalents: Read instead of cat/head/tail, Edit/Write instead of \
 sed/echo redirection, Grep instead of grep/rg, Glob instead of find/ls for finding files.\n\
@@ -131,8 +131,8 @@ impl Tool for BashTool {
             if input.run_in_background {
                 return ToolOutput::error(
                     "run_in_background is not supported yet; the command was not run. Run it in the foreground \
-                     (timeout up to 600000 ms), or start a long-running process detached with its output \
-                     redirected (`nohup cmd > /tmp/cmd.log 2>&1 &`) and read the log later.",
+                     (timeout up to 600000 ms); processes left running in the background are killed when the \
+                     command ends.",
                 );
             }
             let requested = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
@@ -145,6 +145,7 @@ impl Tool for BashTool {
                 ctx.live_output.as_ref(),
                 if input.disable_sandbox { None } else { ctx.sandbox.as_ref() },
                 ctx.output_dir.as_deref(),
+                &ctx.shell_env,
             )
             .await;
             let mut output = result.format(timeout_ms);
@@ -223,8 +224,8 @@ impl CommandResult {
         }
         if self.killed_leftovers {
             parts.push(
-                "Note: background processes started by this command kept its output open and were killed when it \
-                 ended. To leave one running, redirect its output (`nohup cmd > /tmp/log 2>&1 &`)."
+                "Note: background processes started by this command were killed when it ended (commands can't \
+                 leave processes running)."
                     .to_string(),
             );
         }
@@ -268,6 +269,7 @@ pub async fn run_command(
     live: Option<&UnboundedSender<String>>,
     sandbox: Option<&SandboxPolicy>,
     spill_dir: Option<&Path>,
+    env: &crate::shell_env::ShellEnvPolicy,
 ) -> CommandResult {
     let failed = |message: String| CommandResult {
         stdout: Capture::new(),
@@ -278,7 +280,11 @@ pub async fn run_command(
     if !cwd.is_dir() {
         return failed(format!("Working directory {} does not exist.", cwd.display()));
     }
-    let mut child = match spawn(shell(), command, cwd, sandbox) {
+    // Each command gets a temp dir of its own (inside the sandbox's private one), removed when the call ends,
+    // killed or not.
+    let temp_base = sandbox.and_then(SandboxPolicy::temp_root).map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let call_temp = tempfile::Builder::new().prefix("tandem-cmd-").tempdir_in(&temp_base).ok();
+    let mut child = match spawn(shell(), command, cwd, sandbox, env, call_temp.as_ref().map(tempfile::TempDir::path)) {
         Ok(child) => child,
         Err(err) => return failed(format!("Could not start bash: {err}")),
     };
@@ -332,7 +338,14 @@ pub async fn run_command(
             err = finish_reader(&mut stderr, deadline).await;
         }
     }
+    // Whatever the command left running in the background goes with the call (only `run_in_background`
+    // commands may outlive it, and those are not supported yet). The shell itself is reaped, so a signal that
+    // reaches anyone reached a leftover.
+    if kill_process_group(group, Signal::KILL).is_ok() {
+        killed_leftovers |= matches!(outcome, Outcome::Exited(_));
+    }
     guard.0 = None;
+    drop(call_temp);
     CommandResult { stdout: out.unwrap_or_default(), stderr: err.unwrap_or_default(), outcome, killed_leftovers }
 }
 
@@ -346,8 +359,19 @@ fn shell() -> &'static str {
     })
 }
 
-fn spawn(shell: &str, command: &str, cwd: &Path, sandbox: Option<&SandboxPolicy>) -> std::io::Result<Child> {
+fn spawn(
+    shell: &str,
+    command: &str,
+    cwd: &Path,
+    sandbox: Option<&SandboxPolicy>,
+    env: &crate::shell_env::ShellEnvPolicy,
+    temp: Option<&Path>,
+) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
+    env.apply(&mut cmd);
+    if let Some(temp) = temp {
+        cmd.env("TMPDIR", temp).env("TMP", temp).env("TEMP", temp);
+    }
     cmd.arg("-c")
         .arg(command)
         .current_dir(PathBuf::from(cwd))

@@ -104,6 +104,8 @@ pub struct ToolContext {
     pub hidden: Option<HiddenPaths>,
     /// The sandbox Bash commands run in (`--sandbox`); `None` runs them with tandem's own rights.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// The environment commands get: tandem's, without its secrets.
+    pub shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
 }
 
 impl ToolContext {
@@ -116,6 +118,7 @@ impl ToolContext {
             hidden: None,
             output_dir: None,
             sandbox: None,
+            shell_env: Arc::default(),
         }
     }
 

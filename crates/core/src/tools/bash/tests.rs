@@ -94,14 +94,37 @@ async fn background_child_holding_pipes_does_not_hang() {
 }
 
 #[tokio::test]
-async fn detached_background_process_with_redirected_output_survives() {
+async fn background_processes_end_with_the_call_and_temp_files_with_them() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ctx(dir.path());
-    let out = bash(&ctx, json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"})).await;
+    let out = bash(
+        &ctx,
+        json!({"command": "sleep 30 > /dev/null 2>&1 & echo $! > bg.pid; nohup sleep 30 > /dev/null 2>&1 & echo $TMPDIR > tmp.txt; touch $TMPDIR/scratch"}),
+    )
+    .await;
     assert!(!out.is_error, "{}", out.content);
-    let pid: i32 = out.content.trim().parse().unwrap();
-    assert!(!process_gone(pid), "a detached process keeps running");
-    let _ = rustix::process::kill_process(Pid::from_raw(pid).unwrap(), Signal::KILL);
+    assert!(out.content.contains("background processes started by this command were killed"), "{}", out.content);
+    assert!(wait_gone(read_pid(&dir.path().join("bg.pid"))).await, "a detached process is killed too");
+    let temp = PathBuf::from(std::fs::read_to_string(dir.path().join("tmp.txt")).unwrap().trim());
+    assert!(temp.file_name().unwrap().to_string_lossy().starts_with("tandem-cmd-"), "{}", temp.display());
+    assert!(!temp.exists(), "the command's temp dir is removed");
+
+    // Killed on timeout: its temp dir goes too.
+    let out = bash(&ctx, json!({"command": "echo $TMPDIR > tmp2.txt; touch $TMPDIR/x; sleep 30", "timeout": 300})).await;
+    assert!(out.is_error);
+    let temp = PathBuf::from(std::fs::read_to_string(dir.path().join("tmp2.txt")).unwrap().trim());
+    assert!(!temp.exists(), "a killed command leaves no temp files");
+}
+
+#[tokio::test]
+async fn secrets_are_not_in_a_commands_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ctx(dir.path());
+    let mut policy = crate::shell_env::ShellEnvPolicy::default();
+    policy.set.insert("VISIBLE".into(), "yes".into());
+    ctx.shell_env = std::sync::Arc::new(policy);
+    let out = bash(&ctx, json!({"command": "env | cut -d= -f1 | grep -iE 'key|token|secret' ; echo $VISIBLE; printenv PATH >/dev/null && echo path"})).await;
+    assert_eq!(out.content, "yes\npath", "no secret-looking name is passed on");
 }
 
 #[tokio::test]
