@@ -32,8 +32,8 @@ const PROVIDER_SECRETS: &[&str] = &[
 const DEFAULT_EXCLUDES: &[&str] = &["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*"];
 /// What `inherit = "core"` keeps.
 const CORE: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG", "LANGUAGE", "LC_*", "TERM",
-    "TZ", "PWD",
+    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG", "LANGUAGE", "LC_*",
+    "TERM", "TZ", "PWD",
 ];
 
 /// Which variables are inherited at all.
@@ -163,7 +163,11 @@ mod tests {
         policy.secrets.push("my_vllm".into());
         assert_eq!(names(&policy, &vars), ["PATH", "HOME"]);
         policy.ignore_default_excludes = true;
-        assert_eq!(names(&policy, &vars), ["PATH", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "HOME"], "provider keys stay out");
+        assert_eq!(
+            names(&policy, &vars),
+            ["PATH", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "HOME"],
+            "provider keys stay out"
+        );
     }
 
     #[test]

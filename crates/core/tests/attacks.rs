@@ -28,7 +28,8 @@ fn write_attempts() -> Vec<Vec<String>> {
 }
 
 fn other_attempts() -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = DANGEROUS_OPTIONS.iter().chain(PARSER_TRICKS).map(|c| vec![c.to_string()]).collect();
+    let mut out: Vec<Vec<String>> =
+        DANGEROUS_OPTIONS.iter().chain(PARSER_TRICKS).map(|c| vec![c.to_string()]).collect();
     out.extend(TWO_STEP.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]));
     out
 }
@@ -48,7 +49,12 @@ fn run_all(name: &str, attempts: &[Vec<String>], strict: bool) {
             }
         }
     }
-    eprintln!("{name}: {} attempts × {} modes, {ran} steps allowed and run, {} violations", attempts.len(), MODES.len(), violations.len());
+    eprintln!(
+        "{name}: {} attempts × {} modes, {ran} steps allowed and run, {} violations",
+        attempts.len(),
+        MODES.len(),
+        violations.len()
+    );
     assert!(violations.is_empty(), "SECURITY: {} violations:\n{}", violations.len(), violations.join("\n"));
 }
 
@@ -101,7 +107,14 @@ fn ordinary_work_runs_without_a_prompt() {
         "diff a.txt src/main.rs",
         "jq . package.json",
     ];
-    let accept_edits = ["mkdir -p src/x", "cp a.txt b.txt", "touch new.txt", "mv a.txt c.txt", "cp -r src src2", "mkdir -p build && touch out.txt"];
+    let accept_edits = [
+        "mkdir -p src/x",
+        "cp a.txt b.txt",
+        "touch new.txt",
+        "mv a.txt c.txt",
+        "cp -r src src2",
+        "mkdir -p build && touch out.txt",
+    ];
     for command in everywhere {
         for mode in MODES {
             let decision = tree.policy(mode).decide(bash.as_ref(), &json!({ "command": command }));
@@ -126,19 +139,98 @@ fn generated_commands_never_touch_the_canary() {
         "diff", "stat", "od", "tac", "jq", "echo", "date", "file", "git", "realpath", "md5sum", "tee", "ln", "rm",
     ];
     const OPTIONS: &[&str] = &[
-        "-r", "-R", "-a", "-f", "-l", "-s", "-L", "-P", "-t", "-T", "-o", "-n", "-c", "-p", "-v", "-x", "--", "-",
-        "--out=", "--output=", "--target-directory=", "--t=", "--files0-from=", "--compress-program=", "--reference=",
-        "-S", "--suffix=", "--backup", "-b", "-d", "-H", "--dereference", "--parents", "--link", "--sym", "--no-target-directory",
-        "-exec", "-delete", "-fprint", "-name", "status", "log", "diff", "-C", "--no-index", "-e", "-f", "--rawfile",
+        "-r",
+        "-R",
+        "-a",
+        "-f",
+        "-l",
+        "-s",
+        "-L",
+        "-P",
+        "-t",
+        "-T",
+        "-o",
+        "-n",
+        "-c",
+        "-p",
+        "-v",
+        "-x",
+        "--",
+        "-",
+        "--out=",
+        "--output=",
+        "--target-directory=",
+        "--t=",
+        "--files0-from=",
+        "--compress-program=",
+        "--reference=",
+        "-S",
+        "--suffix=",
+        "--backup",
+        "-b",
+        "-d",
+        "-H",
+        "--dereference",
+        "--parents",
+        "--link",
+        "--sym",
+        "--no-target-directory",
+        "-exec",
+        "-delete",
+        "-fprint",
+        "-name",
+        "status",
+        "log",
+        "diff",
+        "-C",
+        "--no-index",
+        "-e",
+        "-f",
+        "--rawfile",
     ];
     const PATHS: &[&str] = &[
-        "a.txt", "src", "src/main.rs", "new", "-", "./-", "link_out", "link_out/canary.txt", "link_up", "link_up/outside",
-        "rel/far", "rel", "dangling", "hl", "gitlink", ".git", ".git/config", ".git/hooks", ".tandem", ".claude", ".mcp.json",
-        "evil", "evil/.", "evil/.tandem", "{OUT}", "{OUT}/canary.txt", "~/.ssh/id_rsa", "~", "..", "../outside", "*", "link_out/*",
-        "sshlink", "x", "x/y", "/tmp", ".", "./",
+        "a.txt",
+        "src",
+        "src/main.rs",
+        "new",
+        "-",
+        "./-",
+        "link_out",
+        "link_out/canary.txt",
+        "link_up",
+        "link_up/outside",
+        "rel/far",
+        "rel",
+        "dangling",
+        "hl",
+        "gitlink",
+        ".git",
+        ".git/config",
+        ".git/hooks",
+        ".tandem",
+        ".claude",
+        ".mcp.json",
+        "evil",
+        "evil/.",
+        "evil/.tandem",
+        "{OUT}",
+        "{OUT}/canary.txt",
+        "~/.ssh/id_rsa",
+        "~",
+        "..",
+        "../outside",
+        "*",
+        "link_out/*",
+        "sshlink",
+        "x",
+        "x/y",
+        "/tmp",
+        ".",
+        "./",
     ];
     const GLUE: &[&str] = &[" && ", "; ", " | ", " || "];
-    const REDIRECTS: &[&str] = &["", "", "", " > out.txt", " > {OUT}/r", " >> .git/config", " < {OUT}/canary.txt", " 2>/dev/null"];
+    const REDIRECTS: &[&str] =
+        &["", "", "", " > out.txt", " > {OUT}/r", " >> .git/config", " < {OUT}/canary.txt", " 2>/dev/null"];
     let mut rng = fastrand::Rng::with_seed(0x7a4d);
     let mut pick = |items: &[&'static str]| items[rng.usize(..items.len())];
     let mut attempts = Vec::new();

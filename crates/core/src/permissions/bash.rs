@@ -130,10 +130,11 @@ fn confirm_with_bash(command: &str, analysis: &mut Analysis) {
         analysis.always_ask.get_or_insert_with(|| "text the analyser can't confirm".to_owned());
         return;
     };
-    let same = theirs.commands.iter().map(|cmd| (&cmd.argv, &cmd.assignments)).eq(analysis
+    let same = theirs
         .commands
         .iter()
-        .map(|cmd| (&cmd.argv, &cmd.assignments)))
+        .map(|cmd| (&cmd.argv, &cmd.assignments))
+        .eq(analysis.commands.iter().map(|cmd| (&cmd.argv, &cmd.assignments)))
         && theirs.writes == analysis.writes
         && theirs.reads == analysis.reads;
     if let Some(reason) = theirs.blocked.clone() {

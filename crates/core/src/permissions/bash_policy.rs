@@ -41,7 +41,9 @@ impl PermissionPolicy {
     pub(super) fn decide_bash(&self, command: &str, unsandboxed: bool) -> Decision {
         let analysis = bash::analyze(command);
         if let Some(reason) = &analysis.blocked {
-            return Decision::Deny { reason: format!("Refused: {reason}. tandem never runs this command, in any mode.") };
+            return Decision::Deny {
+                reason: format!("Refused: {reason}. tandem never runs this command, in any mode."),
+            };
         }
         let bash_rules = |kind: RuleKind| self.rules_of(kind).filter(|rule| rule.rule.covers_tool("Bash"));
         for rule in bash_rules(RuleKind::Deny) {
@@ -51,7 +53,11 @@ impl PermissionPolicy {
             };
             if hit {
                 return Decision::Deny {
-                    reason: format!("Permission to run this command was denied by the rule {}{}.", rule.text, source(rule)),
+                    reason: format!(
+                        "Permission to run this command was denied by the rule {}{}.",
+                        rule.text,
+                        source(rule)
+                    ),
                 };
             }
         }
@@ -138,7 +144,8 @@ impl PermissionPolicy {
         let mut created: Vec<PathBuf> = Vec::new();
         for pattern in &effects.literal_globs {
             let arg = super::bash::spec::PathArg { text: pattern.clone(), glob: true };
-            if command_paths::expand(&self.workspace, &arg).map_err(|why| format!("it has {why}"))? != [pattern.clone()] {
+            if command_paths::expand(&self.workspace, &arg).map_err(|why| format!("it has {why}"))? != [pattern.clone()]
+            {
                 return Err(format!("`{pattern}` matches file names, which bash would put in its place"));
             }
         }
@@ -181,7 +188,10 @@ impl PermissionPolicy {
         }
         let shown = self.workspace.resolve(path);
         let Some(resolved) = self.workspace.resolve_strict(path) else {
-            return Err(format!("{}, a path that can't be resolved for sure (a dangling or looping link)", shown.display()));
+            return Err(format!(
+                "{}, a path that can't be resolved for sure (a dangling or looping link)",
+                shown.display()
+            ));
         };
         if self.earlier_part_made(&resolved, touched) {
             return Err(format!("{}, which an earlier part of the command creates or moves", resolved.display()));
@@ -199,7 +209,10 @@ impl PermissionPolicy {
     fn writable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
         let shown = self.workspace.resolve(path);
         let Some(resolved) = self.workspace.resolve_strict(path) else {
-            return Err(format!("{}, a path that can't be resolved for sure (a dangling or looping link)", shown.display()));
+            return Err(format!(
+                "{}, a path that can't be resolved for sure (a dangling or looping link)",
+                shown.display()
+            ));
         };
         if self.earlier_part_made(&resolved, touched) {
             return Err(format!("{}, which an earlier part of the command creates or moves", resolved.display()));
@@ -214,7 +227,10 @@ impl PermissionPolicy {
         {
             use std::os::unix::fs::MetadataExt;
             if std::fs::metadata(&resolved).is_ok_and(|meta| meta.is_file() && meta.nlink() > 1) {
-                return Err(format!("{}, a file with several hard links (writing it changes the others)", resolved.display()));
+                return Err(format!(
+                    "{}, a file with several hard links (writing it changes the others)",
+                    resolved.display()
+                ));
             }
         }
         Ok(())
@@ -235,7 +251,9 @@ impl PermissionPolicy {
         let words = analysis.commands.iter().flat_map(|cmd| {
             cmd.argv.iter().skip(1).map(|arg| arg.split_once('=').map_or(arg.as_str(), |(_, value)| value))
         });
-        for word in words.chain(analysis.reads.iter().map(String::as_str)).chain(analysis.writes.iter().map(String::as_str)) {
+        for word in
+            words.chain(analysis.reads.iter().map(String::as_str)).chain(analysis.writes.iter().map(String::as_str))
+        {
             if word.is_empty() || word.starts_with('-') && !word.contains('/') {
                 continue;
             }
@@ -263,9 +281,10 @@ impl PermissionPolicy {
     /// Whether an allow rule with a path names `path` explicitly (a bare `Read` rule does not).
     pub(super) fn read_rule_names(&self, path: &std::path::Path) -> bool {
         self.rules_of(RuleKind::Allow).filter(|rule| rule.rule.covers_tool("Read")).any(|rule| {
-            rule.rule.specifier.as_deref().is_some_and(|spec| {
-                path_matches(spec, path, &rule.root, self.workspace.cwd(), &self.home, false)
-            })
+            rule.rule
+                .specifier
+                .as_deref()
+                .is_some_and(|spec| path_matches(spec, path, &rule.root, self.workspace.cwd(), &self.home, false))
         })
     }
 }
@@ -297,7 +316,8 @@ fn rule_for(cmd: &SimpleCommand) -> String {
             cmd.assignments.iter().map(|(name, value)| format!("{name}={value}")).chain(argv.iter().cloned()).collect();
         words.iter().map(|word| quote_for_rule(word)).collect::<Vec<_>>().join(" ")
     };
-    let simple_word = |word: &str| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c));
+    let simple_word =
+        |word: &str| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c));
     let program = argv[0].as_str();
     if !cmd.assignments.is_empty() || !cmd.is_plain() || EXACT_ONLY.contains(&program) || !simple_word(program) {
         return exact();
@@ -309,8 +329,16 @@ fn rule_for(cmd: &SimpleCommand) -> String {
     if INTERPRETERS.contains(&program) || program.starts_with("python3.") {
         return match (second, argv.get(2)) {
             ("-m", Some(module)) if simple_word(module) => format!("{program} -m {module}:*"),
-            (script, _) if !script.starts_with('-') && simple_word(script.trim_start_matches("./")) || script.ends_with(".py") || script.ends_with(".js") => {
-                if argv.len() == 2 { exact() } else { format!("{}:*", quote_for_rule(&format!("{program} {script}"))) }
+            (script, _)
+                if !script.starts_with('-') && simple_word(script.trim_start_matches("./"))
+                    || script.ends_with(".py")
+                    || script.ends_with(".js") =>
+            {
+                if argv.len() == 2 {
+                    exact()
+                } else {
+                    format!("{}:*", quote_for_rule(&format!("{program} {script}")))
+                }
             }
             _ => exact(),
         };

@@ -54,7 +54,11 @@ pub(super) fn expand(workspace: &Workspace, arg: &PathArg) -> Result<Vec<String>
 
 /// Every path a `cp`/`mv` creates or replaces (the target of each source, and for a directory source the target
 /// of each entry inside it), absolute; and the sources themselves as written.
-pub(super) fn transfer_targets(workspace: &Workspace, transfer: &Transfer, sources: &[String]) -> Result<Vec<PathBuf>, String> {
+pub(super) fn transfer_targets(
+    workspace: &Workspace,
+    transfer: &Transfer,
+    sources: &[String],
+) -> Result<Vec<PathBuf>, String> {
     let dest = workspace.absolute(&transfer.dest);
     let dest_is_dir = match transfer.into_dir {
         Some(into) => into,
@@ -71,7 +75,8 @@ pub(super) fn transfer_targets(workspace: &Workspace, transfer: &Transfer, sourc
         } else {
             dest.clone()
         };
-        let source_path = workspace.resolve_strict(source).ok_or_else(|| format!("`{source}` can't be resolved for sure"))?;
+        let source_path =
+            workspace.resolve_strict(source).ok_or_else(|| format!("`{source}` can't be resolved for sure"))?;
         let source_is_dir = std::fs::symlink_metadata(&source_path).is_ok_and(|meta| meta.is_dir());
         if source_is_dir {
             let mut count = 0;

@@ -29,7 +29,10 @@ pub(super) fn check(cwd: &Path) -> Result<(), String> {
         match std::fs::read_to_string(&file) {
             Ok(text) => {
                 if let Some(key) = first_program_key(&text) {
-                    return Err(format!("the repository's configuration sets `{key}` ({}), which runs a program", file.display()));
+                    return Err(format!(
+                        "the repository's configuration sets `{key}` ({}), which runs a program",
+                        file.display()
+                    ));
                 }
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
@@ -103,7 +106,18 @@ fn first_program_key(text: &str) -> Option<String> {
         }
         let runs = match section.as_str() {
             "include" | "includeif" | "pager" | "filter" | "difftool" | "mergetool" | "alias" => true,
-            "core" => matches!(key.as_str(), "fsmonitor" | "pager" | "editor" | "sshcommand" | "hookspath" | "askpass" | "attributesfile" | "worktree" | "gitproxy"),
+            "core" => matches!(
+                key.as_str(),
+                "fsmonitor"
+                    | "pager"
+                    | "editor"
+                    | "sshcommand"
+                    | "hookspath"
+                    | "askpass"
+                    | "attributesfile"
+                    | "worktree"
+                    | "gitproxy"
+            ),
             "diff" => key == "external" || (subsection && matches!(key.as_str(), "command" | "textconv")),
             "gpg" => key == "program",
             "merge" => subsection && key == "driver",

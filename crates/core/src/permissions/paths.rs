@@ -208,7 +208,9 @@ impl Protection {
     pub fn reason(self) -> &'static str {
         match self {
             Protection::GitInternals => "it is inside a .git directory (change repositories with git commands)",
-            Protection::Settings => "it is project configuration that decides what tandem may do (.tandem, .claude, .mcp.json)",
+            Protection::Settings => {
+                "it is project configuration that decides what tandem may do (.tandem, .claude, .mcp.json)"
+            }
             Protection::Credentials => "it holds credentials",
             Protection::ShellProfile => "it is a shell or git profile",
             Protection::TandemConfig => "it is in tandem's configuration directory",
@@ -447,4 +449,3 @@ mod tests {
         assert_eq!(protected(&own.join("bash-1-stdout.txt")), None);
     }
 }
-

@@ -163,7 +163,15 @@ async fn workspace_write_confines_writes_to_the_workspace_and_temp() {
     let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
 
     allowed(&p, ws, "echo x > src/new && echo y >> README && mkdir src/d && mv src/new src/d/new && rm -r src/d").await;
-    allowed(&p, ws, &format!("f=$(TMPDIR={} mktemp) && echo x > \"$f\" && rm \"$f\" && echo x > /dev/null && echo x >&2", p.temp_root().unwrap().display())).await;
+    allowed(
+        &p,
+        ws,
+        &format!(
+            "f=$(TMPDIR={} mktemp) && echo x > \"$f\" && rm \"$f\" && echo x > /dev/null && echo x >&2",
+            p.temp_root().unwrap().display()
+        ),
+    )
+    .await;
     allowed(&p, ws, "echo x > /dev/stdout && echo x > /dev/stderr && : < /dev/tty 2>/dev/null; true").await;
     allowed(&p, ws, &format!("cat {}/existing", outside.display())).await;
 

@@ -143,9 +143,11 @@ impl Tool for BashTool {
                 Duration::from_millis(timeout_ms),
                 &ctx.cancel,
                 ctx.live_output.as_ref(),
-                if input.disable_sandbox { None } else { ctx.sandbox.as_ref() },
-                ctx.output_dir.as_deref(),
-                &ctx.shell_env,
+                Launch {
+                    sandbox: if input.disable_sandbox { None } else { ctx.sandbox.as_ref() },
+                    spill_dir: ctx.output_dir.as_deref(),
+                    env: &ctx.shell_env,
+                },
             )
             .await;
             let mut output = result.format(timeout_ms);
@@ -259,6 +261,16 @@ fn format_ms(ms: u64) -> String {
     if ms.is_multiple_of(1000) { format!("{}s", ms / 1000) } else { format!("{:.1}s", ms as f64 / 1000.0) }
 }
 
+/// Where and how a command is started.
+pub struct Launch<'a> {
+    /// Run under this sandbox ([`sandbox::apply`]).
+    pub sandbox: Option<&'a SandboxPolicy>,
+    /// Where output too big for the result is saved whole.
+    pub spill_dir: Option<&'a Path>,
+    /// The environment the command gets.
+    pub env: &'a crate::shell_env::ShellEnvPolicy,
+}
+
 /// Runs `command` with `bash -c` in `cwd` until it exits, `timeout` passes or `cancel` fires. Output chunks are
 /// also sent to `live` as they arrive. With a `sandbox`, the command runs under it ([`sandbox::apply`]).
 pub async fn run_command(
@@ -267,10 +279,9 @@ pub async fn run_command(
     timeout: Duration,
     cancel: &CancellationToken,
     live: Option<&UnboundedSender<String>>,
-    sandbox: Option<&SandboxPolicy>,
-    spill_dir: Option<&Path>,
-    env: &crate::shell_env::ShellEnvPolicy,
+    launch: Launch<'_>,
 ) -> CommandResult {
+    let Launch { sandbox, spill_dir, env } = launch;
     let failed = |message: String| CommandResult {
         stdout: Capture::new(),
         stderr: Capture::new(),
@@ -282,7 +293,8 @@ pub async fn run_command(
     }
     // Each command gets a temp dir of its own (inside the sandbox's private one), removed when the call ends,
     // killed or not.
-    let temp_base = sandbox.and_then(SandboxPolicy::temp_root).map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let temp_base =
+        sandbox.and_then(SandboxPolicy::temp_root).map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
     let call_temp = tempfile::Builder::new().prefix("tandem-cmd-").tempdir_in(&temp_base).ok();
     let mut child = match spawn(shell(), command, cwd, sandbox, env, call_temp.as_ref().map(tempfile::TempDir::path)) {
         Ok(child) => child,

@@ -19,13 +19,64 @@ pub const OUTSIDE_READS: &[&str] = &[
 
 /// Read-only tools, each with what goes before the path.
 pub const READERS: &[&str] = &[
-    "cat", "cat -n", "head", "head -5", "tail", "tail -n1", "wc -l", "grep x", "grep -rn x", "grep -f", "sort",
-    "uniq", "cut -c1", "nl", "od -c", "hexdump -C", "fold", "paste", "tac", "rev", "strings", "cmp a.txt",
-    "comm a.txt", "join a.txt", "diff a.txt", "md5sum", "sha256sum", "stat", "file", "du -a",
-    "find", "jq .", "expand", "column", "realpath", "readlink -f", "tree", "rg x", "date -f", "date -r", "du -sh",
-    "wc -c --", "grep -l -r x", "find -P", "sort -m", "od", "tac -b", "cat -A", "head -c 10", "stat -L",
-    "touch -r", "jq --rawfile x", "diff --from-file", "grep --file", "sort --random-source", "git blame --contents",
-    "cat --", "cat -- -",
+    "cat",
+    "cat -n",
+    "head",
+    "head -5",
+    "tail",
+    "tail -n1",
+    "wc -l",
+    "grep x",
+    "grep -rn x",
+    "grep -f",
+    "sort",
+    "uniq",
+    "cut -c1",
+    "nl",
+    "od -c",
+    "hexdump -C",
+    "fold",
+    "paste",
+    "tac",
+    "rev",
+    "strings",
+    "cmp a.txt",
+    "comm a.txt",
+    "join a.txt",
+    "diff a.txt",
+    "md5sum",
+    "sha256sum",
+    "stat",
+    "file",
+    "du -a",
+    "find",
+    "jq .",
+    "expand",
+    "column",
+    "realpath",
+    "readlink -f",
+    "tree",
+    "rg x",
+    "date -f",
+    "date -r",
+    "du -sh",
+    "wc -c --",
+    "grep -l -r x",
+    "find -P",
+    "sort -m",
+    "od",
+    "tac -b",
+    "cat -A",
+    "head -c 10",
+    "stat -L",
+    "touch -r",
+    "jq --rawfile x",
+    "diff --from-file",
+    "grep --file",
+    "sort --random-source",
+    "git blame --contents",
+    "cat --",
+    "cat -- -",
 ];
 
 /// Where a write must not land: outside, through links, protected files, hard links.
@@ -85,7 +136,8 @@ pub const WRITERS: &[&str] = &[
 ];
 
 /// Destination directories for `-t` forms.
-pub const TARGET_DIRS: &[&str] = &["{OUT}", "link_out", ".git/hooks", ".tandem", ".claude", "gitlink/hooks", "link_up/outside", "-/../../outside"];
+pub const TARGET_DIRS: &[&str] =
+    &["{OUT}", "link_out", ".git/hooks", ".tandem", ".claude", "gitlink/hooks", "link_up/outside", "-/../../outside"];
 
 /// `-t DIR` spelled every way GNU cp and mv accept.
 pub const TARGET_DIR_FORMS: &[&str] = &[

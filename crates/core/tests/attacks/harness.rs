@@ -39,7 +39,8 @@ impl Tree {
     pub fn new() -> Tree {
         let root = tempfile::Builder::new().prefix("attack-").tempdir_in(scratch_parent()).unwrap();
         let base = root.path().canonicalize().unwrap();
-        let (work, outside, home, config) = (base.join("work"), base.join("outside"), base.join("home"), base.join("config"));
+        let (work, outside, home, config) =
+            (base.join("work"), base.join("outside"), base.join("home"), base.join("config"));
         for dir in [&work, &outside, &home, &config] {
             std::fs::create_dir_all(dir).unwrap();
         }
@@ -122,7 +123,10 @@ fn record(path: &Path, out: &mut BTreeMap<PathBuf, String>) {
     } else {
         use std::os::unix::fs::MetadataExt;
         let content = std::fs::read(path).unwrap_or_default();
-        out.insert(path.to_path_buf(), format!("file {} {:o} {}", content.len(), meta.mode(), String::from_utf8_lossy(&content)));
+        out.insert(
+            path.to_path_buf(),
+            format!("file {} {:o} {}", content.len(), meta.mode(), String::from_utf8_lossy(&content)),
+        );
     }
 }
 

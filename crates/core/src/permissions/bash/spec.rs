@@ -191,8 +191,11 @@ fn operands(program: &str, spec: &Spec, parsed: Parsed) -> Result<Effects, Strin
 }
 
 fn transfer(program: &str, parsed: &Parsed, mut texts: Vec<PathArg>, moves: bool) -> Result<Transfer, String> {
-    let target_dir =
-        parsed.options.iter().find(|(name, _)| name == "-t" || name == "--target-directory").and_then(|(_, v)| v.clone());
+    let target_dir = parsed
+        .options
+        .iter()
+        .find(|(name, _)| name == "-t" || name == "--target-directory")
+        .and_then(|(_, v)| v.clone());
     let no_target = parsed.options.iter().any(|(name, _)| name == "-T" || name == "--no-target-directory");
     let (dest, into_dir) = match target_dir {
         Some(dir) => (dir, Some(true)),
@@ -244,8 +247,10 @@ fn parse(program: &str, spec: &Spec, args: &[Word]) -> Result<Parsed, String> {
             // `--include=*.rs`: bash expands it only if a file has that very name; the policy checks none does.
             parsed.literal_globs.push(word.text());
         }
-        let Some(text) =
-            word.plain_text().or_else(|| (starts_with_dash && !word.has_opaque()).then(|| word.text())).or_else(|| (!starts_with_dash).then(String::new))
+        let Some(text) = word
+            .plain_text()
+            .or_else(|| (starts_with_dash && !word.has_opaque()).then(|| word.text()))
+            .or_else(|| (!starts_with_dash).then(String::new))
         else {
             return Err(format!("`{}` is only known when the command runs", word.text()));
         };
@@ -359,7 +364,9 @@ fn long_option(program: &str, spec: &Spec, name: &str) -> Result<(String, Arg), 
     match candidates.as_slice() {
         [only] => match allowed(only) {
             Some(arg) => Ok(((*only).to_owned(), arg)),
-            None => Err(format!("`--{name}` abbreviates `--{only}` of `{program}`, which can write files or run programs")),
+            None => {
+                Err(format!("`--{name}` abbreviates `--{only}` of `{program}`, which can write files or run programs"))
+            }
         },
         [] => Err(format!("`--{name}` is not an option of `{program}` tandem knows to be safe")),
         _ => Err(format!("`--{name}` is an ambiguous abbreviation for `{program}`")),

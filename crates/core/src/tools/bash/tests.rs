@@ -110,7 +110,8 @@ async fn background_processes_end_with_the_call_and_temp_files_with_them() {
     assert!(!temp.exists(), "the command's temp dir is removed");
 
     // Killed on timeout: its temp dir goes too.
-    let out = bash(&ctx, json!({"command": "echo $TMPDIR > tmp2.txt; touch $TMPDIR/x; sleep 30", "timeout": 300})).await;
+    let out =
+        bash(&ctx, json!({"command": "echo $TMPDIR > tmp2.txt; touch $TMPDIR/x; sleep 30", "timeout": 300})).await;
     assert!(out.is_error);
     let temp = PathBuf::from(std::fs::read_to_string(dir.path().join("tmp2.txt")).unwrap().trim());
     assert!(!temp.exists(), "a killed command leaves no temp files");

@@ -22,7 +22,9 @@ pub(super) fn understand(program: &str, args: &[Word]) -> Option<Result<Effects,
 
 /// Literal texts of all words, or why not.
 fn plain_all(args: &[Word]) -> Result<Vec<String>, String> {
-    args.iter().map(|word| word.plain_text().ok_or_else(|| format!("`{}` is only known when the command runs", word.text()))).collect()
+    args.iter()
+        .map(|word| word.plain_text().ok_or_else(|| format!("`{}` is only known when the command runs", word.text())))
+        .collect()
 }
 
 /// `echo`: prints its arguments. A variable's value can't change what it does; an unquoted glob lists a
@@ -69,7 +71,8 @@ fn test(program: &str, args: &[Word]) -> Result<Effects, String> {
 fn command(args: &[Word]) -> Result<Effects, String> {
     let texts = plain_all(args)?;
     let (options, names): (Vec<&String>, Vec<&String>) = texts.iter().partition(|text| text.starts_with('-'));
-    let describes = !options.is_empty() && options.iter().all(|option| matches!(option.as_str(), "-v" | "-V" | "-p" | "-pv" | "-vp" | "-pV" | "-Vp"))
+    let describes = !options.is_empty()
+        && options.iter().all(|option| matches!(option.as_str(), "-v" | "-V" | "-p" | "-pv" | "-vp" | "-pV" | "-Vp"))
         && options.iter().any(|option| option.contains(['v', 'V']));
     if describes && !names.is_empty() { Ok(Effects::default()) } else { Err("`command` runs a command".into()) }
 }
@@ -87,15 +90,70 @@ fn env(args: &[Word]) -> Result<Effects, String> {
 /// `find`: start paths are read; the expression may only use tests and printing actions.
 fn find(args: &[Word]) -> Result<Effects, String> {
     const NO_ARG: &[&str] = &[
-        "-print", "-print0", "-prune", "-quit", "-empty", "-true", "-false", "-depth", "-d", "-mount", "-xdev",
-        "-noleaf", "-daystart", "-nouser", "-nogroup", "-readable", "-writable", "-executable", "-not", "!", "(",
-        ")", ",", "-a", "-and", "-o", "-or", "-ls",
+        "-print",
+        "-print0",
+        "-prune",
+        "-quit",
+        "-empty",
+        "-true",
+        "-false",
+        "-depth",
+        "-d",
+        "-mount",
+        "-xdev",
+        "-noleaf",
+        "-daystart",
+        "-nouser",
+        "-nogroup",
+        "-readable",
+        "-writable",
+        "-executable",
+        "-not",
+        "!",
+        "(",
+        ")",
+        ",",
+        "-a",
+        "-and",
+        "-o",
+        "-or",
+        "-ls",
     ];
     const TEXT_ARG: &[&str] = &[
-        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
-        "-maxdepth", "-mindepth", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user",
-        "-group", "-uid", "-gid", "-perm", "-links", "-inum", "-printf", "-regextype", "-lname", "-ilname",
-        "-used", "-newermt", "-newerat", "-newerct",
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-type",
+        "-xtype",
+        "-maxdepth",
+        "-mindepth",
+        "-size",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-perm",
+        "-links",
+        "-inum",
+        "-printf",
+        "-regextype",
+        "-lname",
+        "-ilname",
+        "-used",
+        "-newermt",
+        "-newerat",
+        "-newerct",
     ];
     const PATH_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
     let mut effects = Effects::default();
@@ -148,9 +206,33 @@ fn find(args: &[Word]) -> Result<Effects, String> {
 /// elsewhere).
 fn jq(args: &[Word]) -> Result<Effects, String> {
     const FLAGS: &[&str] = &[
-        "-n", "-r", "-j", "-a", "-s", "-c", "-C", "-M", "-S", "-e", "-R", "--tab", "--raw-output", "--join-output",
-        "--ascii-output", "--slurp", "--compact-output", "--color-output", "--monochrome-output", "--sort-keys",
-        "--exit-status", "--raw-input", "--null-input", "--seq", "--stream", "--stream-errors", "--raw-output0",
+        "-n",
+        "-r",
+        "-j",
+        "-a",
+        "-s",
+        "-c",
+        "-C",
+        "-M",
+        "-S",
+        "-e",
+        "-R",
+        "--tab",
+        "--raw-output",
+        "--join-output",
+        "--ascii-output",
+        "--slurp",
+        "--compact-output",
+        "--color-output",
+        "--monochrome-output",
+        "--sort-keys",
+        "--exit-status",
+        "--raw-input",
+        "--null-input",
+        "--seq",
+        "--stream",
+        "--stream-errors",
+        "--raw-output0",
     ];
     let mut effects = Effects::default();
     let mut operands: Vec<&Word> = Vec::new();

@@ -7,31 +7,147 @@ use crate::permissions::bash::words::Word;
 
 /// Options (exact spellings; git's own abbreviations are not accepted) of the diff family.
 const DIFF_OPTIONS: &[&str] = &[
-    "-p", "-u", "--patch", "-s", "--no-patch", "--raw", "--patch-with-raw", "--stat", "--shortstat", "--numstat",
-    "--dirstat", "--summary", "--name-only", "--name-status", "--check", "--full-index", "--binary", "-w",
-    "--ignore-all-space", "-b", "--ignore-space-change", "--ignore-blank-lines", "--ignore-space-at-eol",
-    "--minimal", "--patience", "--histogram", "--color", "--no-color", "--word-diff", "--color-words",
-    "--no-renames", "-M", "-C", "-R", "--relative", "--text", "-a", "--exit-code", "--quiet", "--cached",
-    "--staged", "--no-ext-diff", "--no-textconv", "--abbrev", "--merge-base", "-z", "--compact-summary",
-    "--function-context", "-W", "--find-renames", "--find-copies", "--irreversible-delete", "-D",
-    "--ignore-submodules", "--diff-merges", "-m", "--cc", "--combined-all-paths", "--first-parent",
+    "-p",
+    "-u",
+    "--patch",
+    "-s",
+    "--no-patch",
+    "--raw",
+    "--patch-with-raw",
+    "--stat",
+    "--shortstat",
+    "--numstat",
+    "--dirstat",
+    "--summary",
+    "--name-only",
+    "--name-status",
+    "--check",
+    "--full-index",
+    "--binary",
+    "-w",
+    "--ignore-all-space",
+    "-b",
+    "--ignore-space-change",
+    "--ignore-blank-lines",
+    "--ignore-space-at-eol",
+    "--minimal",
+    "--patience",
+    "--histogram",
+    "--color",
+    "--no-color",
+    "--word-diff",
+    "--color-words",
+    "--no-renames",
+    "-M",
+    "-C",
+    "-R",
+    "--relative",
+    "--text",
+    "-a",
+    "--exit-code",
+    "--quiet",
+    "--cached",
+    "--staged",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--abbrev",
+    "--merge-base",
+    "-z",
+    "--compact-summary",
+    "--function-context",
+    "-W",
+    "--find-renames",
+    "--find-copies",
+    "--irreversible-delete",
+    "-D",
+    "--ignore-submodules",
+    "--diff-merges",
+    "-m",
+    "--cc",
+    "--combined-all-paths",
+    "--first-parent",
 ];
 const DIFF_VALUE_PREFIXES: &[&str] = &[
-    "-U", "--unified=", "--stat=", "--dirstat=", "--diff-filter=", "--word-diff=", "--color=", "--abbrev=",
-    "--relative=", "-M", "-C", "-S", "-G", "--src-prefix=", "--dst-prefix=", "--diff-algorithm=", "--inter-hunk-context=",
-    "--ignore-submodules=", "--diff-merges=", "--find-renames=", "--find-copies=", "--stat-width=",
+    "-U",
+    "--unified=",
+    "--stat=",
+    "--dirstat=",
+    "--diff-filter=",
+    "--word-diff=",
+    "--color=",
+    "--abbrev=",
+    "--relative=",
+    "-M",
+    "-C",
+    "-S",
+    "-G",
+    "--src-prefix=",
+    "--dst-prefix=",
+    "--diff-algorithm=",
+    "--inter-hunk-context=",
+    "--ignore-submodules=",
+    "--diff-merges=",
+    "--find-renames=",
+    "--find-copies=",
+    "--stat-width=",
 ];
 const LOG_OPTIONS: &[&str] = &[
-    "--oneline", "--graph", "--all", "--decorate", "--no-decorate", "--reverse", "--abbrev-commit", "--no-merges",
-    "--merges", "--follow", "--source", "--date-order", "--topo-order", "--author-date-order", "-i",
-    "--regexp-ignore-case", "--all-match", "--invert-grep", "--left-right", "--cherry-pick", "--boundary",
-    "--branches", "--tags", "--remotes", "--no-walk", "--simplify-by-decoration", "--full-history", "--walk-reflogs",
-    "-g", "--parents", "--children", "--show-signature",
+    "--oneline",
+    "--graph",
+    "--all",
+    "--decorate",
+    "--no-decorate",
+    "--reverse",
+    "--abbrev-commit",
+    "--no-merges",
+    "--merges",
+    "--follow",
+    "--source",
+    "--date-order",
+    "--topo-order",
+    "--author-date-order",
+    "-i",
+    "--regexp-ignore-case",
+    "--all-match",
+    "--invert-grep",
+    "--left-right",
+    "--cherry-pick",
+    "--boundary",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--no-walk",
+    "--simplify-by-decoration",
+    "--full-history",
+    "--walk-reflogs",
+    "-g",
+    "--parents",
+    "--children",
+    "--show-signature",
 ];
 const LOG_VALUE_PREFIXES: &[&str] = &[
-    "-n", "--max-count=", "--skip=", "--since=", "--after=", "--until=", "--before=", "--author=", "--committer=",
-    "--grep=", "--format=", "--pretty=", "--date=", "--decorate=", "-L", "--max-parents=", "--min-parents=",
-    "--branches=", "--tags=", "--remotes=", "--glob=", "--exclude=",
+    "-n",
+    "--max-count=",
+    "--skip=",
+    "--since=",
+    "--after=",
+    "--until=",
+    "--before=",
+    "--author=",
+    "--committer=",
+    "--grep=",
+    "--format=",
+    "--pretty=",
+    "--date=",
+    "--decorate=",
+    "-L",
+    "--max-parents=",
+    "--min-parents=",
+    "--branches=",
+    "--tags=",
+    "--remotes=",
+    "--glob=",
+    "--exclude=",
 ];
 
 /// `git ARGS`, or why it is not known to only read.
@@ -51,10 +167,28 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         "status" => all_options(&rest, |arg| {
             matches!(
                 arg,
-                "-s" | "--short" | "-b" | "--branch" | "--porcelain" | "--long" | "-v" | "--verbose" | "-z"
-                    | "--show-stash" | "--ahead-behind" | "--no-ahead-behind" | "--renames" | "--no-renames"
-                    | "-u" | "-uno" | "-unormal" | "-uall" | "--ignored" | "--no-column"
-            ) || ["--porcelain=", "--untracked-files", "--ignored=", "--ignore-submodules"].iter().any(|p| arg.starts_with(p))
+                "-s" | "--short"
+                    | "-b"
+                    | "--branch"
+                    | "--porcelain"
+                    | "--long"
+                    | "-v"
+                    | "--verbose"
+                    | "-z"
+                    | "--show-stash"
+                    | "--ahead-behind"
+                    | "--no-ahead-behind"
+                    | "--renames"
+                    | "--no-renames"
+                    | "-u"
+                    | "-uno"
+                    | "-unormal"
+                    | "-uall"
+                    | "--ignored"
+                    | "--no-column"
+            ) || ["--porcelain=", "--untracked-files", "--ignored=", "--ignore-submodules"]
+                .iter()
+                .any(|p| arg.starts_with(p))
         }),
         "diff" => all_options(&rest, diff_option),
         "log" | "show" | "shortlog" => all_options(&rest, |arg| {
@@ -66,20 +200,57 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         "rev-parse" => all_options(&rest, |arg| {
             matches!(
                 arg,
-                "--show-toplevel" | "--git-dir" | "--absolute-git-dir" | "--is-inside-work-tree" | "--is-inside-git-dir"
-                    | "--is-bare-repository" | "--show-prefix" | "--show-cdup" | "--verify" | "-q" | "--quiet"
-                    | "--abbrev-ref" | "--short" | "--symbolic" | "--symbolic-full-name" | "--git-common-dir"
+                "--show-toplevel"
+                    | "--git-dir"
+                    | "--absolute-git-dir"
+                    | "--is-inside-work-tree"
+                    | "--is-inside-git-dir"
+                    | "--is-bare-repository"
+                    | "--show-prefix"
+                    | "--show-cdup"
+                    | "--verify"
+                    | "-q"
+                    | "--quiet"
+                    | "--abbrev-ref"
+                    | "--short"
+                    | "--symbolic"
+                    | "--symbolic-full-name"
+                    | "--git-common-dir"
                     | "--show-superproject-working-tree"
             ) || arg.starts_with("--short=")
         }),
         "ls-files" => all_options(&rest, |arg| {
             matches!(
                 arg,
-                "-c" | "--cached" | "-d" | "--deleted" | "-m" | "--modified" | "-o" | "--others" | "-i" | "--ignored"
-                    | "-s" | "--stage" | "-u" | "--unmerged" | "-k" | "--killed" | "-z" | "-t" | "-v" | "-f"
-                    | "--exclude-standard" | "--directory" | "--no-empty-directory" | "--full-name" | "--error-unmatch"
-                    | "--eol" | "--deduplicate" | "--sparse"
-            ) || arg.starts_with("--exclude=") || arg.starts_with("--abbrev")
+                "-c" | "--cached"
+                    | "-d"
+                    | "--deleted"
+                    | "-m"
+                    | "--modified"
+                    | "-o"
+                    | "--others"
+                    | "-i"
+                    | "--ignored"
+                    | "-s"
+                    | "--stage"
+                    | "-u"
+                    | "--unmerged"
+                    | "-k"
+                    | "--killed"
+                    | "-z"
+                    | "-t"
+                    | "-v"
+                    | "-f"
+                    | "--exclude-standard"
+                    | "--directory"
+                    | "--no-empty-directory"
+                    | "--full-name"
+                    | "--error-unmatch"
+                    | "--eol"
+                    | "--deduplicate"
+                    | "--sparse"
+            ) || arg.starts_with("--exclude=")
+                || arg.starts_with("--abbrev")
         }),
         "blame" => {
             let mut i = 0;
@@ -98,10 +269,13 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
                     "-w" | "-M" | "-C" | "-e" | "-s" | "-l" | "-t" | "-f" | "-n" | "-p" | "--porcelain"
                     | "--line-porcelain" | "--show-email" | "--show-name" | "--show-number" | "--root" | "-c"
                     | "--incremental" | "--abbrev" => {}
-                    other if other.starts_with("--contents=") => effects
-                        .reads
-                        .push(PathArg { text: other["--contents=".len()..].to_owned(), glob: false }),
-                    other if other.starts_with("-L") || other.starts_with("--date=") || other.starts_with("--abbrev=") => {}
+                    other if other.starts_with("--contents=") => {
+                        effects.reads.push(PathArg { text: other["--contents=".len()..].to_owned(), glob: false })
+                    }
+                    other
+                        if other.starts_with("-L")
+                            || other.starts_with("--date=")
+                            || other.starts_with("--abbrev=") => {}
                     other if other.starts_with('-') => fine = false,
                     _ => {}
                 }
@@ -111,12 +285,25 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         "branch" => rest.iter().all(|arg| {
             matches!(
                 *arg,
-                "-a" | "-v" | "-vv" | "-r" | "--all" | "--verbose" | "--remotes" | "--list" | "-l" | "--show-current"
-                    | "--merged" | "--no-merged" | "--no-color" | "--color"
+                "-a" | "-v"
+                    | "-vv"
+                    | "-r"
+                    | "--all"
+                    | "--verbose"
+                    | "--remotes"
+                    | "--list"
+                    | "-l"
+                    | "--show-current"
+                    | "--merged"
+                    | "--no-merged"
+                    | "--no-color"
+                    | "--color"
             )
         }),
         "remote" => rest.iter().all(|arg| matches!(*arg, "-v" | "--verbose")),
-        "tag" => rest.is_empty() || (matches!(rest[0], "-l" | "--list") && rest[1..].iter().all(|a| !a.starts_with('-'))),
+        "tag" => {
+            rest.is_empty() || (matches!(rest[0], "-l" | "--list") && rest[1..].iter().all(|a| !a.starts_with('-')))
+        }
         _ => return Err(format!("`git {sub}` is not a git command tandem knows to only read")),
     };
     if ok { Ok(effects) } else { Err(format!("`git {sub}` with an option tandem doesn't know to be safe")) }
@@ -129,5 +316,6 @@ fn all_options(args: &[&str], allowed: impl Fn(&str) -> bool) -> bool {
 }
 
 fn diff_option(arg: &str) -> bool {
-    DIFF_OPTIONS.contains(&arg) || DIFF_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
+    DIFF_OPTIONS.contains(&arg)
+        || DIFF_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
 }

@@ -192,14 +192,18 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Read,
         ),
         "fold" => tool("bs w:t", "bytes spaces width=t", "bytes spaces width", Operands::Read),
-        "paste" => tool("sz d:t", "delimiters=t serial zero-terminated", "delimiters serial zero-terminated", Operands::Read),
+        "paste" => {
+            tool("sz d:t", "delimiters=t serial zero-terminated", "delimiters serial zero-terminated", Operands::Read)
+        }
         "join" => tool(
             "iz a:t e:t o:t t:t v:t j:t 1:t 2:t",
             "ignore-case check-order nocheck-order header zero-terminated",
             "ignore-case check-order nocheck-order header zero-terminated",
             Operands::Read,
         ),
-        "expand" | "unexpand" => tool("ia t:t", "initial tabs=t all first-only", "initial tabs all first-only", Operands::Read),
+        "expand" | "unexpand" => {
+            tool("ia t:t", "initial tabs=t all first-only", "initial tabs all first-only", Operands::Read)
+        }
         "rev" => tool("0", "zero", "", Operands::Read),
         "tac" => tool("br s:t", "before regex separator=t", "before regex separator", Operands::Read),
         "strings" => tool(
