@@ -129,6 +129,7 @@ impl PermissionPolicy {
             return Err("no rule allows it".into());
         }
         let effects = cmd.understand()?;
+        path_is_outside_the_workspace(&self.workspace)?;
         let mutates = effects.mutates();
         if mutates && self.mode != PermissionMode::AcceptEdits {
             return Ok(true);
@@ -156,7 +157,7 @@ impl PermissionPolicy {
         }
         for arg in &effects.writes {
             self.writable(&arg.text, touched).map_err(|why| format!("it writes to {why}"))?;
-            created.push(self.workspace.absolute(&arg.text));
+            created.push(self.workspace.resolve(&arg.text));
         }
         if let Some(transfer) = &effects.transfer {
             let mut sources = Vec::new();
@@ -167,14 +168,14 @@ impl PermissionPolicy {
                 self.readable(source, touched).map_err(|why| format!("it copies {why}"))?;
                 if transfer.moves {
                     self.writable(source, touched).map_err(|why| format!("it moves {why}"))?;
-                    created.push(self.workspace.absolute(source));
+                    created.push(self.workspace.resolve(source));
                 }
             }
             let targets = command_paths::transfer_targets(&self.workspace, transfer, &sources)?;
             for target in targets {
                 let text = target.to_string_lossy().into_owned();
                 self.writable(&text, touched).map_err(|why| format!("it writes to {why}"))?;
-                created.push(target);
+                created.push(self.workspace.resolve(&text));
             }
         }
         touched.extend(created);
@@ -287,6 +288,19 @@ impl PermissionPolicy {
                 .is_some_and(|spec| path_matches(spec, path, &rule.root, self.workspace.cwd(), &self.home, false))
         })
     }
+}
+
+/// A `PATH` with a relative entry (`.`, an empty one) or one inside the workspace would let a file there stand in
+/// for a known program (`cat` could be `./cat`): then no command runs unasked.
+fn path_is_outside_the_workspace(workspace: &super::paths::Workspace) -> Result<(), String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let text = dir.to_string_lossy();
+        if !dir.is_absolute() || workspace.resolve_strict(&text).is_some_and(|dir| workspace.contains(&dir)) {
+            return Err(format!("your PATH includes {text:?}, where a file of the workspace could stand in for a program"));
+        }
+    }
+    Ok(())
 }
 
 /// The rules an "always" answer remembers for a command, one per simple command not covered yet, each as

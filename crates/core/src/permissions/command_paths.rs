@@ -25,6 +25,12 @@ pub(super) fn expand(workspace: &Workspace, arg: &PathArg) -> Result<Vec<String>
     if super::bash::spec::has_glob_chars(&dir) || pattern.is_empty() {
         return Err(format!("`{}` is a glob across directories, which tandem doesn't expand", arg.text));
     }
+    // Only `*` and `?`: there bash and the matcher agree exactly. Bracket expressions (`[^a]`, `[[:alpha:]]`)
+    // and escapes are read differently by different matchers, and a name bash matches but tandem doesn't would
+    // go unjudged.
+    if pattern.contains(['[', ']', '\\']) {
+        return Err(format!("`{}` has a bracket expression or an escape, which tandem doesn't expand", arg.text));
+    }
     let matcher = globset::GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)

@@ -347,6 +347,16 @@ pub const PARSER_TRICKS: &[&str] = &[
     "GIT_DIR={OUT} git status",
     "BASH_ENV={OUT}/x bash -c ls",
     "TZ=/proc/self/environ date",
+    "cat [^x]*",
+    "cat [!a]*",
+    "cat [[:alpha:]]*_out/canary.txt",
+    "cat l\\ink_out/canary.txt",
+    "cat li?k_out/*",
+    "cp -a rel/far src/ && cat src/far",
+    "mkdir -p s2 && cp -a rel/far s2/f && cat s2/f",
+    "cp -b -S /../../outside/x a.txt src/main.rs",
+    "cp --suffix=x -b a.txt src/main.rs",
+    "cat a.txt\u{0}; touch {OUT}/pwn",
 ];
 
 /// Step 1 plants (and may be allowed), step 2 uses what was planted.

@@ -279,9 +279,9 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Write,
         ),
         "cp" => tool(
-            "aRrfinpuvxTbP t:w S:t",
+            "aRrfinpuvxTbP t:w",
             "archive backup[=t] force interactive no-clobber no-dereference preserve[=t] no-preserve=t recursive \
-             reflink[=t] remove-destination sparse=t strip-trailing-slashes suffix=t target-directory=w \
+             reflink[=t] remove-destination sparse=t strip-trailing-slashes target-directory=w \
              no-target-directory update[=t] verbose one-file-system attributes-only",
             "archive attributes-only backup copy-contents dereference force interactive link no-clobber \
              no-dereference preserve no-preserve parents recursive reflink remove-destination sparse \
@@ -290,8 +290,8 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Transfer(false),
         ),
         "mv" => tool(
-            "finuvTb t:w S:t",
-            "backup[=t] force interactive no-clobber strip-trailing-slashes suffix=t target-directory=w \
+            "finuvTb t:w",
+            "backup[=t] force interactive no-clobber strip-trailing-slashes target-directory=w \
              no-target-directory update[=t] verbose",
             "backup context force interactive no-clobber no-copy strip-trailing-slashes suffix target-directory \
              no-target-directory update verbose exchange debug",
