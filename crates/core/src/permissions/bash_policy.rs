@@ -153,6 +153,9 @@ impl PermissionPolicy {
         for arg in &effects.reads {
             for path in command_paths::expand(&self.workspace, arg)? {
                 self.readable(&path, touched).map_err(|why| format!("it reads {why}"))?;
+                if effects.files_only && self.workspace.resolve(&path).is_dir() {
+                    return Err(format!("it compares the directory {path}, reading what its links point to"));
+                }
             }
         }
         for arg in &effects.writes {
@@ -297,7 +300,9 @@ fn path_is_outside_the_workspace(workspace: &super::paths::Workspace) -> Result<
     for dir in std::env::split_paths(&path) {
         let text = dir.to_string_lossy();
         if !dir.is_absolute() || workspace.resolve_strict(&text).is_some_and(|dir| workspace.contains(&dir)) {
-            return Err(format!("your PATH includes {text:?}, where a file of the workspace could stand in for a program"));
+            return Err(format!(
+                "your PATH includes {text:?}, where a file of the workspace could stand in for a program"
+            ));
         }
     }
     Ok(())

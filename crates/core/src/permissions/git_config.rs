@@ -25,6 +25,13 @@ pub(super) fn check(cwd: &Path) -> Result<(), String> {
     if files.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodule configurations to check".into());
     }
+    for dir in hook_dirs(&git_dir) {
+        if let Some(hook) = std::fs::read_dir(&dir).into_iter().flatten().flatten().find(|entry| {
+            !entry.file_name().to_string_lossy().ends_with(".sample") && entry.file_type().is_ok_and(|t| !t.is_dir())
+        }) {
+            return Err(format!("the repository has the hook {}, which git may run", hook.path().display()));
+        }
+    }
     for file in files {
         match std::fs::read_to_string(&file) {
             Ok(text) => {
@@ -56,6 +63,19 @@ fn find_git_dir(cwd: &Path) -> Option<PathBuf> {
         return Some(dir.join(target));
     }
     None
+}
+
+/// The hook directories of the repository and its submodules (`git status` writing the index runs
+/// `post-index-change`).
+fn hook_dirs(git_dir: &Path) -> Vec<PathBuf> {
+    let mut configs = Vec::new();
+    collect_module_configs(&git_dir.join("modules"), &mut configs);
+    let mut dirs = vec![git_dir.join("hooks")];
+    dirs.extend(configs.iter().filter_map(|config| config.parent().map(|dir| dir.join("hooks"))));
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        dirs.push(git_dir.join(common.trim()).join("hooks"));
+    }
+    dirs
 }
 
 fn collect_module_configs(dir: &Path, files: &mut Vec<PathBuf>) {
@@ -158,6 +178,12 @@ mod tests {
         std::fs::write(dir.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
         assert_eq!(check(&dir.path().join("src")), Ok(()));
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        std::fs::write(dir.path().join(".git/hooks/pre-commit.sample"), "").unwrap();
+        assert_eq!(check(dir.path()), Ok(()), "sample hooks run nothing");
+        std::fs::write(dir.path().join(".git/hooks/post-index-change"), "#!/bin/sh\n").unwrap();
+        assert!(check(dir.path()).unwrap_err().contains("post-index-change"));
+        std::fs::remove_file(dir.path().join(".git/hooks/post-index-change")).unwrap();
         std::fs::write(dir.path().join(".git/modules/sub/config"), "[core]\n\tfsmonitor = x\n").unwrap();
         assert!(check(dir.path()).unwrap_err().contains("core.fsmonitor"));
     }

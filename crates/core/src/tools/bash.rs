@@ -217,8 +217,13 @@ impl CommandResult {
         }
         for (name, capture) in [("output", &self.stdout), ("stderr", &self.stderr)] {
             if let Some(path) = capture.spilled_path() {
+                let saved = if capture.spill_truncated() {
+                    format!("The first {} MiB of the {name}", capture::MAX_SPILL_BYTES / (1024 * 1024))
+                } else {
+                    format!("The full {name}")
+                };
                 parts.push(format!(
-                    "The full {name} ({} lines) was saved to {}: Read or Grep it for the part left out above.",
+                    "{saved} ({} lines) was saved to {}: Read or Grep it for the part left out above.",
                     capture.lines(),
                     path.display()
                 ));

@@ -203,6 +203,8 @@ pub const DANGEROUS_OPTIONS: &[&str] = &[
     "file -f a.txt",
     "file --files-from a.txt",
     "file -m {OUT}/canary.txt a.txt",
+    "file -z a.txt",
+    "file --uncompress a.txt",
     "tree -o {OUT}/x",
     "tree -R -H x",
     "tree --fromfile a.txt",

@@ -64,6 +64,9 @@ pub struct Effects {
     pub repository_config: bool,
     /// Option words with unquoted glob characters (`--include=*.rs`): literal only while no file matches them.
     pub literal_globs: Vec<String>,
+    /// The reads must be files, not directories (`diff` of two directories reads the files in them, following
+    /// symlinks there).
+    pub files_only: bool,
 }
 
 impl Effects {
@@ -78,6 +81,8 @@ impl Effects {
 enum Operands {
     /// Every operand is a path read (`-` is standard input).
     Read,
+    /// Every operand is a file read; a directory operand asks.
+    ReadFiles,
     /// At most this many operands, all read (`uniq IN OUT` writes its second).
     ReadAtMost(usize),
     /// Every operand is text.
@@ -153,6 +158,10 @@ fn operands(program: &str, spec: &Spec, parsed: Parsed) -> Result<Effects, Strin
     }
     match spec.operands {
         Operands::Read => effects.reads.extend(texts),
+        Operands::ReadFiles => {
+            effects.files_only = true;
+            effects.reads.extend(texts);
+        }
         Operands::ReadAtMost(max) if count <= max => effects.reads.extend(texts),
         Operands::ReadAtMost(max) => {
             return Err(format!("`{program}` with more than {max} operand(s) writes to the last one"));

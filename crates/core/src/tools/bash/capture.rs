@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 pub const HEAD_BYTES: usize = 15_000;
 /// Bytes kept from the end of a stream.
 pub const TAIL_BYTES: usize = 15_000;
+/// At most this much of a stream is saved to its file: a command printing without end (`seq 1 1e18`) must not
+/// fill the disk.
+pub const MAX_SPILL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One output stream: head, tail ring, and counts of everything; optionally the whole of it in a file.
 #[derive(Debug, Default)]
@@ -30,6 +33,8 @@ struct Spill {
     path: PathBuf,
     file: Option<std::fs::File>,
     failed: bool,
+    /// Bytes written to the file so far; past [`MAX_SPILL_BYTES`] the rest is only counted.
+    written: u64,
 }
 
 impl Capture {
@@ -40,7 +45,12 @@ impl Capture {
     /// A capture that also saves the whole output to `path` when it outgrows what is kept in memory, so the
     /// model can Read or Grep the part left out of the result.
     pub fn spilling_to(path: PathBuf) -> Self {
-        Capture { spill: Some(Spill { path, file: None, failed: false }), ..Self::default() }
+        Capture { spill: Some(Spill { path, file: None, failed: false, written: 0 }), ..Self::default() }
+    }
+
+    /// Whether the saved file stops at [`MAX_SPILL_BYTES`] (the stream went on).
+    pub fn spill_truncated(&self) -> bool {
+        self.spill.as_ref().is_some_and(|spill| spill.written >= MAX_SPILL_BYTES)
     }
 
     /// The file holding the whole output, when it was needed and written.
@@ -67,17 +77,25 @@ impl Capture {
                 Ok(file)
             });
             match created {
-                Ok(file) => spill.file = Some(file),
+                Ok(file) => {
+                    spill.file = Some(file);
+                    spill.written = self.head.len() as u64 + self.tail.len() as u64;
+                }
                 Err(_) => {
                     spill.failed = true;
                     return;
                 }
             }
         }
+        let room = MAX_SPILL_BYTES.saturating_sub(spill.written);
+        let bytes = &bytes[..bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
         if let Some(file) = &mut spill.file
-            && file.write_all(bytes).is_err()
+            && !bytes.is_empty()
         {
-            spill.failed = true;
+            if file.write_all(bytes).is_err() {
+                spill.failed = true;
+            }
+            spill.written += bytes.len() as u64;
         }
     }
 
@@ -199,6 +217,19 @@ impl Utf8Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_saved_file_stops_at_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut endless = Capture::spilling_to(dir.path().join("endless.txt"));
+        let chunk = vec![b'y'; 1024 * 1024];
+        for _ in 0..(MAX_SPILL_BYTES / (1024 * 1024) + 3) {
+            endless.push(&chunk);
+        }
+        assert!(endless.spill_truncated());
+        assert_eq!(std::fs::metadata(endless.spilled_path().unwrap()).unwrap().len(), MAX_SPILL_BYTES);
+        assert_eq!(endless.len(), MAX_SPILL_BYTES + 3 * 1024 * 1024, "everything is still counted");
+    }
 
     #[test]
     fn big_output_is_saved_whole_to_a_file_and_small_output_is_not() {

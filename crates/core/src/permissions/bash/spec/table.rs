@@ -110,7 +110,7 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
              from-file to-file minimal horizon-lines speed-large-files color palette ifdef line-format \
              old-line-format new-line-format unchanged-line-format old-group-format new-group-format \
              changed-group-format unchanged-group-format ignore-file-name-case no-ignore-file-name-case",
-            Operands::Read,
+            Operands::ReadFiles,
         ),
         "cut" => tool(
             "nsz b:t c:t d:t f:t",
@@ -234,9 +234,9 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::ReadAtMost(1),
         ),
         "file" => tool(
-            "bchiIklLNprsSvz0 e:t F:t P:t",
+            "bchiIklLNprsSv0 e:t F:t P:t",
             "brief mime mime-type mime-encoding apple extension keep-going list dereference no-dereference no-pad \
-             print0 preserve-date raw special-files uncompress uncompress-noreport separator=t exclude=t \
+             print0 preserve-date raw special-files separator=t exclude=t \
              exclude-quiet=t parameter=t",
             "apple brief checking-printout compile debug dereference exclude exclude-quiet extension files-from \
              keep-going list magic-file mime mime-encoding mime-type no-buffer no-dereference no-pad no-sandbox \
