@@ -31,6 +31,7 @@ fn other_attempts() -> Vec<Vec<String>> {
     let mut out: Vec<Vec<String>> =
         DANGEROUS_OPTIONS.iter().chain(PARSER_TRICKS).map(|c| vec![c.to_string()]).collect();
     out.extend(TWO_STEP.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]));
+    out.extend(red_team());
     out
 }
 

@@ -37,6 +37,13 @@ const EXACT_SUBCOMMANDS: &[(&str, &str)] = &[
 /// Interpreters: `python3 -m pytest -q` remembers `python3 -m pytest`, `node script.js` remembers the script.
 const INTERPRETERS: &[&str] = &["python", "python3", "node", "ruby", "php", "deno", "bun", "uv", "poetry"];
 
+/// What the policy learnt of one auto-allowed command.
+struct Judged {
+    mutates: bool,
+    /// An operand or option holds a glob, expanded only when the command runs.
+    globbed: bool,
+}
+
 impl PermissionPolicy {
     pub(super) fn decide_bash(&self, command: &str, unsandboxed: bool) -> Decision {
         let analysis = bash::analyze(command);
@@ -85,29 +92,40 @@ impl PermissionPolicy {
         if let Some(reason) = &analysis.always_ask {
             return self.ask_bash(String::new(), Some(format!("it contains {reason}, which a rule can never allow")));
         }
-        for write in &analysis.writes {
-            if let Err(why) = self.writable(write, &[]) {
-                return self.ask_bash(suggestion, Some(format!("it writes to {why}")));
-            }
-        }
-        for read in &analysis.reads {
-            if let Err(why) = self.readable(read, &[]) {
-                return self.ask_bash(suggestion, Some(format!("it reads {why}")));
-            }
-        }
         let mut touched: Vec<PathBuf> = Vec::new();
         let mut why_not: Option<String> = None;
         let mut mutates = !analysis.writes.is_empty();
+        let mut globbed = false;
         for cmd in &analysis.commands {
             if self.allowed_by_rule(cmd) {
                 continue;
             }
             match self.auto_allowed(cmd, &mut touched) {
-                Ok(writes) => mutates |= writes,
+                Ok(judged) => {
+                    mutates |= judged.mutates;
+                    globbed |= judged.globbed;
+                }
                 Err(why) => {
                     why_not.get_or_insert(why);
                 }
             }
+        }
+        // Redirections are opened while the line runs: judged against everything the line makes (a symlink
+        // `cp -a` copies, then `> dest/link`).
+        for write in &analysis.writes {
+            if let Err(why) = self.writable(write, &touched) {
+                return self.ask_bash(suggestion, Some(format!("it writes to {why}")));
+            }
+        }
+        for read in &analysis.reads {
+            if let Err(why) = self.readable(read, &touched) {
+                return self.ask_bash(suggestion, Some(format!("it reads {why}")));
+            }
+        }
+        if mutates && globbed && why_not.is_none() {
+            why_not = Some(
+                "a glob is expanded when its part of the line runs, after other parts changed the files".to_owned(),
+            );
         }
         if why_not.is_none() && (!mutates || self.mode == PermissionMode::AcceptEdits) {
             return Decision::Allow;
@@ -122,23 +140,28 @@ impl PermissionPolicy {
     }
 
     /// Whether one simple command runs without a rule: understood, reading only what may be read, and (in
-    /// `acceptEdits`) writing only what may be written. `Ok(true)` when it writes. Paths it creates are added to
-    /// `touched`, which later parts of the line may not use.
-    fn auto_allowed(&self, cmd: &SimpleCommand, touched: &mut Vec<PathBuf>) -> Result<bool, String> {
+    /// `acceptEdits`) writing only what may be written. Paths it creates are added to `touched`, which other
+    /// parts of the line may not use.
+    fn auto_allowed(&self, cmd: &SimpleCommand, touched: &mut Vec<PathBuf>) -> Result<Judged, String> {
         if self.mode == PermissionMode::DontAsk {
             return Err("no rule allows it".into());
         }
         let effects = cmd.understand()?;
         path_is_outside_the_workspace(&self.workspace)?;
-        let mutates = effects.mutates();
-        if mutates && self.mode != PermissionMode::AcceptEdits {
-            return Ok(true);
+        let judged = Judged {
+            mutates: effects.mutates(),
+            globbed: !effects.literal_globs.is_empty()
+                || effects.reads.iter().chain(&effects.writes).any(|arg| arg.glob)
+                || effects.transfer.as_ref().is_some_and(|t| t.sources.iter().any(|arg| arg.glob)),
+        };
+        if judged.mutates && self.mode != PermissionMode::AcceptEdits {
+            return Ok(judged);
         }
         self.effects_allowed(&effects, touched)?;
         if effects.repository_config {
             super::git_config::check(self.workspace.cwd())?;
         }
-        Ok(mutates)
+        Ok(judged)
     }
 
     fn effects_allowed(&self, effects: &Effects, touched: &mut Vec<PathBuf>) -> Result<(), String> {
@@ -187,7 +210,7 @@ impl PermissionPolicy {
 
     /// `Ok` when a command may read `path` unasked; otherwise the path and why not.
     fn readable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
-        if matches!(path, "-" | "/dev/null" | "/dev/stdin") {
+        if matches!(path, "/dev/null" | "/dev/stdin") {
             return Ok(());
         }
         let shown = self.workspace.resolve(path);

@@ -40,8 +40,9 @@ pub(super) fn expand(workspace: &Workspace, arg: &PathArg) -> Result<Vec<String>
     let listed = workspace.resolve_strict(&dir).ok_or_else(|| format!("`{dir}` can't be resolved for sure"))?;
     let Ok(entries) = std::fs::read_dir(&listed) else { return Ok(vec![arg.text.clone()]) };
     let mut matches = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
+    // Older bash matches `.*` against `.` and `..` too: judged as if it did.
+    let dots = [".", ".."].into_iter().filter(|_| pattern.starts_with('.')).map(str::to_owned);
+    for name in entries.flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).chain(dots) {
         if name.starts_with('.') && !pattern.starts_with('.') {
             continue;
         }
@@ -70,8 +71,9 @@ pub(super) fn transfer_targets(
         Some(into) => into,
         None => sources.len() > 1 || workspace.resolve_strict(&transfer.dest).is_some_and(|path| path.is_dir()),
     };
-    let mut targets = Vec::new();
+    let mut targets: Vec<PathBuf> = Vec::new();
     for source in sources {
+        let before = targets.len();
         let target = if dest_is_dir {
             match last_name(source) {
                 Some(name) => dest.join(name),
@@ -84,11 +86,18 @@ pub(super) fn transfer_targets(
         let source_path =
             workspace.resolve_strict(source).ok_or_else(|| format!("`{source}` can't be resolved for sure"))?;
         let source_is_dir = std::fs::symlink_metadata(&source_path).is_ok_and(|meta| meta.is_dir());
+        let mut mine = Vec::new();
         if source_is_dir {
             let mut count = 0;
-            walk_tree(&source_path, &target, &mut targets, &mut count)?;
+            walk_tree(&source_path, &target, &mut mine, &mut count)?;
         }
-        targets.push(target);
+        mine.push(target);
+        // Two sources landing on the same path: the second is written through what the first put there (a
+        // symlink, say).
+        if let Some(clash) = mine.iter().find(|path| targets[..before].contains(path)) {
+            return Err(format!("two sources are copied onto {}", clash.display()));
+        }
+        targets.extend(mine);
     }
     Ok(targets)
 }

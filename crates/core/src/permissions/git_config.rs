@@ -49,18 +49,23 @@ pub(super) fn check(cwd: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The repository directory git would use from `cwd`: the nearest `.git` directory, or the one a `.git` file
-/// points to.
+/// The repository directory git would use from `cwd`, found as git finds it: at each level up, a `.git`
+/// directory, the directory a `.git` file points to, or the directory itself when it looks like a repository
+/// (`HEAD`, `objects/`, `refs/`: a bare one, which files in the workspace could imitate).
 fn find_git_dir(cwd: &Path) -> Option<PathBuf> {
     for dir in cwd.ancestors() {
         let dot_git = dir.join(".git");
-        let Ok(meta) = std::fs::metadata(&dot_git) else { continue };
-        if meta.is_dir() {
-            return Some(dot_git);
+        if let Ok(meta) = std::fs::metadata(&dot_git) {
+            if meta.is_dir() {
+                return Some(dot_git);
+            }
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let target = text.trim().strip_prefix("gitdir:")?.trim();
+            return Some(dir.join(target));
         }
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let target = text.trim().strip_prefix("gitdir:")?.trim();
-        return Some(dir.join(target));
+        if dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir() {
+            return Some(dir.to_path_buf());
+        }
     }
     None
 }
@@ -94,33 +99,34 @@ fn collect_module_configs(dir: &Path, files: &mut Vec<PathBuf>) {
 }
 
 /// The first `section.key` in a git configuration text that names a program to run (or an include, which
-/// isn't followed), or that can't be read with certainty.
+/// isn't followed), or a line that can't be read with certainty (which counts as one).
 fn first_program_key(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut section = String::new();
     let mut subsection = false;
     for raw in text.lines() {
-        let line = raw.trim();
+        let mut line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
-        let line = if let Some(rest) = line.strip_prefix('[') {
-            let Some(close) = rest.find(']') else { return Some(format!("[{rest}")) };
-            let header = &rest[..close];
-            let (name, sub) = match header.split_once(|c: char| c.is_whitespace() || c == '.') {
-                Some((name, sub)) => (name, !sub.trim().is_empty()),
-                None => (header, false),
+        if line.starts_with('[') {
+            let Some((name, sub, rest)) = section_header(line) else {
+                return Some(format!("an unreadable line `{line}`"));
             };
-            section = name.trim().to_lowercase();
+            section = name;
             subsection = sub;
-            let after = rest[close + 1..].trim();
-            if after.is_empty() || after.starts_with('#') || after.starts_with(';') {
+            line = rest.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
                 continue;
             }
-            after
-        } else {
-            line
-        };
-        let key = line.split(|c: char| c == '=' || c.is_whitespace()).next().unwrap_or_default().to_lowercase();
+        }
+        let key_end = line.find(|c: char| c == '=' || c.is_whitespace()).unwrap_or(line.len());
+        let key = line[..key_end].to_lowercase();
+        let plain_key = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if !plain_key || section.is_empty() {
+            return Some(format!("an unreadable line `{line}`"));
+        }
         if line.ends_with('\\') {
             return Some(format!("{section}.{key} (continued on the next line)"));
         }
@@ -152,6 +158,43 @@ fn first_program_key(text: &str) -> Option<String> {
     None
 }
 
+/// `[name]`, `[name "sub"]` or `[name.sub]` at the start of `line`: the lowercased name, whether there is a
+/// subsection, and what follows the header. `None` when it isn't one of those exactly.
+fn section_header(line: &str) -> Option<(String, bool, &str)> {
+    let rest = line.strip_prefix('[')?;
+    let name_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))?;
+    let (name, after) = rest.split_at(name_end);
+    if name.is_empty() {
+        return None;
+    }
+    let (sub, after) =
+        if let Some(quoted) = after.strip_prefix(' ').map(str::trim_start).and_then(|a| a.strip_prefix('"')) {
+            let mut chars = quoted.char_indices();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => {
+                        end = Some(i);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            (true, &quoted[end? + 1..])
+        } else {
+            (name.contains('.'), after)
+        };
+    let after = after.strip_prefix(']')?;
+    if after.trim_start().starts_with('[') {
+        return None;
+    }
+    let name = name.split('.').next().unwrap_or(name).to_lowercase();
+    Some((name, sub, after))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +211,11 @@ mod tests {
         assert_eq!(first_program_key("[core] fsmonitor = x\n").as_deref(), Some("core.fsmonitor"));
         assert_eq!(first_program_key("[filter \"lfs\"]\n\tclean = git-lfs clean\n").as_deref(), Some("filter.clean"));
         assert!(first_program_key("[core]\n\tpager = a\\\n b\n").is_some());
+        assert!(first_program_key("\u{feff}[core]\n\tfsmonitor = x\n").is_some(), "a byte-order mark");
+        assert!(first_program_key("[x][core]fsmonitor = x\n").is_some(), "two headers on a line");
+        assert!(first_program_key("[diff \"a]b\"]\n\ttextconv = x\n").is_some(), "a bracket in a subsection");
+        assert!(first_program_key("fsmonitor = x\n").is_some(), "a key before any section");
+        assert_eq!(first_program_key("[remote \"origin\"]\n\turl = x\n[branch \"main\"]\n\tremote = origin\n"), None);
     }
 
     #[test]

@@ -394,3 +394,27 @@ pub const TWO_STEP: &[(&str, &str)] = &[
     ("cp -rT evil .", "ls"),
     ("cp -r evil/hooks .git", "ls"),
 ];
+
+/// An independent red team's attempts (blocks separated by `----`, steps by `# step`, `#` lines are notes),
+/// aimed at the analyser's assumptions after reading its code. Their canaries in `/tmp` are moved to `{OUT}`.
+pub fn red_team() -> Vec<Vec<String>> {
+    include_str!("redteam.txt")
+        .split("\n----")
+        .map(|block| {
+            let mut steps = vec![String::new()];
+            for line in block.lines() {
+                if line.trim() == "# step" {
+                    steps.push(String::new());
+                } else if !line.starts_with('#') {
+                    let step = steps.last_mut().unwrap();
+                    if !step.is_empty() {
+                        step.push('\n');
+                    }
+                    step.push_str(&line.replace("/tmp/", "{OUT}/"));
+                }
+            }
+            steps.into_iter().filter(|step| !step.trim().is_empty()).collect::<Vec<_>>()
+        })
+        .filter(|steps| !steps.is_empty())
+        .collect()
+}

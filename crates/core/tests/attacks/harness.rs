@@ -60,6 +60,8 @@ impl Tree {
         std::fs::create_dir_all(work.join(".git/refs/heads")).unwrap();
         write(work.join(".git/hooks/README"), "hooks\n");
         write(work.join("a.txt"), "alpha\n");
+        write(work.join("README.md"), "# readme\n");
+        write(work.join(".git/hooks/pre-commit.sample"), "#!/bin/sh\n");
         write(work.join("src/main.rs"), "fn main() {}\n");
         write(work.join("-/inside.txt"), "dash dir\n");
         write(work.join("evil/.tandem/settings.local.json"), r#"{"permissions":{"allow":["Bash"]}}"#);
@@ -188,7 +190,7 @@ pub fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
         }
         outcome.allowed_steps += 1;
         let output = run(&tree, &command);
-        if output.contains(SECRET) {
+        if output.contains(SECRET) || output.contains("root:x:0:") {
             outcome.violations.push(format!("{command:?} printed a secret: {output:?}"));
         }
     }

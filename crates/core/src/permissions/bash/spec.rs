@@ -110,6 +110,9 @@ struct Spec {
     known: &'static str,
     /// `-5` means a count (`head -5`, `tail -5`).
     numeric: bool,
+    /// The tool reads short options one to a word (`tree -Lo` gives `-L` and `-o` each the next word): a
+    /// cluster asks.
+    single_letters: bool,
     operands: Operands,
 }
 
@@ -161,6 +164,9 @@ fn operands(program: &str, spec: &Spec, parsed: Parsed) -> Result<Effects, Strin
         Operands::ReadFiles => {
             effects.files_only = true;
             effects.reads.extend(texts);
+        }
+        Operands::ReadAtMost(_) if texts.iter().any(|arg| arg.glob) => {
+            return Err(format!("`{program}` of a glob, which may name more files than it reads"));
         }
         Operands::ReadAtMost(max) if count <= max => effects.reads.extend(texts),
         Operands::ReadAtMost(max) => {
@@ -294,6 +300,9 @@ fn parse(program: &str, spec: &Spec, args: &[Word]) -> Result<Parsed, String> {
             continue;
         }
         let cluster: Vec<char> = text[1..].chars().collect();
+        if spec.single_letters && cluster.len() > 1 {
+            return Err(format!("`{text}`: `{program}` doesn't read clustered options the usual way"));
+        }
         if spec.numeric && cluster.iter().all(char::is_ascii_digit) {
             parsed.options.push(("-n".into(), Some(text[1..].to_owned())));
             continue;

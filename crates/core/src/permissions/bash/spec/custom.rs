@@ -248,7 +248,8 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
             operands.push(word);
             continue;
         };
-        if !text.starts_with('-') || text == "-" || positional_are_args {
+        // After `--args` the operands are arguments, but options are still options (`--rawfile x FILE` reads).
+        if !text.starts_with('-') || text == "-" {
             operands.push(word);
             continue;
         }

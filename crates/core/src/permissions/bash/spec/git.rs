@@ -190,7 +190,12 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
                 .iter()
                 .any(|p| arg.starts_with(p))
         }),
-        "diff" => all_options(&rest, diff_option),
+        "diff" => {
+            // Given paths outside the work tree, `git diff` quietly becomes `git diff --no-index`, reading any
+            // file: every operand is judged as a path it may read (a revision like `HEAD~1` is a harmless one).
+            effects.reads.extend(operands(&rest).map(|text| PathArg { text: text.to_owned(), glob: false }));
+            all_options(&rest, diff_option)
+        }
         "log" | "show" | "shortlog" => all_options(&rest, |arg| {
             diff_option(arg)
                 || LOG_OPTIONS.contains(&arg)
@@ -307,6 +312,13 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         _ => return Err(format!("`git {sub}` is not a git command tandem knows to only read")),
     };
     if ok { Ok(effects) } else { Err(format!("`git {sub}` with an option tandem doesn't know to be safe")) }
+}
+
+/// The operands: words that are not options, and everything after `--`.
+fn operands<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
+    let end = args.iter().position(|arg| *arg == "--").unwrap_or(args.len());
+    let before = args[..end].iter().copied().filter(|arg| !arg.starts_with('-'));
+    before.chain(args.get(end + 1..).unwrap_or_default().iter().copied())
 }
 
 /// Every word before `--` that starts with `-` passes `allowed`; revisions and paths (operands) are text: git

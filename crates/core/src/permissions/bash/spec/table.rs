@@ -9,7 +9,7 @@ const GREP_PATTERN_GIVERS: &[&str] = &["-e", "-f", "--regexp", "--file"];
 const RG_PATTERN_GIVERS: &[&str] = &["-e", "-f", "--regexp", "--file", "--files", "--type-list"];
 
 const fn tool(short: &'static str, long: &'static str, known: &'static str, operands: Operands) -> Spec {
-    Spec { short, long, known, numeric: false, operands }
+    Spec { short, long, known, numeric: false, single_letters: false, operands }
 }
 
 /// The spec of a tool, by its bare name.
@@ -263,13 +263,16 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             "",
             Operands::PatternThenRead(RG_PATTERN_GIVERS),
         ),
-        "tree" => tool(
-            "adfiqNpugshDFvtcrCnASxJX L:t P:t I:t",
-            "noreport dirsfirst prune filelimit=t charset=t ignore-case matchdirs du si timefmt=t sort=t gitignore \
+        "tree" => Spec {
+            single_letters: true,
+            ..tool(
+                "adfiqNpugshDFvtcrCnASxJX L:t P:t I:t",
+                "noreport dirsfirst prune filelimit=t charset=t ignore-case matchdirs du si timefmt=t sort=t gitignore \
              info",
-            "",
-            Operands::Read,
-        ),
+                "",
+                Operands::Read,
+            )
+        },
         "hostname" => tool("", "", "", Operands::Nothing),
         "mkdir" => tool("pv m:t", "parents verbose mode=t", "mode parents verbose context", Operands::Write),
         "touch" => tool(

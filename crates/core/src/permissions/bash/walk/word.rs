@@ -34,6 +34,12 @@ impl Walker {
         if expand && has_brace_expansion(&skeleton) {
             return Word { segs: vec![Seg::Opaque(raw.to_owned())] };
         }
+        // bash globs the whole word, quoted parts standing for themselves: `.gi["t"]` and `[\-]v` are bracket
+        // expressions although no single piece is one. Such a word's value depends on the files there: unknown.
+        let glob_pieces = segs.iter().any(|seg| matches!(seg, Seg::Glob(_)));
+        if expand && has_glob(&skeleton) && (skeleton.contains('\0') || !glob_pieces) {
+            return Word { segs: vec![Seg::Opaque(raw.to_owned())] };
+        }
         let mut word = Word::default();
         for seg in segs {
             match (word.segs.last_mut(), seg) {
