@@ -34,6 +34,17 @@ const EXACT_SUBCOMMANDS: &[(&str, &str)] = &[
     ("npm", "exec"),
     ("npx", ""),
 ];
+/// Subcommands that run a named script: the script is part of the rule.
+const RUNNERS: &[(&str, &str)] = &[
+    ("npm", "run"),
+    ("npm", "run-script"),
+    ("pnpm", "run"),
+    ("yarn", "run"),
+    ("bun", "run"),
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("cargo", "run"),
+];
 /// Interpreters: `python3 -m pytest -q` remembers `python3 -m pytest`, `node script.js` remembers the script.
 const INTERPRETERS: &[&str] = &["python", "python3", "node", "ruby", "php", "deno", "bun", "uv", "poetry"];
 
@@ -379,7 +390,7 @@ fn rule_for(cmd: &SimpleCommand) -> String {
                 if argv.len() == 2 {
                     exact()
                 } else {
-                    format!("{}:*", quote_for_rule(&format!("{program} {script}")))
+                    format!("{program} {}:*", quote_for_rule(script))
                 }
             }
             _ => exact(),
@@ -391,6 +402,14 @@ fn rule_for(cmd: &SimpleCommand) -> String {
     if !second.starts_with('-') && simple_word(second) {
         if argv.len() == 2 {
             return exact();
+        }
+        // `npm run test:unit` remembers that script, not every script.
+        let third = argv.get(2).map(String::as_str).unwrap_or_default();
+        if RUNNERS.contains(&(program, second)) {
+            if !simple_word(third) || argv.len() == 3 {
+                return exact();
+            }
+            return format!("{program} {second} {third}:*");
         }
         return format!("{program} {second}:*");
     }

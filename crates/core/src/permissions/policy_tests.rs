@@ -372,3 +372,68 @@ fn read_deny_rules_reach_shell_reads_and_directory_searches() {
     assert!(!hidden(&setup.cwd().join("src/a.rs")));
     assert!(setup.policy(DefaultMode, &[]).hidden_paths().is_none());
 }
+
+#[test]
+fn file_tools_read_like_the_kernel_and_never_read_secrets() {
+    let setup = Setup::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(outside.path(), setup.cwd().join("link")).unwrap();
+    std::fs::create_dir_all(setup.home.path().join(".ssh")).unwrap();
+    let policy = setup.policy(DefaultMode, &[]);
+    let cases = [
+        ("Read", json!({"file_path": "link/x.txt"}), Ask),
+        ("Read", json!({"file_path": "link/../src/x"}), Ask),
+        ("Read", json!({"file_path": "/proc/self/cwd/src/x"}), Ask),
+        ("Read", json!({"file_path": "src/../src/main.rs"}), Allow),
+        ("Read", json!({"file_path": "~/.ssh/id_rsa"}), Deny),
+        ("Grep", json!({"pattern": "x", "path": "~/.ssh"}), Deny),
+        ("Grep", json!({"pattern": "x", "path": "link"}), Ask),
+        ("Glob", json!({"pattern": "../**/id_rsa"}), Ask),
+        ("Glob", json!({"pattern": "link/**/*.txt"}), Ask),
+        ("Glob", json!({"pattern": "src/**/*.rs"}), Allow),
+        ("Glob", json!({"pattern": "**/*.rs", "path": "link"}), Ask),
+        ("Write", json!({"file_path": ".mcp.json", "content": "{}"}), Ask),
+        ("Write", json!({"file_path": ".claude/commands/x.md", "content": "x"}), Ask),
+    ];
+    for (tool, input, expected) in cases {
+        assert_eq!(setup.decide(&policy, tool, input.clone()), expected, "{tool} {input}");
+    }
+    for mode in [AcceptEdits, BypassPermissions] {
+        let policy = setup.policy(mode, &[]);
+        assert_eq!(setup.decide(&policy, "Read", json!({"file_path": "~/.ssh/id_rsa"})), Deny, "secrets in {mode:?}");
+    }
+    let named = setup.policy(DefaultMode, &[(RuleKind::Allow, "Read(~/.ssh/known_hosts)")]);
+    assert_eq!(setup.decide(&named, "Read", json!({"file_path": "~/.ssh/known_hosts"})), Allow, "a rule names it");
+    assert_eq!(setup.decide(&named, "Read", json!({"file_path": "~/.ssh/id_rsa"})), Deny);
+}
+
+#[test]
+fn always_rules_are_as_narrow_as_the_command() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    let tool = setup.tools.get("Bash").unwrap();
+    for (command, rule) in [
+        ("python3 -m pytest -q", "Bash(python3 -m pytest:*)"),
+        ("rm -rf build", "Bash(rm -rf build)"),
+        ("npm run test:unit -- --watch", "Bash(npm run test:unit:*)"),
+        ("npm run build", "Bash(npm run build)"),
+        ("cargo test --release", "Bash(cargo test:*)"),
+        ("git push --force origin main", "Bash(git push --force origin main)"),
+        ("make", "Bash(make)"),
+        ("node scripts/build.js --prod", "Bash(node scripts/build.js:*)"),
+        ("curl -s http://127.0.0.1:9/x", "Bash(curl -s http://127.0.0.1:9/x)"),
+    ] {
+        let Decision::Ask { suggested_rule, .. } = policy.decide(tool.as_ref(), &json!({ "command": command })) else {
+            panic!("{command} should ask")
+        };
+        assert_eq!(suggested_rule, rule, "{command}");
+        // The rule allows the command it was proposed for.
+        let allowed = setup.policy(DefaultMode, &[(RuleKind::Allow, rule)]);
+        assert_eq!(setup.decide(&allowed, "Bash", json!({ "command": command })), Allow, "{rule} allows {command}");
+    }
+    use crate::tools::Risk;
+    assert_eq!(tool.risk_for(&json!({"command": "cat /etc/hostname"})), Risk::Low);
+    assert_eq!(tool.risk_for(&json!({"command": "mkdir -p x && touch x/y"})), Risk::Medium);
+    assert_eq!(tool.risk_for(&json!({"command": "rm -rf build"})), Risk::High);
+}
