@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::bash::spec::Effects;
 use super::bash::{self, Analysis, SimpleCommand};
 use super::command_paths;
+use super::paths::Protection;
 use super::policy::source;
 use super::rules::path_matches;
 use super::settings::RuleKind;
@@ -224,8 +225,14 @@ impl PermissionPolicy {
         if matches!(path, "/dev/null" | "/dev/stdin") {
             return Ok(());
         }
-        let shown = self.workspace.resolve(path);
+        self.judge_path(path, touched, Protection::guards_reads).map(drop)
+    }
+
+    /// Where `path` certainly leads, when that is inside the workspace, not made by another part of the line and
+    /// not protected in a way `counts` cares about; otherwise the path and why not.
+    fn judge_path(&self, path: &str, touched: &[PathBuf], counts: fn(Protection) -> bool) -> Result<PathBuf, String> {
         let Some(resolved) = self.workspace.resolve_strict(path) else {
+            let shown = self.workspace.resolve(path);
             return Err(format!(
                 "{}, a path that can't be resolved for sure (a dangling or looping link)",
                 shown.display()
@@ -234,33 +241,18 @@ impl PermissionPolicy {
         if self.earlier_part_made(&resolved, touched) {
             return Err(format!("{}, which an earlier part of the command creates or moves", resolved.display()));
         }
-        if let Some(protection) = self.workspace.protected(&resolved).filter(|p| p.guards_reads()) {
+        if let Some(protection) = self.workspace.protected(&resolved).filter(|p| counts(*p)) {
             return Err(format!("{}, which is protected: {}", resolved.display(), protection.reason()));
         }
         if !self.workspace.contains(&resolved) {
             return Err(format!("{}, outside the workspace", resolved.display()));
         }
-        Ok(())
+        Ok(resolved)
     }
 
     /// `Ok` when a command may write `path` unasked (mode aside); otherwise the path and why not.
     fn writable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
-        let shown = self.workspace.resolve(path);
-        let Some(resolved) = self.workspace.resolve_strict(path) else {
-            return Err(format!(
-                "{}, a path that can't be resolved for sure (a dangling or looping link)",
-                shown.display()
-            ));
-        };
-        if self.earlier_part_made(&resolved, touched) {
-            return Err(format!("{}, which an earlier part of the command creates or moves", resolved.display()));
-        }
-        if let Some(protection) = self.workspace.protected(&resolved) {
-            return Err(format!("{}, which is protected: {}", resolved.display(), protection.reason()));
-        }
-        if !self.workspace.contains(&resolved) {
-            return Err(format!("{}, outside the workspace", resolved.display()));
-        }
+        let resolved = self.judge_path(path, touched, |_| true)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
