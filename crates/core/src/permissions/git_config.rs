@@ -25,11 +25,23 @@ pub(super) fn check(cwd: &Path) -> Result<(), String> {
     if files.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodule configurations to check".into());
     }
-    for dir in hook_dirs(&git_dir) {
-        if let Some(hook) = std::fs::read_dir(&dir).into_iter().flatten().flatten().find(|entry| {
-            !entry.file_name().to_string_lossy().ends_with(".sample") && entry.file_type().is_ok_and(|t| !t.is_dir())
-        }) {
-            return Err(format!("the repository has the hook {}, which git may run", hook.path().display()));
+    // The one hook a reading command can run: `git status` writing the index runs `post-index-change`.
+    let mut dirs = hook_dirs(&git_dir);
+    for file in &files {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            let worktree = git_dir.parent().unwrap_or(&git_dir);
+            for dir in hooks_paths(&text) {
+                if dir.starts_with('~') || dir.contains('$') {
+                    return Err(format!("the repository's core.hooksPath `{dir}` isn't followed"));
+                }
+                dirs.push(worktree.join(dir));
+            }
+        }
+    }
+    for dir in dirs {
+        let hook = dir.join("post-index-change");
+        if hook.symlink_metadata().is_ok() {
+            return Err(format!("the repository has the hook {}, which git status runs", hook.display()));
         }
     }
     for file in files {
@@ -138,7 +150,6 @@ fn first_program_key(text: &str) -> Option<String> {
                     | "pager"
                     | "editor"
                     | "sshcommand"
-                    | "hookspath"
                     | "askpass"
                     | "attributesfile"
                     | "worktree"
@@ -156,6 +167,28 @@ fn first_program_key(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The values of `core.hooksPath` in a configuration text (already known to be readable).
+fn hooks_paths(text: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in text.strip_prefix('\u{feff}').unwrap_or(text).lines().map(str::trim) {
+        let line = match section_header(line) {
+            Some((name, _, rest)) => {
+                section = name;
+                rest.trim()
+            }
+            None => line,
+        };
+        if let Some((key, value)) = line.split_once('=')
+            && section == "core"
+            && key.trim().eq_ignore_ascii_case("hookspath")
+        {
+            out.push(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    out
 }
 
 /// `[name]`, `[name "sub"]` or `[name.sub]` at the start of `line`: the lowercased name, whether there is a
@@ -229,9 +262,17 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
         std::fs::write(dir.path().join(".git/hooks/pre-commit.sample"), "").unwrap();
         assert_eq!(check(dir.path()), Ok(()), "sample hooks run nothing");
+        std::fs::write(dir.path().join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        assert_eq!(check(dir.path()), Ok(()), "a commit hook doesn't run when reading");
         std::fs::write(dir.path().join(".git/hooks/post-index-change"), "#!/bin/sh\n").unwrap();
         assert!(check(dir.path()).unwrap_err().contains("post-index-change"));
         std::fs::remove_file(dir.path().join(".git/hooks/post-index-change")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
+        assert_eq!(check(dir.path()), Ok(()), "husky's hooks path");
+        std::fs::create_dir_all(dir.path().join(".husky")).unwrap();
+        std::fs::write(dir.path().join(".husky/post-index-change"), "#!/bin/sh\n").unwrap();
+        assert!(check(dir.path()).unwrap_err().contains("post-index-change"));
+        std::fs::write(dir.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
         std::fs::write(dir.path().join(".git/modules/sub/config"), "[core]\n\tfsmonitor = x\n").unwrap();
         assert!(check(dir.path()).unwrap_err().contains("core.fsmonitor"));
     }
