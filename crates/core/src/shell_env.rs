@@ -8,7 +8,7 @@
 //! ```toml
 //! [shell_environment_policy]
 //! inherit = "all"                    # "all" (default), "core" (HOME, PATH, USER, LANG, TERM…) or "none"
-//! ignore_default_excludes = false    # the defaults remove names containing KEY, SECRET, TOKEN, PASSWORD
+//! ignore_default_excludes = false    # the defaults remove names with KEY, SECRET, TOKEN, PASS, CREDENTIAL…
 //! exclude = ["AWS_*"]                # more names to remove (case-insensitive globs)
 //! include_only = []                  # when set, only these names are kept
 //! set = { CI = "1" }                 # set last, always
@@ -29,7 +29,20 @@ const PROVIDER_SECRETS: &[&str] = &[
     "TANDEM_API_KEY",
 ];
 /// The default exclusions (Codex's, plus passwords and credentials): names that are secrets by convention.
-const DEFAULT_EXCLUDES: &[&str] = &["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*"];
+const DEFAULT_EXCLUDES: &[&str] = &[
+    "*KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASS*",
+    "*_PWD",
+    "*CREDENTIAL*",
+    "*PRIVATE*",
+    "*COOKIE*",
+    "*DATABASE_URL*",
+    "*_DSN",
+    "*SESSION_ID*",
+    "BW_SESSION",
+];
 /// What `inherit = "core"` keeps.
 const CORE: &[&str] = &[
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG", "LANGUAGE", "LC_*",

@@ -78,6 +78,28 @@ fn dangerous_options_parser_tricks_and_two_step_attacks_do_nothing() {
 }
 
 #[test]
+fn file_tools_never_read_or_write_past_the_policy() {
+    let attacks = file_tool_attacks();
+    let mut violations = Vec::new();
+    let mut ran = 0;
+    for mode in MODES {
+        for (tool, input) in &attacks {
+            let outcome = attacks::harness::file_attack(mode, tool, input);
+            ran += outcome.allowed_steps;
+            violations.extend(outcome.violations);
+        }
+    }
+    eprintln!(
+        "file tools: {} attempts × {} modes, {ran} allowed and run, {} violations",
+        attacks.len(),
+        MODES.len(),
+        violations.len()
+    );
+    assert!(attacks.len() >= 25, "{}", attacks.len());
+    assert!(violations.is_empty(), "SECURITY: {} violations:\n{}", violations.len(), violations.join("\n"));
+}
+
+#[test]
 fn the_corpus_is_big_enough() {
     let total = read_attempts().len() + write_attempts().len() + other_attempts().len();
     eprintln!("corpus: {total} attempts");

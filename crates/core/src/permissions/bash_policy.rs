@@ -110,6 +110,11 @@ impl PermissionPolicy {
         let mut globbed = false;
         for cmd in &analysis.commands {
             if self.allowed_by_rule(cmd) {
+                // A rule allows the command it names, not a stand-in for it found through PATH, nor the programs
+                // a planted repository configuration would make a reading git command run.
+                if let Err(why) = self.rule_allowed_stays_itself(cmd) {
+                    why_not.get_or_insert(why);
+                }
                 continue;
             }
             match self.auto_allowed(cmd, &mut touched) {
@@ -143,6 +148,20 @@ impl PermissionPolicy {
             return Decision::Allow;
         }
         self.ask_bash(suggestion, why_not)
+    }
+
+    fn rule_allowed_stays_itself(&self, cmd: &SimpleCommand) -> Result<(), String> {
+        let Some(program) = cmd.argv.first() else { return Ok(()) };
+        if program.contains('/') {
+            return Ok(());
+        }
+        path_is_outside_the_workspace(&self.workspace)?;
+        let reading = ["status", "diff", "log", "show", "shortlog", "rev-parse", "ls-files", "blame", "branch", "tag"];
+        if program == "git" && cmd.argv.get(1).is_some_and(|sub| reading.contains(&sub.as_str())) {
+            super::git_config::check(self.workspace.cwd())
+                .map_err(|why| format!("{why} (the rule allows git, not that)"))?;
+        }
+        Ok(())
     }
 
     fn allowed_by_rule(&self, cmd: &SimpleCommand) -> bool {
@@ -253,6 +272,12 @@ impl PermissionPolicy {
     /// `Ok` when a command may write `path` unasked (mode aside); otherwise the path and why not.
     fn writable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
         let resolved = self.judge_path(path, touched, |_| true)?;
+        // Directories that don't exist yet are made on the way (`mkdir -p .claude/CLAUDE.md` makes `.claude`).
+        for missing in resolved.ancestors().skip(1).take_while(|dir| dir.symlink_metadata().is_err()) {
+            if let Some(protection) = self.workspace.protected(missing) {
+                return Err(format!("{}, which is protected: {}", missing.display(), protection.reason()));
+            }
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -277,7 +302,6 @@ impl PermissionPolicy {
     /// Reading a secret, or a path a Read deny rule covers, through any command: denied. Every word of every
     /// command is looked at (not only those of understood commands): `python3 x.py ~/.ssh/id_rsa` is denied too.
     fn denied_read(&self, analysis: &Analysis) -> Option<String> {
-        let hidden = self.hidden_paths();
         let words = analysis.commands.iter().flat_map(|cmd| {
             cmd.argv.iter().skip(1).map(|arg| arg.split_once('=').map_or(arg.as_str(), |(_, value)| value))
         });
@@ -287,25 +311,44 @@ impl PermissionPolicy {
             if word.is_empty() || word.starts_with('-') && !word.contains('/') {
                 continue;
             }
-            let path = self.workspace.resolve(word);
-            if let Some(hidden) = &hidden
-                && hidden(&path)
-            {
-                return Some(format!("Reading {} is denied by a Read rule, also through a command.", path.display()));
+            // `$HOME/.ssh` and `~/.ss?` name secrets too: the home variable spelled out, globs expanded.
+            let word = ["${HOME}", "$HOME"]
+                .iter()
+                .find_map(|home| word.strip_prefix(home).map(|rest| format!("~{rest}")))
+                .unwrap_or_else(|| word.to_owned());
+            let mut paths = vec![self.workspace.resolve(&word)];
+            if super::bash::spec::has_glob_chars(&word) {
+                let arg = super::bash::spec::PathArg { text: word.clone(), glob: true };
+                let expanded = command_paths::expand(&self.workspace, &arg).unwrap_or_default();
+                paths.extend(expanded.iter().map(|path| self.workspace.resolve(path)));
+                let literal: String = word.chars().take_while(|c| !matches!(c, '*' | '?' | '[')).collect();
+                paths.push(self.workspace.resolve(&literal));
             }
-            if let Some(protection) = self.workspace.protected(&path).filter(|p| p.guards_reads())
-                && !self.read_rule_names(&path)
-            {
-                return Some(format!(
-                    "The command names {}, which is protected: {}. tandem doesn't let commands read it unless an \
-                     allow rule names it (e.g. Read({})).",
-                    path.display(),
-                    protection.reason(),
-                    path.display()
-                ));
+            for path in paths {
+                if let Some(reason) = self.denied_path(&path) {
+                    return Some(reason);
+                }
             }
         }
         None
+    }
+
+    /// Why reading `path` through a command is denied (a Read deny rule, or a secret no rule names), if it is.
+    fn denied_path(&self, path: &std::path::Path) -> Option<String> {
+        if self.hidden_paths().is_some_and(|hidden| hidden(path)) {
+            return Some(format!("Reading {} is denied by a Read rule, also through a command.", path.display()));
+        }
+        let protection = self.workspace.protected(path).filter(|p| p.guards_reads())?;
+        if self.read_rule_names(path) {
+            return None;
+        }
+        Some(format!(
+            "The command names {}, which is protected: {}. tandem doesn't let commands read it unless an allow rule \
+             names it (e.g. Read({})).",
+            path.display(),
+            protection.reason(),
+            path.display()
+        ))
     }
 
     /// Whether an allow rule with a path names `path` explicitly (a bare `Read` rule does not).

@@ -46,7 +46,9 @@ pub(super) fn expand(workspace: &Workspace, arg: &PathArg) -> Result<Vec<String>
         if name.starts_with('.') && !pattern.starts_with('.') {
             continue;
         }
-        if matcher.is_match(&name) {
+        // A name with non-ASCII bytes is judged as if it matched: bash's `?` matches a byte or a character
+        // depending on the locale, and a name that isn't UTF-8 was changed by the lossy conversion above.
+        if matcher.is_match(&name) || !name.is_ascii() {
             if name.starts_with('-') {
                 return Err(format!("`{}` matches `{name}`, which the program would read as an option", arg.text));
             }
@@ -83,6 +85,11 @@ pub(super) fn transfer_targets(
         } else {
             dest.clone()
         };
+        // A link recreated elsewhere points elsewhere (`../x` from another directory), and one copied into the
+        // tree is a way out of it for the next command: copying or moving links asks.
+        if transfer.keeps_links && std::fs::symlink_metadata(workspace.absolute(source)).is_ok_and(|m| m.is_symlink()) {
+            return Err(format!("`{source}` is a symbolic link, which would be recreated where it points elsewhere"));
+        }
         let source_path =
             workspace.resolve_strict(source).ok_or_else(|| format!("`{source}` can't be resolved for sure"))?;
         let source_is_dir = std::fs::symlink_metadata(&source_path).is_ok_and(|meta| meta.is_dir());
@@ -117,6 +124,9 @@ fn walk_tree(source: &Path, target: &Path, out: &mut Vec<PathBuf>, count: &mut u
             return Err(format!("{} holds too many entries to check", source.display()));
         }
         let into = target.join(entry.file_name());
+        if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+            return Err(format!("{} is a symbolic link, which would be recreated elsewhere", entry.path().display()));
+        }
         if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
             walk_tree(&entry.path(), &into, out, count)?;
         }

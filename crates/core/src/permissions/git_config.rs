@@ -75,7 +75,11 @@ fn find_git_dir(cwd: &Path) -> Option<PathBuf> {
             let target = text.trim().strip_prefix("gitdir:")?.trim();
             return Some(dir.join(target));
         }
-        if dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir() {
+        // git accepts `objects` and `refs` of any kind it can enter, or a `commondir` that has them: anything
+        // close to that counts.
+        let head = dir.join("HEAD").symlink_metadata().is_ok();
+        let parts = ["objects", "refs", "commondir"].iter().any(|name| dir.join(name).symlink_metadata().is_ok());
+        if head && parts {
             return Some(dir.to_path_buf());
         }
     }
@@ -160,6 +164,16 @@ fn first_program_key(text: &str) -> Option<String> {
             "merge" => subsection && key == "driver",
             "credential" => key == "helper",
             "status" | "log" => key == "showsignature",
+            // A partial clone fetches missing objects on demand (`git show <id>`), running the remote's programs.
+            "extensions" => key == "partialclone",
+            "remote" => {
+                matches!(key.as_str(), "promisor" | "uploadpack" | "receivepack" | "vcs")
+                    || (key == "url" && line.contains("ext::"))
+            }
+            "protocol" => true,
+            "url" => true,
+            // Names a file git reads and quotes back in its errors.
+            "blame" => key == "ignorerevsfile",
             _ => false,
         };
         if runs {

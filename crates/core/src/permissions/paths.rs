@@ -22,6 +22,9 @@ pub struct Workspace {
     data_dir: Option<PathBuf>,
     /// The current session's own files inside the data directory (saved command output), readable.
     own_data: Vec<PathBuf>,
+    /// Repository directories that a root's `.git` *file* points to (worktrees, `--separate-git-dir`): as
+    /// protected as a `.git` directory, whatever their name.
+    git_dirs: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -34,7 +37,8 @@ impl Workspace {
         }
         let home = home.map(|home| canonical_or_normalized(&home));
         let config_dir = config_dir.map(|dir| canonical_or_normalized(&dir));
-        Workspace { roots, home, config_dir, data_dir: None, own_data: Vec::new() }
+        let git_dirs = roots.iter().filter_map(|root| pointed_git_dir(root)).collect();
+        Workspace { roots, home, config_dir, data_dir: None, own_data: Vec::new(), git_dirs }
     }
 
     /// Names tandem's data directory (denied to reads) and the current session's files in it (allowed).
@@ -101,7 +105,7 @@ impl Workspace {
             })
             .collect();
         // Case-insensitive: on macOS `.GIT/config` is `.git/config`.
-        if lower.iter().any(|name| name == ".git") {
+        if lower.iter().any(|name| name == ".git") || self.git_dirs.iter().any(|dir| resolved.starts_with(dir)) {
             return Some(Protection::GitInternals);
         }
         for (index, name) in lower.iter().enumerate() {
@@ -137,6 +141,14 @@ impl Workspace {
         }
         None
     }
+}
+
+/// The directory a root's `.git` file (`gitdir: …`) names, resolved.
+fn pointed_git_dir(root: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(root.join(".git")).ok()?;
+    let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());
+    let target = if target.is_absolute() { target.to_path_buf() } else { root.join(target) };
+    Some(resolve_like_kernel(&target).unwrap_or_else(|| normalize(&target)))
 }
 
 /// What is protected below the home directory (`rest` is the path relative to it).
@@ -253,6 +265,11 @@ fn walk(mut out: PathBuf, parts: VecDeque<OsString>, hops: &mut usize, must_exis
             continue;
         }
         if name == ".." {
+            // After a component that doesn't exist, the kernel fails here, while a directory made there by then
+            // (or a lexical normalizer) would climb back into real, unresolved territory: uncertain.
+            if missing {
+                return None;
+            }
             out.pop();
             continue;
         }
@@ -406,6 +423,11 @@ mod tests {
         assert!(!workspace.is_inside("src/up/x"));
     }
 
+    fn outside_dir() -> PathBuf {
+        let dir = tempfile::tempdir().unwrap().keep();
+        dir.canonicalize().unwrap()
+    }
+
     #[test]
     fn uncertain_paths_count_as_outside() {
         let (work, _home, workspace) = setup();
@@ -419,7 +441,20 @@ mod tests {
         assert!(!workspace.is_inside("/dev/fd/3"));
         std::fs::write(work.path().join("file"), "x").unwrap();
         assert!(!workspace.is_inside("file/x"), "a file is not a directory");
-        assert!(workspace.is_inside("new/dir/../file.rs"), "missing parts are applied as written");
+        assert!(workspace.is_inside("new/dir/file.rs"), "missing parts are applied as written");
+        std::os::unix::fs::symlink(outside_dir(), work.path().join("sshlink")).unwrap();
+        assert!(!workspace.is_inside("nope/../sshlink/id_rsa"), "`..` after a missing part is uncertain");
+        assert!(!workspace.is_inside("new/dir/../file.rs"));
+    }
+
+    #[test]
+    fn a_repository_a_git_file_points_to_is_protected() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(work.path().join(".gitstore")).unwrap();
+        std::fs::write(work.path().join(".git"), "gitdir: .gitstore\n").unwrap();
+        let workspace = Workspace::new(work.path(), &[], None, None);
+        assert_eq!(workspace.protected(&workspace.resolve(".gitstore/config")), Some(Protection::GitInternals));
+        assert_eq!(workspace.protected(&workspace.resolve(".gitstored")), None);
     }
 
     #[test]

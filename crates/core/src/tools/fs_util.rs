@@ -5,9 +5,11 @@ use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// Resolves a path from a tool input: absolute paths as they are, `~` and `~/…` against `$HOME`, anything else
-/// against `cwd`. The result is normalized lexically (`.` dropped, `..` pops a component) without touching the
-/// disk, so a path to a file that does not exist yet (Write) resolves the same way as one that does, and
+/// against `cwd`. The result is resolved as the kernel resolves it ([`resolve_like_kernel`]): the missing part
+/// of a path (a file Write creates) is appended as written, so it resolves the same way as an existing one, and
 /// permission rules see the same path the tool will open.
+///
+/// [`resolve_like_kernel`]: crate::permissions::paths::resolve_like_kernel
 pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
     let home = || std::env::var_os("HOME").map(PathBuf::from);
     let joined = if path == "~" {
@@ -20,7 +22,13 @@ pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
     } else {
         cwd.join(path)
     };
-    normalize(&joined)
+    // As the kernel resolves it (symlinks before `..`), which is what the permission policy judged; a path it
+    // can't resolve for sure is left for the kernel as it is, never normalized lexically into another one.
+    match crate::permissions::paths::resolve_like_kernel(&joined) {
+        Some(resolved) => resolved,
+        None if joined.components().any(|c| matches!(c, std::path::Component::ParentDir)) => joined,
+        None => normalize(&joined),
+    }
 }
 
 /// Lexical normalization: removes `.` components and resolves `..` against the preceding component (never
@@ -166,18 +174,30 @@ mod tests {
 
     #[test]
     fn resolves_relative_absolute_and_home() {
-        let cwd = Path::new("/work/project");
-        assert_eq!(resolve_path(cwd, "src/main.rs"), PathBuf::from("/work/project/src/main.rs"));
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = &dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(cwd.join("a")).unwrap();
+        std::fs::create_dir_all(cwd.join("b")).unwrap();
+        assert_eq!(resolve_path(cwd, "src/main.rs"), cwd.join("src/main.rs"));
         assert_eq!(resolve_path(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
-        assert_eq!(resolve_path(cwd, "./a/../b/./c"), PathBuf::from("/work/project/b/c"));
-        assert_eq!(resolve_path(cwd, "../../../.."), PathBuf::from("/"));
-        assert_eq!(resolve_path(cwd, "."), PathBuf::from("/work/project"));
+        assert_eq!(resolve_path(cwd, "./a/../b/./c"), cwd.join("b/c"));
+        assert_eq!(resolve_path(cwd, &"../".repeat(40)), PathBuf::from("/"));
+        assert_eq!(resolve_path(cwd, "."), *cwd);
         if let Some(home) = std::env::var_os("HOME") {
-            assert_eq!(resolve_path(cwd, "~/x"), normalize(&PathBuf::from(&home).join("x")));
-            assert_eq!(resolve_path(cwd, "~"), normalize(Path::new(&home)));
+            let home = PathBuf::from(&home);
+            assert_eq!(
+                resolve_path(cwd, "~/x"),
+                crate::permissions::paths::resolve_like_kernel(&home.join("x")).unwrap()
+            );
+            assert_eq!(resolve_path(cwd, "~"), crate::permissions::paths::resolve_like_kernel(&home).unwrap());
         }
         // `~user` is not expanded: it is a relative name like any other.
-        assert_eq!(resolve_path(cwd, "~bob"), PathBuf::from("/work/project/~bob"));
+        assert_eq!(resolve_path(cwd, "~bob"), cwd.join("~bob"));
+        // Symlinks before `..`, as the kernel goes (and as the permission policy judged).
+        std::os::unix::fs::symlink(cwd.join("a"), cwd.join("b/link")).unwrap();
+        assert_eq!(resolve_path(cwd, "b/link/../x"), cwd.join("x"));
+        // `..` after a missing part is left to the kernel, never normalized into another path.
+        assert_eq!(resolve_path(cwd, "nope/../a"), cwd.join("nope/../a"));
     }
 
     #[cfg(unix)]

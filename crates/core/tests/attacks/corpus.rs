@@ -398,8 +398,9 @@ pub const TWO_STEP: &[(&str, &str)] = &[
 /// An independent red team's attempts (blocks separated by `----`, steps by `# step`, `#` lines are notes),
 /// aimed at the analyser's assumptions after reading its code. Their canaries in `/tmp` are moved to `{OUT}`.
 pub fn red_team() -> Vec<Vec<String>> {
-    include_str!("redteam.txt")
-        .split("\n----")
+    [include_str!("redteam.txt"), include_str!("redteam2.txt")]
+        .iter()
+        .flat_map(|text| text.split("\n----"))
         .map(|block| {
             let mut steps = vec![String::new()];
             for line in block.lines() {
@@ -417,4 +418,43 @@ pub fn red_team() -> Vec<Vec<String>> {
         })
         .filter(|steps| !steps.is_empty())
         .collect()
+}
+
+/// File tool attempts: the red team's (`# {"tool": …, "input": …}` lines) and ours.
+pub fn file_tool_attacks() -> Vec<(String, serde_json::Value)> {
+    let mut out: Vec<(String, serde_json::Value)> = [include_str!("redteam.txt"), include_str!("redteam2.txt")]
+        .iter()
+        .flat_map(|text| text.lines())
+        .filter_map(|line| line.strip_prefix("# {"))
+        .filter_map(|json| serde_json::from_str::<serde_json::Value>(&format!("{{{json}")).ok())
+        .filter_map(|call| Some((call["tool"].as_str()?.to_owned(), call["input"].clone())))
+        .collect();
+    for (tool, input) in [
+        ("Read", serde_json::json!({"file_path": "link_in/../../a.txt"})),
+        ("Read", serde_json::json!({"file_path": "link_in/../../../a.txt"})),
+        ("Read", serde_json::json!({"file_path": "link_out/canary.txt"})),
+        ("Read", serde_json::json!({"file_path": "rel/far"})),
+        ("Read", serde_json::json!({"file_path": "sshlink/id_rsa"})),
+        ("Read", serde_json::json!({"file_path": "/proc/self/cwd/../outside/canary.txt"})),
+        ("Read", serde_json::json!({"file_path": "~/.ssh/id_rsa"})),
+        ("Read", serde_json::json!({"file_path": "{HOME}/.aws/credentials"})),
+        ("Grep", serde_json::json!({"pattern": "CANARY", "path": "..", "output_mode": "content"})),
+        ("Grep", serde_json::json!({"pattern": "CANARY", "path": "link_in/../../..", "output_mode": "content"})),
+        ("Grep", serde_json::json!({"pattern": "CANARY", "output_mode": "content"})),
+        ("Grep", serde_json::json!({"pattern": "CANARY", "path": "rel", "output_mode": "content"})),
+        ("Glob", serde_json::json!({"pattern": "../**/*.txt"})),
+        ("Glob", serde_json::json!({"pattern": "link_out/**"})),
+        ("Write", serde_json::json!({"file_path": "link_out/x", "content": "x"})),
+        ("Write", serde_json::json!({"file_path": ".mcp.json", "content": "{}"})),
+        ("Write", serde_json::json!({"file_path": ".tandem/settings.local.json", "content": "{}"})),
+        ("Write", serde_json::json!({"file_path": ".claude/settings.json", "content": "{}"})),
+        ("Write", serde_json::json!({"file_path": "gitlink/config", "content": "x"})),
+        ("Write", serde_json::json!({"file_path": "dangling", "content": "x"})),
+        ("Write", serde_json::json!({"file_path": "link_in/../../../outside/x", "content": "x"})),
+        ("Write", serde_json::json!({"file_path": "nope/../link_out/x", "content": "x"})),
+        ("Write", serde_json::json!({"file_path": "~/.bashrc", "content": "x"})),
+    ] {
+        out.push((tool.to_owned(), input));
+    }
+    out
 }

@@ -49,6 +49,8 @@ impl Tree {
             std::fs::write(path, text).unwrap();
         };
         write(outside.join("canary.txt"), &format!("{SECRET} outside\n"));
+        write(base.join("a.txt"), &format!("{SECRET} next to the workspace\n"));
+        write(work.join("deep/er/x.txt"), "deep\n");
         write(outside.join("dir/inner.txt"), &format!("{SECRET} inner\n"));
         write(home.join(".ssh/id_rsa"), &format!("{SECRET} ssh key\n"));
         write(home.join(".aws/credentials"), &format!("{SECRET} aws\n"));
@@ -72,6 +74,7 @@ impl Tree {
         write(work.join("rel/x.txt"), "rel\n");
         std::os::unix::fs::symlink(&outside, work.join("link_out")).unwrap();
         std::os::unix::fs::symlink("..", work.join("link_up")).unwrap();
+        std::os::unix::fs::symlink("deep/er", work.join("link_in")).unwrap();
         std::os::unix::fs::symlink(outside.join("missing"), work.join("dangling")).unwrap();
         std::os::unix::fs::symlink("../a.txt", work.join("rel/lnk")).unwrap();
         std::os::unix::fs::symlink("../../outside/canary.txt", work.join("rel/far")).unwrap();
@@ -207,6 +210,34 @@ pub fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
     let fresh = tree.policy(mode);
     if fresh.rules.len() != baseline {
         outcome.violations.push(format!("{steps:?}: the next session's rules changed"));
+    }
+    outcome
+}
+
+/// A file tool call (Read, Grep, Glob, Write, Edit) as an attack: decided by the real policy, run for real when
+/// allowed, then the same checks as for commands.
+pub fn file_attack(mode: PermissionMode, tool: &str, input: &serde_json::Value) -> Outcome {
+    let tree = Tree::new();
+    let before = tree.snapshot();
+    let baseline = tree.policy(mode).rules.len();
+    let tools = ToolRegistry::builtin();
+    let tool = tools.get(tool).unwrap();
+    let input: serde_json::Value = serde_json::from_str(&tree.fill(&input.to_string())).unwrap();
+    let mut outcome = Outcome::default();
+    if tree.policy(mode).decide(tool.as_ref(), &input) == Decision::Allow {
+        outcome.allowed_steps += 1;
+        let context = tandem_core::tools::ToolContext::new(tree.work.clone());
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let output = runtime.block_on(tool.run(input.clone(), &context));
+        if output.content.contains(SECRET) {
+            outcome.violations.push(format!("{} {input} printed a secret: {:?}", tool.name(), output.content));
+        }
+    }
+    if tree.snapshot() != before {
+        outcome.violations.push(format!("{} {input} in {} changed what it must not", tool.name(), mode.as_str()));
+    }
+    if tree.policy(mode).rules.len() != baseline {
+        outcome.violations.push(format!("{} {input}: the next session's rules changed", tool.name()));
     }
     outcome
 }

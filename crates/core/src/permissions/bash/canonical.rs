@@ -29,6 +29,12 @@ const DISABLED_BUILTINS: &str = "kill fc history source . read mapfile readarray
 /// bash's re-serialisation of `command` (the body of the function, indented by bash), or why it can't be had.
 pub(super) fn bash_reading(command: &str) -> Result<String, String> {
     let bash = bash_path().ok_or("bash was not found to confirm how it reads the command")?;
+    let locale = character_locale();
+    if !locale_reads_like_utf8(locale.as_deref()) {
+        // In a multibyte locale such as GBK a byte of a character can be `\` or `"` to bash and not to the
+        // analyser, which reads UTF-8.
+        return Err(format!("the locale {} is not UTF-8", locale.unwrap_or_default()));
+    }
     let nonce = format!("__tandem_{:016x}", fastrand::u64(..));
     let script = format!(
         "shopt -s extdebug\nset -T\nenable -n {DISABLED_BUILTINS}\n\
@@ -40,7 +46,7 @@ pub(super) fn bash_reading(command: &str) -> Result<String, String> {
         .args(["--norc", "--noprofile", "-r", "-c", &script])
         .env_clear()
         .env("PATH", "/nonexistent-tandem-path")
-        .env("LC_ALL", "C")
+        .env("LC_ALL", locale.as_deref().unwrap_or("C"))
         .current_dir(scratch.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -83,6 +89,26 @@ pub(super) fn bash_reading(command: &str) -> Result<String, String> {
     body.map(str::to_owned).ok_or_else(|| "bash joined the end of the command with what follows it".into())
 }
 
+/// The locale commands run in, as far as characters go: `LC_ALL`, else `LC_CTYPE`, else `LANG`.
+fn character_locale() -> Option<String> {
+    ["LC_ALL", "LC_CTYPE", "LANG"].iter().find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
+}
+
+/// Whether bash in this locale reads the ASCII bytes of a command as the analyser does: everything but the
+/// multibyte charsets whose characters can contain ASCII bytes (`\`, `"`, `$`): GBK, GB18030, Big5, Shift JIS…
+fn locale_reads_like_utf8(locale: Option<&str>) -> bool {
+    let Some(locale) = locale else { return true };
+    let base = locale.split('@').next().unwrap_or(locale);
+    let (name, charset) = base.split_once('.').unwrap_or((base, ""));
+    let charset = charset.to_lowercase().replace(['-', '_'], "");
+    let unsafe_charset =
+        ["gbk", "gb18030", "big5", "big5hkscs", "sjis", "shiftjis", "cp932", "cp936", "cp949", "cp950", "johab", "uhc"]
+            .contains(&charset.as_str());
+    // Without a charset, these default to Big5.
+    let unsafe_default = charset.is_empty() && matches!(name, "zh_TW" | "zh_HK");
+    !unsafe_charset && !unsafe_default
+}
+
 /// The bash that runs commands (the first on `PATH`, as the Bash tool finds it).
 fn bash_path() -> Option<&'static PathBuf> {
     static BASH: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -118,6 +144,25 @@ mod tests {
         ] {
             assert!(bash_reading(&attack).is_err(), "{attack}");
             assert!(!canary.exists(), "{attack}");
+        }
+    }
+
+    #[test]
+    fn only_byte_and_utf8_locales_are_trusted() {
+        for good in [
+            None,
+            Some("C"),
+            Some("POSIX"),
+            Some("en_US.UTF-8"),
+            Some("de_DE.utf8"),
+            Some("C.UTF-8@euro"),
+            Some("en_US"),
+            Some("de_DE.ISO-8859-1"),
+        ] {
+            assert!(locale_reads_like_utf8(good), "{good:?}");
+        }
+        for bad in [Some("zh_CN.GBK"), Some("zh_TW.Big5"), Some("ja_JP.SJIS"), Some("zh_TW"), Some("zh_CN.GB18030")] {
+            assert!(!locale_reads_like_utf8(bad), "{bad:?}");
         }
     }
 

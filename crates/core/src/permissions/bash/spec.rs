@@ -52,6 +52,8 @@ pub struct Transfer {
     pub into_dir: Option<bool>,
     /// `mv`: the sources are removed too.
     pub moves: bool,
+    /// Symbolic links among the sources are recreated as links (`mv`, `cp -a`/`-d`/`-P`/`-r`), not followed.
+    pub keeps_links: bool,
 }
 
 /// What an understood command does to the file system.
@@ -134,6 +136,17 @@ pub(super) fn understand(words: &[Word]) -> Result<Effects, String> {
         return Err(format!("`{program}` is run by path, which could be any program"));
     }
     let args = &words[1..];
+    // binutils read more arguments from `@FILE`, anywhere on the line.
+    if program == "strings" && args.iter().any(|word| word.text().starts_with('@')) {
+        return Err("`strings @FILE` reads its arguments from a file".into());
+    }
+    // bash expands `~` after `=` or `:` in an argument that looks like an assignment (`a=b:~/x`).
+    if let Some(word) = args.iter().find(|word| {
+        let text = word.text();
+        super::words::is_assignment(&text) && (text.contains("=~") || text.contains(":~"))
+    }) {
+        return Err(format!("`{}` has a `~` that bash expands", word.text()));
+    }
     if let Some(effects) = custom::understand(&program, args) {
         return effects;
     }
@@ -228,7 +241,11 @@ fn transfer(program: &str, parsed: &Parsed, mut texts: Vec<PathArg>, moves: bool
     if no_target && texts.len() > 1 {
         return Err(format!("`{program} -T` with several sources"));
     }
-    Ok(Transfer { sources: texts, dest, into_dir, moves })
+    let keeps_links = moves
+        || parsed.options.iter().any(|(name, _)| {
+            matches!(name.as_str(), "-a" | "-d" | "-P" | "-r" | "-R" | "--archive" | "--no-dereference" | "--recursive")
+        });
+    Ok(Transfer { sources: texts, dest, into_dir, moves, keeps_links })
 }
 
 /// An operand word as a path: literal text, or literal text with unquoted glob characters.

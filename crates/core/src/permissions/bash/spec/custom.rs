@@ -236,7 +236,6 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
     ];
     let mut effects = Effects::default();
     let mut operands: Vec<&Word> = Vec::new();
-    let mut filter_from_file = false;
     let mut positional_are_args = false;
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -267,9 +266,8 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
                 effects.reads.push(PathArg { text: values[1].clone(), glob: false });
             }
             "-f" | "--from-file" => {
-                let values = take(1)?;
-                effects.reads.push(PathArg { text: values[0].clone(), glob: false });
-                filter_from_file = true;
+                // The filter's text (and so its imports) would only be known by reading the file.
+                return Err("`jq -f` runs a filter from a file".into());
             }
             "--args" | "--jsonargs" => positional_are_args = true,
             _ if text.len() > 2 && !text.starts_with("--") && text[1..].chars().all(|c| "nrjascCMSeR".contains(c)) => {}
@@ -277,12 +275,10 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
         }
     }
     let mut operands = operands.into_iter();
-    if !filter_from_file {
-        let Some(filter) = operands.next() else { return Ok(effects) };
-        let filter = filter.plain_text().ok_or("the jq filter is expanded by the shell")?;
-        if ["import", "include", "modulemeta", "input_filename", "$__prog"].iter().any(|word| filter.contains(word)) {
-            return Err("a jq filter that loads modules or names files".into());
-        }
+    let Some(filter) = operands.next() else { return Ok(effects) };
+    let filter = filter.plain_text().ok_or("the jq filter is expanded by the shell")?;
+    if ["import", "include", "modulemeta", "input_filename", "$__prog"].iter().any(|word| filter.contains(word)) {
+        return Err("a jq filter that loads modules or names files".into());
     }
     if !positional_are_args {
         for word in operands {

@@ -90,10 +90,7 @@ impl Walker {
         if !word.is_plain() {
             self.ask(format!("a redirection to a path only known when the command runs (`{text}`)"));
         }
-        if !matches!(
-            text.as_str(),
-            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/fd/1" | "/dev/fd/2"
-        ) {
+        if !matches!(text.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2") {
             self.writes.push(text);
         }
     }
@@ -103,7 +100,7 @@ impl Walker {
         let text = word.text();
         if !word.is_plain() {
             self.ask(format!("a redirection from a path only known when the command runs (`{text}`)"));
-        } else if !matches!(text.as_str(), "/dev/null" | "/dev/zero" | "/dev/stdin" | "/dev/tty") {
+        } else if !matches!(text.as_str(), "/dev/null" | "/dev/zero" | "/dev/stdin") {
             self.reads.push(text);
         }
     }
