@@ -301,7 +301,11 @@ pub async fn run_command(
     let temp_base =
         sandbox.and_then(SandboxPolicy::temp_root).map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
     let call_temp = tempfile::Builder::new().prefix("tandem-cmd-").tempdir_in(&temp_base).ok();
-    let mut child = match spawn(shell(), command, cwd, sandbox, env, call_temp.as_ref().map(tempfile::TempDir::path)) {
+    // Every process of the call carries this mark in its environment, so those that left its process group
+    // (`setsid`, a daemon's double fork) are found and ended with it too.
+    let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+    let started = Started { temp: call_temp.as_ref().map(tempfile::TempDir::path), mark: &mark };
+    let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
         Err(err) => return failed(format!("Could not start bash: {err}")),
     };
@@ -328,6 +332,7 @@ pub async fn run_command(
     };
     if matches!(outcome, Outcome::TimedOut | Outcome::Interrupted) {
         terminate(group, &mut child).await;
+        kill_marked(&mark);
     }
 
     // Output still flowing after the shell exited comes from background processes holding the pipes.
@@ -358,7 +363,7 @@ pub async fn run_command(
     // Whatever the command left running in the background goes with the call (only `run_in_background`
     // commands may outlive it, and those are not supported yet). The shell itself is reaped, so a signal that
     // reaches anyone reached a leftover.
-    if kill_process_group(group, Signal::KILL).is_ok() {
+    if kill_process_group(group, Signal::KILL).is_ok() | kill_marked(&mark) {
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }
     guard.0 = None;
@@ -382,13 +387,14 @@ fn spawn(
     cwd: &Path,
     sandbox: Option<&SandboxPolicy>,
     env: &crate::shell_env::ShellEnvPolicy,
-    temp: Option<&Path>,
+    started: Started<'_>,
 ) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
     env.apply(&mut cmd);
-    if let Some(temp) = temp {
+    if let Some(temp) = started.temp {
         cmd.env("TMPDIR", temp).env("TMP", temp).env("TEMP", temp);
     }
+    cmd.env(CALL_MARK, started.mark);
     cmd.arg("-c")
         .arg(command)
         .current_dir(PathBuf::from(cwd))
@@ -411,6 +417,33 @@ fn spawn(
         sandbox::apply(&mut cmd, policy)?;
     }
     cmd.spawn()
+}
+
+/// The environment variable that marks the processes of one call.
+const CALL_MARK: &str = "TANDEM_CALL";
+
+/// What a call's processes are started with: their temp dir and their mark.
+struct Started<'a> {
+    temp: Option<&'a Path>,
+    mark: &'a str,
+}
+
+/// Kills every process whose environment carries this call's mark (those that left the process group). Whether
+/// there was one. Linux only (it reads `/proc`); elsewhere the process group is all there is.
+fn kill_marked(mark: &str) -> bool {
+    let needle = format!("{CALL_MARK}={mark}");
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    let mut found = false;
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        if environ.split(|byte| *byte == 0).any(|var| var == needle.as_bytes())
+            && let Some(pid) = Pid::from_raw(pid)
+        {
+            found |= rustix::process::kill_process(pid, Signal::KILL).is_ok();
+        }
+    }
+    found
 }
 
 /// SIGTERM to the whole group, a moment to exit, then SIGKILL to whatever is left of the group (background

@@ -99,12 +99,13 @@ async fn background_processes_end_with_the_call_and_temp_files_with_them() {
     let ctx = ctx(dir.path());
     let out = bash(
         &ctx,
-        json!({"command": "sleep 30 > /dev/null 2>&1 & echo $! > bg.pid; nohup sleep 30 > /dev/null 2>&1 & echo $TMPDIR > tmp.txt; touch $TMPDIR/scratch"}),
+        json!({"command": "sleep 30 > /dev/null 2>&1 & echo $! > bg.pid; setsid sleep 31 > /dev/null 2>&1 & echo $! > sid.pid; echo $TMPDIR > tmp.txt; touch $TMPDIR/scratch"}),
     )
     .await;
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.contains("background processes started by this command were killed"), "{}", out.content);
-    assert!(wait_gone(read_pid(&dir.path().join("bg.pid"))).await, "a detached process is killed too");
+    assert!(wait_gone(read_pid(&dir.path().join("bg.pid"))).await, "a background process is killed");
+    assert!(wait_gone(read_pid(&dir.path().join("sid.pid"))).await, "one that left the process group too");
     let temp = PathBuf::from(std::fs::read_to_string(dir.path().join("tmp.txt")).unwrap().trim());
     assert!(temp.file_name().unwrap().to_string_lossy().starts_with("tandem-cmd-"), "{}", temp.display());
     assert!(!temp.exists(), "the command's temp dir is removed");
