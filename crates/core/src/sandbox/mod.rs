@@ -167,7 +167,10 @@ pub fn blocked_note(policy: &SandboxPolicy) -> String {
     let what = match policy.mode {
         SandboxMode::Off => return String::new(),
         SandboxMode::ReadOnly => "which blocks all file writes",
-        SandboxMode::WorkspaceWrite => "which blocks writes outside the workspace and to .git",
+        SandboxMode::WorkspaceWrite => {
+            "which blocks writes outside the workspace and its private temp dir ($TMPDIR), and to .git, .tandem, \
+             .claude and .mcp.json"
+        }
     };
     let mut note = format!(
         "Note: this command ran in tandem's sandbox ({}), {what}; if the write is needed, run it again with \
@@ -185,9 +188,9 @@ pub fn blocked_note(policy: &SandboxPolicy) -> String {
 
 /// Keeping `.git` read-only freezes the entries of a repository's top directory (see the module docs); saying so
 /// points the model at the way around it that needs no approval.
-const TOP_LEVEL_HINT: &str = " Files and directories directly in a repository's top directory can't be created, \
-     removed or renamed in the sandbox (that is what keeps .git read-only; it also breaks `sed -i` there): use the \
-     Write and Edit tools for those.";
+const TOP_LEVEL_HINT: &str = " Files and directories directly in the workspace's top directory can't be created, \
+     removed or renamed in the sandbox (that is what keeps .git and the settings read-only; it also breaks `sed -i` \
+     there): use the Write and Edit tools for those.";
 
 /// Error texts that denials by the sandbox produce (Landlock answers `EACCES`, and `EXDEV` for renames it can't
 /// allow; tools print those their own ways).

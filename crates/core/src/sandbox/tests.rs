@@ -93,8 +93,9 @@ fn blocked_note_and_when_it_applies() {
     let write = policy(SandboxMode::WorkspaceWrite, vec![], true);
     assert!(blocked_note(&write).starts_with(
         "Note: this command ran in tandem's sandbox (workspace-write), which blocks writes outside the workspace \
-         and to .git; if the write is needed, run it again with dangerouslyDisableSandbox: true, which asks the \
-         user to approve running it without the sandbox. "
+         and its private temp dir ($TMPDIR), and to .git, .tandem, .claude and .mcp.json; if the write is needed, \
+         run it again with dangerouslyDisableSandbox: true, which asks the user to approve running it without the \
+         sandbox. "
     ));
     assert!(blocked_note(&write).ends_with("use the Write and Edit tools for those."), "{}", blocked_note(&write));
     let offline = policy(SandboxMode::ReadOnly, vec![], false);
