@@ -59,10 +59,17 @@ pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
 pub fn load(config_dir: &Path, cwd: &Path) -> Guidelines {
     let mut seen = HashSet::new();
     let mut sources = Vec::new();
+    let root = project_root(cwd);
+    let real_root = root.canonicalize().unwrap_or(root);
     for path in candidates(config_dir, cwd) {
         // `CLAUDE.md` is often a symlink to `AGENTS.md` (or the config dir sits inside the repository): the same
         // file must not be sent twice.
         let Ok(real) = path.canonicalize() else { continue };
+        // A project's guideline file that is a link out of the project (to `~/.ssh/id_rsa`, say) would send
+        // that file to the model: only files inside the project are read from it.
+        if !path.starts_with(config_dir) && !real.starts_with(&real_root) {
+            continue;
+        }
         if !seen.insert(real) {
             continue;
         }
@@ -303,6 +310,19 @@ mod tests {
         let g = load(&config, &cwd);
         assert_eq!(g.files, vec![repo.join("CLAUDE.md")]);
         assert_eq!(g.text.matches("shared").count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_guideline_file_linking_out_of_the_project_is_not_sent() {
+        let (tmp, config, repo, cwd) = setup();
+        let secret = tmp.path().join("id_rsa");
+        fs::write(&secret, "PRIVATE KEY").unwrap();
+        std::os::unix::fs::symlink(&secret, repo.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(&secret, cwd.join("AGENTS.md")).unwrap();
+        let g = load(&config, &cwd);
+        assert!(!g.text.contains("PRIVATE KEY"), "{}", g.text);
+        assert!(g.files.is_empty());
     }
 
     #[test]
