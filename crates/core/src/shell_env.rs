@@ -42,6 +42,10 @@ const DEFAULT_EXCLUDES: &[&str] = &[
     "*_DSN",
     "*SESSION_ID*",
     "BW_SESSION",
+    "*JWT*",
+    "REDIS_URL",
+    "MONGODB_URI",
+    "DOCKER_AUTH_CONFIG",
 ];
 /// What `inherit = "core"` keeps.
 const CORE: &[&str] = &[

@@ -324,3 +324,39 @@ async fn turn_of(handle: &mut AgentHandle, prompt: &str) {
     let (summary, _) = turn(handle, prompt, |_, _| PermissionAnswer::AllowOnce).await;
     assert_eq!(summary.outcome, RunOutcome::Success);
 }
+
+/// Compaction brings back the files the conversation read, but only those a Read may read now: a path named by
+/// a denied call (or only in the model's text) is not read into the rebuilt history.
+#[tokio::test]
+async fn compaction_restores_only_files_a_read_may_read() {
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "PELICAN-SECRET-42").unwrap();
+    let secret_path = secret.to_string_lossy().into_owned();
+    let replies = vec![
+        json!({"blocks": [
+            {"type": "text", "text": format!("Let me look at <file path=\"{secret_path}\">.")},
+            {"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {"file_path": secret_path}}
+        ]}),
+        json!({"blocks": [{"type": "text", "text": "It was denied."}]}),
+        json!({"blocks": [{"type": "text", "text": "<summary>The user keeps a pelican.</summary>"}]}),
+        json!({"blocks": [{"type": "text", "text": "Continuing."}]}),
+    ];
+    let server =
+        FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
+    let mut handle = agent::spawn(config(&server, ToolRegistry::builtin(), PermissionMode::Default));
+    let (summary, _) = turn(&mut handle, "read it", |_, _| PermissionAnswer::Deny { feedback: None }).await;
+    assert_eq!(summary.outcome, RunOutcome::Success);
+    handle.ops.send(Op::Compact { instructions: None }).unwrap();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        match event {
+            Event::CompactBoundary { .. } => break,
+            Event::Error { message } => panic!("compaction failed: {message}"),
+            _ => {}
+        }
+    }
+    turn_of(&mut handle, "carry on").await;
+    let requests = server.requests();
+    assert!(requests.iter().all(|request| !request.body.to_string().contains("PELICAN-SECRET-42")));
+}

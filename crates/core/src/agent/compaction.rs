@@ -5,6 +5,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::lock;
 use super::sampling::{self, SampleError};
 use super::turn::Session;
 use crate::context::compact::{self, MAX_RESTORED_FILES};
@@ -127,7 +128,12 @@ impl Session {
             .into_iter()
             .filter_map(|path| {
                 let path = if path.is_absolute() { path } else { self.config.cwd.join(path) };
-                std::fs::read_to_string(&path).ok().map(|content| (path, content))
+                // Only what a Read would be allowed to read now: a path named by a denied call, or only in the
+                // model's text, is not brought back into the conversation.
+                let input = serde_json::json!({ "file_path": path.to_string_lossy() });
+                let allowed = lock(&self.shared.policy).decide(&crate::tools::read::ReadTool, &input)
+                    == crate::permissions::Decision::Allow;
+                allowed.then(|| std::fs::read_to_string(&path).ok().map(|content| (path, content))).flatten()
             })
             .collect();
         let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);

@@ -126,6 +126,10 @@ impl MemoryStore {
     /// One scope's index for the prompt, cut to the limits; `None` when missing or blank.
     fn prompt_index(&self, scope: MemoryScope) -> Option<String> {
         let path = self.index_path(scope);
+        // A linked index (to `/proc/self/environ`, say) would put another file into every prompt.
+        if links_on_the_way(self.dir(scope), &path) {
+            return None;
+        }
         let mut bytes = Vec::new();
         File::open(&path).ok()?.take(2 * MAX_INDEX_BYTES as u64).read_to_end(&mut bytes).ok()?;
         let text = String::from_utf8_lossy(&bytes);
@@ -197,6 +201,15 @@ impl MemoryStore {
     /// changed since the plan was made (another session saved meanwhile), the line is upserted into the current
     /// index instead of overwriting it; the limits are checked again (an error of kind `Other` names them).
     pub fn save(&self, plan: &SavePlan) -> io::Result<()> {
+        for path in [&plan.topic_path, &plan.index_path] {
+            let dir = path.parent().unwrap_or(path);
+            if links_on_the_way(dir, path) {
+                return Err(io::Error::other(format!(
+                    "{} is reached through a symbolic link; memory is only written to plain files",
+                    path.display()
+                )));
+            }
+        }
         let current = read_if_exists(&plan.index_path).map_err(io::Error::other)?;
         let new_index = if current == plan.old_index {
             plan.new_index.clone()
@@ -209,6 +222,15 @@ impl MemoryStore {
         fs_util::write_atomic_create_dirs(&plan.topic_path, plan.new_topic.as_bytes())?;
         fs_util::write_atomic_create_dirs(&plan.index_path, new_index.as_bytes())
     }
+}
+
+/// Whether `file`, its directory `dir` or the directory above that (`.tandem`, the config dir) is a symbolic
+/// link: memory files are plain files in plain directories.
+fn links_on_the_way(dir: &Path, file: &Path) -> bool {
+    [Some(file), Some(dir), dir.parent()]
+        .into_iter()
+        .flatten()
+        .any(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()))
 }
 
 /// A file's text, `None` when it does not exist; other failures are messages for the model.

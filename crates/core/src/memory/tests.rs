@@ -173,3 +173,19 @@ fn save_merges_into_an_index_changed_after_planning() {
     let index = fs::read_to_string(store.index_path(MemoryScope::Project)).unwrap();
     assert_eq!(index, "- [A](a.md) — a\n- [C](c.md) — c\n- [B](b.md) — b\n");
 }
+
+#[cfg(unix)]
+#[test]
+fn linked_memory_files_are_neither_read_into_the_prompt_nor_written_through() {
+    let (tmp, store) = store();
+    let outside = tmp.path().join("outside.txt");
+    fs::write(&outside, "OUTSIDE SECRET").unwrap();
+    fs::create_dir_all(store.dir(MemoryScope::Project)).unwrap();
+    std::os::unix::fs::symlink(&outside, store.index_path(MemoryScope::Project)).unwrap();
+    assert!(!store.index_text().contains("OUTSIDE SECRET"), "a linked index is not read");
+    let plan = store.plan_save("Runner", "how tests run", "use just", MemoryScope::Project);
+    if let Ok(plan) = plan {
+        assert!(store.save(&plan).is_err(), "a linked index is not written through");
+    }
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "OUTSIDE SECRET");
+}

@@ -139,6 +139,11 @@ impl PermissionPolicy {
                 return self.ask_bash(suggestion, Some(format!("it reads {why}")));
             }
         }
+        let runs_git = analysis.commands.iter().any(|cmd| cmd.argv.first().is_some_and(|p| p == "git"));
+        if mutates && runs_git && why_not.is_none() {
+            why_not =
+                Some("git runs after another part of the line changed files its configuration could come from".into());
+        }
         if mutates && globbed && why_not.is_none() {
             why_not = Some(
                 "a glob is expanded when its part of the line runs, after other parts changed the files".to_owned(),
@@ -157,11 +162,27 @@ impl PermissionPolicy {
         }
         path_is_outside_the_workspace(&self.workspace)?;
         let reading = ["status", "diff", "log", "show", "shortlog", "rev-parse", "ls-files", "blame", "branch", "tag"];
-        if program == "git" && cmd.argv.get(1).is_some_and(|sub| reading.contains(&sub.as_str())) {
+        if program == "git"
+            && cmd.argv.get(1).is_some_and(|sub| reading.contains(&sub.as_str()))
+            && super::git_config::in_repository(self.workspace.cwd())
+        {
             super::git_config::check(self.workspace.cwd())
+                .map(drop)
                 .map_err(|why| format!("{why} (the rule allows git, not that)"))?;
         }
         Ok(())
+    }
+
+    /// A reading git command runs unasked only in a repository whose configuration runs nothing and whose work
+    /// tree is inside the workspace (from a subdirectory, `git show HEAD:../x` reads past the workspace).
+    fn git_repository_is_ours(&self) -> Result<(), String> {
+        let worktree = super::git_config::check(self.workspace.cwd())?;
+        let worktree = self.workspace.resolve(&worktree.to_string_lossy());
+        if self.workspace.contains(&worktree) {
+            Ok(())
+        } else {
+            Err(format!("the repository's work tree {} reaches past the workspace", worktree.display()))
+        }
     }
 
     fn allowed_by_rule(&self, cmd: &SimpleCommand) -> bool {
@@ -190,7 +211,7 @@ impl PermissionPolicy {
         }
         self.effects_allowed(&effects, touched)?;
         if effects.repository_config {
-            super::git_config::check(self.workspace.cwd())?;
+            self.git_repository_is_ours()?;
         }
         Ok(judged)
     }
@@ -232,6 +253,11 @@ impl PermissionPolicy {
             for target in targets {
                 let text = target.to_string_lossy().into_owned();
                 self.writable(&text, touched).map_err(|why| format!("it writes to {why}"))?;
+                if transfer.backups {
+                    for backup in [format!("{text}~"), format!("{text}.~1~")] {
+                        self.writable(&backup, touched).map_err(|why| format!("its backup goes to {why}"))?;
+                    }
+                }
                 created.push(self.workspace.resolve(&text));
             }
         }
@@ -311,18 +337,19 @@ impl PermissionPolicy {
             if word.is_empty() || word.starts_with('-') && !word.contains('/') {
                 continue;
             }
-            // `$HOME/.ssh` and `~/.ss?` name secrets too: the home variable spelled out, globs expanded.
-            let word = ["${HOME}", "$HOME"]
-                .iter()
-                .find_map(|home| word.strip_prefix(home).map(|rest| format!("~{rest}")))
-                .unwrap_or_else(|| word.to_owned());
+            // Every process's environment holds secrets, tandem's own API key among them.
+            if word.starts_with("/proc/") && word.contains("environ") {
+                return Some(format!(
+                    "The command names {word}: a process's environment holds secrets (tandem's API key among them)."
+                ));
+            }
+            let word = self.spelled_out(word);
             let mut paths = vec![self.workspace.resolve(&word)];
             if super::bash::spec::has_glob_chars(&word) {
                 let arg = super::bash::spec::PathArg { text: word.clone(), glob: true };
                 let expanded = command_paths::expand(&self.workspace, &arg).unwrap_or_default();
                 paths.extend(expanded.iter().map(|path| self.workspace.resolve(path)));
-                let literal: String = word.chars().take_while(|c| !matches!(c, '*' | '?' | '[')).collect();
-                paths.push(self.workspace.resolve(&literal));
+                paths.extend(self.protected_candidates(&word));
             }
             for path in paths {
                 if let Some(reason) = self.denied_path(&path) {
@@ -331,6 +358,50 @@ impl PermissionPolicy {
             }
         }
         None
+    }
+
+    /// A word with the spellings of home, the working directory and `/proc`'s views of the file system replaced
+    /// by what they stand for (`$HOME/.ssh`, `~+/x`, `"$PWD"/..`, `/proc/self/root/etc`, `/proc/self/cwd/..`).
+    fn spelled_out(&self, word: &str) -> String {
+        let cwd = self.workspace.cwd().to_string_lossy().into_owned();
+        let replacements: [(&str, String); 6] = [
+            ("${HOME}", "~".into()),
+            ("$HOME", "~".into()),
+            ("~+", cwd.clone()),
+            ("${PWD}", cwd.clone()),
+            ("$PWD", cwd.clone()),
+            ("/proc/self/cwd", cwd),
+        ];
+        for (spelling, meaning) in replacements {
+            if let Some(rest) = word.strip_prefix(spelling) {
+                return format!("{meaning}{rest}");
+            }
+        }
+        // `/proc/<pid>/root/x` is `/x` (every process here shares the root).
+        if let Some(rest) = word.strip_prefix("/proc/")
+            && let Some((_, after)) = rest.split_once("/root")
+        {
+            return if after.is_empty() { "/".to_owned() } else { after.to_owned() };
+        }
+        word.to_owned()
+    }
+
+    /// For a glob word: the protected entries of its literal directory whose names start with the pattern's
+    /// literal part (`~/.s[s]h` → `~/.ssh`), whatever the pattern's bracket expressions would match.
+    fn protected_candidates(&self, word: &str) -> Vec<std::path::PathBuf> {
+        let first_glob = word.find(['*', '?', '[']).unwrap_or(word.len());
+        let (dir, name_prefix) = match word[..first_glob].rsplit_once('/') {
+            Some((dir, prefix)) => (if dir.is_empty() { "/" } else { dir }, prefix),
+            None => (".", &word[..first_glob]),
+        };
+        let Some(listed) = self.workspace.resolve_strict(dir) else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(&listed) else { return Vec::new() };
+        entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.file_name().is_some_and(|name| name.to_string_lossy().starts_with(name_prefix)))
+            .filter(|path| self.workspace.protected(path).is_some_and(|p| p.guards_reads()))
+            .collect()
     }
 
     /// Why reading `path` through a command is denied (a Read deny rule, or a secret no rule names), if it is.

@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 /// Submodule configurations looked at, at most.
 const MAX_CONFIG_FILES: usize = 64;
 
-/// `Ok` when git in `cwd` reads a repository whose configuration runs nothing; otherwise why not.
-pub(super) fn check(cwd: &Path) -> Result<(), String> {
-    let git_dir = find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
+/// `Ok` with the repository's work tree when git in `cwd` reads a repository whose configuration runs nothing;
+/// otherwise why not.
+pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
+    let (git_dir, worktree) =
+        find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
     let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
         let common = git_dir.join(common.trim());
@@ -29,11 +31,11 @@ pub(super) fn check(cwd: &Path) -> Result<(), String> {
     let mut dirs = hook_dirs(&git_dir);
     for file in &files {
         if let Ok(text) = std::fs::read_to_string(file) {
-            let worktree = git_dir.parent().unwrap_or(&git_dir);
             for dir in hooks_paths(&text) {
-                if dir.starts_with('~') || dir.contains('$') {
+                if dir.is_empty() || dir.starts_with('~') || dir.contains(['$', '"', '\\', ';', '#']) {
                     return Err(format!("the repository's core.hooksPath `{dir}` isn't followed"));
                 }
+                // Relative to the work tree (as git reads it), which is not the git dir's parent in a worktree.
                 dirs.push(worktree.join(dir));
             }
         }
@@ -58,29 +60,34 @@ pub(super) fn check(cwd: &Path) -> Result<(), String> {
             Err(_) => return Err(format!("{} could not be read", file.display())),
         }
     }
-    Ok(())
+    Ok(worktree)
+}
+
+/// Whether git in `cwd` finds a repository at all (outside one, git runs nothing of a repository's).
+pub(super) fn in_repository(cwd: &Path) -> bool {
+    find_git_dir(cwd).is_some()
 }
 
 /// The repository directory git would use from `cwd`, found as git finds it: at each level up, a `.git`
 /// directory, the directory a `.git` file points to, or the directory itself when it looks like a repository
 /// (`HEAD`, `objects/`, `refs/`: a bare one, which files in the workspace could imitate).
-fn find_git_dir(cwd: &Path) -> Option<PathBuf> {
+fn find_git_dir(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
     for dir in cwd.ancestors() {
         let dot_git = dir.join(".git");
         if let Ok(meta) = std::fs::metadata(&dot_git) {
             if meta.is_dir() {
-                return Some(dot_git);
+                return Some((dot_git, dir.to_path_buf()));
             }
             let text = std::fs::read_to_string(&dot_git).ok()?;
             let target = text.trim().strip_prefix("gitdir:")?.trim();
-            return Some(dir.join(target));
+            return Some((dir.join(target), dir.to_path_buf()));
         }
         // git accepts `objects` and `refs` of any kind it can enter, or a `commondir` that has them: anything
         // close to that counts.
         let head = dir.join("HEAD").symlink_metadata().is_ok();
         let parts = ["objects", "refs", "commondir"].iter().any(|name| dir.join(name).symlink_metadata().is_ok());
         if head && parts {
-            return Some(dir.to_path_buf());
+            return Some((dir.to_path_buf(), dir.to_path_buf()));
         }
     }
     None
@@ -272,17 +279,17 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".git/modules/sub")).unwrap();
         std::fs::write(dir.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        assert_eq!(check(&dir.path().join("src")), Ok(()));
+        assert_eq!(check(&dir.path().join("src")), Ok(dir.path().to_path_buf()), "the work tree is found");
         std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
         std::fs::write(dir.path().join(".git/hooks/pre-commit.sample"), "").unwrap();
-        assert_eq!(check(dir.path()), Ok(()), "sample hooks run nothing");
+        assert!(check(dir.path()).is_ok(), "sample hooks run nothing");
         std::fs::write(dir.path().join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
-        assert_eq!(check(dir.path()), Ok(()), "a commit hook doesn't run when reading");
+        assert!(check(dir.path()).is_ok(), "a commit hook doesn't run when reading");
         std::fs::write(dir.path().join(".git/hooks/post-index-change"), "#!/bin/sh\n").unwrap();
         assert!(check(dir.path()).unwrap_err().contains("post-index-change"));
         std::fs::remove_file(dir.path().join(".git/hooks/post-index-change")).unwrap();
         std::fs::write(dir.path().join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
-        assert_eq!(check(dir.path()), Ok(()), "husky's hooks path");
+        assert!(check(dir.path()).is_ok(), "husky's hooks path");
         std::fs::create_dir_all(dir.path().join(".husky")).unwrap();
         std::fs::write(dir.path().join(".husky/post-index-change"), "#!/bin/sh\n").unwrap();
         assert!(check(dir.path()).unwrap_err().contains("post-index-change"));

@@ -224,7 +224,9 @@ pub fn note_for(policy: &SandboxPolicy, output: &str) -> Option<String> {
 
 /// Devices a normal command writes to whatever the mode: discarding output, the terminal.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"];
+/// Not the terminals (`/dev/tty`, `/dev/pts`): a command has none (its output is a pipe), and writing to the
+/// user's could draw over tandem's screen.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// The paths a policy makes writable, worked out (with the file system) before the fork.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -271,13 +273,51 @@ const READ_ONLY_ENTRIES: &[&str] = &[".git", ".tandem", ".claude", ".mcp.json"];
 /// around them (see the module docs for the trade-off).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn workspace_grants(roots: &[PathBuf]) -> Vec<PathBuf> {
-    let protected: Vec<PathBuf> =
+    let mut protected: Vec<PathBuf> =
         roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
+    for root in roots {
+        let mut budget = MAX_NESTED_SCAN;
+        find_nested_read_only(root, 0, &mut budget, &mut protected);
+    }
     let mut out = Vec::new();
     for root in roots {
         grant_around(root, &protected, &mut out);
     }
     out
+}
+
+/// Entries looked at, at most, per root when looking for nested read-only entries (`sub/.claude`, a
+/// submodule's `.git`); deeper or bigger trees keep only the root's own protected.
+const MAX_NESTED_SCAN: usize = 50_000;
+/// How deep nested read-only entries are looked for.
+const MAX_NESTED_DEPTH: usize = 6;
+
+/// Adds the read-only entries found below `dir` (not following links, not entering `.git`, `node_modules` or
+/// `target`) to `out`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn find_nested_read_only(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<PathBuf>) {
+    if depth >= MAX_NESTED_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        let path = entry.path();
+        if READ_ONLY_ENTRIES.iter().any(|read_only| name == *read_only) {
+            if depth > 0 {
+                out.push(path);
+            }
+            continue;
+        }
+        let skip = name == "node_modules" || name == "target";
+        if !skip && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            find_nested_read_only(&path, depth + 1, budget, out);
+        }
+    }
 }
 
 /// Grants `path` whole when no protected path lies beneath it; otherwise its entries, recursively, leaving out the
@@ -294,7 +334,12 @@ fn grant_around(path: &Path, protected: &[PathBuf], out: &mut Vec<PathBuf>) {
     }
     let Ok(entries) = std::fs::read_dir(path) else { return };
     for entry in entries.flatten() {
-        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) {
+        // A file with another hard link would make that other name writable too (Landlock grants the inode).
+        let shared_inode = {
+            use std::os::unix::fs::MetadataExt;
+            entry.metadata().is_ok_and(|meta| meta.is_file() && meta.nlink() > 1)
+        };
+        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) && !shared_inode {
             grant_around(&entry.path(), protected, out);
         }
     }

@@ -202,8 +202,13 @@ async fn settings_and_temp_dirs_are_protected_in(ws: &Path) {
     repo(ws);
     std::fs::create_dir_all(ws.join(".tandem")).unwrap();
     std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::create_dir_all(ws.join("pkg/.claude")).unwrap();
+    std::fs::hard_link(ws.join(".git/config"), ws.join("hl")).unwrap();
     let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
     for attempt in [
+        "echo x >> hl",
+        "echo '{}' > pkg/.claude/settings.json",
+        "echo x > /dev/tty",
         "echo '{}' > .tandem/settings.local.json",
         "echo '{}' > .claude/settings.json",
         "mkdir .claude/commands",

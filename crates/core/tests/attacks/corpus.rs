@@ -398,7 +398,7 @@ pub const TWO_STEP: &[(&str, &str)] = &[
 /// An independent red team's attempts (blocks separated by `----`, steps by `# step`, `#` lines are notes),
 /// aimed at the analyser's assumptions after reading its code. Their canaries in `/tmp` are moved to `{OUT}`.
 pub fn red_team() -> Vec<Vec<String>> {
-    [include_str!("redteam.txt"), include_str!("redteam2.txt")]
+    [include_str!("redteam.txt"), include_str!("redteam2.txt"), include_str!("redteam3.txt")]
         .iter()
         .flat_map(|text| text.split("\n----"))
         .map(|block| {
@@ -422,13 +422,14 @@ pub fn red_team() -> Vec<Vec<String>> {
 
 /// File tool attempts: the red team's (`# {"tool": …, "input": …}` lines) and ours.
 pub fn file_tool_attacks() -> Vec<(String, serde_json::Value)> {
-    let mut out: Vec<(String, serde_json::Value)> = [include_str!("redteam.txt"), include_str!("redteam2.txt")]
-        .iter()
-        .flat_map(|text| text.lines())
-        .filter_map(|line| line.strip_prefix("# {"))
-        .filter_map(|json| serde_json::from_str::<serde_json::Value>(&format!("{{{json}")).ok())
-        .filter_map(|call| Some((call["tool"].as_str()?.to_owned(), call["input"].clone())))
-        .collect();
+    let mut out: Vec<(String, serde_json::Value)> =
+        [include_str!("redteam.txt"), include_str!("redteam2.txt"), include_str!("redteam3.txt")]
+            .iter()
+            .flat_map(|text| text.lines())
+            .filter_map(|line| line.strip_prefix("# {"))
+            .filter_map(|json| serde_json::from_str::<serde_json::Value>(&format!("{{{json}")).ok())
+            .filter_map(|call| Some((call["tool"].as_str()?.to_owned(), call["input"].clone())))
+            .collect();
     for (tool, input) in [
         ("Read", serde_json::json!({"file_path": "link_in/../../a.txt"})),
         ("Read", serde_json::json!({"file_path": "link_in/../../../a.txt"})),

@@ -54,6 +54,8 @@ pub struct Transfer {
     pub moves: bool,
     /// Symbolic links among the sources are recreated as links (`mv`, `cp -a`/`-d`/`-P`/`-r`), not followed.
     pub keeps_links: bool,
+    /// `-b`/`--backup`: a replaced target is kept next to it as `NAME~` or `NAME.~N~`.
+    pub backups: bool,
 }
 
 /// What an understood command does to the file system.
@@ -245,7 +247,8 @@ fn transfer(program: &str, parsed: &Parsed, mut texts: Vec<PathArg>, moves: bool
         || parsed.options.iter().any(|(name, _)| {
             matches!(name.as_str(), "-a" | "-d" | "-P" | "-r" | "-R" | "--archive" | "--no-dereference" | "--recursive")
         });
-    Ok(Transfer { sources: texts, dest, into_dir, moves, keeps_links })
+    let backups = parsed.options.iter().any(|(name, _)| name == "-b" || name == "--backup");
+    Ok(Transfer { sources: texts, dest, into_dir, moves, keeps_links, backups })
 }
 
 /// An operand word as a path: literal text, or literal text with unquoted glob characters.

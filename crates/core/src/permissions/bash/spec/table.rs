@@ -170,7 +170,7 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Read,
         ),
         "od" => tool(
-            "bcdfilosvx A:t j:t N:t S:t t:t w:t",
+            "bcdfilosvxw A:t j:t N:t S:t t:t",
             "address-radix=t endian=t skip-bytes=t read-bytes=t strings[=t] format=t output-duplicates width[=t] \
              traditional",
             "address-radix endian skip-bytes read-bytes strings format output-duplicates width traditional",

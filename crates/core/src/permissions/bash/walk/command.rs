@@ -29,8 +29,12 @@ impl Walker {
     fn redirect(&mut self, redirect: &ast::IoRedirect) -> Option<String> {
         use ast::IoFileRedirectKind as K;
         match redirect {
-            ast::IoRedirect::File(_, kind, target) => match target {
+            ast::IoRedirect::File(fd, kind, target) => match target {
                 ast::IoFileRedirectTarget::Filename(word) => {
+                    if fd.is_some_and(|fd| fd != 0) && matches!(kind, K::Read) {
+                        // `1<file >/dev/stdout` reopens the file for writing through the descriptor.
+                        self.ask("a file opened on an output descriptor (`N<file`), which /dev/stdout can reopen for writing");
+                    }
                     let word = self.word(&word.value, true);
                     self.target(&word, matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite));
                     if matches!(kind, K::Read | K::ReadAndWrite) {
