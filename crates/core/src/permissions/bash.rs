@@ -197,6 +197,12 @@ impl SimpleCommand {
         if let Some((name, _)) = self.assignments.iter().find(|(name, _)| !classify::is_harmless_env(name)) {
             return Err(format!("it sets `{name}`, which can change what the program does"));
         }
+        // `LC_ALL=./x` loads locale data (and message catalogs) from a path: only names are harmless.
+        if let Some((name, value)) =
+            self.assignments.iter().find(|(_, value)| value.contains('/') || value.starts_with('.'))
+        {
+            return Err(format!("it sets `{name}` to the path `{value}`"));
+        }
         if self.assignment_words.iter().any(|word| !word.is_plain()) {
             return Err("an assignment's value is only known when the command runs".into());
         }

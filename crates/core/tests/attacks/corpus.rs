@@ -359,6 +359,11 @@ pub const PARSER_TRICKS: &[&str] = &[
     "cp -b -S /../../outside/x a.txt src/main.rs",
     "cp --suffix=x -b a.txt src/main.rs",
     "cat a.txt\u{0}; touch {OUT}/pwn",
+    "date -Id -f {OUT}/canary.txt",
+    "date -uId --file={OUT}/canary.txt",
+    "od -w -An -c {OUT}/canary.txt",
+    "LC_ALL=./loc sort a.txt",
+    "LANGUAGE=../x cat a.txt",
 ];
 
 /// Step 1 plants (and may be allowed), step 2 uses what was planted.
@@ -398,38 +403,47 @@ pub const TWO_STEP: &[(&str, &str)] = &[
 /// An independent red team's attempts (blocks separated by `----`, steps by `# step`, `#` lines are notes),
 /// aimed at the analyser's assumptions after reading its code. Their canaries in `/tmp` are moved to `{OUT}`.
 pub fn red_team() -> Vec<Vec<String>> {
-    [include_str!("redteam.txt"), include_str!("redteam2.txt"), include_str!("redteam3.txt")]
-        .iter()
-        .flat_map(|text| text.split("\n----"))
-        .map(|block| {
-            let mut steps = vec![String::new()];
-            for line in block.lines() {
-                if line.trim() == "# step" {
-                    steps.push(String::new());
-                } else if !line.starts_with('#') {
-                    let step = steps.last_mut().unwrap();
-                    if !step.is_empty() {
-                        step.push('\n');
-                    }
-                    step.push_str(&line.replace("/tmp/", "{OUT}/"));
+    [
+        include_str!("redteam.txt"),
+        include_str!("redteam2.txt"),
+        include_str!("redteam3.txt"),
+        include_str!("redteam4.txt"),
+    ]
+    .iter()
+    .flat_map(|text| text.split("\n----"))
+    .map(|block| {
+        let mut steps = vec![String::new()];
+        for line in block.lines() {
+            if line.trim() == "# step" {
+                steps.push(String::new());
+            } else if !line.starts_with('#') {
+                let step = steps.last_mut().unwrap();
+                if !step.is_empty() {
+                    step.push('\n');
                 }
+                step.push_str(&line.replace("/tmp/", "{OUT}/"));
             }
-            steps.into_iter().filter(|step| !step.trim().is_empty()).collect::<Vec<_>>()
-        })
-        .filter(|steps| !steps.is_empty())
-        .collect()
+        }
+        steps.into_iter().filter(|step| !step.trim().is_empty()).collect::<Vec<_>>()
+    })
+    .filter(|steps| !steps.is_empty())
+    .collect()
 }
 
 /// File tool attempts: the red team's (`# {"tool": …, "input": …}` lines) and ours.
 pub fn file_tool_attacks() -> Vec<(String, serde_json::Value)> {
-    let mut out: Vec<(String, serde_json::Value)> =
-        [include_str!("redteam.txt"), include_str!("redteam2.txt"), include_str!("redteam3.txt")]
-            .iter()
-            .flat_map(|text| text.lines())
-            .filter_map(|line| line.strip_prefix("# {"))
-            .filter_map(|json| serde_json::from_str::<serde_json::Value>(&format!("{{{json}")).ok())
-            .filter_map(|call| Some((call["tool"].as_str()?.to_owned(), call["input"].clone())))
-            .collect();
+    let mut out: Vec<(String, serde_json::Value)> = [
+        include_str!("redteam.txt"),
+        include_str!("redteam2.txt"),
+        include_str!("redteam3.txt"),
+        include_str!("redteam4.txt"),
+    ]
+    .iter()
+    .flat_map(|text| text.lines())
+    .filter_map(|line| line.strip_prefix("# {"))
+    .filter_map(|json| serde_json::from_str::<serde_json::Value>(&format!("{{{json}")).ok())
+    .filter_map(|call| Some((call["tool"].as_str()?.to_owned(), call["input"].clone())))
+    .collect();
     for (tool, input) in [
         ("Read", serde_json::json!({"file_path": "link_in/../../a.txt"})),
         ("Read", serde_json::json!({"file_path": "link_in/../../../a.txt"})),

@@ -25,6 +25,7 @@ pub struct Tree {
     pub outside: PathBuf,
     pub home: PathBuf,
     pub config: PathBuf,
+    pub shims: PathBuf,
 }
 
 /// A directory for scratch trees that is not inside the system temp dir (so a policy bug that trusts /tmp
@@ -81,7 +82,15 @@ impl Tree {
         std::os::unix::fs::symlink(work.join(".git"), work.join("gitlink")).unwrap();
         std::os::unix::fs::symlink(home.join(".ssh"), work.join("sshlink")).unwrap();
         std::fs::hard_link(work.join(".git/config"), work.join("hl")).unwrap();
-        Tree { _root: root, work, outside, home, config }
+        // The allowed commands really run, as whoever runs the tests (root in CI): `date` and `hostname` go
+        // through shims that refuse to change the machine (and say so, which counts as a violation).
+        for (tool, text) in [("date", include_str!("shims/date")), ("hostname", include_str!("shims/hostname"))] {
+            let shim = base.join("shims").join(tool);
+            write(shim.clone(), text);
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Tree { _root: root, work, outside, home, config, shims: base.join("shims") }
     }
 
     /// The policy a session in this tree gets: the attack's rules, plus whatever its settings files say.
@@ -143,6 +152,7 @@ pub fn run(tree: &Tree, command: &str) -> String {
         .current_dir(&tree.work)
         .env("HOME", &tree.home)
         .env("TMPDIR", tree.work.join("tmp"))
+        .env("PATH", format!("{}:{}", tree.shims.display(), std::env::var("PATH").unwrap_or_default()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -193,7 +203,7 @@ pub fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
         }
         outcome.allowed_steps += 1;
         let output = run(&tree, &command);
-        if output.contains(SECRET) || output.contains("root:x:0:") {
+        if output.contains(SECRET) || output.contains("root:x:0:") || output.contains("MACHINE-CHANGE-REFUSED") {
             outcome.violations.push(format!("{command:?} printed a secret: {output:?}"));
         }
     }

@@ -22,6 +22,8 @@ pub(super) enum Role {
     Write,
     /// Text that names no file: a pattern, a number, a format.
     Text,
+    /// A short option's optional text value, only attached (`x?` in a spec).
+    Optional,
 }
 
 /// Whether an option takes a value.
@@ -105,8 +107,8 @@ enum Operands {
 
 /// A tool's options and operands.
 struct Spec {
-    /// Short options: letters without a value, and `x:r` / `x:w` / `x:t` for one with a value of that role,
-    /// separated by spaces (`"AbeEnstTuv n:t"`).
+    /// Short options: letters without a value, `x:r` / `x:w` / `x:t` for one with a value of that role, and
+    /// `x?` for one whose optional value can only be attached (`-Iseconds`), separated by spaces.
     short: &'static str,
     /// Allowed long options without the dashes: `name`, `name=r|w|t` (a value), `name[=r|w|t]` (optional value).
     long: &'static str,
@@ -214,7 +216,7 @@ fn operands(program: &str, spec: &Spec, parsed: Parsed) -> Result<Effects, Strin
         match role {
             Role::Read => effects.reads.push(arg),
             Role::Write => effects.writes.push(arg),
-            Role::Text => {}
+            Role::Text | Role::Optional => {}
         }
     }
     Ok(effects)
@@ -334,6 +336,12 @@ fn parse(program: &str, spec: &Spec, args: &[Word]) -> Result<Parsed, String> {
             match short_option(spec, letter) {
                 None => return Err(format!("`-{letter}` is not an option of `{program}` tandem knows to be safe")),
                 Some(None) => record(&mut parsed, format!("-{letter}"), None),
+                // An optional value is only ever the rest of the word (`date -Iseconds`, `od -w16`).
+                Some(Some(Role::Optional)) => {
+                    let rest: String = cluster[k..].iter().collect();
+                    record(&mut parsed, format!("-{letter}"), (!rest.is_empty()).then_some((Role::Text, rest)));
+                    break;
+                }
                 Some(Some(role)) => {
                     let value = if k < cluster.len() {
                         cluster[k..].iter().collect()
@@ -363,6 +371,12 @@ fn record(parsed: &mut Parsed, name: String, value: Option<(Role, String)>) {
 /// `Some(None)`: a flag; `Some(Some(role))`: takes a value; `None`: not allowed.
 fn short_option(spec: &Spec, letter: char) -> Option<Option<Role>> {
     for token in spec.short.split_whitespace() {
+        if let Some(name) = token.strip_suffix('?') {
+            if name.chars().eq([letter]) {
+                return Some(Some(Role::Optional));
+            }
+            continue;
+        }
         match token.split_once(':') {
             Some((name, role)) if name.chars().eq([letter]) => return Some(Some(role_of(role))),
             Some(_) => {}

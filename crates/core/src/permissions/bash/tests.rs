@@ -117,6 +117,8 @@ fn read_only_commands() {
         "ls -lahR",
         "grep -rn --include=*.rs foo src",
         "wc -l -- -file",
+        "date -Iseconds",
+        "od -w16 -An file",
         "env",
         "date +%s",
         "command -v git",
@@ -185,6 +187,8 @@ fn read_only_commands() {
         "git log --output=x",
         "git diff --no-index a b",
         "git -c core.pager=sh log",
+        "LC_ALL=./x sort a",
+        "LANG=/tmp/l cat a",
     ] {
         assert!(!first(command).is_read_only(), "{command:?} should not be read-only");
     }

@@ -170,7 +170,7 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Read,
         ),
         "od" => tool(
-            "bcdfilosvxw A:t j:t N:t S:t t:t",
+            "bcdfilosvx w? A:t j:t N:t S:t t:t",
             "address-radix=t endian=t skip-bytes=t read-bytes=t strings[=t] format=t output-duplicates width[=t] \
              traditional",
             "address-radix endian skip-bytes read-bytes strings format output-duplicates width traditional",
@@ -244,7 +244,7 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Read,
         ),
         "date" => tool(
-            "uRI d:t r:r f:r",
+            "uR I? d:t r:r f:r",
             "date=t debug file=r iso-8601[=t] resolution rfc-email rfc-3339=t reference=r universal utc",
             "date debug file iso-8601 resolution rfc-email rfc-3339 reference set universal utc",
             Operands::DateFormat,
