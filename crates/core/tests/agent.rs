@@ -329,7 +329,9 @@ async fn turn_of(handle: &mut AgentHandle, prompt: &str) {
 /// a denied call (or only in the model's text) is not read into the rebuilt history.
 #[tokio::test]
 async fn compaction_restores_only_files_a_read_may_read() {
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Two sibling directories: the workspace, and one outside it (wherever the clone lives, /tmp included).
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().join("secret.txt");
     std::fs::write(&secret, "PELICAN-SECRET-42").unwrap();
     let secret_path = secret.to_string_lossy().into_owned();
@@ -344,7 +346,10 @@ async fn compaction_restores_only_files_a_read_may_read() {
     ];
     let server =
         FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
-    let mut handle = agent::spawn(config(&server, ToolRegistry::builtin(), PermissionMode::Default));
+    let mut config = config(&server, ToolRegistry::builtin(), PermissionMode::Default);
+    config.cwd = workspace.path().to_path_buf();
+    config.permissions = PermissionPolicy::for_cwd(PermissionMode::Default, workspace.path());
+    let mut handle = agent::spawn(config);
     let (summary, _) = turn(&mut handle, "read it", |_, _| PermissionAnswer::Deny { feedback: None }).await;
     assert_eq!(summary.outcome, RunOutcome::Success);
     handle.ops.send(Op::Compact { instructions: None }).unwrap();
