@@ -108,7 +108,14 @@ impl PermissionPolicy {
         let mut why_not: Option<String> = None;
         let mut mutates = !analysis.writes.is_empty();
         let mut globbed = false;
+        // Looked up once per line: a PATH that reaches into the workspace makes every bare program name unknown.
+        let path_lookup = path_is_outside_the_workspace(&self.workspace);
         for cmd in &analysis.commands {
+            if let Err(why) = &path_lookup
+                && cmd.argv.first().is_some_and(|program| !program.contains('/'))
+            {
+                why_not.get_or_insert_with(|| why.clone());
+            }
             if self.allowed_by_rule(cmd) {
                 // A rule allows the command it names, not a stand-in for it found through PATH, nor the programs
                 // a planted repository configuration would make a reading git command run.
@@ -157,10 +164,6 @@ impl PermissionPolicy {
 
     fn rule_allowed_stays_itself(&self, cmd: &SimpleCommand) -> Result<(), String> {
         let Some(program) = cmd.argv.first() else { return Ok(()) };
-        if program.contains('/') {
-            return Ok(());
-        }
-        path_is_outside_the_workspace(&self.workspace)?;
         let reading = ["status", "diff", "log", "show", "shortlog", "rev-parse", "ls-files", "blame", "branch", "tag"];
         if program == "git"
             && cmd.argv.get(1).is_some_and(|sub| reading.contains(&sub.as_str()))
@@ -199,7 +202,6 @@ impl PermissionPolicy {
             return Err("no rule allows it".into());
         }
         let effects = cmd.understand()?;
-        path_is_outside_the_workspace(&self.workspace)?;
         let judged = Judged {
             mutates: effects.mutates(),
             globbed: !effects.literal_globs.is_empty()
@@ -328,6 +330,7 @@ impl PermissionPolicy {
     /// Reading a secret, or a path a Read deny rule covers, through any command: denied. Every word of every
     /// command is looked at (not only those of understood commands): `python3 x.py ~/.ssh/id_rsa` is denied too.
     fn denied_read(&self, analysis: &Analysis) -> Option<String> {
+        let hidden = self.hidden_paths();
         let words = analysis.commands.iter().flat_map(|cmd| {
             cmd.argv.iter().skip(1).map(|arg| arg.split_once('=').map_or(arg.as_str(), |(_, value)| value))
         });
@@ -352,7 +355,7 @@ impl PermissionPolicy {
                 paths.extend(self.protected_candidates(&word));
             }
             for path in paths {
-                if let Some(reason) = self.denied_path(&path) {
+                if let Some(reason) = self.denied_path(&path, hidden.as_ref()) {
                     return Some(reason);
                 }
             }
@@ -405,8 +408,8 @@ impl PermissionPolicy {
     }
 
     /// Why reading `path` through a command is denied (a Read deny rule, or a secret no rule names), if it is.
-    fn denied_path(&self, path: &std::path::Path) -> Option<String> {
-        if self.hidden_paths().is_some_and(|hidden| hidden(path)) {
+    fn denied_path(&self, path: &std::path::Path, hidden: Option<&crate::tools::HiddenPaths>) -> Option<String> {
+        if hidden.is_some_and(|hidden| hidden(path)) {
             return Some(format!("Reading {} is denied by a Read rule, also through a command.", path.display()));
         }
         let protection = self.workspace.protected(path).filter(|p| p.guards_reads())?;

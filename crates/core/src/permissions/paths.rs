@@ -57,11 +57,6 @@ impl Workspace {
         &self.roots[0]
     }
 
-    /// The home directory, when known.
-    pub fn home(&self) -> Option<&Path> {
-        self.home.as_deref()
-    }
-
     /// `path` made absolute as the tools and the shell will use it (relative to the working directory, `~`
     /// expanded), before any symlink is followed.
     pub fn absolute(&self, path: &str) -> PathBuf {
