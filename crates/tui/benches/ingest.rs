@@ -171,6 +171,8 @@ struct Run {
     wall: Duration,
     draw: Duration,
     slowest_frame: Duration,
+    /// p50 and p99 of the frames' times.
+    percentiles: (Duration, Duration),
     milestones: Vec<(usize, Duration)>,
     cpu_stat: Option<Duration>,
     cpu_sched: Option<Duration>,
@@ -213,12 +215,39 @@ fn paced(events: Vec<Event>) -> Run {
     })
 }
 
+/// Feeds `events` as a model streaming `tokens_per_second` one-token deltas would, on a simulated clock: a frame
+/// every 16 ms with the deltas that arrived in it (3.2 a frame at 200 tokens/s).
+fn at_rate(events: Vec<Event>, tokens_per_second: f64) -> Run {
+    measure(events, |app, terminal, events, stats| {
+        let per_frame = tokens_per_second * FRAME.as_secs_f64();
+        let mut due = 0.0;
+        let mut events = events.into_iter().peekable();
+        while events.peek().is_some() {
+            due += per_frame;
+            while due >= 1.0 {
+                let Some(event) = events.next() else { break };
+                if let Event::Stream(StreamEvent::TextDelta { text, .. }) = &event {
+                    stats.bytes += text.len();
+                    due -= 1.0;
+                }
+                app.update(Input::Core(Box::new(event)), Instant::now());
+            }
+            if app.dirty {
+                stats.frame(draw(terminal, app));
+                app.dirty = false;
+            }
+        }
+    })
+}
+
 /// Text sizes at which the paced runs note the frame time.
 const MILESTONES_KB: [usize; 6] = [4, 16, 64, 128, 256, 384];
 
 #[derive(Default)]
 struct Stats {
     frames: usize,
+    /// Every frame's time, for percentiles.
+    times: Vec<Duration>,
     draw: Duration,
     slowest: Duration,
     /// Text bytes fed so far (paced runs).
@@ -230,6 +259,7 @@ struct Stats {
 impl Stats {
     fn frame(&mut self, took: Duration) {
         self.frames += 1;
+        self.times.push(took);
         self.draw += took;
         self.slowest = self.slowest.max(took);
         if let Some(&kb) = MILESTONES_KB.get(self.milestones.len())
@@ -252,11 +282,15 @@ fn measure(events: Vec<Event>, feed: impl FnOnce(&mut App, &mut Terminal<TestBac
     stats.frame(draw(&mut terminal, &app));
     let wall = start.elapsed();
     let used = |before: Option<Duration>, after: Option<Duration>| Some(after? - before?);
+    stats.times.sort();
+    let percentile = |p: f64| stats.times[((stats.times.len() - 1) as f64 * p) as usize];
+    let percentiles = (percentile(0.50), percentile(0.99));
     let run = Run {
         frames: stats.frames,
         wall,
         draw: stats.draw,
         slowest_frame: stats.slowest,
+        percentiles,
         milestones: stats.milestones,
         cpu_stat: used(cpu_stat, proc_cpu()),
         cpu_sched: used(cpu_sched, sched_cpu()),
@@ -270,13 +304,15 @@ fn print(label: &str, deltas: (usize, usize), run: &Run) {
     println!("  {label}: 100k tokens ingested in {:.0} ms CPU ({} frames)", ms(cpu), run.frames);
     println!(
         "      {} deltas, {} KB; wall {:.0} ms; CPU {:.0} ms (/proc/self/stat, 10 ms ticks), {:.1} ms (schedstat); \
-         drawing {:.0} ms, slowest frame {:.1} ms",
+         drawing {:.0} ms, frame p50 {:.2} ms, p99 {:.2} ms, slowest {:.1} ms",
         deltas.0,
         deltas.1 / 1000,
         ms(run.wall),
         run.cpu_stat.map_or(f64::NAN, ms),
         run.cpu_sched.map_or(f64::NAN, ms),
         ms(run.draw),
+        ms(run.percentiles.0),
+        ms(run.percentiles.1),
         ms(run.slowest_frame)
     );
     if !run.milestones.is_empty() {
@@ -298,6 +334,13 @@ fn report() {
         print(&format!("wire speed, {name}"), counted, &wire_speed(events()));
         print(&format!("paced {PACED_DELTAS_PER_FRAME} deltas/16 ms frame, {name}"), counted, &paced(events()));
     }
+    let (tokens_per_second, events) = (200.0, one_long_answer());
+    let counted = count_pieces(&events);
+    let run = at_rate(events, tokens_per_second);
+    print("200 tokens/s (one delta a token), one 400 KB answer", counted, &run);
+    let stream_seconds = counted.0 as f64 / tokens_per_second;
+    let cpu = run.cpu_sched.or(run.cpu_stat).unwrap_or(run.wall);
+    println!("      a {stream_seconds:.0} s stream: {:.1} ms CPU per second of stream", ms(cpu) / stream_seconds);
 }
 
 fn main() {

@@ -121,15 +121,15 @@ fn a_turn_renders_at_wide_and_narrow_widths() {
 }
 
 #[test]
-fn streaming_text_is_committed_line_by_line() {
+fn the_line_in_progress_is_drawn_as_it_arrives() {
     let mut app = app(80, 20);
     core(&mut app, Event::RequestStarted { round: 1 });
     core(&mut app, Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
-    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "first line\nsecond li".into() }));
+    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "first line\n\nsecond li".into() }));
     let text = screen(&app);
-    assert!(text.contains("first line") && !text.contains("second li"), "{text}");
-    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "ne\n".into() }));
-    assert!(screen(&app).contains("second line"));
+    assert!(text.contains("first line") && text.contains("second li"), "{text}");
+    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "ne goes on".into() }));
+    assert!(screen(&app).contains("second line goes on"));
 }
 
 #[test]

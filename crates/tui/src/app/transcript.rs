@@ -12,6 +12,7 @@ use ratatui::text::Line;
 
 use super::cells::{Cell, CellKind, ToolState};
 use crate::ui::cell as cell_ui;
+use crate::ui::streaming::StreamLayout;
 use crate::ui::theme::Theme;
 use crate::ui::wrap::line_text;
 use tandem_core::protocol::ToolCallStatus;
@@ -24,6 +25,8 @@ struct Layout {
     lines: Rc<Vec<Line<'static>>>,
     /// Height estimated for another width (width, height), so a frame after a resize doesn't redo it.
     estimate: Option<(usize, usize)>,
+    /// A streaming answer's settled blocks, so the next frame lays out only what is still open.
+    stream: Option<StreamLayout>,
 }
 
 /// A search match: a line of the whole transcript and a byte range in its text.
@@ -146,12 +149,22 @@ impl Transcript {
             let needed = covered < from_bottom || cache[index].is_none();
             if fresh || needed {
                 if !fresh {
-                    let lines = match group {
-                        Group::Member => Vec::new(),
-                        Group::Lead(len) => cell_ui::render_group(&self.cells[index..index + len], width, theme, now),
-                        Group::Alone => cell_ui::render(cell, width, theme, now),
+                    let (lines, stream) = match (group, &cell.kind) {
+                        (Group::Member, _) => (Rc::new(Vec::new()), None),
+                        (Group::Lead(len), _) => {
+                            (Rc::new(cell_ui::render_group(&self.cells[index..index + len], width, theme, now)), None)
+                        }
+                        (Group::Alone, CellKind::Assistant { text, streaming: true }) => {
+                            let (mut lines, mut stream) = match cache[index].take() {
+                                Some(Layout { lines, stream: Some(stream), .. }) => (lines, stream),
+                                _ => (Rc::new(Vec::new()), StreamLayout::default()),
+                            };
+                            stream.render(&mut lines, text, width, theme);
+                            (lines, Some(stream))
+                        }
+                        (Group::Alone, _) => (Rc::new(cell_ui::render(cell, width, theme, now)), None),
                     };
-                    cache[index] = Some(Layout { width, key, lines: Rc::new(lines), estimate: None });
+                    cache[index] = Some(Layout { width, key, lines, estimate: None, stream });
                 }
                 let lines = cache[index].as_ref().map(|layout| layout.lines.clone()).unwrap_or_default();
                 covered += lines.len();
@@ -331,11 +344,8 @@ fn layout_key(cell: &Cell, group: Group, from_here: &[Cell]) -> u64 {
     match group {
         Group::Member => u64::MAX,
         Group::Lead(len) => group_key(&from_here[..len]),
-        // A streaming answer only shows whole lines: it looks the same until the next newline.
         Group::Alone => match &cell.kind {
-            CellKind::Assistant { text, streaming: true } => {
-                1 << 62 | crate::ui::cell::committed(text, true).len() as u64
-            }
+            CellKind::Assistant { text, streaming: true } => 1 << 62 | text.len() as u64,
             _ => u64::from(cell.expanded) << 63 | cell.revision,
         },
     }

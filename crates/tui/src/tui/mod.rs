@@ -6,13 +6,13 @@ mod clipboard;
 mod external_editor;
 pub mod scrollback;
 mod terminal;
+mod terminal_input;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use ratatui::crossterm::event::{Event as TermEvent, EventStream};
+use ratatui::crossterm::event::Event as TermEvent;
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use tandem_core::agent::{self, AgentConfig, AgentHandle};
@@ -116,7 +116,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
         apply_simple(&effects, agent.as_ref());
     }
 
-    let mut terminal_events = EventStream::new();
+    let mut terminal_events = terminal_input::TerminalInput::start();
     let (Ok(mut sigterm), Ok(mut sighup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
         return 1;
     };
@@ -195,9 +195,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     let _ = clipboard::copy(&mut std::io::stdout(), &text);
                 }
                 Effect::OpenEditor { path, content } => {
+                    terminal_events.pause().await;
                     terminal::restore();
                     let result = tokio::task::block_in_place(|| external_editor::edit(&path, &content));
                     reenter(&mut term, launch.screen);
+                    terminal_events.resume();
                     let more = app.update(Input::EditorResult(result), Instant::now());
                     apply_simple(&more, agent.as_ref());
                 }
@@ -209,9 +211,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 }
                 Effect::Rescan => spawn_probe(probe_tx.clone()),
                 Effect::EditFile { path } => {
+                    terminal_events.pause().await;
                     terminal::restore();
                     let result = tokio::task::block_in_place(|| external_editor::edit_in_place(&path));
                     reenter(&mut term, launch.screen);
+                    terminal_events.resume();
                     if let Err(message) = result {
                         app.notice(crate::app::cells::NoticeKind::Error, message);
                     }
@@ -229,7 +233,9 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     Err(message) => app.notice(crate::app::cells::NoticeKind::Error, message),
                 },
                 Effect::Suspend => {
+                    terminal_events.pause().await;
                     suspend(&mut term, &mut app, launch.screen);
+                    terminal_events.resume();
                 }
                 Effect::Quit => quit = true,
             }

@@ -6,21 +6,11 @@ use std::time::Instant;
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown;
+use super::streaming::StreamLayout;
 use super::theme::Theme;
 use super::tool_card::{render_tool_card, render_tool_group};
 use super::wrap::wrap_line;
 use crate::app::cells::{Cell, CellKind, NoticeKind, ToolCard};
-
-/// The committed part of a streaming text: whole lines only, so a line is never redrawn as it grows.
-pub fn committed(text: &str, streaming: bool) -> &str {
-    if !streaming {
-        return text;
-    }
-    match text.rfind('\n') {
-        Some(end) => &text[..end],
-        None => "",
-    }
-}
 
 /// Lays out one cell.
 pub fn render(cell: &Cell, width: usize, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
@@ -38,18 +28,19 @@ pub fn render(cell: &Cell, width: usize, theme: &Theme, now: Instant) -> Vec<Lin
             }
             lines
         }
-        CellKind::Assistant { text, streaming } => {
-            let shown = committed(text, *streaming);
-            let body = render_markdown(shown, width.saturating_sub(2), theme);
+        CellKind::Assistant { text, streaming: true } => {
+            let mut lines = std::rc::Rc::new(Vec::new());
+            StreamLayout::default().render(&mut lines, text, width, theme);
+            return std::rc::Rc::unwrap_or_clone(lines);
+        }
+        CellKind::Assistant { text, streaming: false } => {
+            let body = render_markdown(text, width.saturating_sub(2), theme);
             let mut lines: Vec<Line<'static>> = Vec::with_capacity(body.len());
             for (index, line) in body.into_iter().enumerate() {
                 let marker = if index == 0 { Span::styled("● ", theme.accent) } else { Span::raw("  ") };
                 let mut spans = vec![marker];
                 spans.extend(line.spans);
                 lines.push(Line::from(spans));
-            }
-            if lines.is_empty() && *streaming {
-                lines.push(Line::from(Span::styled("● …", theme.dim)));
             }
             lines
         }
@@ -100,7 +91,7 @@ fn render_thinking(text: &str, streaming: bool, expanded: bool, width: usize, th
         return vec![Line::from(vec![Span::styled(label, theme.dim), Span::styled(hint, theme.dim)])];
     }
     let mut lines = vec![Line::from(Span::styled(label, theme.dim))];
-    for line in committed(text, streaming).lines() {
+    for line in text.lines() {
         let line = Line::from(vec![
             Span::raw("  "),
             Span::styled(line.to_owned(), theme.dim.add_modifier(ratatui::style::Modifier::ITALIC)),
@@ -115,13 +106,6 @@ mod tests {
     use super::*;
     use crate::ui::theme::ColorDepth;
     use crate::ui::wrap::line_text;
-
-    #[test]
-    fn streaming_text_shows_only_whole_lines() {
-        assert_eq!(committed("one\ntwo\nthr", true), "one\ntwo");
-        assert_eq!(committed("partial", true), "");
-        assert_eq!(committed("done", false), "done");
-    }
 
     #[test]
     fn user_and_notice_cells_wrap_with_prefixes() {

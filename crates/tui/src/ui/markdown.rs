@@ -27,7 +27,7 @@ pub use code::{CodeBlock, code_blocks};
 use table::TableState;
 
 /// The parser extensions this module understands; other syntax stays literal text.
-fn options() -> Options {
+pub(crate) fn markdown_options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
 }
 
@@ -35,7 +35,7 @@ fn options() -> Options {
 /// separated by one blank line; there is none at the start or the end.
 pub fn render_markdown(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut renderer = Renderer::new(width.max(1), theme);
-    for event in Parser::new_ext(text, options()) {
+    for event in Parser::new_ext(text, markdown_options()) {
         renderer.event(event);
     }
     renderer.finish()

@@ -13,6 +13,7 @@ pub mod picker;
 pub mod popup;
 pub mod rules;
 pub mod status;
+pub mod streaming;
 pub mod theme;
 pub mod tool_card;
 pub mod transcript;

@@ -4,8 +4,8 @@ use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use ratatui::text::Span;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{Code, Renderer, options, printable};
-use crate::ui::highlight::highlight;
+use super::{Code, Renderer, markdown_options, printable};
+use crate::ui::highlight::highlight_growing;
 use crate::ui::wrap::width as text_width;
 
 /// A fenced code block of a message, for copying to the clipboard.
@@ -21,7 +21,7 @@ pub struct CodeBlock {
 pub fn code_blocks(text: &str) -> Vec<CodeBlock> {
     let mut blocks = Vec::new();
     let mut current: Option<CodeBlock> = None;
-    for event in Parser::new_ext(text, options()) {
+    for event in Parser::new_ext(text, markdown_options()) {
         match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
                 current = Some(CodeBlock { lang: fence_lang(&info), code: String::new() });
@@ -61,7 +61,7 @@ impl Renderer<'_> {
         let mut text = code.text.replace('\t', "    ");
         text.retain(|c| c != '\r');
         let text = printable(&text, true);
-        let lines = highlight(&text, code.lang.as_deref().unwrap_or(""), self.theme).unwrap_or_else(|| {
+        let lines = highlight_growing(&text, code.lang.as_deref().unwrap_or(""), self.theme).unwrap_or_else(|| {
             text.lines().map(|line| vec![Span::styled(line.to_owned(), self.theme.code_block)]).collect()
         });
         let avail = self.avail();
