@@ -139,12 +139,16 @@ impl ToolRunner<'_> {
                     Ok(preview) => preview,
                     Err(message) => return failed(message),
                 };
+                let risk = {
+                    let policy = lock(&self.shared.policy);
+                    dialog_risk(tool.as_ref(), &call.input, &self.context, &policy.workspace)
+                };
                 let (answer_tx, answer_rx) = oneshot::channel();
                 lock(&self.shared.pending).insert(call.id.clone(), answer_tx);
                 let _ = self.events.send(Event::PermissionRequested {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
-                    risk: tool.risk_for(&call.input),
+                    risk,
                     input: call.input.clone(),
                     preview,
                     suggested_rule,
@@ -289,5 +293,47 @@ fn invalid_input_message(why: &str, truncated: bool) -> String {
         )
     } else {
         format!("The tool input was not valid JSON, so the call was not run: {why}")
+    }
+}
+
+/// The risk the dialog shows: the tool's own judgement of this call (read-only → low, a file write → medium, a
+/// command → high unless it only reads), raised to high for a write outside the workspace.
+fn dialog_risk(
+    tool: &dyn crate::tools::Tool,
+    input: &serde_json::Value,
+    context: &crate::tools::ToolContext,
+    workspace: &crate::permissions::Workspace,
+) -> crate::tools::Risk {
+    use crate::tools::Risk;
+    match tool.risk_for(input) {
+        Risk::Medium => match tool.target_path(input, context) {
+            Some(path) if !workspace.is_inside(&path.to_string_lossy()) => Risk::High,
+            _ => Risk::Medium,
+        },
+        risk => risk,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::dialog_risk;
+    use crate::permissions::Workspace;
+    use crate::tools::{Risk, ToolContext};
+
+    #[test]
+    fn a_write_outside_the_workspace_is_high_risk_and_a_read_only_command_low() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path(), &[], None, None);
+        let context = ToolContext::new(dir.path().to_path_buf());
+        let edit = crate::tools::edit::EditTool;
+        let inside = json!({"file_path": "src/main.rs", "old_string": "a", "new_string": "b"});
+        let outside = json!({"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"});
+        assert_eq!(dialog_risk(&edit, &inside, &context, &workspace), Risk::Medium);
+        assert_eq!(dialog_risk(&edit, &outside, &context, &workspace), Risk::High);
+        let bash = crate::tools::bash::BashTool;
+        assert_eq!(dialog_risk(&bash, &json!({"command": "ls -la"}), &context, &workspace), Risk::Low);
+        assert_eq!(dialog_risk(&bash, &json!({"command": "touch x"}), &context, &workspace), Risk::High);
     }
 }

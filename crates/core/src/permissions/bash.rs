@@ -154,23 +154,25 @@ fn confirm_with_bash(command: &str, analysis: &mut Analysis) {
     }
 }
 
-/// How risky a command line is, for the dialog's label: low when every part is understood and only reads,
-/// medium when the parts are understood and some write files, high otherwise.
+/// How risky a command line is, for the dialog's label: low when every part is understood and only reads, high
+/// otherwise (a command that writes can do more than a file tool's write, so it is never "medium").
 pub fn risk_of(command: &str) -> crate::tools::Risk {
     use crate::tools::Risk;
     let analysis = analyze(command);
     if analysis.always_ask.is_some() || analysis.blocked.is_some() {
         return Risk::High;
     }
-    let mut risk = if analysis.writes.is_empty() { Risk::Low } else { Risk::Medium };
+    // A command is high risk unless it is known to only read.
+    if !analysis.writes.is_empty() {
+        return Risk::High;
+    }
     for cmd in &analysis.commands {
         match cmd.understand() {
-            Ok(effects) if effects.mutates() => risk = Risk::Medium,
-            Ok(_) => {}
-            Err(_) => return Risk::High,
+            Ok(effects) if !effects.mutates() => {}
+            _ => return Risk::High,
         }
     }
-    risk
+    Risk::Low
 }
 
 impl SimpleCommand {

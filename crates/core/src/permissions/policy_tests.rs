@@ -434,6 +434,10 @@ fn always_rules_are_as_narrow_as_the_command() {
     }
     use crate::tools::Risk;
     assert_eq!(tool.risk_for(&json!({"command": "cat /etc/hostname"})), Risk::Low);
-    assert_eq!(tool.risk_for(&json!({"command": "mkdir -p x && touch x/y"})), Risk::Medium);
+    assert_eq!(
+        tool.risk_for(&json!({"command": "mkdir -p x && touch x/y"})),
+        Risk::High,
+        "a command that writes is high risk"
+    );
     assert_eq!(tool.risk_for(&json!({"command": "rm -rf build"})), Risk::High);
 }

@@ -46,7 +46,8 @@ pub(crate) async fn post(
         url: url.to_owned(),
         message: format!("the HTTP client could not be set up: {message}"),
     })?;
-    let response = client.post(url).headers(headers).body(body).send().await.map_err(|err| send_error(err, url))?;
+    let response =
+        client.post(url).headers(headers).body(body).send().await.map_err(|err| send_error(err, url, endpoint))?;
     let status = response.status();
     if status.is_success() {
         let content_type = response
@@ -81,15 +82,32 @@ async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
 }
 
 /// Maps a failure to get response headers.
-pub(crate) fn send_error(err: reqwest::Error, url: &str) -> ProviderError {
+pub(crate) fn send_error(err: reqwest::Error, url: &str, endpoint: &Endpoint) -> ProviderError {
     let message = error_chain(&err);
     if err.is_connect() || err.is_builder() {
-        ProviderError::Connect { url: url.to_owned(), message }
+        ProviderError::Connect {
+            url: url.to_owned(),
+            message: format!("{message} — {}", where_the_address_comes_from(endpoint)),
+        }
     } else if err.is_timeout() {
         ProviderError::Disconnected { message: format!("no response from {url} within {}s", IDLE_TIMEOUT.as_secs()) }
     } else {
         ProviderError::Disconnected { message: format!("{url}: {message}") }
     }
+}
+
+/// What to check when the server can't be reached: that it runs, and where its address was set.
+fn where_the_address_comes_from(endpoint: &Endpoint) -> String {
+    let variable = match endpoint.name.as_str() {
+        "anthropic" => "ANTHROPIC_BASE_URL, ",
+        "openai" => "OPENAI_BASE_URL, ",
+        _ => "",
+    };
+    format!(
+        "is the server running there? The address comes from --base-url, {variable}or base_url under \
+         [providers.{}] in config.toml",
+        endpoint.name
+    )
 }
 
 /// Maps a failure while reading a streaming body.

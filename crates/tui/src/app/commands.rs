@@ -64,7 +64,7 @@ impl App {
             "quit" | "exit" | "q" => vec![Effect::Quit],
             "clear" | "reset" | "new" => {
                 if self.working {
-                    self.status.notice = Some("still working: press esc to interrupt first".into());
+                    self.flash("still working: press esc to interrupt first");
                     return Vec::new();
                 }
                 self.transcript.clear();
@@ -74,7 +74,7 @@ impl App {
             }
             "compact" => {
                 if self.working {
-                    self.status.notice = Some("still working: press esc to interrupt first".into());
+                    self.flash("still working: press esc to interrupt first");
                     return Vec::new();
                 }
                 self.notice(NoticeKind::Info, "Compacting the conversation…");
@@ -93,17 +93,26 @@ impl App {
                     return Vec::new();
                 }
                 if self.working {
-                    self.status.notice = Some("the model changes after this turn".into());
+                    self.flash("the model changes after this turn");
                 }
                 vec![Effect::Op(Op::SetModel { model: args.to_owned() })]
             }
             "mode" => {
                 let mode = if args.is_empty() {
-                    match self.status.mode {
-                        PermissionMode::Default => PermissionMode::AcceptEdits,
-                        PermissionMode::AcceptEdits => PermissionMode::Plan,
-                        _ => PermissionMode::Default,
-                    }
+                    let names: Vec<&str> = PermissionMode::ALL
+                        .iter()
+                        .filter(|mode| self.bypass_allowed || **mode != PermissionMode::BypassPermissions)
+                        .map(|mode| mode.as_str())
+                        .collect();
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "Permission mode: {}. Change it with /mode NAME ({}) or shift+tab.",
+                            self.status.mode.as_str(),
+                            names.join(", ")
+                        ),
+                    );
+                    return Vec::new();
                 } else {
                     match PermissionMode::parse(args) {
                         Some(PermissionMode::BypassPermissions) if !self.bypass_allowed => {
@@ -149,7 +158,7 @@ impl App {
             "copy" => self.copy_last_answer(),
             "init" => {
                 if self.working {
-                    self.status.notice = Some("still working: press esc to interrupt first".into());
+                    self.flash("still working: press esc to interrupt first");
                     return Vec::new();
                 }
                 self.submit(INIT_PROMPT.to_owned(), now)

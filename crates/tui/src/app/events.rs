@@ -10,6 +10,15 @@ use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
 use super::{App, Effect};
 use crate::ui::permission::PermissionDialog;
 
+/// A retry's wait as people say it: "800 ms", "4 s", "1.5 s".
+fn format_delay(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        _ if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        _ => format!("{:.1} s", ms as f64 / 1000.0),
+    }
+}
+
 /// Live output kept per tool card: the tail is what matters, and memory must stay flat.
 const MAX_LIVE_OUTPUT: usize = 64 * 1024;
 
@@ -34,12 +43,23 @@ impl App {
                 }
                 let discarded = if discarded_partial_output { " (partial answer discarded)" } else { "" };
                 let text = format!(
-                    "{reason} — retrying in {:.1}s, attempt {}/{max_attempts}{discarded}",
-                    delay_ms as f64 / 1000.0,
+                    "retrying in {}, attempt {}/{max_attempts} — {reason}{discarded}",
+                    format_delay(delay_ms),
                     attempt + 1
                 );
                 self.status.retry = Some(format!("retrying ({}/{max_attempts})…", attempt + 1));
-                self.notice(NoticeKind::Warning, text);
+                // One line that updates, not one line per attempt.
+                match self.retry_notice.filter(|&index| index + 1 == self.transcript.len()) {
+                    Some(index) => self.transcript.update(index, |cell| {
+                        if let CellKind::Notice { text: shown, .. } = &mut cell.kind {
+                            *shown = text;
+                        }
+                    }),
+                    None => {
+                        self.notice(NoticeKind::Warning, text);
+                        self.retry_notice = Some(self.transcript.len() - 1);
+                    }
+                }
                 self.response_start = Some(self.transcript.len());
             }
             Event::AssistantMessage(message) => {
@@ -164,6 +184,11 @@ impl App {
     }
 
     fn on_stream(&mut self, event: StreamEvent) {
+        if matches!(event, StreamEvent::BlockStart { .. } | StreamEvent::TextDelta { .. }) {
+            // The retried request is delivering: the retry is over.
+            self.status.retry = None;
+            self.retry_notice = None;
+        }
         match event {
             StreamEvent::BlockStart { index, block } => {
                 let kind = match block {

@@ -25,11 +25,27 @@ impl App {
             return Vec::new();
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // These two mean the same in every state: a dialog, help, a picker, onboarding.
+        if ctrl && matches!(key.code, KeyCode::Char('z' | 'Z')) {
+            return vec![Effect::Suspend];
+        }
+        if ctrl && matches!(key.code, KeyCode::Char('l' | 'L')) {
+            return vec![Effect::Redraw];
+        }
         if self.show_help {
             self.show_help = false;
             return Vec::new();
         }
         if let Some(dialog) = self.dialogs.front_mut() {
+            if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
+                // Deny, and stop the turn: the user wants out, not the model's next attempt.
+                let action = dialog.handle_key(key);
+                let mut effects = self.on_dialog_action(action);
+                effects.push(Effect::Op(Op::Interrupt));
+                self.dialogs.clear();
+                self.arm_quit(now, "denied and interrupted · ctrl+c again to quit");
+                return effects;
+            }
             let action = dialog.handle_key(key);
             return self.on_dialog_action(action);
         }
@@ -52,9 +68,6 @@ impl App {
                     vec![Effect::StartSession { provider, base_url, model }]
                 }
             };
-        }
-        if ctrl && key.code == KeyCode::Char('z') {
-            return vec![Effect::Suspend];
         }
         if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
             return self.on_search_key(key);
@@ -83,7 +96,7 @@ impl App {
                 return Vec::new();
             }
             (KeyCode::Esc, _) if self.working => {
-                self.status.notice = Some("interrupting…".into());
+                self.flash("interrupting…");
                 return vec![Effect::Op(Op::Interrupt)];
             }
             _ => {}
@@ -114,7 +127,7 @@ impl App {
         match self.editor.handle_key(key) {
             EditorAction::Submit(text) => {
                 if self.working && !text.starts_with('/') {
-                    self.status.notice = Some("still working: press esc to interrupt, then send".into());
+                    self.flash("still working: press esc to interrupt, then send");
                     self.editor.set_text(&text);
                     return Vec::new();
                 }
@@ -124,6 +137,8 @@ impl App {
         }
     }
 
+    /// Ctrl+C: clears a prompt; else a second press within [`DOUBLE_PRESS`] quits, and a first press while the
+    /// model works interrupts it (as Esc does). The hint lasts exactly as long as the second press would quit.
     fn on_ctrl_c(&mut self, now: Instant) -> Vec<Effect> {
         if !self.editor.is_empty() {
             self.editor.clear();
@@ -133,9 +148,18 @@ impl App {
         if self.last_ctrl_c.is_some_and(|last| now.duration_since(last) < DOUBLE_PRESS) {
             return vec![Effect::Quit];
         }
-        self.last_ctrl_c = Some(now);
-        self.status.notice = Some("press ctrl+c again to quit".into());
+        if self.working {
+            self.arm_quit(now, "interrupting… · ctrl+c again to quit");
+            return vec![Effect::Op(Op::Interrupt)];
+        }
+        self.arm_quit(now, "press ctrl+c again to quit");
         Vec::new()
+    }
+
+    /// Starts the window in which another Ctrl+C quits, with a hint that disappears when it closes.
+    fn arm_quit(&mut self, now: Instant, hint: &str) {
+        self.last_ctrl_c = Some(now);
+        self.flash_for(hint, DOUBLE_PRESS);
     }
 
     fn cycle_mode(&mut self) -> Vec<Effect> {
@@ -185,11 +209,15 @@ impl App {
                 self.transcript.search = None;
             }
             KeyCode::Enter => {
+                let mut missed = None;
                 if let Some(search) = &mut self.transcript.search {
                     search.editing = false;
                     if search.matches.is_empty() {
-                        self.status.notice = Some(format!("no match for {:?}", search.query));
+                        missed = Some(format!("no match for {:?}", search.query));
                     }
+                }
+                if let Some(missed) = missed {
+                    self.flash(missed);
                 }
             }
             KeyCode::Backspace => {
@@ -295,7 +323,7 @@ impl App {
         let lines = self.transcript.plain_lines(self.size.0 as usize, &self.theme, Instant::now());
         let text = lines.get(start..=end.min(lines.len().saturating_sub(1))).unwrap_or_default().join("\n");
         self.transcript.selection = None;
-        self.status.notice = Some(format!("copied {} line{}", end - start + 1, if end == start { "" } else { "s" }));
+        self.flash(format!("copied {} line{}", end - start + 1, if end == start { "" } else { "s" }));
         vec![Effect::Copy(text.trim_end().to_owned())]
     }
 
@@ -303,11 +331,11 @@ impl App {
         match self.transcript.last_answer() {
             Some(text) => {
                 let text = text.to_owned();
-                self.status.notice = Some("copied the last answer".into());
+                self.flash("copied the last answer");
                 vec![Effect::Copy(text)]
             }
             None => {
-                self.status.notice = Some("no answer to copy yet".into());
+                self.flash("no answer to copy yet");
                 Vec::new()
             }
         }
@@ -325,14 +353,14 @@ impl App {
             .or_else(|| self.transcript.last_answer().map(str::to_owned));
         let blocks = text.map(|text| code_blocks(&text)).unwrap_or_default();
         if blocks.is_empty() {
-            self.status.notice = Some("no code block here".into());
+            self.flash("no code block here");
             return Vec::new();
         }
         let index = self.code_block_cursor % blocks.len();
         self.code_block_cursor = index + 1;
         let block = &blocks[index];
         let language = block.lang.clone().unwrap_or_else(|| "text".into());
-        self.status.notice = Some(format!(
+        self.flash(format!(
             "copied code block {}/{} ({language}, {} lines)",
             index + 1,
             blocks.len(),

@@ -14,6 +14,8 @@ pub mod rules_view;
 pub mod transcript;
 
 #[cfg(test)]
+mod key_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{HashMap, VecDeque};
@@ -62,6 +64,8 @@ pub enum Effect {
     },
     /// Print the conversation to the normal screen and stop the process (Ctrl+Z); `fg` resumes.
     Suspend,
+    /// Clear the terminal and paint everything again (Ctrl+L), e.g. after a program wrote to /dev/tty.
+    Redraw,
     Quit,
 }
 
@@ -111,6 +115,8 @@ pub struct App {
     pub(crate) stream_cells: HashMap<usize, usize>,
     /// First cell of the response being streamed (removed if the response is retried).
     pub(crate) response_start: Option<usize>,
+    /// The transcript notice that shows the retry in progress (updated in place by the next attempt).
+    pub(crate) retry_notice: Option<usize>,
     /// When Ctrl+C last cleared an empty input (a second one soon after quits).
     pub(crate) last_ctrl_c: Option<Instant>,
     /// Which code block `b` copies next in scroll mode.
@@ -121,7 +127,12 @@ pub struct App {
     pub printed_cells: usize,
     /// Redraw needed.
     pub dirty: bool,
+    /// The time of the input being handled (what transient messages are timed from).
+    pub(crate) clock: Instant,
 }
+
+/// How long a transient status message stays.
+const FLASH: std::time::Duration = std::time::Duration::from_secs(4);
 
 impl App {
     pub fn new(theme: Theme, editor: Editor, status: StatusInfo, cwd: PathBuf) -> App {
@@ -142,17 +153,20 @@ impl App {
             size: (80, 24),
             stream_cells: HashMap::new(),
             response_start: None,
+            retry_notice: None,
             last_ctrl_c: None,
             code_block_cursor: 0,
             bypass_allowed,
             printed_cells: 0,
             dirty: true,
+            clock: Instant::now(),
         }
     }
 
     /// Handles one input; returns what must be done outside.
     pub fn update(&mut self, input: Input, now: Instant) -> Vec<Effect> {
         self.dirty = true;
+        self.clock = now;
         match input {
             Input::Key(key) => self.on_key(key, now),
             Input::Paste(text) => {
@@ -189,6 +203,7 @@ impl App {
             return self.run_command(command, now);
         }
         self.transcript.scroll_to_bottom();
+        self.status.notice = None;
         self.transcript.push(CellKind::User { text: text.clone() });
         self.working = true;
         self.status.working_since = Some(now);
@@ -205,6 +220,21 @@ impl App {
     /// Re-reads whether Shift+Tab may cycle into bypass mode (only when the session started in it).
     pub fn bypass_allowed_from_mode(&mut self) {
         self.bypass_allowed = self.status.mode == PermissionMode::BypassPermissions;
+    }
+
+    /// Shows a transient message in the status line for a few seconds.
+    pub fn flash(&mut self, text: impl Into<String>) {
+        self.flash_for(text, FLASH);
+    }
+
+    /// Shows a transient message in the status line for `duration`.
+    pub fn flash_for(&mut self, text: impl Into<String>, duration: std::time::Duration) {
+        self.status.notice = Some(crate::ui::status::Flash { text: text.into(), until: self.clock + duration });
+    }
+
+    /// When the screen changes by itself next without any input (a status message expiring), if ever.
+    pub fn next_change(&self) -> Option<Instant> {
+        self.status.notice.as_ref().map(|flash| flash.until).filter(|until| *until > self.clock)
     }
 
     /// Shows a one-line notice in the transcript.

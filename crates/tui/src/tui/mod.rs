@@ -135,13 +135,17 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 panic!("TANDEM_TEST_PANIC: deliberate panic after the first frame");
             }
         }
-        let wake = if app.dirty {
+        let mut wake = if app.dirty {
             last_draw + FRAME
         } else if app.is_animating() {
             last_draw + ANIMATION
         } else {
             now + Duration::from_secs(3600)
         };
+        // A status message that expires must disappear then, not at the next key.
+        if let Some(change) = app.next_change() {
+            wake = wake.min(change.max(now));
+        }
 
         let mut effects = Vec::new();
         tokio::select! {
@@ -175,9 +179,10 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 effects = app.update(Input::Probed(servers), Instant::now());
             }
             _ = tokio::time::sleep_until(wake.into()) => {
-                if app.is_animating() {
+                if app.is_animating() || app.next_change().is_some_and(|change| change <= Instant::now()) {
                     app.dirty = true;
                 }
+                app.clock = Instant::now();
             }
             _ = sigterm.recv() => { exit_code = 143; break; }
             _ = sighup.recv() => { exit_code = 129; break; }
@@ -236,6 +241,13 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     terminal_events.pause().await;
                     suspend(&mut term, &mut app, launch.screen);
                     terminal_events.resume();
+                }
+                Effect::Redraw => {
+                    let _ =
+                        ratatui::backend::Backend::clear_region(term.backend_mut(), ratatui::backend::ClearType::All);
+                    term.swap_buffers();
+                    term.swap_buffers();
+                    app.dirty = true;
                 }
                 Effect::Quit => quit = true,
             }

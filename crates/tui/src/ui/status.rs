@@ -95,8 +95,23 @@ pub struct StatusInfo {
     pub working_since: Option<Instant>,
     /// A retry in progress ("rate limited, retrying in 4s (2/5)"), shown instead of the interrupt hint.
     pub retry: Option<String>,
-    /// A short transient message ("press ctrl+c again to quit").
-    pub notice: Option<String>,
+    /// A short transient message ("press ctrl+c again to quit"), shown until its time is up.
+    pub notice: Option<Flash>,
+}
+
+/// A status message that goes away by itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flash {
+    pub text: String,
+    /// When it stops being shown.
+    pub until: Instant,
+}
+
+impl StatusInfo {
+    /// The notice, while its time is not up.
+    pub fn notice_at(&self, now: Instant) -> Option<&str> {
+        self.notice.as_ref().filter(|flash| now < flash.until).map(|flash| flash.text.as_str())
+    }
 }
 
 /// The label and style of a permission mode; `None` for the default mode, which needs no reminder.
@@ -233,8 +248,11 @@ fn parts(info: &StatusInfo, theme: &Theme, now: Instant) -> Vec<Part> {
             )),
         }
     }
-    if let Some(notice) = &info.notice {
-        parts.push(Part { cuttable: true, ..Part::new(vec![Span::styled(notice.clone(), theme.warning)], 80, false) });
+    if let Some(notice) = info.notice_at(now) {
+        parts.push(Part {
+            cuttable: true,
+            ..Part::new(vec![Span::styled(notice.to_owned(), theme.warning)], 80, false)
+        });
     }
 
     if !info.model.is_empty() {

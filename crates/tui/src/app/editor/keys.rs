@@ -63,6 +63,8 @@ impl Editor {
             'a' => self.move_to(text::line_start(&self.text, self.cursor)),
             'e' => self.move_to(text::line_end(&self.text, self.cursor)),
             'h' => self.delete_left(),
+            // On an empty prompt the app quits instead (it never gets here).
+            'd' => self.delete_right(),
             'j' => self.insert("\n"),
             'k' => {
                 // At the end of a line, Ctrl+K joins the next line (as in Emacs).

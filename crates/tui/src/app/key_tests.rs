@@ -1,0 +1,215 @@
+//! Keys in every state: each documented key does what the help says, whatever came before it (a dialog, an
+//! interrupt, a resize, a suspend).
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+use serde_json::json;
+use tandem_core::permissions::PermissionMode;
+use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome};
+use tandem_core::provider::{BlockStart, StreamEvent};
+use tandem_core::tools::{Preview, Risk};
+
+use super::tests::{app, core, ctrl, finished, key, type_text};
+use super::{App, Effect, Input};
+
+/// The screen as drawn at `now` (transient messages depend on the clock).
+fn screen_at(app: &App, now: Instant) -> String {
+    let (width, height) = app.size;
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| crate::ui::frame::render(app, frame, now)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..height)
+        .map(|y| (0..width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn press(app: &mut App, input: Input, at: Instant) -> Vec<Effect> {
+    app.update(input, at)
+}
+
+fn working(app: &mut App) {
+    type_text(app, "do it");
+    app.update(key(KeyCode::Enter), Instant::now());
+    core(app, Event::RequestStarted { round: 1 });
+}
+
+fn bash_dialog(app: &mut App, id: &str) {
+    core(
+        app,
+        Event::ToolCallStarted { call_id: id.into(), name: "Bash".into(), input: json!({"command": "make deploy"}) },
+    );
+    core(
+        app,
+        Event::PermissionRequested {
+            call_id: id.into(),
+            tool: "Bash".into(),
+            risk: Risk::High,
+            input: json!({"command": "make deploy"}),
+            preview: Some(Preview::Command { command: "make deploy".into(), cwd: "/work/project".into() }),
+            suggested_rule: "Bash(make deploy:*)".into(),
+            reason: None,
+        },
+    );
+}
+
+#[test]
+fn the_ctrl_c_hint_lasts_exactly_as_long_as_a_second_press_would_quit() {
+    let mut app = app(80, 20);
+    let start = Instant::now();
+    assert!(press(&mut app, ctrl('c'), start).is_empty());
+    assert!(screen_at(&app, start).contains("ctrl+c again to quit"));
+    let late = start + Duration::from_millis(1600);
+    assert!(!screen_at(&app, late).contains("ctrl+c again"), "the hint is gone when its window closes");
+    assert_eq!(app.next_change(), Some(start + Duration::from_millis(1500)), "the runtime redraws when it expires");
+    assert!(press(&mut app, ctrl('c'), late).is_empty(), "a press after the window starts a new one");
+    assert!(screen_at(&app, late).contains("ctrl+c again to quit"));
+    assert_eq!(press(&mut app, ctrl('c'), late + Duration::from_millis(100)), vec![Effect::Quit]);
+}
+
+#[test]
+fn ctrl_c_while_working_interrupts_and_a_second_quits() {
+    let mut app = app(80, 20);
+    working(&mut app);
+    let now = Instant::now();
+    assert_eq!(press(&mut app, ctrl('c'), now), vec![Effect::Op(Op::Interrupt)]);
+    assert!(screen_at(&app, now).contains("ctrl+c again to quit"));
+    assert_eq!(press(&mut app, ctrl('c'), now + Duration::from_millis(300)), vec![Effect::Quit]);
+}
+
+#[test]
+fn ctrl_c_in_a_dialog_denies_and_interrupts_the_turn() {
+    let mut app = app(100, 30);
+    working(&mut app);
+    bash_dialog(&mut app, "b1");
+    bash_dialog(&mut app, "b2");
+    let effects = press(&mut app, ctrl('c'), Instant::now());
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Op(Op::PermissionAnswer {
+                call_id: "b1".into(),
+                answer: PermissionAnswer::Deny { feedback: None }
+            }),
+            Effect::Op(Op::Interrupt),
+        ]
+    );
+    assert!(app.dialogs.is_empty(), "no dialog is left for a turn that is being stopped");
+}
+
+#[test]
+fn ctrl_z_suspends_from_a_dialog_and_keys_after_it_still_answer_the_dialog() {
+    let mut app = app(100, 30);
+    working(&mut app);
+    bash_dialog(&mut app, "b1");
+    assert_eq!(press(&mut app, ctrl('z'), Instant::now()), vec![Effect::Suspend]);
+    assert_eq!(app.dialogs.len(), 1, "the dialog waits for the user's return");
+    // Back from the suspend: a resize, then the answer.
+    app.update(Input::Resize(80, 24), Instant::now());
+    let effects = press(&mut app, key(KeyCode::Char('y')), Instant::now());
+    assert_eq!(
+        effects,
+        vec![Effect::Op(Op::PermissionAnswer { call_id: "b1".into(), answer: PermissionAnswer::AllowOnce })]
+    );
+}
+
+#[test]
+fn ctrl_z_and_ctrl_l_work_in_help_and_scroll_mode() {
+    let mut app = app(80, 24);
+    app.submit("/help".into(), Instant::now());
+    assert_eq!(press(&mut app, ctrl('z'), Instant::now()), vec![Effect::Suspend]);
+    assert_eq!(press(&mut app, ctrl('l'), Instant::now()), vec![Effect::Redraw]);
+    press(&mut app, key(KeyCode::Esc), Instant::now());
+    press(&mut app, ctrl('s'), Instant::now());
+    assert_eq!(press(&mut app, ctrl('l'), Instant::now()), vec![Effect::Redraw]);
+}
+
+#[test]
+fn slash_mode_without_an_argument_shows_the_mode_and_changes_nothing() {
+    let mut app = app(100, 24);
+    assert!(app.submit("/mode".into(), Instant::now()).is_empty());
+    assert_eq!(app.status.mode, PermissionMode::Default);
+    let text = screen_at(&app, Instant::now());
+    assert!(text.contains("Permission mode: default"), "{text}");
+    assert_eq!(
+        app.submit("/mode acceptEdits".into(), Instant::now()),
+        vec![Effect::Op(Op::SetPermissionMode(PermissionMode::AcceptEdits))]
+    );
+    assert!(app.submit("/mode".into(), Instant::now()).is_empty());
+    assert_eq!(app.status.mode, PermissionMode::AcceptEdits);
+}
+
+#[test]
+fn ctrl_d_deletes_the_character_under_the_cursor_and_quits_only_on_an_empty_prompt() {
+    let mut app = app(80, 20);
+    type_text(&mut app, "abc");
+    press(&mut app, key(KeyCode::Left), Instant::now());
+    press(&mut app, key(KeyCode::Left), Instant::now());
+    assert!(press(&mut app, ctrl('d'), Instant::now()).is_empty());
+    assert_eq!(app.editor.text(), "ac");
+    press(&mut app, ctrl('d'), Instant::now());
+    assert_eq!(app.editor.text(), "a");
+    assert!(press(&mut app, ctrl('d'), Instant::now()).is_empty(), "at the end of the text it deletes nothing");
+    press(&mut app, key(KeyCode::Backspace), Instant::now());
+    assert_eq!(press(&mut app, ctrl('d'), Instant::now()), vec![Effect::Quit]);
+}
+
+#[test]
+fn status_messages_clear_by_themselves_and_at_the_next_turn() {
+    let mut app = app(80, 20);
+    working(&mut app);
+    let now = Instant::now();
+    press(&mut app, key(KeyCode::Esc), now);
+    assert!(screen_at(&app, now).contains("interrupting…"));
+    core(&mut app, finished(RunOutcome::ErrorDuringExecution, vec!["Interrupted by the user.".into()]));
+    assert!(!screen_at(&app, now + Duration::from_secs(5)).contains("interrupting"), "gone after a few seconds");
+    press(&mut app, key(KeyCode::Esc), now);
+    type_text(&mut app, "again");
+    press(&mut app, key(KeyCode::Enter), now);
+    assert!(!screen_at(&app, now).contains("interrupting"), "gone at the next turn");
+}
+
+#[test]
+fn the_retry_message_clears_when_the_retried_stream_delivers() {
+    let mut app = app(100, 20);
+    working(&mut app);
+    core(
+        &mut app,
+        Event::Retrying {
+            attempt: 4,
+            max_attempts: 10,
+            delay_ms: 100,
+            reason: "connection refused".into(),
+            discarded_partial_output: false,
+        },
+    );
+    assert!(app.status.retry.is_some());
+    core(&mut app, Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
+    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "Hi".into() }));
+    assert!(app.status.retry.is_none());
+    assert!(!screen_at(&app, Instant::now()).contains("retrying ("));
+}
+
+#[test]
+fn a_connection_that_keeps_failing_shows_one_updating_line() {
+    let mut app = app(120, 20);
+    working(&mut app);
+    for attempt in 1..4 {
+        core(
+            &mut app,
+            Event::Retrying {
+                attempt,
+                max_attempts: 10,
+                delay_ms: 4000,
+                reason: "connection refused at http://127.0.0.1:9".into(),
+                discarded_partial_output: false,
+            },
+        );
+    }
+    let text = screen_at(&app, Instant::now());
+    assert_eq!(text.matches("retrying in").count(), 1, "{text}");
+    assert!(text.contains("retrying in 4 s, attempt 4/10 — connection refused at http://127.0.0.1:9"), "{text}");
+}
