@@ -46,6 +46,11 @@ impl App {
                 self.arm_quit(now, "denied and interrupted · ctrl+c again to quit");
                 return effects;
             }
+            // Shift+PgUp/PgDn scroll the conversation behind the dialog (plain PgUp/PgDn scroll its body).
+            if key.modifiers.contains(KeyModifiers::SHIFT) && matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) {
+                self.page(key.code == KeyCode::PageUp);
+                return Vec::new();
+            }
             let action = dialog.handle_key(key);
             return self.on_dialog_action(action);
         }
@@ -382,6 +387,21 @@ impl App {
     }
 
     pub(crate) fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
+        let wheel = match mouse.kind {
+            MouseEventKind::ScrollUp => -WHEEL_LINES,
+            MouseEventKind::ScrollDown => WHEEL_LINES,
+            _ => 0,
+        };
+        // The wheel over an open dialog scrolls the dialog; anywhere else, the conversation.
+        let screen = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
+        if wheel != 0
+            && let Some(rect) = crate::ui::frame::areas(self, screen).dialog
+            && (rect.y..rect.y + rect.height).contains(&mouse.row)
+            && let Some(dialog) = self.dialogs.front_mut()
+        {
+            dialog.scroll_lines(wheel);
+            return Vec::new();
+        }
         let (total, viewport) = self.scroll_metrics();
         match mouse.kind {
             MouseEventKind::ScrollUp => self.transcript.scroll_by(WHEEL_LINES, total, viewport),

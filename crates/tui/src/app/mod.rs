@@ -14,6 +14,8 @@ pub mod rules_view;
 pub mod transcript;
 
 #[cfg(test)]
+mod dialog_tests;
+#[cfg(test)]
 mod key_tests;
 #[cfg(test)]
 mod tests;
@@ -167,6 +169,26 @@ impl App {
     pub fn update(&mut self, input: Input, now: Instant) -> Vec<Effect> {
         self.dirty = true;
         self.clock = now;
+        let effects = self.handle(input, now);
+        self.track_waiting(now);
+        effects
+    }
+
+    /// The turn's clock stops while a dialog waits for the user: the time spent deciding is not the model's.
+    fn track_waiting(&mut self, now: Instant) {
+        match (self.dialogs.is_empty(), self.status.waiting_since) {
+            (false, None) => self.status.waiting_since = Some(now),
+            (true, Some(since)) => {
+                self.status.waiting_since = None;
+                if let Some(started) = &mut self.status.working_since {
+                    *started += now.saturating_duration_since(since);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn handle(&mut self, input: Input, now: Instant) -> Vec<Effect> {
         match input {
             Input::Key(key) => self.on_key(key, now),
             Input::Paste(text) => {
@@ -244,7 +266,8 @@ impl App {
 
     /// Whether something on screen moves by itself (spinners), so the runtime keeps a frame timer.
     pub fn is_animating(&self) -> bool {
-        self.working || self.onboarding.as_ref().is_some_and(|onboarding| onboarding.probing)
+        (self.working && self.dialogs.is_empty())
+            || self.onboarding.as_ref().is_some_and(|onboarding| onboarding.probing)
     }
 
     /// The height the transcript gets in the current layout (used for paging).

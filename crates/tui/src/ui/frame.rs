@@ -25,22 +25,46 @@ pub fn transcript_height(app: &App) -> u16 {
     areas.transcript.height
 }
 
-struct Areas {
-    transcript: Rect,
+pub(crate) struct Areas {
+    pub(crate) transcript: Rect,
+    /// The permission dialog, between the conversation and the input.
+    pub(crate) dialog: Option<Rect>,
     search: Option<Rect>,
     popup: Option<Rect>,
     input: Rect,
     status: Rect,
 }
 
-fn areas(app: &App, area: Rect) -> Areas {
+/// Rows the conversation keeps above a dialog when the screen has room: the model's last words and the card
+/// of the call being asked about.
+fn rows_kept_above_dialog(height: u16) -> u16 {
+    (height / 3).max(5)
+}
+
+/// The smallest useful dialog: its frame, a line of body and a line of keys.
+const MIN_DIALOG_ROWS: u16 = 6;
+
+pub(crate) fn areas(app: &App, area: Rect) -> Areas {
     let input_rows = input_height(&app.editor, area.width, MAX_INPUT_ROWS.min(area.height / 2).max(2));
     let completions = app.editor.completions();
-    let popup_rows =
-        if completions.is_empty() || app.focus != Focus::Input { 0 } else { popup_height(completions.len()) };
-    let search_rows = u16::from(app.transcript.search.is_some());
-    let [transcript, search, popup, input, status] = Layout::vertical([
-        Constraint::Min(1),
+    let dialog = app.dialogs.front();
+    let popup_rows = if completions.is_empty() || app.focus != Focus::Input || dialog.is_some() {
+        0
+    } else {
+        popup_height(completions.len())
+    };
+    let search_rows = u16::from(app.transcript.search.is_some() && dialog.is_none());
+    let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows);
+    let dialog_rows = match dialog {
+        Some(dialog) => {
+            let keep = rows_kept_above_dialog(area.height).min(free.saturating_sub(MIN_DIALOG_ROWS));
+            dialog.desired_height(area.width, &app.theme).min(free - keep)
+        }
+        None => 0,
+    };
+    let [transcript, dialog_area, search, popup, input, status] = Layout::vertical([
+        Constraint::Min(if dialog_rows >= free { 0 } else { 1 }),
+        Constraint::Length(dialog_rows),
         Constraint::Length(search_rows),
         Constraint::Length(popup_rows),
         Constraint::Length(input_rows),
@@ -49,6 +73,7 @@ fn areas(app: &App, area: Rect) -> Areas {
     .areas(area);
     Areas {
         transcript,
+        dialog: (dialog_rows > 0).then_some(dialog_area),
         search: (search_rows > 0).then_some(search),
         popup: (popup_rows > 0).then_some(popup),
         input,
@@ -100,8 +125,8 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     let cursor = render_input(&app.editor, areas.input, buf, &app.theme, placeholder);
     render_status(&app.status, areas.status, buf, &app.theme, now);
 
-    if let Some(dialog) = app.dialogs.front() {
-        dialog.render(area, buf, &app.theme);
+    if let (Some(dialog), Some(rect)) = (app.dialogs.front(), areas.dialog) {
+        dialog.render(rect, buf, &app.theme);
     } else if let Some(view) = &app.rules_view {
         super::rules::render_rules(view, area, buf, &app.theme);
     } else if app.show_help {

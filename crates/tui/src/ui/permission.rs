@@ -56,6 +56,8 @@ enum Body {
     Command {
         command: String,
         cwd: PathBuf,
+        /// What the model says the command is for (Bash's `description`).
+        description: Option<String>,
     },
     /// Any other tool: its input, pretty-printed.
     Input(String),
@@ -130,7 +132,15 @@ impl PermissionDialog {
                 };
                 Body::Diff(DiffBody { path, view, texts })
             }
-            Some(Preview::Command { command, cwd }) => Body::Command { command, cwd },
+            Some(Preview::Command { command, cwd }) => {
+                let description = input
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|text| !text.is_empty())
+                    .map(str::to_owned);
+                Body::Command { command, cwd, description }
+            }
             None => Body::Input(pretty_input(&input)),
         };
         // Only Edit and Write can take the user's version of the content (core writes it in their place).
@@ -273,6 +283,11 @@ impl PermissionDialog {
             _ => new.clone(),
         };
         Some((path.clone(), proposed))
+    }
+
+    /// Scrolls the body by `lines` (negative: up), as the wheel does over the dialog.
+    pub fn scroll_lines(&mut self, lines: isize) {
+        self.scroll = self.scroll.saturating_add_signed(lines).min(self.max_scroll());
     }
 
     /// Body size at the last render (or a default before the first).

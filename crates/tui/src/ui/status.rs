@@ -95,6 +95,8 @@ pub struct StatusInfo {
     pub working_since: Option<Instant>,
     /// A retry in progress ("rate limited, retrying in 4s (2/5)"), shown instead of the interrupt hint.
     pub retry: Option<String>,
+    /// Set while a permission dialog waits for the user: the clock stops and the spinner stands still.
+    pub waiting_since: Option<Instant>,
     /// A short transient message ("press ctrl+c again to quit"), shown until its time is up.
     pub notice: Option<Flash>,
 }
@@ -231,7 +233,12 @@ fn used_width(parts: &[Part]) -> usize {
 /// The line's parts in display order: activity on the left, session facts on the right.
 fn parts(info: &StatusInfo, theme: &Theme, now: Instant) -> Vec<Part> {
     let mut parts = Vec::new();
-    if let Some(since) = info.working_since {
+    if let (Some(since), Some(waiting)) = (info.working_since, info.waiting_since) {
+        let elapsed = waiting.saturating_duration_since(since);
+        let clock = Span::styled(format!("◆ {}", format_elapsed(elapsed)), theme.status);
+        parts.push(Part::new(vec![clock], ALWAYS, false));
+        parts.push(Part::new(vec![Span::styled("waiting for your answer", theme.warning)], 20, false));
+    } else if let Some(since) = info.working_since {
         let elapsed = now.saturating_duration_since(since);
         let spinner = Span::styled(spinner_frame(elapsed), theme.accent);
         let clock = Span::styled(format!(" {}", format_elapsed(elapsed)), theme.status);

@@ -1,5 +1,5 @@
-//! Drawing the permission dialog: a bordered modal over most of the screen with the tool and risk in its
-//! title, the scrollable body (diff, command or input), and a footer of key hints or the feedback field.
+//! Drawing the permission dialog: a bordered panel across the screen between the conversation and the input
+//! (the frame decides its rows), with the tool and risk in its title, the scrollable body (diff, command or input), and a footer of key hints or the feedback field.
 //!
 //! The body is rendered once per width, colour depth and review state and cached, so a redraw of a long diff
 //! costs only the visible rows. Every size down to nothing is drawn without panicking.
@@ -32,10 +32,19 @@ struct Hint {
 }
 
 impl PermissionDialog {
-    /// Draws the dialog over `area` (clearing what is under it).
+    /// The rows the dialog wants at `width` columns: its whole body, the footer and the frame.
+    pub fn desired_height(&self, width: u16, theme: &Theme) -> u16 {
+        let inner = usize::from(width.saturating_sub(2));
+        if inner == 0 {
+            return 2;
+        }
+        let needed = self.body_lines(inner, theme).len() + self.footer_lines(inner, theme).len() + 1 + 2;
+        needed.min(usize::from(u16::MAX)) as u16
+    }
+
+    /// Draws the dialog in `area` (clearing it), at the bottom of it when it needs fewer rows.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = area.intersection(buf.area);
-        let mut dialog = dialog_rect(area);
+        let mut dialog = area.intersection(buf.area);
         if dialog.is_empty() {
             return;
         }
@@ -166,6 +175,7 @@ impl PermissionDialog {
             hints.push(hint("Space", "Space", "accept/reject hunk", "toggle"));
             hints.push(hint("Enter", "Enter", "apply review", "apply"));
         }
+        hints.push(hint("⇧PgUp/PgDn", "⇧PgUp", "scroll the conversation", "scroll"));
         hints
     }
 
@@ -211,13 +221,16 @@ pub(super) fn body_len(dialog: &PermissionDialog, width: usize) -> usize {
 fn build_body(dialog: &PermissionDialog, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     match &dialog.body {
         Body::Diff(diff) => diff.view.render(width, theme, dialog.review.as_ref()),
-        Body::Command { command, cwd } => {
-            let mut lines = prefixed(&cwd.display().to_string(), "in ", "   ", theme.dim, theme.text, width);
-            lines.push(Line::default());
+        Body::Command { command, cwd, description } => {
+            let mut lines = Vec::new();
             for (index, line) in command.split('\n').enumerate() {
                 let first = if index == 0 { "$ " } else { "  " };
                 lines.extend(prefixed(line, first, "  ", theme.accent, theme.bold, width));
             }
+            if let Some(description) = description {
+                lines.extend(prefixed(description, "  ", "  ", theme.dim, theme.dim, width));
+            }
+            lines.extend(prefixed(&cwd.display().to_string(), "  in ", "     ", theme.dim, theme.dim, width));
             lines
         }
         Body::Input(json) => {
@@ -281,16 +294,4 @@ fn pack(hints: &[Hint], width: usize, theme: &Theme, short: bool) -> Vec<Line<'s
         lines.push(Line::from(current));
     }
     lines
-}
-
-/// The dialog's rectangle: most of `area`, with a small margin when there is room for one.
-fn dialog_rect(area: Rect) -> Rect {
-    let margin_x = if area.width >= 60 { 2 } else { 0 };
-    let margin_y = if area.height >= 16 { 1 } else { 0 };
-    Rect {
-        x: area.x + margin_x,
-        y: area.y + margin_y,
-        width: area.width - 2 * margin_x,
-        height: area.height - 2 * margin_y,
-    }
 }

@@ -1,0 +1,86 @@
+//! The permission dialog in the whole screen: between the conversation and the input, with the model's last
+//! words and the card it asks about still in view, the conversation scrollable behind it, and the turn's clock
+//! stopped while it waits.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use tandem_core::protocol::Event;
+use tandem_core::tools::{Preview, Risk};
+
+use super::tests::{app, core, key, screen, stream_text, type_text};
+use super::{App, Input};
+
+const LAST_WORDS: &str = "The tests pass, so I will deploy now.";
+
+/// A long answer, then a Bash call that asks.
+fn asking(width: u16, height: u16) -> App {
+    let mut app = app(width, height);
+    type_text(&mut app, "Fix the build and deploy it");
+    app.update(key(KeyCode::Enter), Instant::now());
+    core(&mut app, Event::RequestStarted { round: 1 });
+    let earlier: String = (1..=30).map(|n| format!("- step {n} of the fix\n")).collect();
+    stream_text(&mut app, 0, &format!("{earlier}\n{LAST_WORDS}\n"));
+    let input = json!({"command": "make deploy ENV=staging", "description": "Deploy the fixed build to staging"});
+    core(&mut app, Event::ToolCallStarted { call_id: "b1".into(), name: "Bash".into(), input: input.clone() });
+    core(
+        &mut app,
+        Event::PermissionRequested {
+            call_id: "b1".into(),
+            tool: "Bash".into(),
+            risk: Risk::High,
+            input,
+            preview: Some(Preview::Command { command: "make deploy ENV=staging".into(), cwd: "/work/project".into() }),
+            suggested_rule: "Bash(make deploy:*)".into(),
+            reason: None,
+        },
+    );
+    app
+}
+
+#[test]
+fn the_dialog_sits_below_the_conversation_with_the_models_last_words_in_view() {
+    for (width, height) in [(120, 40), (80, 24), (50, 20)] {
+        let app = asking(width, height);
+        let text = screen(&app);
+        let rows: Vec<&str> = text.lines().collect();
+        let dialog_top = rows.iter().position(|row| row.contains("Allow Bash?")).expect("the dialog");
+        let words = rows.iter().position(|row| row.contains("deploy now")).unwrap_or_else(|| {
+            panic!("the model's last sentence is on screen at {width}x{height}:\n{text}");
+        });
+        let card = rows.iter().position(|row| row.contains("Bash") && !row.contains("Allow")).expect("the card");
+        assert!(words < dialog_top && card < dialog_top, "above the dialog at {width}x{height}:\n{text}");
+        assert!(rows[dialog_top].starts_with('┌'), "the dialog spans the screen, nothing shows at its edges:\n{text}");
+        assert!(text.contains("Deploy the fixed build to staging"), "the command's description:\n{text}");
+        let input_rule = rows.iter().rposition(|row| row.starts_with("────")).expect("the input's rule");
+        assert!(input_rule > dialog_top, "the input stays below the dialog:\n{text}");
+        insta::assert_snapshot!(format!("dialog_in_screen_{width}x{height}"), text);
+    }
+}
+
+#[test]
+fn the_conversation_scrolls_behind_an_open_dialog() {
+    let mut app = asking(80, 24);
+    let shift = |code| Input::Key(KeyEvent::new(code, KeyModifiers::SHIFT));
+    app.update(shift(KeyCode::PageUp), Instant::now());
+    assert!(app.transcript.scroll_from_bottom > 0, "shift+pgup scrolls the conversation");
+    assert_eq!(app.dialogs.len(), 1, "and does not answer the dialog");
+    assert!(screen(&app).contains("scroll the conversation"), "the dialog says how");
+    app.update(shift(KeyCode::PageDown), Instant::now());
+    assert_eq!(app.transcript.scroll_from_bottom, 0);
+}
+
+#[test]
+fn the_turns_clock_stops_while_the_dialog_waits() {
+    let mut app = asking(80, 24);
+    assert!(!app.is_animating(), "nothing moves while the app waits for the user");
+    let asked = app.status.waiting_since.expect("waiting");
+    let started = app.status.working_since.expect("working");
+    let later = asked + Duration::from_secs(30);
+    app.update(key(KeyCode::Char('y')), later);
+    assert!(app.status.waiting_since.is_none());
+    let resumed = app.status.working_since.expect("still working");
+    assert_eq!(resumed, started + Duration::from_secs(30), "the 30 s spent deciding are not counted");
+    assert!(app.is_animating());
+}
