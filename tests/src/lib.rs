@@ -8,6 +8,7 @@ use serde_json::Value;
 
 pub use tandem_testkit::{FakeServer, Scenario};
 
+pub mod app;
 pub mod pty;
 
 /// The key the tests hand to tandem; assertions check it never shows up in any output.

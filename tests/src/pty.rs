@@ -33,6 +33,9 @@ pub mod keys {
     pub const CTRL_F: &str = "\x06";
     pub const CTRL_O: &str = "\x0f";
     pub const CTRL_S: &str = "\x13";
+    pub const CTRL_L: &str = "\x0c";
+    pub const CTRL_Z: &str = "\x1a";
+    pub const SHIFT_PAGE_UP: &str = "\x1b[5;2~";
     pub const UP: &str = "\x1b[A";
     pub const DOWN: &str = "\x1b[B";
     pub const RIGHT: &str = "\x1b[C";

@@ -7,58 +7,16 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
+use tandem_e2e::app::{IDLE, expect_idle_with, input_line, scenario, start, status_line, submit, suspend_and_continue};
 use tandem_e2e::pty::{Answers, Pty, anthropic_command, find, framed, keys, rfind, tandem_command};
 use tandem_e2e::{FakeServer, Scenario, TEST_KEY, Workspace, tool_results};
 
-/// The input's placeholder: visible only when the prompt is empty and the app is idle.
-const IDLE: &str = "Ask tandem anything";
 const ENTER_ALT_SCREEN: &[u8] = b"\x1b[?1049h";
 const LEAVE_ALT_SCREEN: &[u8] = b"\x1b[?1049l";
 const EXIT_GUARD: Duration = Duration::from_secs(30);
 
 const GREETING: &str = "fn main() {\n    println!(\"Hello, world\");\n}\n";
-
-fn scenario(value: Value) -> Scenario {
-    Scenario::from_json(&value.to_string()).expect("scenario")
-}
-
-/// Starts the app against `server` in a `rows` × `cols` terminal and waits for its first idle frame.
-fn start(workspace: &Workspace, server: &FakeServer, rows: u16, cols: u16, args: &[&str]) -> Pty {
-    let mut command = anthropic_command(workspace, server);
-    command.args(args);
-    let pty = Pty::spawn(command, rows, cols);
-    pty.expect("the first frame", |screen| screen.contains(IDLE));
-    pty
-}
-
-/// Types a prompt, waits until the input shows it, and sends it.
-fn submit(pty: &Pty, prompt: &str) {
-    pty.send(prompt);
-    let shown = format!("> {prompt}");
-    pty.expect(&format!("the prompt {prompt:?} in the input"), |screen| input_line(screen) == shown);
-    pty.send(keys::ENTER);
-}
-
-/// Waits until `text` is on screen and the app is idle again (the turn is over).
-fn expect_idle_with(pty: &Pty, text: &str) -> String {
-    pty.expect(&format!("{text:?} on an idle screen"), |screen| screen.contains(text) && screen.contains(IDLE))
-}
-
-/// The input's rows (between the last full-width rule and the status line), trailing blanks trimmed.
-fn input_line(screen: &str) -> String {
-    let lines: Vec<&str> = screen.lines().collect();
-    let Some(rule) = lines.iter().rposition(|line| !line.is_empty() && line.chars().all(|ch| ch == '─')) else {
-        return String::new();
-    };
-    let rows = &lines[rule + 1..lines.len().saturating_sub(1).max(rule + 1)];
-    rows.iter().map(|row| row.trim_end()).collect::<Vec<_>>().join("\n")
-}
-
-/// The last row with text: the status line.
-fn status_line(screen: &str) -> &str {
-    screen.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("")
-}
 
 /// The Read → Edit → answer scenario on `hello.txt`.
 fn read_edit_answer(answer: &str) -> Scenario {
@@ -553,10 +511,10 @@ fn f_denies_with_feedback_for_the_model() {
 }
 
 #[test]
-fn a_prompt_sent_while_working_waits_in_the_input() {
+fn a_prompt_sent_while_working_is_queued_and_sent_when_the_turn_ends() {
     let workspace = Workspace::new();
     let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [{"type": "text", "text": "- one\n- two\n- three\n", "chunks": 3}], "fault": {"kind": "stall_after", "events": 4}},
+        {"blocks": [{"type": "text", "text": "- one\n- two\n- three\n", "chunks": 30}], "delay_ms": 80},
         {"blocks": [{"type": "text", "text": "Now I see your message."}]}
     ]})))
     .unwrap();
@@ -566,12 +524,9 @@ fn a_prompt_sent_while_working_waits_in_the_input() {
     pty.send("and then this");
     pty.expect_text("> and then this");
     pty.send(keys::ENTER);
-    let screen = pty.expect_text("still working");
-    assert!(screen.contains("> and then this"), "the prompt stays in the input:\n{}", framed(&screen));
-    assert_eq!(server.requests().len(), 1);
-    pty.send(keys::ESC);
-    pty.expect("the interrupted notice", |screen| screen.contains("Interrupted") && screen.contains("> and then this"));
-    pty.send(keys::ENTER);
+    let screen = pty.expect_text("queued: and then this");
+    assert!(!input_line(&screen).contains("and then this"), "the prompt is free again:\n{}", framed(&screen));
+    assert_eq!(server.requests().len(), 1, "nothing is sent while the model works");
     expect_idle_with(&pty, "Now I see your message.");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -615,36 +570,6 @@ fn a_large_bracketed_paste_is_collapsed_and_sent_in_full() {
     expect_idle_with(&pty, "Got your log.");
     let sent = server.requests()[0].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
     assert_eq!(sent, format!("look at this: {}", log.join("\n")));
-}
-
-/// Whether the process is stopped (state `T` in `/proc/<pid>/stat`).
-fn stopped(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest.starts_with('T')))
-        .unwrap_or(false)
-}
-
-/// Ctrl+Z, then `fg`: waits for the conversation and the suspend message on the normal screen, continues the
-/// process if it really stopped (a PTY session's process group is orphaned, so the kernel may have discarded the
-/// stop), and returns the raw output printed while suspending.
-fn suspend_and_continue(pty: &Pty) -> String {
-    let before = pty.raw_output().len();
-    pty.send("\x1a");
-    let raw = pty.expect_raw("the suspend message", |raw| {
-        String::from_utf8_lossy(&raw[before..]).contains("tandem is suspended")
-    });
-    let pid = pty.pid().expect("a pid");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    // Back by itself (the stop was discarded), or stopped and waiting for SIGCONT: never signal too early, or
-    // the stop would come after the continue.
-    while !stopped(pid) && !pty.alternate_screen() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if stopped(pid) {
-        assert!(Command::new("kill").args(["-CONT", &pid.to_string()]).status().unwrap().success());
-    }
-    String::from_utf8_lossy(&raw[before..]).into_owned()
 }
 
 #[test]

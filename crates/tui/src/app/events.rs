@@ -293,6 +293,8 @@ impl App {
             DialogAction::OpenEditor { path, proposed } => vec![Effect::OpenEditor { path, content: proposed }],
             DialogAction::Answer(answer) => {
                 let Some(dialog) = self.dialogs.pop_front() else { return Vec::new() };
+                // Answered: follow what happens next, even if the conversation was scrolled behind the dialog.
+                self.transcript.scroll_to_bottom();
                 let call_id = dialog.call_id().to_owned();
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     let now = Instant::now();

@@ -213,3 +213,23 @@ fn a_connection_that_keeps_failing_shows_one_updating_line() {
     assert_eq!(text.matches("retrying in").count(), 1, "{text}");
     assert!(text.contains("retrying in 4 s, attempt 4/10 — connection refused at http://127.0.0.1:9"), "{text}");
 }
+
+#[test]
+fn enter_while_working_queues_the_message_and_the_turn_end_sends_it() {
+    let mut app = app(100, 24);
+    working(&mut app);
+    type_text(&mut app, "also update the docs");
+    assert!(press(&mut app, key(KeyCode::Enter), Instant::now()).is_empty(), "nothing is sent yet");
+    assert!(app.editor.is_empty());
+    assert!(screen_at(&app, Instant::now()).contains("queued: also update the docs"));
+    // Esc takes it back to edit; Enter queues it again.
+    assert!(press(&mut app, key(KeyCode::Esc), Instant::now()).is_empty(), "esc does not interrupt yet");
+    assert_eq!(app.editor.text(), "also update the docs");
+    type_text(&mut app, " too");
+    press(&mut app, key(KeyCode::Enter), Instant::now());
+    assert_eq!(app.queued, vec!["also update the docs too".to_owned()]);
+    let effects = core(&mut app, finished(RunOutcome::Success, vec![]));
+    assert_eq!(effects, vec![Effect::Op(Op::UserTurn { text: "also update the docs too".into() })]);
+    assert!(app.working && app.queued.is_empty());
+    assert!(!screen_at(&app, Instant::now()).contains("queued:"));
+}

@@ -100,6 +100,17 @@ impl App {
                 self.page(false);
                 return Vec::new();
             }
+            // Esc takes a queued message back into the prompt first (to edit or drop); then it interrupts.
+            (KeyCode::Esc, _)
+                if !self.queued.is_empty() && self.focus == Focus::Input && !self.editor.handles_esc() =>
+            {
+                let queued = std::mem::take(&mut self.queued).join("\n\n");
+                let draft = self.editor.text();
+                let text = if draft.is_empty() { queued } else { format!("{queued}\n\n{draft}") };
+                self.editor.set_text(&text);
+                self.flash("queued message back in the prompt: enter queues it again");
+                return Vec::new();
+            }
             (KeyCode::Esc, _) if self.working => {
                 self.flash("interrupting…");
                 return vec![Effect::Op(Op::Interrupt)];
@@ -132,8 +143,8 @@ impl App {
         match self.editor.handle_key(key) {
             EditorAction::Submit(text) => {
                 if self.working && !text.starts_with('/') {
-                    self.flash("still working: press esc to interrupt, then send");
-                    self.editor.set_text(&text);
+                    // Sent when the turn ends, as Claude Code does.
+                    self.queued.push(text);
                     return Vec::new();
                 }
                 self.submit(text, now)

@@ -111,6 +111,8 @@ pub struct App {
     pub cwd: PathBuf,
     /// A turn is running.
     pub working: bool,
+    /// Messages typed while the model worked, sent together when the turn ends.
+    pub queued: Vec<String>,
     /// Screen size.
     pub size: (u16, u16),
     /// Streamed content block index → transcript cell, for the response being streamed.
@@ -152,6 +154,7 @@ impl App {
             session_picker: None,
             cwd,
             working: false,
+            queued: Vec::new(),
             size: (80, 24),
             stream_cells: HashMap::new(),
             response_start: None,
@@ -205,7 +208,7 @@ impl App {
             }
             Input::Core(event) => {
                 self.on_core_event(*event, now);
-                Vec::new()
+                self.send_queued(now)
             }
             Input::EditorResult(result) => self.on_editor_result(result),
             Input::Probed(servers) => {
@@ -230,6 +233,15 @@ impl App {
         self.working = true;
         self.status.working_since = Some(now);
         vec![Effect::Op(Op::UserTurn { text })]
+    }
+
+    /// Sends what was queued while the model worked, once the turn is over.
+    fn send_queued(&mut self, now: Instant) -> Vec<Effect> {
+        if self.working || self.queued.is_empty() {
+            return Vec::new();
+        }
+        let text = std::mem::take(&mut self.queued).join("\n\n");
+        self.submit(text, now)
     }
 
     /// The screen size changed (or is first known): everything re-wraps at the new width on the next frame.

@@ -15,6 +15,9 @@ use super::status::render_status;
 use super::transcript::render_transcript;
 use crate::app::{App, Focus};
 
+/// Most rows the queued messages take (one each; more are counted on the last).
+const MAX_QUEUED_ROWS: u16 = 3;
+
 /// Most rows the input may take.
 const MAX_INPUT_ROWS: u16 = 12;
 
@@ -29,6 +32,8 @@ pub(crate) struct Areas {
     pub(crate) transcript: Rect,
     /// The permission dialog, between the conversation and the input.
     pub(crate) dialog: Option<Rect>,
+    /// Messages waiting for the turn to end.
+    queued: Option<Rect>,
     search: Option<Rect>,
     popup: Option<Rect>,
     input: Rect,
@@ -54,7 +59,8 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
         popup_height(completions.len())
     };
     let search_rows = u16::from(app.transcript.search.is_some() && dialog.is_none());
-    let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows);
+    let queued_rows = (app.queued.len() as u16).min(MAX_QUEUED_ROWS).min(area.height / 4);
+    let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows + queued_rows);
     let dialog_rows = match dialog {
         Some(dialog) => {
             let keep = rows_kept_above_dialog(area.height).min(free.saturating_sub(MIN_DIALOG_ROWS));
@@ -62,11 +68,12 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
         }
         None => 0,
     };
-    let [transcript, dialog_area, search, popup, input, status] = Layout::vertical([
+    let [transcript, dialog_area, search, popup, queued, input, status] = Layout::vertical([
         Constraint::Min(if dialog_rows >= free { 0 } else { 1 }),
         Constraint::Length(dialog_rows),
         Constraint::Length(search_rows),
         Constraint::Length(popup_rows),
+        Constraint::Length(queued_rows),
         Constraint::Length(input_rows),
         Constraint::Length(1),
     ])
@@ -74,6 +81,7 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
     Areas {
         transcript,
         dialog: (dialog_rows > 0).then_some(dialog_area),
+        queued: (queued_rows > 0).then_some(queued),
         search: (search_rows > 0).then_some(search),
         popup: (popup_rows > 0).then_some(popup),
         input,
@@ -115,6 +123,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     if let Some(rect) = areas.popup {
         render_completions(&app.editor.completions(), app.editor.completion_selected(), rect, buf, &app.theme);
     }
+    if let Some(rect) = areas.queued {
+        render_queued(&app.queued, rect, buf, &app.theme);
+    }
     let placeholder = match app.focus {
         Focus::Scroll => {
             "scroll mode: j/k move · v select · y copy · c copy answer · b copy code · / search · esc back"
@@ -136,6 +147,27 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         && let Some((x, y)) = cursor
     {
         frame.set_cursor_position((x, y));
+    }
+}
+
+/// One dim row per queued message (the first line of it), the last row counting any that don't fit.
+fn render_queued(queued: &[String], area: Rect, buf: &mut ratatui::buffer::Buffer, theme: &crate::ui::theme::Theme) {
+    let rows = usize::from(area.height);
+    for (index, text) in queued.iter().take(rows).enumerate() {
+        let first = text.lines().next().unwrap_or_default();
+        let more = if index + 1 == rows && queued.len() > rows {
+            format!("  (+{} more)", queued.len() - rows)
+        } else {
+            String::new()
+        };
+        let hint = if index == 0 { "  · sent when the model is done · esc to edit" } else { "" };
+        Line::from(vec![
+            Span::styled("⏎ queued: ", theme.key_hint),
+            Span::styled(first.to_owned(), theme.dim),
+            Span::styled(more, theme.dim),
+            Span::styled(hint, theme.dim),
+        ])
+        .render(Rect { y: area.y + index as u16, height: 1, ..area }, buf);
     }
 }
 
