@@ -3,6 +3,7 @@
 //! Cells are plain data; `ui::cell::render` turns one into lines for a width. A cell's `revision` changes
 //! whenever its content does, so the transcript can cache each cell's lines per (width, revision).
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -35,6 +36,8 @@ pub struct ToolCard {
     pub output: String,
     pub is_error: bool,
     pub duration_ms: Option<u64>,
+    /// The session's working directory: paths under it are shown relative to it.
+    pub cwd: Option<PathBuf>,
 }
 
 impl ToolCard {
@@ -48,16 +51,32 @@ impl ToolCard {
             output: String::new(),
             is_error: false,
             duration_ms: None,
+            cwd: None,
+        }
+    }
+
+    /// Shows paths relative to `cwd` when they are under it.
+    pub fn in_dir(mut self, cwd: &Path) -> ToolCard {
+        self.cwd = Some(cwd.to_path_buf());
+        self
+    }
+
+    /// A path as the card shows it: relative to the working directory when under it.
+    pub fn display_path(&self, path: &Path) -> String {
+        match self.cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok()) {
+            Some(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+            _ => path.display().to_string(),
         }
     }
 
     /// The argument that identifies the call: a path, a command or a pattern.
     pub fn key_argument(&self) -> String {
         let field = |name: &str| self.input.get(name).and_then(Value::as_str).map(str::to_owned);
+        let path = |name: &str| field(name).map(|path| self.display_path(Path::new(&path)));
         match self.name.as_str() {
             "Bash" => field("command"),
-            "Read" | "Write" | "Edit" => field("file_path"),
-            "Grep" => field("pattern").map(|pattern| match field("path") {
+            "Read" | "Write" | "Edit" => path("file_path"),
+            "Grep" => field("pattern").map(|pattern| match path("path") {
                 Some(path) => format!("{pattern} in {path}"),
                 None => pattern,
             }),

@@ -198,7 +198,7 @@ impl App {
                         CellKind::Thinking { text: "(redacted)".into(), streaming: false }
                     }
                     BlockStart::ToolUse { id, name } => {
-                        CellKind::Tool(Box::new(ToolCard::new(id, name, serde_json::json!({}))))
+                        CellKind::Tool(Box::new(ToolCard::new(id, name, serde_json::json!({})).in_dir(&self.cwd)))
                     }
                 };
                 let cell = self.transcript.push(kind);
@@ -243,11 +243,9 @@ impl App {
                 });
                 index
             }
-            None => self.transcript.push(CellKind::Tool(Box::new(ToolCard::new(
-                call_id.to_owned(),
-                name.to_owned(),
-                input,
-            )))),
+            None => self.transcript.push(CellKind::Tool(Box::new(
+                ToolCard::new(call_id.to_owned(), name.to_owned(), input).in_dir(&self.cwd),
+            ))),
         }
     }
 

@@ -233,3 +233,60 @@ fn enter_while_working_queues_the_message_and_the_turn_end_sends_it() {
     assert!(app.working && app.queued.is_empty());
     assert!(!screen_at(&app, Instant::now()).contains("queued:"));
 }
+
+/// Two finished Bash cards with long output, far apart, and a short answer after them.
+fn two_cards(app: &mut App) {
+    working(app);
+    for id in ["first", "second"] {
+        let input = json!({"command": format!("run {id}")});
+        core(app, Event::ToolCallStarted { call_id: id.into(), name: "Bash".into(), input });
+        let output: String = (1..=12).map(|n| format!("{id} output line {n}\n")).collect();
+        core(
+            app,
+            Event::ToolCallFinished {
+                call_id: id.into(),
+                content: output,
+                is_error: false,
+                status: tandem_core::protocol::ToolCallStatus::Completed,
+                duration_ms: 5,
+            },
+        );
+        if id == "first" {
+            let between: String = (1..=20).map(|n| format!("- note {n}\n")).collect();
+            super::tests::stream_text(app, 0, &between);
+        }
+    }
+    core(app, finished(RunOutcome::Success, vec![]));
+}
+
+fn expanded(app: &App, id: &str) -> bool {
+    app.transcript
+        .cells()
+        .iter()
+        .any(|cell| cell.expanded && matches!(&cell.kind, super::cells::CellKind::Tool(card) if card.call_id == id))
+}
+
+#[test]
+fn ctrl_o_expands_the_card_in_view_or_under_the_cursor_not_only_the_latest() {
+    let mut app = app(80, 16);
+    two_cards(&mut app);
+    press(&mut app, ctrl('o'), Instant::now());
+    assert!(expanded(&app, "second") && !expanded(&app, "first"), "at the bottom: the latest");
+    press(&mut app, ctrl('o'), Instant::now());
+    assert!(!expanded(&app, "second"));
+    // Scrolled up to the first card, ctrl+o expands that one.
+    app.update(key(KeyCode::Home), Instant::now());
+    let text = screen_at(&app, Instant::now());
+    assert!(text.contains("run first") && !text.contains("run second"), "{text}");
+    press(&mut app, ctrl('o'), Instant::now());
+    assert!(expanded(&app, "first") && !expanded(&app, "second"));
+    // In scroll mode, the card under the cursor.
+    app.update(key(KeyCode::End), Instant::now());
+    press(&mut app, ctrl('s'), Instant::now());
+    press(&mut app, key(KeyCode::Char('g')), Instant::now());
+    for _ in 0..3 {
+        press(&mut app, key(KeyCode::Char('j')), Instant::now());
+    }
+    press(&mut app, ctrl('o'), Instant::now());
+    assert!(!expanded(&app, "first"), "the cursor is on the first card: it collapses");
+}

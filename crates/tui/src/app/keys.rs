@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, M
 use tandem_core::permissions::PermissionMode;
 use tandem_core::protocol::Op;
 
-use super::cells::{CellKind, NoticeKind};
+use super::cells::CellKind;
 use super::editor::EditorAction;
 use super::onboarding::OnboardingAction;
 use super::transcript::Search;
@@ -84,7 +84,7 @@ impl App {
                 return Vec::new();
             }
             (KeyCode::Char('o'), true) => {
-                self.toggle_latest_expandable();
+                self.toggle_card_in_view();
                 return Vec::new();
             }
             (KeyCode::Char('s'), true) => {
@@ -385,16 +385,66 @@ impl App {
         vec![Effect::Copy(block.code.clone())]
     }
 
-    fn toggle_latest_expandable(&mut self) {
-        let found = self
-            .transcript
-            .cells()
-            .iter()
-            .rposition(|cell| matches!(cell.kind, CellKind::Tool(_) | CellKind::Thinking { .. }));
-        match found {
+    /// Ctrl+O: the card under the cursor in scroll mode (or the selection's end), else the lowest expandable card
+    /// in view — the latest one when following the conversation, an older one once scrolled up to it.
+    fn toggle_card_in_view(&mut self) {
+        let width = self.size.0 as usize;
+        let now = Instant::now();
+        let target = match (self.focus, self.transcript.selection, self.transcript.cursor_line) {
+            (Focus::Scroll, Some((_, head)), _) | (Focus::Scroll, None, Some(head)) => {
+                self.transcript.cell_at_line(head, width, &self.theme, now).filter(|&index| self.is_expandable(index))
+            }
+            _ => {
+                let (total, viewport) = self.metrics();
+                let bottom = total.saturating_sub(self.transcript.scroll_from_bottom);
+                let top = bottom.saturating_sub(viewport);
+                let layout = self.transcript.layout(width, &self.theme, now);
+                let mut start = 0;
+                let mut found = None;
+                for (index, lines) in layout.iter().enumerate() {
+                    let end = start + lines.len();
+                    if end > top && start < bottom && self.is_expandable(index) {
+                        found = Some(index);
+                    }
+                    start = end;
+                }
+                found
+            }
+        };
+        match target {
             Some(index) => self.transcript.toggle_expanded(index),
-            None => self.notice(NoticeKind::Info, "nothing to expand"),
+            None => self.flash("nothing to expand here"),
         }
+    }
+
+    /// A click on a card or a thinking block expands or collapses it.
+    fn click(&mut self, row: u16) {
+        let screen = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
+        let area = crate::ui::frame::areas(self, screen).transcript;
+        if !(area.y..area.y + area.height).contains(&row) {
+            self.dirty = false;
+            return;
+        }
+        let (total, viewport) = self.metrics();
+        let end = total - self.transcript.scroll_from_bottom.min(total.saturating_sub(viewport));
+        let start = end.saturating_sub(viewport);
+        // The transcript is bottom-aligned: a short one starts lower.
+        let padding = viewport.saturating_sub(end - start);
+        let Some(offset) = usize::from(row - area.y).checked_sub(padding) else { return };
+        let line = start + offset;
+        let width = self.size.0 as usize;
+        if let Some(index) = self.transcript.cell_at_line(line, width, &self.theme, Instant::now())
+            && self.is_expandable(index)
+        {
+            self.transcript.toggle_expanded(index);
+        }
+    }
+
+    fn is_expandable(&self, index: usize) -> bool {
+        self.transcript
+            .cells()
+            .get(index)
+            .is_some_and(|cell| matches!(cell.kind, CellKind::Tool(_) | CellKind::Thinking { .. }))
     }
 
     pub(crate) fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
@@ -417,6 +467,9 @@ impl App {
         match mouse.kind {
             MouseEventKind::ScrollUp => self.transcript.scroll_by(WHEEL_LINES, total, viewport),
             MouseEventKind::ScrollDown => self.transcript.scroll_by(-WHEEL_LINES, total, viewport),
+            MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left) if self.dialogs.is_empty() => {
+                self.click(mouse.row);
+            }
             _ => self.dirty = false,
         }
         Vec::new()

@@ -39,7 +39,7 @@ impl App {
                         self.transcript.push(CellKind::Thinking { text: thinking.clone(), streaming: false });
                     }
                     (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
-                        let mut card = ToolCard::new(id.clone(), name.clone(), input.clone());
+                        let mut card = ToolCard::new(id.clone(), name.clone(), input.clone()).in_dir(&self.cwd);
                         let (status, output, is_error) = match results.get(id.as_str()) {
                             Some((content, is_error)) => {
                                 let status = if *is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };

@@ -39,9 +39,46 @@ pub fn render_tool_card(
 ) -> Vec<Line<'static>> {
     let width = width.max(1);
     let mut lines = header(card, width, theme, now);
-    let body = if expanded { expanded_body(card, theme) } else { collapsed_body(card, theme) };
+    let room = width.saturating_sub(self::width(INDENT)).max(1);
+    let body = match applied_diff(card, room, theme) {
+        Some(diff) => diff_body(diff, expanded, theme),
+        None if expanded => expanded_body(card, theme),
+        None => collapsed_body(card, theme),
+    };
     lines.extend(layout_body(body, expanded, width, theme));
     lines
+}
+
+/// Diff lines shown under a collapsed Edit or Write card.
+pub const COLLAPSED_DIFF_LINES: usize = 6;
+
+/// The diff an approved Edit or Write applied, laid out for `room` columns: the same view the dialog showed.
+fn applied_diff(card: &ToolCard, room: usize, theme: &Theme) -> Option<Vec<Line<'static>>> {
+    if !matches!(card.name.as_str(), "Edit" | "Write") || failed(card) {
+        return None;
+    }
+    if card.state != ToolState::Finished(ToolCallStatus::Completed) {
+        return None;
+    }
+    let Some(Preview::Diff { path, diff, new_file, old, new }) = &card.preview else { return None };
+    let label = card.display_path(path);
+    let view = if old.is_none() && !*new_file && new.is_empty() {
+        crate::ui::diff::DiffView::from_unified(&label, diff, *new_file)
+    } else {
+        crate::ui::diff::DiffView::new(&label, old.as_deref(), new)
+    };
+    Some(view.render(room, theme, None))
+}
+
+/// The applied diff under the card: all of it when expanded, else its first lines and how many are hidden.
+fn diff_body(diff: Vec<Line<'static>>, expanded: bool, theme: &Theme) -> Body {
+    if expanded || diff.len() <= COLLAPSED_DIFF_LINES + 1 {
+        return diff;
+    }
+    let hidden = diff.len() - COLLAPSED_DIFF_LINES;
+    let mut body: Body = diff.into_iter().take(COLLAPSED_DIFF_LINES).collect();
+    body.push(Line::from(Span::styled(format!("… +{hidden} line{} (ctrl+o to expand)", plural(hidden)), theme.dim)));
+    body
 }
 
 /// Lays out consecutive finished read-only calls (Read, Grep, Glob) as one compact card:

@@ -165,7 +165,7 @@ fn bash_long_output_collapsed_and_expanded() {
 }
 
 #[test]
-fn edit_shows_diff_count() {
+fn an_edit_card_keeps_the_applied_diff() {
     let now = Instant::now();
     let output = "The file src/lib.rs has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n     1\tfn a() {}\n     2\tfn b() {}";
     let mut edit = done("Edit", json!({"file_path": "src/lib.rs", "old_string": "x", "new_string": "y"}), output, 8);
@@ -177,12 +177,28 @@ fn edit_shows_diff_count() {
         new: String::new(),
     });
     let text = render(&edit, false, 80, now);
-    assert!(text.contains("The file src/lib.rs has been updated.") && text.contains("+3 −1"), "{text}");
+    assert!(text.contains("src/lib.rs  +3 −1") && text.contains("- fn x() {}"), "{text}");
     assert!(!text.contains("cat -n"), "{text}");
     snapshot!("tool_card_edit_diff", text);
     let lines = render_tool_card(&edit, false, 80, &theme(), now);
-    assert_eq!(lines[2].spans[1].style, theme().success);
+    let added = lines.iter().find(|line| crate::ui::wrap::line_text(line).contains("+ fn b() {}")).unwrap();
+    assert!(added.spans.iter().any(|span| span.style.bg.is_some()), "added lines are coloured: {added:?}");
     snapshot!("tool_card_edit_expanded", render(&edit, true, 80, now));
+    // A long diff is collapsed to its first lines, and ctrl+o shows the rest.
+    let new: String = (0..40).map(|n| format!("line {n}\n")).collect();
+    let mut long = done("Write", json!({"file_path": "/work/project/notes.txt", "content": new}), "Wrote it", 3)
+        .in_dir(std::path::Path::new("/work/project"));
+    long.preview = Some(Preview::Diff {
+        path: PathBuf::from("/work/project/notes.txt"),
+        diff: String::new(),
+        new_file: true,
+        old: None,
+        new,
+    });
+    let collapsed = render(&long, false, 80, now);
+    assert!(collapsed.contains("Write(notes.txt)") && collapsed.contains("notes.txt  new file  +40"), "{collapsed}");
+    assert!(collapsed.contains("(ctrl+o to expand)") && !collapsed.contains("line 39"), "{collapsed}");
+    assert!(render(&long, true, 80, now).contains("line 39"));
 }
 
 #[test]
