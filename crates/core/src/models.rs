@@ -33,7 +33,8 @@ impl Prices {
 /// What tandem knows about a model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {
-    /// The id as the user gave it (sent to the API unchanged).
+    /// The id sent to the API: as the user gave it, except that an alias of the table (`sonnet`, `opus`,
+    /// `haiku`, `claude-sonnet-4.5`…) given without a `vendor/` prefix becomes the model's full id.
     pub id: String,
     pub context_window: u64,
     pub max_output_tokens: u64,
@@ -87,6 +88,21 @@ pub fn default_context_window() -> u64 {
     table().defaults.context_window
 }
 
+/// The table's models for a provider of `kind` (for the `/model` picker): Claude models for Anthropic's API,
+/// the others for OpenAI-compatible servers.
+pub fn models_for(kind: crate::provider::ProviderKind) -> Vec<String> {
+    let claude = |id: &str| id.starts_with("claude-");
+    table()
+        .model
+        .iter()
+        .filter(|entry| match kind {
+            crate::provider::ProviderKind::Anthropic => claude(&entry.id),
+            crate::provider::ProviderKind::Openai => !claude(&entry.id),
+        })
+        .map(|entry| entry.id.clone())
+        .collect()
+}
+
 /// Looks a model up by id, alias, or longest matching id prefix; a `vendor/` prefix is ignored.
 pub fn lookup(model_id: &str) -> ModelInfo {
     let table = table();
@@ -106,9 +122,10 @@ pub fn lookup(model_id: &str) -> ModelInfo {
             })
             .max_by_key(|entry| entry.id.len())
     });
+    let is_alias = !model_id.contains('/') && exact.is_some_and(|entry| entry.id != bare);
     match entry {
         Some(entry) => ModelInfo {
-            id: model_id.to_owned(),
+            id: if is_alias { entry.id.clone() } else { model_id.to_owned() },
             context_window: entry.context_window,
             max_output_tokens: entry.max_output_tokens,
             prices: entry.prices,
@@ -127,6 +144,27 @@ pub fn lookup(model_id: &str) -> ModelInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_aliases_become_full_ids_before_anything_is_sent() {
+        assert_eq!(lookup("sonnet").id, "claude-sonnet-4-5");
+        assert_eq!(lookup("opus").id, "claude-opus-4-5");
+        assert_eq!(lookup("haiku").id, "claude-haiku-4-5");
+        assert_eq!(lookup("Sonnet").id, "claude-sonnet-4-5");
+        // Full ids, dated snapshots and vendor-prefixed ids are sent as given.
+        assert_eq!(lookup("claude-sonnet-4-5-20250929").id, "claude-sonnet-4-5-20250929");
+        assert_eq!(lookup("anthropic/claude-sonnet-4.5").id, "anthropic/claude-sonnet-4.5");
+        assert_eq!(lookup("my-local-model").id, "my-local-model");
+    }
+
+    /// The models a provider of `kind` serves, for a picker.
+    #[test]
+    fn models_are_listed_per_provider_kind() {
+        let anthropic = models_for(crate::provider::ProviderKind::Anthropic);
+        assert!(anthropic.iter().any(|model| model == "claude-sonnet-4-5"));
+        assert!(anthropic.iter().all(|model| model.starts_with("claude-")));
+        assert!(!models_for(crate::provider::ProviderKind::Openai).iter().any(|model| model.starts_with("claude-")));
+    }
 
     #[test]
     fn table_parses_and_finds_models() {

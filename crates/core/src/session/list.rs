@@ -40,23 +40,29 @@ pub struct SessionSummary {
 /// sessions are left out rather than failing the listing; so are sessions with only a header (started and quit
 /// before the first prompt), which would otherwise crowd the list and catch `--continue`.
 pub fn list(data_dir: &Path) -> Vec<SessionSummary> {
-    let mut out: Vec<SessionSummary> = session_files(data_dir)
+    let mut out: Vec<(std::time::SystemTime, SessionSummary)> = session_files(data_dir)
         .iter()
-        .filter_map(|path| summarize(path).ok())
-        .filter(|(_, messages)| *messages > 0)
-        .map(|(summary, _)| summary)
+        .filter_map(|path| summarize(path).ok().map(|summary| (precise_mtime(path), summary)))
+        .filter(|(_, (_, messages))| *messages > 0)
+        .map(|(modified, (summary, _))| (modified, summary))
         .collect();
-    out.sort_by(|a, b| {
-        b.modified_at.cmp(&a.modified_at).then(b.created_at.cmp(&a.created_at)).then_with(|| a.id.cmp(&b.id))
+    // Sessions saved within the same second (a `/clear` right after an answer) keep their real order.
+    out.sort_by(|(a_time, a), (b_time, b)| {
+        b_time.cmp(a_time).then(b.created_at.cmp(&a.created_at)).then_with(|| a.id.cmp(&b.id))
     });
-    out
+    out.into_iter().map(|(_, summary)| summary).collect()
+}
+
+/// A file's modification time to the precision the filesystem keeps (the summaries show seconds).
+fn precise_mtime(path: &Path) -> std::time::SystemTime {
+    fs::metadata(path).and_then(|meta| meta.modified()).unwrap_or(std::time::UNIX_EPOCH)
 }
 
 /// The most recently saved session (with at least one message) that ran in `cwd`, for `--continue`. Only
 /// headers are read until the newest candidate is found.
 pub fn latest_for_cwd(data_dir: &Path, cwd: &Path) -> Option<SessionSummary> {
     let cwd = normalize(cwd);
-    let mut candidates: Vec<(u64, PathBuf)> = session_files(data_dir)
+    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = session_files(data_dir)
         .into_iter()
         .filter(|path| {
             LineReader::open(path)
@@ -64,7 +70,7 @@ pub fn latest_for_cwd(data_dir: &Path, cwd: &Path) -> Option<SessionSummary> {
                 .and_then(|mut reader| read_header(&mut reader, path).ok())
                 .is_some_and(|meta| normalize(&meta.cwd) == cwd)
         })
-        .map(|path| (fs::metadata(&path).map_or(0, |m| mtime_secs(&m)), path))
+        .map(|path| (precise_mtime(&path), path))
         .collect();
     candidates.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     candidates.into_iter().find_map(|(_, path)| summarize(&path).ok().filter(|(_, n)| *n > 0).map(|(s, _)| s))

@@ -8,7 +8,6 @@ use tandem_core::protocol::Op;
 
 use super::cells::NoticeKind;
 use super::{App, Effect};
-use crate::ui::status::format_tokens;
 
 /// What `/init` asks the model to do (the file is written through the normal Write permission).
 const INIT_PROMPT: &str = "Please analyze this codebase and create a CLAUDE.md file in the repository root for future \
@@ -83,13 +82,7 @@ impl App {
             }
             "model" => {
                 if args.is_empty() {
-                    let text = format!(
-                        "Model: {} ({}, {} token context). Change it with /model NAME, e.g. /model claude-haiku-4-5.",
-                        self.status.model,
-                        self.status.provider,
-                        format_tokens(self.status.context_window)
-                    );
-                    self.notice(NoticeKind::Info, text);
+                    self.open_model_picker();
                     return Vec::new();
                 }
                 if self.working {
@@ -164,6 +157,13 @@ impl App {
                 self.submit(INIT_PROMPT.to_owned(), now)
             }
             "memory" => self.memory_command(args),
+            "resume" | "continue" => {
+                if self.working {
+                    self.flash("still working: press esc to interrupt first");
+                    return Vec::new();
+                }
+                vec![Effect::ListSessions]
+            }
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
             other => {
                 self.notice(NoticeKind::Error, format!("Unknown command /{other}: type /help for the list."));

@@ -10,6 +10,16 @@ use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
 use super::{App, Effect};
 use crate::ui::permission::PermissionDialog;
 
+/// `~/code/app` for a directory under the home directory, else the path as it is.
+fn home_relative(path: &std::path::Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match home.as_deref().and_then(|home| path.strip_prefix(home).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
 /// A retry's wait as people say it: "800 ms", "4 s", "1.5 s".
 fn format_delay(ms: u64) -> String {
     match ms {
@@ -25,7 +35,25 @@ const MAX_LIVE_OUTPUT: usize = 64 * 1024;
 impl App {
     pub(crate) fn on_core_event(&mut self, event: Event, now: Instant) {
         match event {
-            Event::SessionConfigured { provider, model, permission_mode, .. } => {
+            Event::SessionConfigured { session_id, provider, model, permission_mode, cwd, .. } => {
+                let first = self.session_id.is_empty();
+                if first && self.transcript.is_empty() {
+                    // The start screen: where tandem works and with what.
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "tandem in {}\n{provider} · {model} · /help for commands and keys",
+                            home_relative(&cwd)
+                        ),
+                    );
+                } else if !first && session_id != self.session_id {
+                    let short: String = session_id.chars().take(8).collect();
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("New session {short}; the previous one is saved (/resume lists them)."),
+                    );
+                }
+                self.session_id = session_id;
                 self.status.provider = provider;
                 self.status.model = model;
                 self.status.mode = permission_mode;

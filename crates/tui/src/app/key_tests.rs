@@ -290,3 +290,31 @@ fn ctrl_o_expands_the_card_in_view_or_under_the_cursor_not_only_the_latest() {
     press(&mut app, ctrl('o'), Instant::now());
     assert!(!expanded(&app, "first"), "the cursor is on the first card: it collapses");
 }
+
+#[test]
+fn help_lists_every_command_and_key_and_fits_in_80_columns() {
+    let mut tall = app(80, 60);
+    tall.submit("/help".into(), Instant::now());
+    let text = screen_at(&tall, Instant::now());
+    for command in crate::app::editor::SLASH_COMMANDS {
+        let row = text.lines().find(|row| row.contains(&format!("{}  ", command.name))).unwrap_or_else(|| {
+            panic!("{} is in the help:\n{text}", command.name);
+        });
+        assert!(row.trim_end().ends_with('│'), "{} is not cut off: {row:?}", command.name);
+        assert!(row.contains(command.description), "{row:?}");
+    }
+    for key in ["ctrl+c", "ctrl+d", "ctrl+z", "ctrl+l", "ctrl+o", "ctrl+f", "ctrl+s", "shift+tab", "esc", "ctrl+r"] {
+        assert!(text.contains(key), "{key} is in the help:\n{text}");
+    }
+    for row in text.lines().filter(|row| row.starts_with('│')) {
+        assert!(row.trim_end().ends_with('│'), "every line fits: {row:?}");
+    }
+    // On a short screen it scrolls.
+    let mut short = app(80, 24);
+    short.submit("/help".into(), Instant::now());
+    assert!(screen_at(&short, Instant::now()).contains("↑↓ scroll"));
+    press(&mut short, key(KeyCode::PageDown), Instant::now());
+    assert!(short.show_help && screen_at(&short, Instant::now()).contains("/quit"));
+    press(&mut short, key(KeyCode::Char('x')), Instant::now());
+    assert!(!short.show_help);
+}

@@ -33,7 +33,17 @@ impl App {
             return vec![Effect::Redraw];
         }
         if self.show_help {
-            self.show_help = false;
+            let last = crate::ui::frame::help_len(self);
+            match key.code {
+                KeyCode::Down | KeyCode::Char('j') => self.help_scroll = (self.help_scroll + 1).min(last),
+                KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+                KeyCode::PageDown => self.help_scroll = (self.help_scroll + 10).min(last),
+                KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                _ => {
+                    self.show_help = false;
+                    self.help_scroll = 0;
+                }
+            }
             return Vec::new();
         }
         if let Some(dialog) = self.dialogs.front_mut() {
@@ -59,6 +69,9 @@ impl App {
         }
         if self.session_picker.is_some() {
             return self.on_picker_key(key);
+        }
+        if self.model_picker.is_some() {
+            return self.on_model_picker_key(key);
         }
         if let Some(onboarding) = &mut self.onboarding {
             return match onboarding.handle_key(key) {

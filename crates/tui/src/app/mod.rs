@@ -64,6 +64,8 @@ pub enum Effect {
     ResumeSession {
         id: String,
     },
+    /// Read the saved sessions (`/resume`) and hand them back with [`Input::Sessions`].
+    ListSessions,
     /// Print the conversation to the normal screen and stop the process (Ctrl+Z); `fg` resumes.
     Suspend,
     /// Clear the terminal and paint everything again (Ctrl+L), e.g. after a program wrote to /dev/tty.
@@ -83,6 +85,8 @@ pub enum Input {
     EditorResult(Result<String, String>),
     /// Local servers found by the onboarding probe.
     Probed(Vec<onboarding::LocalServer>),
+    /// The saved sessions of this directory, newest first (after [`Effect::ListSessions`]).
+    Sessions(Vec<tandem_core::session::SessionSummary>),
 }
 
 /// Where keys go.
@@ -104,11 +108,17 @@ pub struct App {
     pub dialogs: VecDeque<PermissionDialog>,
     pub onboarding: Option<Onboarding>,
     pub show_help: bool,
+    /// First line of the help shown (it scrolls on a short screen).
+    pub help_scroll: usize,
     /// The `/permissions` list, while open.
     pub rules_view: Option<rules_view::RulesView>,
-    /// `--resume` without an id: the saved sessions to pick from.
+    /// `--resume` without an id, or `/resume`: the saved sessions to pick from.
     pub session_picker: Option<picker::SessionPicker>,
+    /// `/model` without a name: the models to pick from.
+    pub model_picker: Option<picker::ModelPicker>,
     pub cwd: PathBuf,
+    /// The session's id (from core), empty until the agent has announced it.
+    pub session_id: String,
     /// A turn is running.
     pub working: bool,
     /// Messages typed while the model worked, sent together when the turn ends.
@@ -150,9 +160,12 @@ impl App {
             dialogs: VecDeque::new(),
             onboarding: None,
             show_help: false,
+            help_scroll: 0,
             rules_view: None,
             session_picker: None,
+            model_picker: None,
             cwd,
+            session_id: String::new(),
             working: false,
             queued: Vec::new(),
             size: (80, 24),
@@ -211,6 +224,10 @@ impl App {
                 self.send_queued(now)
             }
             Input::EditorResult(result) => self.on_editor_result(result),
+            Input::Sessions(sessions) => {
+                self.open_session_picker(sessions);
+                Vec::new()
+            }
             Input::Probed(servers) => {
                 if let Some(onboarding) = &mut self.onboarding {
                     onboarding.servers = servers;

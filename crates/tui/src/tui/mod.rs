@@ -89,7 +89,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
     let mut agent: Option<AgentHandle> = None;
     if let Some(sessions) = launch.pick_session.clone() {
-        app.session_picker = Some(crate::app::picker::SessionPicker { sessions, selected: 0 });
+        app.session_picker = Some(crate::app::picker::SessionPicker { sessions, selected: 0, in_session: false });
     }
     match launch.config {
         _ if app.session_picker.is_some() => {}
@@ -226,8 +226,21 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     }
                     app.dirty = true;
                 }
+                Effect::ListSessions => {
+                    let mut sessions = tandem_core::session::list(&paths.data_dir);
+                    sessions.retain(|session| session.cwd == app.cwd);
+                    let more = app.update(Input::Sessions(sessions), Instant::now());
+                    apply_simple(&more, agent.as_ref());
+                }
                 Effect::ResumeSession { id } => match (launch.resume)(&id) {
                     Ok(config) => {
+                        // Resumed from inside a session (`/resume`): the running agent ends, its log stays saved.
+                        if let Some(old) = agent.take() {
+                            let _ = old.ops.send(tandem_core::protocol::Op::Interrupt);
+                            let _ = old.ops.send(tandem_core::protocol::Op::Shutdown);
+                            app.transcript.clear();
+                            app.printed_cells = 0;
+                        }
                         if let Some(resume) = &config.resume {
                             app.restore_conversation(&resume.messages);
                             app.status.usage = resume.usage;

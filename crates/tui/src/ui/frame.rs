@@ -6,7 +6,7 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use super::input::{input_height, render_input};
 use super::onboarding::render_onboarding;
@@ -138,6 +138,8 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
 
     if let (Some(dialog), Some(rect)) = (app.dialogs.front(), areas.dialog) {
         dialog.render(rect, buf, &app.theme);
+    } else if let Some(picker) = &app.model_picker {
+        super::picker::render_model_picker(picker, centered(area, 60, picker.models.len() as u16 + 4), buf, &app.theme);
     } else if let Some(view) = &app.rules_view {
         super::rules::render_rules(view, area, buf, &app.theme);
     } else if app.show_help {
@@ -171,28 +173,54 @@ fn render_queued(queued: &[String], area: Rect, buf: &mut ratatui::buffer::Buffe
     }
 }
 
-const HELP: &[(&str, &str)] = &[
-    ("enter", "send · shift+enter, alt+enter or ctrl+j: new line"),
+/// A box of at most `width` × `height` in the middle of `area`.
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height }
+}
+
+/// Every key, as README.md documents it. Kept to 78 columns with the key column.
+const HELP_KEYS: &[(&str, &str)] = &[
+    ("enter", "send; while the model works it is queued (esc takes it back)"),
+    ("shift+enter", "new line (also alt+enter, ctrl+j, or \\ then enter)"),
     ("esc", "interrupt the model while it works"),
-    ("shift+tab", "cycle permission mode (default → accept edits → plan)"),
-    ("pgup/pgdn, wheel", "scroll the conversation · home/end on an empty prompt: top/bottom"),
+    ("ctrl+c", "clear the prompt · interrupt the model · twice: quit"),
+    ("ctrl+d", "delete the character under the cursor · empty prompt: quit"),
+    ("ctrl+z", "suspend to the shell (fg to return)"),
+    ("ctrl+l", "redraw the whole screen"),
+    ("shift+tab", "cycle the permission mode: default, accept edits, plan"),
+    ("pgup/pgdn", "scroll (the wheel too) · home/end on an empty prompt"),
     ("ctrl+f", "search the conversation (n/N next/previous)"),
-    ("ctrl+s", "scroll mode: j/k move, v select, y copy, c copy answer, b copy code block"),
-    ("ctrl+o", "expand/collapse the latest tool output or thinking"),
-    ("↑/↓, ctrl+r", "prompt history · search history"),
-    ("ctrl+c", "clear the prompt · twice: quit"),
-    ("ctrl+d", "quit (on an empty prompt)"),
-    ("ctrl+z", "suspend (fg to return)"),
-    ("/help /clear /model /mode /cost /copy /permissions /compact /quit", "commands"),
-    (
-        "permission dialog",
-        "y once · a/p/u always: session/project/everywhere · n/esc deny · f feedback · e edit · tab/space hunks",
-    ),
+    ("ctrl+s", "scroll mode: j/k move · v select · y copy · c answer · b code"),
+    ("ctrl+o", "expand/collapse the card in view or under the cursor"),
+    ("click", "expand/collapse a card"),
+    ("↑/↓  ctrl+r", "prompt history · search the history"),
+    ("dialog", "y once · a/p/u always · n/esc deny · f feedback · e edit"),
+    ("", "tab/space review hunks · shift+pgup/pgdn scroll behind it"),
 ];
 
+/// The help's lines: the keys, then every slash command.
+fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let key = |text: &str| Span::styled(format!("{text:>12}  "), app.theme.key_hint);
+    let mut lines: Vec<Line<'static>> =
+        HELP_KEYS.iter().map(|(keys, what)| Line::from(vec![key(keys), Span::raw(*what)])).collect();
+    lines.push(Line::default());
+    for command in crate::app::editor::SLASH_COMMANDS {
+        lines.push(Line::from(vec![key(command.name), Span::raw(command.description)]));
+    }
+    lines
+}
+
+/// How many lines the help has (for scrolling it).
+pub fn help_len(app: &App) -> usize {
+    help_lines(app).len()
+}
+
 fn render_help(app: &App, area: Rect, buf: &mut ratatui::buffer::Buffer) {
-    let width = area.width.saturating_sub(4).min(100);
-    let height = (HELP.len() as u16 + 4).min(area.height);
+    let lines = help_lines(app);
+    let width = area.width.min(80);
+    let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect {
         x: area.x + (area.width.saturating_sub(width)) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,
@@ -200,19 +228,20 @@ fn render_help(app: &App, area: Rect, buf: &mut ratatui::buffer::Buffer) {
         height,
     };
     Clear.render(rect, buf);
-    let lines: Vec<Line<'_>> = HELP
-        .iter()
-        .map(|(keys, what)| {
-            Line::from(vec![Span::styled(format!("{keys:>18}  "), app.theme.key_hint), Span::raw(*what)])
-        })
-        .collect();
+    let visible = usize::from(height.saturating_sub(2));
+    let scroll = app.help_scroll.min(lines.len().saturating_sub(visible));
+    let title = if lines.len() > visible {
+        " tandem — keys and commands (↑↓ scroll, any other key closes) "
+    } else {
+        " tandem — keys and commands (any key closes) "
+    };
     Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
+        .scroll((scroll as u16, 0))
         .block(
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(app.theme.border)
-                .title(Span::styled(" tandem — keys (any key closes) ", app.theme.dialog_title)),
+                .title(Span::styled(title, app.theme.dialog_title)),
         )
         .render(rect, buf);
 }

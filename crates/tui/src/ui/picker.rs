@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Widget};
 use super::list_modal::render_list_modal;
 use super::theme::Theme;
 use super::wrap::truncate;
-use crate::app::picker::SessionPicker;
+use crate::app::picker::{ModelPicker, SessionPicker};
 
 pub fn render_picker(picker: &SessionPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
     Clear.render(area, buf);
@@ -28,8 +28,31 @@ pub fn render_picker(picker: &SessionPicker, area: Rect, buf: &mut Buffer, theme
         let spans = vec![Span::styled(truncate(title, room), theme.bold), Span::styled(meta, theme.dim)];
         rows.push((index == picker.selected, spans));
     }
-    let hints = [("↑↓", "select"), ("Enter", "resume"), ("Esc", "quit")];
+    let close = if picker.in_session { "close" } else { "quit" };
+    let hints = [("↑↓", "select"), ("Enter", "resume"), ("Esc", close)];
     render_list_modal("Resume a session", rows, &hints, area, buf, theme);
+}
+
+/// The `/model` picker: one model id per row, the one in use marked.
+pub fn render_model_picker(picker: &ModelPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    Clear.render(area, buf);
+    let first = picker.selected.saturating_sub(rows_visible(area).saturating_sub(1));
+    let rows = picker
+        .models
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows_visible(area))
+        .map(|(index, model)| {
+            let mut spans = vec![Span::styled(model.clone(), theme.bold)];
+            if *model == picker.current {
+                spans.push(Span::styled("  (in use)", theme.dim));
+            }
+            (index == picker.selected, spans)
+        })
+        .collect();
+    let hints = [("↑↓", "select"), ("Enter", "use"), ("Esc", "close")];
+    render_list_modal("Model", rows, &hints, area, buf, theme);
 }
 
 fn rows_visible(area: Rect) -> usize {

@@ -14,15 +14,16 @@ pub struct SlashCommand {
 /// Every command, in the order the popup lists them.
 pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand { name: "/help", description: "Show keys and commands" },
-    SlashCommand { name: "/clear", description: "Start a new conversation" },
+    SlashCommand { name: "/clear", description: "New conversation in a new session (the old one stays saved)" },
     SlashCommand { name: "/compact", description: "Summarize the conversation to free context" },
-    SlashCommand { name: "/model", description: "Show or switch the model" },
-    SlashCommand { name: "/mode", description: "Show or switch the permission mode" },
+    SlashCommand { name: "/model", description: "Pick the model; /model NAME switches (sonnet, opus, haiku…)" },
+    SlashCommand { name: "/mode", description: "Show the permission mode; /mode NAME switches" },
     SlashCommand { name: "/cost", description: "Show token usage and cost" },
     SlashCommand { name: "/copy", description: "Copy the last answer to the clipboard" },
     SlashCommand { name: "/init", description: "Ask the model to write a CLAUDE.md for this project" },
     SlashCommand { name: "/memory", description: "Show saved memories; /memory N opens one in $EDITOR" },
     SlashCommand { name: "/permissions", description: "List permission rules and remove them" },
+    SlashCommand { name: "/resume", description: "Resume a saved session of this directory" },
     SlashCommand { name: "/quit", description: "Exit tandem" },
 ];
 

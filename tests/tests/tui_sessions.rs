@@ -1,0 +1,117 @@
+//! End to end: sessions from inside the full-screen app — `/clear` starts a new session that `--continue`
+//! resumes (the old one stays listed), `/resume` opens the picker, `/model` alone opens the model picker and
+//! aliases reach the API as full model ids.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tandem_e2e::app::{expect_idle_with, scenario, start, status_line, submit};
+use tandem_e2e::pty::{framed, keys};
+use tandem_e2e::{FakeServer, Workspace, execute};
+
+fn listed_sessions(workspace: &Workspace) -> Vec<String> {
+    let mut command = workspace.tandem();
+    command.arg("sessions");
+    let listing = execute(command);
+    assert_eq!(listing.code, 0, "{listing:?}");
+    listing.stdout.lines().skip(1).map(str::to_owned).collect()
+}
+
+fn texts(body: &serde_json::Value) -> String {
+    body["messages"].to_string()
+}
+
+#[test]
+fn slash_clear_starts_a_new_session_that_continue_resumes_and_the_old_one_stays_listed() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "Noted: pelican."}]},
+        {"blocks": [{"type": "text", "text": "Noted: walrus."}]},
+        {"blocks": [{"type": "text", "text": "The word was walrus."}]}
+    ]})))
+    .unwrap();
+    let mut pty = start(&workspace, &server, 30, 100, &[]);
+    submit(&pty, "remember pelican");
+    expect_idle_with(&pty, "Noted: pelican.");
+    submit(&pty, "/clear");
+    pty.expect_text("New session");
+    submit(&pty, "remember walrus");
+    expect_idle_with(&pty, "Noted: walrus.");
+    let second = server.requests()[1].body.clone();
+    assert!(!texts(&second).contains("pelican"), "the cleared conversation is not sent: {}", texts(&second));
+    submit(&pty, "/quit");
+    assert!(pty.wait_exit(Duration::from_secs(10)).is_some());
+
+    let sessions = listed_sessions(&workspace);
+    assert_eq!(sessions.len(), 2, "both sessions are listed:\n{}", sessions.join("\n"));
+
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "what word?", "--continue", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let third = server.requests()[2].body.clone();
+    assert!(texts(&third).contains("walrus") && !texts(&third).contains("pelican"), "{}", texts(&third));
+}
+
+#[test]
+fn slash_resume_opens_the_picker_and_resumes_the_chosen_session() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "Noted: pelican."}]},
+        {"blocks": [{"type": "text", "text": "Noted: walrus."}]},
+        {"blocks": [{"type": "text", "text": "Back with the pelican."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 30, 100, &[]);
+    submit(&pty, "remember pelican");
+    expect_idle_with(&pty, "Noted: pelican.");
+    submit(&pty, "/clear");
+    pty.expect_text("New session");
+    submit(&pty, "remember walrus");
+    expect_idle_with(&pty, "Noted: walrus.");
+    submit(&pty, "/resume");
+    let picker = pty.expect_text("Resume a session");
+    assert!(picker.contains("remember pelican") && picker.contains("remember walrus"), "{}", framed(&picker));
+    // Newest first: the pelican session is the second row.
+    pty.send(keys::DOWN);
+    pty.send(keys::ENTER);
+    let resumed = pty.expect_text("Resumed session");
+    assert!(resumed.contains("remember pelican") && !resumed.contains("remember walrus"), "{}", framed(&resumed));
+    submit(&pty, "which animal?");
+    expect_idle_with(&pty, "Back with the pelican.");
+    let last = server.requests()[2].body.clone();
+    assert!(texts(&last).contains("pelican") && !texts(&last).contains("walrus"), "{}", texts(&last));
+}
+
+#[test]
+fn slash_model_alone_opens_a_picker_and_aliases_are_sent_as_full_ids() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "First answer."}]},
+        {"blocks": [{"type": "text", "text": "Second answer."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 30, 100, &["--model", "sonnet"]);
+    pty.expect("the full id in the status line", |screen| status_line(screen).contains("claude-sonnet-4-5"));
+    submit(&pty, "hello");
+    expect_idle_with(&pty, "First answer.");
+    assert_eq!(server.requests()[0].body["model"], "claude-sonnet-4-5", "the alias is resolved before sending");
+    submit(&pty, "/model");
+    let picker = pty.expect_text("(in use)");
+    assert!(picker.contains("claude-opus-4-5") && picker.contains("claude-haiku-4-5"), "{}", framed(&picker));
+    // Pick another model: move until its row is selected, then Enter.
+    let target = "claude-haiku-4-5";
+    for _ in 0..20 {
+        let screen = pty.screen_text();
+        if screen.lines().any(|row| row.contains(&format!("▶ {target}"))) {
+            break;
+        }
+        pty.send(keys::DOWN);
+        pty.expect("the selection moved", |now| now != screen);
+    }
+    pty.send(keys::ENTER);
+    pty.expect("the new model in the status line", |screen| status_line(screen).contains(target));
+    submit(&pty, "again");
+    expect_idle_with(&pty, "Second answer.");
+    assert_eq!(server.requests()[1].body["model"], target);
+}
