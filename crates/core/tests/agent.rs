@@ -285,11 +285,15 @@ async fn manual_compact_survives_a_failing_summary_request_and_keeps_the_task() 
         turn_of(&mut handle, &prompt).await;
     }
     handle.ops.send(Op::Compact { instructions: Some("Mention every bird.".into()) }).unwrap();
+    let mut paid = None;
     loop {
         let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
         match event {
+            Event::Usage { total, cost_usd, .. } => paid = Some((total, cost_usd)),
             Event::CompactBoundary { trigger, .. } => {
                 assert_eq!(trigger, tandem_core::session::CompactTrigger::Manual);
+                let (total, cost) = paid.expect("the summary's usage is reported before the boundary");
+                assert!(total.output_tokens > 0 && cost.is_some_and(|cost| cost > 0.0), "{total:?} {cost:?}");
                 break;
             }
             Event::Error { message } => panic!("compaction failed: {message}"),
