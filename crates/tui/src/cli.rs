@@ -101,6 +101,11 @@ pub struct Cli {
     /// terminal, not the conversation). Also set by TANDEM_NO_MOUSE=1.
     #[arg(long = "no-mouse")]
     pub no_mouse: bool,
+
+    /// A scripted demo: a built-in model (no network, no key) works on a scratch copy of a small example
+    /// project, showing a streamed answer, tool cards, an edit dialog and a command dialog.
+    #[arg(long = "demo")]
+    pub demo: bool,
 }
 
 /// What `-p` prints.

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod demo;
 pub mod headless;
 pub mod setup;
 pub mod stream_json;

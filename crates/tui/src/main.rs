@@ -100,7 +100,7 @@ fn interactive(cli: Cli) -> ExitCode {
     };
     let code = runtime.block_on(async {
         let config = match setup::build(&cli, cwd.clone()) {
-            _ if pick_session.is_some() => None,
+            _ if pick_session.is_some() || cli.demo => None,
             Ok(config) => Some(config),
             Err(_) if setup::needs_onboarding(&cli) => None,
             Err(error) => {
@@ -135,6 +135,7 @@ fn interactive(cli: Cli) -> ExitCode {
             config_file: setup::config_file_path(),
             pick_session,
             resume: Box::new(resume),
+            demo: cli.demo,
         };
         tandem_tui::tui::run(launch).await
     });

@@ -81,6 +81,10 @@ impl App {
                     vec![Effect::Rescan]
                 }
                 OnboardingAction::Quit => vec![Effect::Quit],
+                OnboardingAction::Demo => {
+                    self.onboarding = None;
+                    vec![Effect::StartDemo]
+                }
                 OnboardingAction::Choose { provider, base_url, model } => {
                     self.onboarding = None;
                     vec![Effect::StartSession { provider, base_url, model }]

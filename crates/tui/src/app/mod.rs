@@ -56,6 +56,8 @@ pub enum Effect {
     },
     /// Probe local model servers again (onboarding).
     Rescan,
+    /// Start the scripted demo (`d` on the welcome screen).
+    StartDemo,
     /// Open a file in `$EDITOR` as it is on disk (`/memory N`).
     EditFile {
         path: PathBuf,

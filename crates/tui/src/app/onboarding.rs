@@ -179,6 +179,8 @@ pub enum OnboardingAction {
     },
     /// Probe the local ports again (the state is already marked as probing).
     Rescan,
+    /// Start the scripted demo.
+    Demo,
     Quit,
 }
 
@@ -228,6 +230,7 @@ impl Onboarding {
                 self.probing = true;
                 OnboardingAction::Rescan
             }
+            KeyCode::Char('d') => OnboardingAction::Demo,
             KeyCode::Up | KeyCode::Char('k') if count > 0 => {
                 self.selected = (self.selected + count - 1) % count;
                 OnboardingAction::None

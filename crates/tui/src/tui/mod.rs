@@ -54,6 +54,8 @@ pub struct Launch {
     pub pick_session: Option<Vec<tandem_core::session::SessionSummary>>,
     /// Builds the configuration that resumes a picked session.
     pub resume: Box<ResumeSession>,
+    /// `--demo`: the scripted demo starts at once.
+    pub demo: bool,
 }
 
 /// Runs the app until the user quits; returns the exit code.
@@ -92,7 +94,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
         app.session_picker = Some(crate::app::picker::SessionPicker { sessions, selected: 0, in_session: false });
     }
     match launch.config {
-        _ if app.session_picker.is_some() => {}
+        _ if app.session_picker.is_some() || launch.demo => {}
         Some(config) => {
             if let Some(resume) = &config.resume {
                 app.restore_conversation(&resume.messages);
@@ -110,6 +112,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
             });
             spawn_probe(probe_tx.clone());
         }
+    }
+    // The demo's scratch project lives as long as the app (removed on exit).
+    let mut demo_dir: Option<tempfile::TempDir> = None;
+    if launch.demo {
+        agent = start_demo(&mut app, &mut demo_dir);
     }
     if let (Some(prompt), Some(_)) = (launch.initial_prompt.clone(), agent.as_ref()) {
         let effects = app.submit(prompt, Instant::now());
@@ -215,6 +222,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     }
                 }
                 Effect::Rescan => spawn_probe(probe_tx.clone()),
+                Effect::StartDemo => {
+                    if let Some(handle) = start_demo(&mut app, &mut demo_dir) {
+                        agent = Some(handle);
+                    }
+                }
                 Effect::EditFile { path } => {
                     terminal_events.pause().await;
                     terminal::restore();
@@ -293,6 +305,25 @@ fn start_agent(app: &mut App, config: AgentConfig) -> AgentHandle {
     };
     app.bypass_allowed_from_mode();
     agent::spawn(config)
+}
+
+/// Starts the demo: a scratch copy of the example project, the scripted model, and its prompt typed for the user.
+fn start_demo(app: &mut App, dir: &mut Option<tempfile::TempDir>) -> Option<AgentHandle> {
+    let scratch = match crate::demo::scratch_copy() {
+        Ok(scratch) => scratch,
+        Err(error) => {
+            app.notice(crate::app::cells::NoticeKind::Error, format!("Could not set up the demo project: {error}"));
+            return None;
+        }
+    };
+    app.onboarding = None;
+    app.cwd = scratch.path().to_path_buf();
+    app.status.demo = true;
+    let handle = start_agent(app, crate::demo::config(scratch.path()));
+    *dir = Some(scratch);
+    let effects = app.submit(crate::demo::PROMPT.to_owned(), Instant::now());
+    apply_simple(&effects, Some(&handle));
+    Some(handle)
 }
 
 /// Effects that need no terminal access.

@@ -95,6 +95,8 @@ pub struct StatusInfo {
     pub working_since: Option<Instant>,
     /// A retry in progress ("rate limited, retrying in 4s (2/5)"), shown instead of the interrupt hint.
     pub retry: Option<String>,
+    /// The scripted demo is running: said on every screen.
+    pub demo: bool,
     /// Set while a permission dialog waits for the user: the clock stops and the spinner stands still.
     pub waiting_since: Option<Instant>,
     /// A short transient message ("press ctrl+c again to quit"), shown until its time is up.
@@ -267,6 +269,13 @@ fn parts(info: &StatusInfo, theme: &Theme, now: Instant) -> Vec<Part> {
             if info.provider.is_empty() { info.model.clone() } else { format!("{}/{}", info.provider, info.model) };
         let short = (!info.provider.is_empty()).then(|| vec![Span::styled(info.model.clone(), theme.status)]);
         parts.push(Part { short, shorten_at: 15, ..Part::new(vec![Span::styled(full, theme.status)], 40, true) });
+    }
+    if info.demo {
+        parts.push(Part::new(
+            vec![Span::styled("DEMO", theme.warning.add_modifier(ratatui::style::Modifier::REVERSED))],
+            ALWAYS,
+            false,
+        ));
     }
     if let Some((label, style)) = mode_label(info.mode, theme) {
         parts.push(Part::new(vec![Span::styled(label, style)], ALWAYS, true));
