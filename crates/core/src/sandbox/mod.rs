@@ -32,6 +32,10 @@
 //! When the kernel has no Landlock, [`support`] says so and [`apply`] refuses (it never silently runs a command
 //! unsandboxed); the front end decides whether the user allowed running without it.
 
+// The one place with unsafe code (the workspace denies it elsewhere): `pre_exec` closures, which run in the
+// child between fork and exec, for the Landlock restriction and the command's own session.
+#![allow(unsafe_code)]
+
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(test)]
@@ -136,6 +140,17 @@ pub fn support() -> Support {
 /// Prepares the command so that, in the child, the policy is enforced before exec. The ruleset is built here,
 /// in the parent (opening the paths it grants), so the child only makes two system calls and allocates nothing.
 ///
+/// Makes the command the leader of a session of its own: a new process group (which a timeout or an interrupt
+/// kills whole) and no controlling terminal, so it can't open /dev/tty to draw over tandem's screen, fake a
+/// dialog or set the clipboard with escape sequences.
+pub fn own_session(command: &mut tokio::process::Command) {
+    #[cfg(unix)]
+    // SAFETY: `setsid` is async-signal-safe and the closure allocates nothing, as `pre_exec` requires.
+    unsafe {
+        command.pre_exec(|| rustix::process::setsid().map(drop).map_err(io::Error::from));
+    }
+}
+
 /// Errors when the policy can't be enforced (no Landlock, a ruleset the kernel rejects): the caller must not run
 /// the command unsandboxed behind the user's back. [`SandboxMode::Off`] leaves the command untouched.
 pub fn apply(command: &mut tokio::process::Command, policy: &SandboxPolicy) -> io::Result<()> {

@@ -405,14 +405,7 @@ fn spawn(
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
-    // A session of its own: the command is the leader of a new process group (which a timeout or an interrupt
-    // kills whole) and has no controlling terminal, so it can't open /dev/tty to draw over tandem's screen,
-    // fake a dialog or set the clipboard with escape sequences.
-    #[cfg(unix)]
-    // SAFETY: `setsid` is async-signal-safe and the closure allocates nothing, as `pre_exec` requires.
-    unsafe {
-        cmd.pre_exec(|| rustix::process::setsid().map(drop).map_err(std::io::Error::from));
-    }
+    sandbox::own_session(&mut cmd);
     if let Some(policy) = sandbox {
         sandbox::apply(&mut cmd, policy)?;
     }
