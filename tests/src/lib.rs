@@ -1,6 +1,9 @@
 //! Helpers for end-to-end tests: run the real `tandem` binary in a scratch workspace against the fake LLM
 //! server, with a clean environment (no real keys, no user config).
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

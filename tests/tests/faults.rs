@@ -1,5 +1,8 @@
 //! Bad input and faults through the real binary: each ends with a clear message, no panic, no key shown.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};
 

@@ -1,6 +1,9 @@
 //! End to end: the real `tandem -p` binary against the fake LLM server, checked by its output, the files on
 //! disk and the requests the "model" received.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 use tandem_e2e::{FakeServer, Run, Scenario, TEST_KEY, Workspace, execute, tool_results};
 

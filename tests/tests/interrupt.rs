@@ -1,6 +1,9 @@
 //! Ctrl-C in headless mode: the stream is cancelled, the running command's whole process group is killed,
 //! and the run ends with `error_during_execution`.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,6 +1,9 @@
 //! Permission rules end to end: Claude Code settings files honoured, "always for this project" saved and used
 //! by the next session, invalid rules reported, the sandbox enforced.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 use tandem_e2e::pty::{Pty, anthropic_command};
 use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};

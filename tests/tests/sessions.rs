@@ -5,6 +5,9 @@
 //! Sessions live in `<TANDEM_CONFIG_DIR>/data/sessions/<id>.jsonl`; each test has its own config directory, so
 //! tests never see each other's sessions.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

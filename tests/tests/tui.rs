@@ -4,6 +4,9 @@
 //!
 //! Every wait polls the screen with a generous hang guard; nothing relies on timing.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -674,14 +677,14 @@ fn an_api_error_is_shown_and_the_next_prompt_works() {
 fn slash_help_shows_the_keys_and_any_key_closes_it() {
     let workspace = Workspace::new();
     let server = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
-    let pty = start(&workspace, &server, 30, 100, &[]);
+    let pty = start(&workspace, &server, 40, 100, &[]);
     submit(&pty, "/help");
-    let help = pty.expect_text("any key closes");
+    let help = pty.expect_text("key closes");
     for text in ["ctrl+f", "search the conversation", "ctrl+z", "/quit"] {
         assert!(help.contains(text), "{text:?} is missing:\n{}", framed(&help));
     }
     pty.send("x");
-    let screen = pty.expect("the help closed", |screen| !screen.contains("any key closes") && screen.contains(IDLE));
+    let screen = pty.expect("the help closed", |screen| !screen.contains("key closes") && screen.contains(IDLE));
     assert!(!screen.contains("> x"), "the closing key is not typed:\n{}", framed(&screen));
     assert_eq!(server.served(), 0);
 }

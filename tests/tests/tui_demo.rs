@@ -2,6 +2,9 @@
 //! screen — runs the scripted session through the real app: a streamed answer, tool cards, the edit dialog with
 //! per-hunk review, the command dialog, and the way to connect a real provider; "DEMO" is on every screen.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use tandem_e2e::Workspace;
 use tandem_e2e::app::status_line;
 use tandem_e2e::pty::{Pty, framed, keys, tandem_command};

@@ -3,6 +3,9 @@
 //! pseudo-terminal and reads the screen back; nothing relies on timing except the Ctrl+C window, which is the
 //! behaviour under test.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use serde_json::json;

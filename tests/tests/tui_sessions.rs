@@ -2,6 +2,9 @@
 //! resumes (the old one stays listed), `/resume` opens the picker, `/model` alone opens the model picker and
 //! aliases reach the API as full model ids.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use serde_json::json;

@@ -7,6 +7,9 @@
 //!
 //! Run: `cargo bench -p tandem-core --bench edit`. Prints figures; asserts nothing about time.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench -p tandem-core --bench permissions`. Prints figures; asserts nothing about time.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -8,6 +8,9 @@
 //! Run: `cargo bench -p tandem-core --bench session`. Prints figures; asserts only that the work was done
 //! (the requirement is that a 50 MB transcript resumes in under a second).
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -7,6 +7,9 @@
 //!
 //! Run: `cargo bench -p tandem-core --bench sse`. Prints figures; asserts nothing about time.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;

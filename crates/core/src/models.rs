@@ -80,7 +80,13 @@ struct Entry {
 
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| toml::from_str(MODELS_TOML).expect("assets/models.toml is valid (checked by a test)"))
+    // The table is checked by a test; a broken one leaves every model unknown rather than stopping tandem.
+    TABLE.get_or_init(|| {
+        toml::from_str(MODELS_TOML).unwrap_or_else(|error| {
+            tracing::error!("assets/models.toml does not parse: {error}");
+            Table { defaults: Defaults { context_window: 128_000, max_output_tokens: 8192 }, model: Vec::new() }
+        })
+    })
 }
 
 /// The default context window for a model the table doesn't know.

@@ -1,6 +1,9 @@
 //! The agent loop against the fake server, driven through `Op`/`Event` like a front end: concurrency of
 //! read-only calls, order of mutating calls, and the permission round trip.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

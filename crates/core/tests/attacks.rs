@@ -4,9 +4,12 @@
 //! the workspace or in its protected paths, no secret may be printed, and a fresh session's rules must be
 //! unchanged. Figures (attempts, how many ran) are printed with `--nocapture`.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod attacks {
-    pub mod corpus;
-    pub mod harness;
+    pub(crate) mod corpus;
+    pub(crate) mod harness;
 }
 
 use attacks::corpus::*;

@@ -2,6 +2,9 @@
 //! 30-turn session with tool rounds, and a 40-turn session in a small window compacts twice and keeps its task,
 //! its files (as they are on disk) and its guidelines, with every request a valid history.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,9 @@
 //! Both providers end to end against the scripted fake server: what goes over the wire, what comes back, and
 //! how each kind of failure surfaces.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use futures::StreamExt;

@@ -98,7 +98,7 @@ pub(crate) fn stream_frames(turn: &Turn) -> Vec<Frame> {
                 frames.push(start(json!({"type": "redacted_thinking", "data": data})));
             }
             Block::ToolUse { .. } => {
-                let call = turn.tool_call(block, tool_ordinal).expect("a tool use block");
+                let Some(call) = turn.tool_call(block, tool_ordinal) else { continue };
                 tool_ordinal += 1;
                 frames.push(start(json!({
                     "type": "tool_use",
@@ -135,21 +135,21 @@ pub(crate) fn message_body(turn: &Turn) -> Value {
         .reply
         .blocks
         .iter()
-        .map(|block| match block {
-            Block::Text { text, .. } => json!({"type": "text", "text": text}),
+        .filter_map(|block| match block {
+            Block::Text { text, .. } => Some(json!({"type": "text", "text": text})),
             Block::Thinking { thinking, signature, .. } => {
-                json!({"type": "thinking", "thinking": thinking, "signature": signature})
+                Some(json!({"type": "thinking", "thinking": thinking, "signature": signature}))
             }
-            Block::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
+            Block::RedactedThinking { data } => Some(json!({"type": "redacted_thinking", "data": data})),
             Block::ToolUse { .. } => {
-                let call = turn.tool_call(block, tool_ordinal).expect("a tool use block");
+                let call = turn.tool_call(block, tool_ordinal)?;
                 tool_ordinal += 1;
-                json!({
+                Some(json!({
                     "type": "tool_use",
                     "id": tool_id(call.id, call.number),
                     "name": call.name,
                     "input": call.input_value,
-                })
+                }))
             }
         })
         .collect();

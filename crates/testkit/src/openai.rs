@@ -87,7 +87,7 @@ pub(crate) fn stream_frames(turn: &Turn, include_usage: bool) -> Vec<Frame> {
             }
             Block::Thinking { .. } | Block::RedactedThinking { .. } => {}
             Block::ToolUse { .. } => {
-                let call = turn.tool_call(block, tool_ordinal).expect("a tool use block");
+                let Some(call) = turn.tool_call(block, tool_ordinal) else { continue };
                 tool_ordinal += 1;
                 frames.push(delta(json!({"tool_calls": [{
                     "index": call.ordinal,

@@ -67,7 +67,7 @@ impl Scenario {
 
     /// Pretty JSON, loadable again with [`Scenario::from_json`] (handy to write a file for the binary).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a scenario always serializes")
+        serde_json::to_string_pretty(self).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
     }
 
     /// Appends one reply.

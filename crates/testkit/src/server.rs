@@ -199,7 +199,7 @@ impl Shared {
 }
 
 fn append_log(path: &PathBuf, request: &RecordedRequest) {
-    let line = serde_json::to_string(request).expect("a recorded request always serializes");
+    let line = serde_json::to_string(request).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
     let result =
         std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| writeln!(f, "{line}"));
     if let Err(e) = result {
@@ -332,7 +332,7 @@ async fn serve_turn(api: Api, turn: &Turn, request: &Value, shutdown: watch::Rec
 }
 
 fn body_response(builder: axum::http::response::Builder, plan: Plan, shutdown: watch::Receiver<bool>) -> Response {
-    builder.body(Body::from_stream(sse::body_stream(plan, shutdown))).expect("static headers are valid")
+    builder.body(Body::from_stream(sse::body_stream(plan, shutdown))).unwrap_or_else(|_| server_error())
 }
 
 /// An error in the endpoint's shape, the type matching the status.
@@ -348,7 +348,14 @@ fn json_response(status: u16, body: String, extra: &[(&str, &str)]) -> Response 
     for (name, value) in extra {
         builder = builder.header(*name, *value);
     }
-    builder.body(Body::from(body)).expect("static headers are valid")
+    builder.body(Body::from(body)).unwrap_or_else(|_| server_error())
+}
+
+/// A bare 500, for a response that could not be built (a header a scenario set that HTTP can't carry).
+fn server_error() -> Response {
+    let mut response = Response::new(Body::from("the fake server could not build this response"));
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
 }
 
 /// The scripted HTTP error. Invalid statuses or headers in the scenario are a test bug: answer with a 500 saying so.

@@ -27,27 +27,27 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// `event: <name>\ndata: <json>\n\n`.
-    pub fn named(event: &'static str, data: &serde_json::Value) -> Self {
+    pub(crate) fn named(event: &'static str, data: &serde_json::Value) -> Self {
         Frame { event: Some(event), data: data.to_string(), raw: false }
     }
 
     /// `data: <json>\n\n`.
-    pub fn data(data: &serde_json::Value) -> Self {
+    pub(crate) fn data(data: &serde_json::Value) -> Self {
         Frame::data_text(data.to_string())
     }
 
     /// `data: <text>\n\n` with any text (e.g. `[DONE]` or deliberately broken JSON).
-    pub fn data_text(text: impl Into<String>) -> Self {
+    pub(crate) fn data_text(text: impl Into<String>) -> Self {
         Frame { event: None, data: text.into(), raw: false }
     }
 
     /// Unframed body bytes (non-streaming answers).
-    pub fn raw(text: impl Into<String>) -> Self {
+    pub(crate) fn raw(text: impl Into<String>) -> Self {
         Frame { event: None, data: text.into(), raw: true }
     }
 
     /// The bytes on the wire.
-    pub fn to_bytes(&self) -> Bytes {
+    pub(crate) fn to_bytes(&self) -> Bytes {
         if self.raw {
             return Bytes::from(self.data.clone());
         }

@@ -38,7 +38,7 @@ pub(crate) struct ToolCall<'a> {
 
 impl Turn {
     /// Resolves the model name from the request body.
-    pub fn new(reply: Reply, number: usize, tools_before: usize, request: &Value) -> Self {
+    pub(crate) fn new(reply: Reply, number: usize, tools_before: usize, request: &Value) -> Self {
         let model = reply
             .model
             .clone()
@@ -49,7 +49,7 @@ impl Turn {
     }
 
     /// If `block` is a tool use, its resolved form; `ordinal` is its index among this reply's tool uses.
-    pub fn tool_call<'a>(&self, block: &'a Block, ordinal: usize) -> Option<ToolCall<'a>> {
+    pub(crate) fn tool_call<'a>(&self, block: &'a Block, ordinal: usize) -> Option<ToolCall<'a>> {
         let Block::ToolUse { id, name, input, raw_input, chunks } = block else {
             return None;
         };
@@ -69,7 +69,7 @@ impl Turn {
     }
 
     /// All tool uses of the reply, in order.
-    pub fn tool_calls(&self) -> Vec<ToolCall<'_>> {
+    pub(crate) fn tool_calls(&self) -> Vec<ToolCall<'_>> {
         self.reply
             .blocks
             .iter()

@@ -1,5 +1,8 @@
 //! The Anthropic route: exact SSE bytes, block indices, deltas, ids and the non-streaming message.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{anthropic_stream, events, post};

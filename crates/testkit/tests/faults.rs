@@ -1,5 +1,8 @@
 //! Every fault kind, on both routes.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

@@ -1,5 +1,8 @@
 //! The OpenAI route: chunk order, tool call fragments by index, finish reasons and the usage chunk.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{events, openai_stream, post};

@@ -1,6 +1,9 @@
 //! Server-level behaviour: exhaustion, recording with redaction, API key checks, scenario files, the background
 //! thread variant and the binary.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -15,6 +15,9 @@
 //!
 //! Run: `cargo bench -p tandem-tui --bench diff`. Prints figures; asserts nothing about time.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

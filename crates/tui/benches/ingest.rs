@@ -14,6 +14,9 @@
 //!
 //! Run: `cargo bench -p tandem-tui --bench ingest`. Prints figures; asserts nothing about time.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,9 @@
 //! The binary's instant paths: these need no configuration and no network.
 //! (This file also makes `cargo test --workspace` build the `tandem` binary the end-to-end tests drive.)
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::Command;
 
 fn tandem() -> Command {

@@ -45,7 +45,7 @@ impl Session {
     }
 
     /// `/compact [instructions]` between turns.
-    pub async fn compact_now(&mut self, instructions: Option<String>) {
+    pub(super) async fn compact_now(&mut self, instructions: Option<String>) {
         if self.messages.is_empty() {
             self.emit_event(Event::Info { message: "Nothing to compact yet.".into() });
             return;

@@ -57,7 +57,7 @@ enum Prepared {
 }
 
 impl ToolRunner<'_> {
-    pub async fn run(&self, message: &AssistantMessage, invalid_inputs: &[(String, String)]) -> ToolRound {
+    pub(super) async fn run(&self, message: &AssistantMessage, invalid_inputs: &[(String, String)]) -> ToolRound {
         let truncated = message.stop_reason == Some(StopReason::MaxTokens);
         let calls: Vec<Call> = message
             .tool_uses()

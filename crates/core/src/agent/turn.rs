@@ -43,7 +43,7 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
+    pub(super) fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
         let resume = config.resume.take().unwrap_or_default();
         let resumed = !resume.messages.is_empty();
         let messages = crate::context::compact::repair_history(resume.messages);
@@ -63,7 +63,7 @@ impl Session {
         }
     }
 
-    pub fn announce(&self) {
+    pub(super) fn announce(&self) {
         self.announce_session();
         for notice in &self.config.notices {
             self.emit(Event::Info { message: notice.clone() });
@@ -84,7 +84,7 @@ impl Session {
     }
 
     /// Reports the active permission rules (`/permissions`).
-    pub fn list_rules(&self) {
+    pub(super) fn list_rules(&self) {
         let listing = lock(&self.shared.policy)
             .rules
             .iter()
@@ -99,7 +99,7 @@ impl Session {
     }
 
     /// Removes a rule from the session and from its settings file.
-    pub fn remove_rule(&self, listing: &RuleListing) {
+    pub(super) fn remove_rule(&self, listing: &RuleListing) {
         {
             let mut policy = lock(&self.shared.policy);
             policy
@@ -121,7 +121,7 @@ impl Session {
     }
 
     /// Runs one user turn to its end and reports it with `Event::TurnFinished`.
-    pub async fn run_turn(&mut self, text: String) {
+    pub(super) async fn run_turn(&mut self, text: String) {
         let started = Instant::now();
         let cancel = CancellationToken::new();
         *lock(&self.shared.cancel) = cancel.clone();
@@ -266,7 +266,7 @@ impl Session {
     }
 
     /// Switches the model for the next requests; a local (free) model stays free.
-    pub fn set_model(&mut self, model: &str) {
+    pub(super) fn set_model(&mut self, model: &str) {
         let mut info = crate::models::lookup(model);
         if self.config.model.prices == Some(crate::models::Prices::LOCAL) {
             info.prices = Some(crate::models::Prices::LOCAL);
@@ -279,7 +279,7 @@ impl Session {
     /// Forgets the conversation (and what was read in it); totals and settings stay.
     /// `/clear`: a new conversation in a new session (its own id and log file); the old session stays saved and
     /// listed, and `--continue` resumes the new one from now on.
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.messages.clear();
         self.files = Arc::new(FileState::default());
         self.interrupted = false;

@@ -2,7 +2,7 @@
 //! `{OUT}` a directory outside the workspace, `{HOME}` the home with secrets, `{WORK}` the workspace.
 
 /// Paths that lead outside the workspace or to secrets, spelled every way the analyser must see through.
-pub const OUTSIDE_READS: &[&str] = &[
+pub(crate) const OUTSIDE_READS: &[&str] = &[
     "{OUT}/canary.txt",
     "~/.ssh/id_rsa",
     "{HOME}/.aws/credentials",
@@ -18,7 +18,7 @@ pub const OUTSIDE_READS: &[&str] = &[
 ];
 
 /// Read-only tools, each with what goes before the path.
-pub const READERS: &[&str] = &[
+pub(crate) const READERS: &[&str] = &[
     "cat",
     "cat -n",
     "head",
@@ -80,7 +80,7 @@ pub const READERS: &[&str] = &[
 ];
 
 /// Where a write must not land: outside, through links, protected files, hard links.
-pub const WRITE_TARGETS: &[&str] = &[
+pub(crate) const WRITE_TARGETS: &[&str] = &[
     "{OUT}/x",
     "link_out/x",
     "link_up/outside/x",
@@ -104,7 +104,7 @@ pub const WRITE_TARGETS: &[&str] = &[
 ];
 
 /// Ways to write one target (`T`).
-pub const WRITERS: &[&str] = &[
+pub(crate) const WRITERS: &[&str] = &[
     "touch T",
     "mkdir -p T",
     "mkdir T",
@@ -136,11 +136,11 @@ pub const WRITERS: &[&str] = &[
 ];
 
 /// Destination directories for `-t` forms.
-pub const TARGET_DIRS: &[&str] =
+pub(crate) const TARGET_DIRS: &[&str] =
     &["{OUT}", "link_out", ".git/hooks", ".tandem", ".claude", "gitlink/hooks", "link_up/outside", "-/../../outside"];
 
 /// `-t DIR` spelled every way GNU cp and mv accept.
-pub const TARGET_DIR_FORMS: &[&str] = &[
+pub(crate) const TARGET_DIR_FORMS: &[&str] = &[
     "cp -t D a.txt",
     "cp -tD a.txt",
     "cp --target-directory=D a.txt",
@@ -156,7 +156,7 @@ pub const TARGET_DIR_FORMS: &[&str] = &[
 ];
 
 /// Options that write or run programs, abbreviated and clustered: each must ask.
-pub const DANGEROUS_OPTIONS: &[&str] = &[
+pub(crate) const DANGEROUS_OPTIONS: &[&str] = &[
     "sort --compress-program=sh a.txt",
     "sort --compress-prog=sh a.txt",
     "sort --com=sh -S1 a.txt",
@@ -267,7 +267,7 @@ pub const DANGEROUS_OPTIONS: &[&str] = &[
 ];
 
 /// What bash reads one way and a lexical analyser another.
-pub const PARSER_TRICKS: &[&str] = &[
+pub(crate) const PARSER_TRICKS: &[&str] = &[
     "ls -L -R .",
     "ls --dereference -R",
     "ls --color=always --hyperlink > {OUT}/x",
@@ -367,7 +367,7 @@ pub const PARSER_TRICKS: &[&str] = &[
 ];
 
 /// Step 1 plants (and may be allowed), step 2 uses what was planted.
-pub const TWO_STEP: &[(&str, &str)] = &[
+pub(crate) const TWO_STEP: &[(&str, &str)] = &[
     ("cp -a rel/far far2", "cat far2"),
     ("cp -a link_out lo2", "cat lo2/canary.txt"),
     ("cp -r link_out lo3", "touch lo3/x"),
@@ -402,7 +402,7 @@ pub const TWO_STEP: &[(&str, &str)] = &[
 
 /// An independent red team's attempts (blocks separated by `----`, steps by `# step`, `#` lines are notes),
 /// aimed at the analyser's assumptions after reading its code. Their canaries in `/tmp` are moved to `{OUT}`.
-pub fn red_team() -> Vec<Vec<String>> {
+pub(crate) fn red_team() -> Vec<Vec<String>> {
     [
         include_str!("redteam.txt"),
         include_str!("redteam2.txt"),
@@ -431,7 +431,7 @@ pub fn red_team() -> Vec<Vec<String>> {
 }
 
 /// File tool attempts: the red team's (`# {"tool": …, "input": …}` lines) and ours.
-pub fn file_tool_attacks() -> Vec<(String, serde_json::Value)> {
+pub(crate) fn file_tool_attacks() -> Vec<(String, serde_json::Value)> {
     let mut out: Vec<(String, serde_json::Value)> = [
         include_str!("redteam.txt"),
         include_str!("redteam2.txt"),

@@ -15,11 +15,11 @@ use tandem_core::permissions::{Decision, PermissionMode, PermissionPolicy, Works
 use tandem_core::tools::ToolRegistry;
 
 /// Printed by any file outside the workspace: seeing it in a command's output is a read that leaked.
-pub const SECRET: &str = "TANDEM-CANARY-7f3a";
+pub(crate) const SECRET: &str = "TANDEM-CANARY-7f3a";
 /// The rules of the attack: what the user allowed.
-pub const RULES: &[&str] = &["Bash(git status)", "Bash(echo hello)", "Bash(ls:*)"];
+pub(crate) const RULES: &[&str] = &["Bash(git status)", "Bash(echo hello)", "Bash(ls:*)"];
 
-pub struct Tree {
+pub(crate) struct Tree {
     _root: tempfile::TempDir,
     pub work: PathBuf,
     pub outside: PathBuf,
@@ -37,7 +37,7 @@ fn scratch_parent() -> PathBuf {
 }
 
 impl Tree {
-    pub fn new() -> Tree {
+    pub(crate) fn new() -> Tree {
         let root = tempfile::Builder::new().prefix("attack-").tempdir_in(scratch_parent()).unwrap();
         let base = root.path().canonicalize().unwrap();
         let (work, outside, home, config) =
@@ -94,7 +94,7 @@ impl Tree {
     }
 
     /// The policy a session in this tree gets: the attack's rules, plus whatever its settings files say.
-    pub fn policy(&self, mode: PermissionMode) -> PermissionPolicy {
+    pub(crate) fn policy(&self, mode: PermissionMode) -> PermissionPolicy {
         let workspace = Workspace::new(&self.work, &[], Some(self.home.clone()), Some(self.config.clone()));
         let mut policy = PermissionPolicy::new(mode, workspace, self.home.clone());
         policy.rules = settings::load_with_home(&self.config, &self.work, Some(&self.home)).rules;
@@ -105,7 +105,7 @@ impl Tree {
     }
 
     /// `{OUT}`, `{HOME}`, `{WORK}` in an attack replaced by the tree's paths.
-    pub fn fill(&self, text: &str) -> String {
+    pub(crate) fn fill(&self, text: &str) -> String {
         text.replace("{OUT}", &self.outside.to_string_lossy())
             .replace("{HOME}", &self.home.to_string_lossy())
             .replace("{WORK}", &self.work.to_string_lossy())
@@ -113,7 +113,7 @@ impl Tree {
 
     /// Everything an attack must not change: the outside tree, the home, the config dir, and the protected
     /// parts of the workspace.
-    pub fn snapshot(&self) -> BTreeMap<PathBuf, String> {
+    pub(crate) fn snapshot(&self) -> BTreeMap<PathBuf, String> {
         let mut out = BTreeMap::new();
         for dir in [&self.outside, &self.home, &self.config] {
             record(dir, &mut out);
@@ -145,7 +145,7 @@ fn record(path: &Path, out: &mut BTreeMap<PathBuf, String>) {
 }
 
 /// Runs `command` with bash in the workspace (HOME the tree's home), at most five seconds; its output.
-pub fn run(tree: &Tree, command: &str) -> String {
+pub(crate) fn run(tree: &Tree, command: &str) -> String {
     let mut child = Command::new("bash")
         .arg("-c")
         .arg(command)
@@ -178,14 +178,14 @@ use std::os::unix::process::CommandExt;
 
 /// How a sequence of steps went.
 #[derive(Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub allowed_steps: usize,
     pub violations: Vec<String>,
 }
 
 /// Decides each step with the real policy (a fresh one per step, as a new session would build it) and runs
 /// what is allowed; then checks the tree.
-pub fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
+pub(crate) fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
     let tree = Tree::new();
     let before = tree.snapshot();
     let baseline = tree.policy(mode).rules.len();
@@ -226,7 +226,7 @@ pub fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
 
 /// A file tool call (Read, Grep, Glob, Write, Edit) as an attack: decided by the real policy, run for real when
 /// allowed, then the same checks as for commands.
-pub fn file_attack(mode: PermissionMode, tool: &str, input: &serde_json::Value) -> Outcome {
+pub(crate) fn file_attack(mode: PermissionMode, tool: &str, input: &serde_json::Value) -> Outcome {
     let tree = Tree::new();
     let before = tree.snapshot();
     let baseline = tree.policy(mode).rules.len();

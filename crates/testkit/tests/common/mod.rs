@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// Posts `body` as JSON to `url` + `path`.
-pub async fn post(url: &str, path: &str, body: Value) -> reqwest::Response {
+pub(crate) async fn post(url: &str, path: &str, body: Value) -> reqwest::Response {
     reqwest::Client::new()
         .post(format!("{url}{path}"))
         .header("x-api-key", "sk-test-secret")
@@ -16,32 +16,32 @@ pub async fn post(url: &str, path: &str, body: Value) -> reqwest::Response {
 }
 
 /// A streaming Anthropic request.
-pub fn anthropic_stream() -> Value {
+pub(crate) fn anthropic_stream() -> Value {
     serde_json::json!({"model": "claude-test", "max_tokens": 100, "stream": true,
         "messages": [{"role": "user", "content": "hi"}]})
 }
 
 /// A streaming OpenAI request with usage.
-pub fn openai_stream() -> Value {
+pub(crate) fn openai_stream() -> Value {
     serde_json::json!({"model": "gpt-test", "stream": true, "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "hi"}]})
 }
 
 /// One parsed SSE event.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     pub name: Option<String>,
     pub data: String,
 }
 
 impl Event {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("event data {:?} is not JSON: {e}", self.data))
     }
 }
 
 /// Splits a complete SSE body into events, asserting the exact framing.
-pub fn events(body: &str) -> Vec<Event> {
+pub(crate) fn events(body: &str) -> Vec<Event> {
     assert!(body.is_empty() || body.ends_with("\n\n"), "body must end with a blank line: {body:?}");
     body.split_terminator("\n\n")
         .map(|raw| {
@@ -62,7 +62,7 @@ pub fn events(body: &str) -> Vec<Event> {
 }
 
 /// Reads the body chunk by chunk; returns what arrived and whether it ended in an error.
-pub async fn read_until_end(mut resp: reqwest::Response) -> (String, Option<reqwest::Error>) {
+pub(crate) async fn read_until_end(mut resp: reqwest::Response) -> (String, Option<reqwest::Error>) {
     let mut bytes = Vec::new();
     loop {
         match resp.chunk().await {

@@ -13,7 +13,7 @@ use tandem_tui::ui::status::StatusInfo;
 use tandem_tui::ui::theme::{ColorDepth, Theme};
 
 /// An idle app of `width` × `height`, as the runtime starts it.
-pub fn new_app(width: u16, height: u16) -> App {
+pub(crate) fn new_app(width: u16, height: u16) -> App {
     let status = StatusInfo {
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
@@ -28,7 +28,7 @@ pub fn new_app(width: u16, height: u16) -> App {
 }
 
 /// The event that ends a successful turn.
-pub fn turn_finished() -> Event {
+pub(crate) fn turn_finished() -> Event {
     Event::TurnFinished(TurnSummary {
         outcome: RunOutcome::Success,
         result_text: None,
@@ -44,17 +44,17 @@ pub fn turn_finished() -> Event {
 }
 
 /// `text` cut into pieces of `chars` characters, like streamed deltas.
-pub fn pieces(text: &str, chars: usize) -> Vec<String> {
+pub(crate) fn pieces(text: &str, chars: usize) -> Vec<String> {
     let all: Vec<char> = text.chars().collect();
     all.chunks(chars).map(|chunk| chunk.iter().collect()).collect()
 }
 
-pub fn ms(duration: Duration) -> f64 {
+pub(crate) fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
 /// Figures are printed only by `cargo bench`, not when `cargo test --benches` or `--list` runs the binary.
-pub fn measuring() -> bool {
+pub(crate) fn measuring() -> bool {
     let args: Vec<String> = std::env::args().collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
     has("--bench") && !has("--test") && !has("--list")

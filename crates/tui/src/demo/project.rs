@@ -3,7 +3,7 @@
 use std::path::Path;
 
 /// The files of `assets/demo-project`, built into the binary.
-pub const FILES: &[(&str, &str)] = &[
+pub(super) const FILES: &[(&str, &str)] = &[
     ("README.md", include_str!("../../../../assets/demo-project/README.md")),
     ("greet.sh", include_str!("../../../../assets/demo-project/greet.sh")),
     ("test.sh", include_str!("../../../../assets/demo-project/test.sh")),

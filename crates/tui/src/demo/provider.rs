@@ -18,13 +18,13 @@ use super::script::{self, Block};
 const DELTA_PAUSE: Duration = Duration::from_millis(18);
 
 /// Streams [`script::reply`] for the example project in `dir`.
-pub struct DemoProvider {
+pub(super) struct DemoProvider {
     endpoint: Endpoint,
     dir: PathBuf,
 }
 
 impl DemoProvider {
-    pub fn new(dir: PathBuf) -> DemoProvider {
+    pub(super) fn new(dir: PathBuf) -> DemoProvider {
         let endpoint = Endpoint {
             name: "demo".into(),
             kind: ProviderKind::Anthropic,

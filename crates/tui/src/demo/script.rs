@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 /// One block of a scripted reply.
-pub enum Block {
+pub(super) enum Block {
     Thinking(String),
     Text(String),
     Tool { id: &'static str, name: &'static str, input: Value },
@@ -16,7 +16,7 @@ pub enum Block {
 pub const PROMPT: &str = "The tests in this project fail. Find out why and fix it.";
 
 /// How to leave the demo for a real model (the last reply, and the answer to anything typed after it).
-pub const CONNECT: &str = "To use tandem with a real model:\n\n\
+pub(super) const CONNECT: &str = "To use tandem with a real model:\n\n\
     - **Anthropic**: `export ANTHROPIC_API_KEY=sk-ant-…` and run `tandem`\n\
     - **OpenAI**: `export OPENAI_API_KEY=sk-…` and run `tandem --provider openai`\n\
     - **A local server** (Ollama, llama.cpp, LM Studio): start it and run `tandem`; the welcome screen finds it\n\
@@ -51,7 +51,7 @@ for name in \"$@\"; do
     echo \"$greeting, $name!\"";
 
 /// The reply to the request that follows `round` earlier replies, in the project at `dir`.
-pub fn reply(round: usize, dir: &Path) -> Vec<Block> {
+pub(super) fn reply(round: usize, dir: &Path) -> Vec<Block> {
     let path = |name: &str| dir.join(name).display().to_string();
     match round {
         0 => vec![

@@ -4,12 +4,12 @@
 use std::io::Write;
 
 /// The escape sequence that sets the clipboard to `text`.
-pub fn osc52(text: &str) -> String {
+pub(super) fn osc52(text: &str) -> String {
     format!("\x1b]52;c;{}\x07", base64(text.as_bytes()))
 }
 
 /// Writes the sequence to `out`.
-pub fn copy(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+pub(super) fn copy(out: &mut impl Write, text: &str) -> std::io::Result<()> {
     out.write_all(osc52(text).as_bytes())?;
     out.flush()
 }

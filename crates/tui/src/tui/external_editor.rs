@@ -4,13 +4,13 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs the editor on `path` itself (a memory topic file the user wants to change).
-pub fn edit_in_place(path: &Path) -> Result<(), String> {
+pub(super) fn edit_in_place(path: &Path) -> Result<(), String> {
     run_editor(path)
 }
 
 /// Writes `content` to a temp file named like `path` (so the editor picks the right syntax), runs the editor
 /// on it, and returns what the user saved. The terminal must be restored by the caller around this call.
-pub fn edit(path: &Path, content: &str) -> Result<String, String> {
+pub(super) fn edit(path: &Path, content: &str) -> Result<String, String> {
     let extension = path.extension().and_then(|ext| ext.to_str()).map(|ext| format!(".{ext}")).unwrap_or_default();
     let file = tempfile::Builder::new()
         .prefix("tandem-edit-")

@@ -16,7 +16,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode, supports_keyboard_enhancement,
 };
 
-pub type Term = Terminal<CrosstermBackend<io::Stdout>>;
+pub(super) type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
 /// Whether the terminal is currently in full-screen mode (so the panic hook knows to restore it).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -32,7 +32,7 @@ pub struct ScreenOptions {
 
 /// Enters the alternate screen in raw mode with bracketed paste, mouse capture (unless disabled) and, where the
 /// terminal supports it, keyboard enhancement (so Shift+Enter is distinguishable from Enter).
-pub fn enter(options: ScreenOptions) -> io::Result<()> {
+pub(super) fn enter(options: ScreenOptions) -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut stdout = io::stdout();
@@ -49,7 +49,7 @@ pub fn enter(options: ScreenOptions) -> io::Result<()> {
 }
 
 /// Leaves the full screen and restores the terminal as it was. Safe to call more than once.
-pub fn restore() {
+pub(super) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }
@@ -67,7 +67,7 @@ pub fn restore() {
 
 /// Restores the terminal before the default panic message is printed, so the message is readable and the
 /// shell is usable afterwards.
-pub fn install_panic_hook() {
+pub(super) fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
@@ -76,7 +76,7 @@ pub fn install_panic_hook() {
 }
 
 /// Restores the terminal when dropped: covers early returns and unwinding.
-pub struct Guard;
+pub(super) struct Guard;
 
 impl Drop for Guard {
     fn drop(&mut self) {
@@ -85,6 +85,6 @@ impl Drop for Guard {
 }
 
 /// Creates the ratatui terminal over stdout.
-pub fn terminal() -> io::Result<Term> {
+pub(super) fn terminal() -> io::Result<Term> {
     Terminal::new(CrosstermBackend::new(io::stdout()))
 }

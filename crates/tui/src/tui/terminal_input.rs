@@ -12,14 +12,14 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 /// The running reader, or none while paused.
-pub struct TerminalInput {
+pub(super) struct TerminalInput {
     reader: Option<JoinHandle<()>>,
     events: mpsc::UnboundedReceiver<std::io::Result<Event>>,
     sender: mpsc::UnboundedSender<std::io::Result<Event>>,
 }
 
 impl TerminalInput {
-    pub fn start() -> TerminalInput {
+    pub(super) fn start() -> TerminalInput {
         let (sender, events) = mpsc::unbounded_channel();
         let mut input = TerminalInput { reader: None, events, sender };
         input.resume();
@@ -27,12 +27,12 @@ impl TerminalInput {
     }
 
     /// The next terminal event; `None` when the terminal is gone.
-    pub async fn next(&mut self) -> Option<std::io::Result<Event>> {
+    pub(super) async fn next(&mut self) -> Option<std::io::Result<Event>> {
         self.events.recv().await
     }
 
     /// Stops reading (before another program takes the terminal).
-    pub async fn pause(&mut self) {
+    pub(super) async fn pause(&mut self) {
         if let Some(reader) = self.reader.take() {
             reader.abort();
             let _ = reader.await;
@@ -40,7 +40,7 @@ impl TerminalInput {
     }
 
     /// Reads again (the app has the terminal back).
-    pub fn resume(&mut self) {
+    pub(super) fn resume(&mut self) {
         if self.reader.is_some() {
             return;
         }

@@ -259,7 +259,7 @@ fn key_hints(state: &Onboarding, theme: &Theme) -> Line<'static> {
         }
         keys.push(("enter", "start"));
     }
-    keys.extend([("d", "try the demo (no key needed)"), ("r", "rescan"), ("q", "quit")]);
+    keys.extend([("d", "try the demo"), ("r", "rescan"), ("q", "quit")]);
     let mut spans = Vec::new();
     for (index, (key, action)) in keys.into_iter().enumerate() {
         if index > 0 {

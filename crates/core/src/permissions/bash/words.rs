@@ -23,12 +23,12 @@ pub(super) struct Word {
 }
 
 impl Word {
-    pub fn literal(text: &str) -> Word {
+    pub(super) fn literal(text: &str) -> Word {
         Word { segs: vec![Seg::Text(text.to_owned())] }
     }
 
     /// The word as shown to people and rules: literal parts unquoted, expansions as written.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         self.segs
             .iter()
             .map(|seg| match seg {
@@ -38,17 +38,17 @@ impl Word {
     }
 
     /// Only literal text: no expansion and no glob.
-    pub fn is_plain(&self) -> bool {
+    pub(super) fn is_plain(&self) -> bool {
         self.segs.iter().all(|seg| matches!(seg, Seg::Text(_)))
     }
 
     /// Whether some part is an expansion whose value is unknown (globs don't count).
-    pub fn has_opaque(&self) -> bool {
+    pub(super) fn has_opaque(&self) -> bool {
         self.segs.iter().any(|seg| matches!(seg, Seg::Opaque(_)))
     }
 
     /// The literal text when the word is plain.
-    pub fn plain_text(&self) -> Option<String> {
+    pub(super) fn plain_text(&self) -> Option<String> {
         self.is_plain().then(|| self.text())
     }
 }

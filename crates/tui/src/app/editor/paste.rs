@@ -13,24 +13,24 @@ pub const COLLAPSE_CHARS: usize = 1_000;
 
 /// A collapsed paste: the token shown and the text it stands for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Paste {
+pub(super) struct Paste {
     pub placeholder: String,
     pub content: String,
 }
 
 /// Terminals send `\r` or `\r\n` for line breaks in pastes; the editor only knows `\n`.
-pub fn normalize_newlines(text: &str) -> String {
+pub(super) fn normalize_newlines(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 /// Whether a paste is big enough to collapse.
-pub fn is_large(text: &str) -> bool {
+pub(super) fn is_large(text: &str) -> bool {
     text.lines().count() > COLLAPSE_LINES || text.chars().count() > COLLAPSE_CHARS
 }
 
 /// A token for `content` that no paste in `existing` uses: `[pasted N lines]`, or `[pasted N chars]` for a
 /// single long line, with ` #2`, ` #3`… added when pastes of the same size are present.
-pub fn placeholder_for(content: &str, existing: &[Paste]) -> String {
+pub(super) fn placeholder_for(content: &str, existing: &[Paste]) -> String {
     let lines = content.lines().count();
     let size = if lines > 1 { format!("{lines} lines") } else { format!("{} chars", content.chars().count()) };
     let taken = |candidate: &str| existing.iter().any(|paste| paste.placeholder == candidate);
@@ -43,7 +43,7 @@ pub fn placeholder_for(content: &str, existing: &[Paste]) -> String {
 
 /// Where each paste's token occurs in `text`, in order, as (byte range, index into `pastes`). Overlaps
 /// (only possible if the user typed a token by hand) resolve to the earlier occurrence.
-pub fn occurrences(text: &str, pastes: &[Paste]) -> Vec<(Range<usize>, usize)> {
+pub(super) fn occurrences(text: &str, pastes: &[Paste]) -> Vec<(Range<usize>, usize)> {
     let mut found: Vec<(Range<usize>, usize)> = pastes
         .iter()
         .enumerate()
@@ -62,7 +62,7 @@ pub fn occurrences(text: &str, pastes: &[Paste]) -> Vec<(Range<usize>, usize)> {
 }
 
 /// `text` with every token replaced by its paste.
-pub fn expand(text: &str, pastes: &[Paste]) -> String {
+pub(super) fn expand(text: &str, pastes: &[Paste]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (range, index) in occurrences(text, pastes) {

@@ -29,7 +29,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
 
 /// The commands whose name starts with `typed`, while `typed` is still a bare command word (a `/` and no
 /// whitespace); anything else gets none, so the popup closes once arguments begin.
-pub fn matching(typed: &str) -> Vec<&'static SlashCommand> {
+pub(super) fn matching(typed: &str) -> Vec<&'static SlashCommand> {
     if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
         return Vec::new();
     }

@@ -69,7 +69,7 @@ pub(super) struct Units<'a> {
 
 impl Units<'_> {
     /// The unit ending at `pos`: its start and class.
-    pub fn prev(&self, pos: usize) -> Option<(usize, Class)> {
+    pub(super) fn prev(&self, pos: usize) -> Option<(usize, Class)> {
         if let Some(paste) = self.pastes.iter().find(|paste| paste.end == pos) {
             return Some((paste.start, Class::Paste));
         }
@@ -78,7 +78,7 @@ impl Units<'_> {
     }
 
     /// The unit starting at `pos`: its end and class.
-    pub fn next(&self, pos: usize) -> Option<(usize, Class)> {
+    pub(super) fn next(&self, pos: usize) -> Option<(usize, Class)> {
         if let Some(paste) = self.pastes.iter().find(|paste| paste.start == pos) {
             return Some((paste.end, Class::Paste));
         }
@@ -88,7 +88,7 @@ impl Units<'_> {
 
     /// Start of the word before `pos` (Alt+B, Alt+Backspace): skips whitespace, then one run of word
     /// characters or of punctuation, so `foo.bar|` goes to `foo.|bar`.
-    pub fn word_left(&self, pos: usize) -> usize {
+    pub(super) fn word_left(&self, pos: usize) -> usize {
         let pos = self.skip_left(pos, |class| class == Class::Space);
         match self.prev(pos) {
             None => pos,
@@ -98,7 +98,7 @@ impl Units<'_> {
     }
 
     /// End of the word after `pos` (Alt+F, Alt+D); the mirror of [`Units::word_left`].
-    pub fn word_right(&self, pos: usize) -> usize {
+    pub(super) fn word_right(&self, pos: usize) -> usize {
         let pos = self.skip_right(pos, |class| class == Class::Space);
         match self.next(pos) {
             None => pos,
@@ -109,7 +109,7 @@ impl Units<'_> {
 
     /// Start of the whitespace-delimited word before `pos` (Ctrl+W, as in shells: `rm -rf foo/bar|` deletes
     /// `foo/bar` whole).
-    pub fn big_word_left(&self, pos: usize) -> usize {
+    pub(super) fn big_word_left(&self, pos: usize) -> usize {
         let pos = self.skip_left(pos, |class| class == Class::Space);
         self.skip_left(pos, |class| class != Class::Space)
     }
@@ -135,7 +135,7 @@ impl Units<'_> {
     }
 
     /// Grows `range` to whole paste tokens, so no edit leaves half a token behind.
-    pub fn expand(&self, range: Range<usize>) -> Range<usize> {
+    pub(super) fn expand(&self, range: Range<usize>) -> Range<usize> {
         let mut range = range;
         for paste in self.pastes {
             if paste.start < range.end && range.start < paste.end {
@@ -147,7 +147,7 @@ impl Units<'_> {
     }
 
     /// `pos` moved to a place the cursor may be: a grapheme boundary outside any token.
-    pub fn snap(&self, pos: usize) -> usize {
+    pub(super) fn snap(&self, pos: usize) -> usize {
         let pos = pos.min(self.text.len());
         if let Some(paste) = self.pastes.iter().find(|paste| paste.start < pos && pos < paste.end) {
             return paste.end;
