@@ -39,6 +39,15 @@ impl MemoryScope {
     }
 }
 
+/// One saved memory as the index lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryTopic {
+    /// The topic file.
+    pub path: PathBuf,
+    /// Its index line (title, file link and description), without the list marker.
+    pub line: String,
+}
+
 /// The two memory directories of a session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryStore {
@@ -101,6 +110,23 @@ impl MemoryStore {
     /// The text placed in the prompt: both indexes with headings and the absolute directory of each scope, or ""
     /// when both are empty. Read fresh each time (cheap: two small files), so saves show up on the next turn.
     /// An index grown past the limits by hand is cut, with a note, so it can't crowd the prompt.
+    /// The topics both indexes list (project first), for `/memory`: each topic file and its index line.
+    pub fn topics(&self) -> Vec<MemoryTopic> {
+        let mut topics = Vec::new();
+        for scope in [MemoryScope::Project, MemoryScope::User] {
+            let index = std::fs::read_to_string(self.index_path(scope)).unwrap_or_default();
+            for line in index.lines() {
+                if let Some(file) = index::entry_file(line) {
+                    topics.push(MemoryTopic {
+                        path: self.dir(scope).join(file),
+                        line: line.trim_start_matches("- ").to_owned(),
+                    });
+                }
+            }
+        }
+        topics
+    }
+
     pub fn index_text(&self) -> String {
         let sections: Vec<(MemoryScope, Option<String>)> =
             [MemoryScope::User, MemoryScope::Project].into_iter().map(|s| (s, self.prompt_index(s))).collect();

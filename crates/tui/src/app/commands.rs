@@ -17,22 +17,13 @@ project's conventions that are not obvious. Be concise; don't list every file or
 CLAUDE.md or AGENTS.md exists, improve it instead of starting over.";
 
 impl App {
-    /// `/memory`: show both memory indexes; `/memory N` opens the N-th topic file in `$EDITOR`.
-    fn memory_command(&mut self, args: &str) -> Vec<Effect> {
-        let env = |name: &str| std::env::var(name).ok();
-        let config_dir = tandem_core::config::Paths::discover(&env).config_dir;
-        let root = tandem_core::permissions::settings::project_root(&self.cwd);
-        let store = tandem_core::memory::MemoryStore::new(&config_dir, &root);
-        let mut topics = Vec::new();
-        for scope in [tandem_core::memory::MemoryScope::Project, tandem_core::memory::MemoryScope::User] {
-            let index = std::fs::read_to_string(store.index_path(scope)).unwrap_or_default();
-            for line in index.lines() {
-                let file = line.split_once("](").and_then(|(_, rest)| rest.split_once(')')).map(|(file, _)| file);
-                if let Some(file) = file {
-                    topics.push((store.dir(scope).join(file), line.trim_start_matches("- ").to_owned()));
-                }
-            }
-        }
+    /// The saved memories arrived (`/memory`, read by the runtime from core's memory module): the list, or
+    /// the N-th topic opened in `$EDITOR` when one was named.
+    pub(crate) fn show_memories(
+        &mut self,
+        topics: Vec<tandem_core::memory::MemoryTopic>,
+        open: Option<usize>,
+    ) -> Vec<Effect> {
         if topics.is_empty() {
             self.notice(
                 NoticeKind::Info,
@@ -40,13 +31,11 @@ impl App {
             );
             return Vec::new();
         }
-        if let Ok(number) = args.parse::<usize>()
-            && let Some((path, _)) = topics.get(number.wrapping_sub(1))
-        {
-            return vec![Effect::EditFile { path: path.clone() }];
+        if let Some(topic) = open.and_then(|number| topics.get(number.wrapping_sub(1))) {
+            return vec![Effect::EditFile { path: topic.path.clone() }];
         }
         let list: Vec<String> =
-            topics.iter().enumerate().map(|(index, (_, line))| format!("{:>2}. {line}", index + 1)).collect();
+            topics.iter().enumerate().map(|(index, topic)| format!("{:>2}. {}", index + 1, topic.line)).collect();
         self.notice(NoticeKind::Info, format!("Memory (open one with /memory N):\n{}", list.join("\n")));
         Vec::new()
     }
@@ -156,7 +145,7 @@ impl App {
                 }
                 self.submit(INIT_PROMPT.to_owned(), now)
             }
-            "memory" => self.memory_command(args),
+            "memory" => vec![Effect::ListMemories { open: args.parse().ok() }],
             "resume" | "continue" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");

@@ -68,6 +68,10 @@ pub enum Effect {
     },
     /// Read the saved sessions (`/resume`) and hand them back with [`Input::Sessions`].
     ListSessions,
+    /// Read the saved memories (`/memory [N]`) and hand them back with [`Input::Memories`].
+    ListMemories {
+        open: Option<usize>,
+    },
     /// Print the conversation to the normal screen and stop the process (Ctrl+Z); `fg` resumes.
     Suspend,
     /// Clear the terminal and paint everything again (Ctrl+L), e.g. after a program wrote to /dev/tty.
@@ -89,6 +93,11 @@ pub enum Input {
     Probed(Vec<onboarding::LocalServer>),
     /// The saved sessions of this directory, newest first (after [`Effect::ListSessions`]).
     Sessions(Vec<tandem_core::session::SessionSummary>),
+    /// The saved memories, and which one to open (after [`Effect::ListMemories`]).
+    Memories {
+        topics: Vec<tandem_core::memory::MemoryTopic>,
+        open: Option<usize>,
+    },
 }
 
 /// Where keys go.
@@ -226,6 +235,7 @@ impl App {
                 self.send_queued(now)
             }
             Input::EditorResult(result) => self.on_editor_result(result),
+            Input::Memories { topics, open } => self.show_memories(topics, open),
             Input::Sessions(sessions) => {
                 self.open_session_picker(sessions);
                 Vec::new()

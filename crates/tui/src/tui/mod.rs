@@ -4,6 +4,7 @@
 
 mod clipboard;
 mod external_editor;
+pub mod history_file;
 pub mod scrollback;
 mod terminal;
 mod terminal_input;
@@ -21,11 +22,11 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::app::editor::Editor;
-use crate::app::history::History;
-use crate::app::onboarding::{Onboarding, probe_local_servers};
+use crate::app::onboarding::Onboarding;
 use crate::app::{App, Effect, Input};
 use crate::ui::status::StatusInfo;
 use crate::ui::theme::{ColorDepth, Theme};
+use tandem_core::provider::local::{PROBE_TIMEOUT, probe_local_servers};
 
 pub use terminal::ScreenOptions;
 
@@ -81,7 +82,8 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let env = |name: &str| std::env::var(name).ok();
     let theme = Theme::new(ColorDepth::detect(&env));
     let paths = Paths::discover(&env);
-    let history = History::load(History::default_path(&paths));
+    let history_path = history_file::default_path(&paths);
+    let history = history_file::load(&history_path);
     let status = StatusInfo::default();
     let mut app = App::new(theme, Editor::new(history), status, launch.cwd.clone());
     if let Ok(size) = term.size() {
@@ -238,6 +240,24 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     }
                     app.dirty = true;
                 }
+                Effect::ListMemories { open } => {
+                    let root = tandem_core::permissions::settings::project_root(&app.cwd);
+                    let topics = tandem_core::memory::MemoryStore::new(&paths.config_dir, &root).topics();
+                    let more = app.update(Input::Memories { topics, open }, Instant::now());
+                    for effect in more {
+                        if let Effect::EditFile { path } = effect {
+                            terminal_events.pause().await;
+                            terminal::restore();
+                            let result = tokio::task::block_in_place(|| external_editor::edit_in_place(&path));
+                            reenter(&mut term, launch.screen);
+                            terminal_events.resume();
+                            if let Err(message) = result {
+                                app.notice(crate::app::cells::NoticeKind::Error, message);
+                            }
+                            app.dirty = true;
+                        }
+                    }
+                }
                 Effect::ListSessions => {
                     let mut sessions = tandem_core::session::list(&paths.data_dir);
                     sessions.retain(|session| session.cwd == app.cwd);
@@ -277,6 +297,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 Effect::Quit => quit = true,
             }
         }
+        history_file::append(&history_path, &app.editor.history_mut().take_unsaved());
         if quit {
             break;
         }
@@ -344,7 +365,7 @@ async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_core
 
 fn spawn_probe(tx: mpsc::UnboundedSender<Vec<crate::app::onboarding::LocalServer>>) {
     tokio::spawn(async move {
-        let servers = probe_local_servers(Duration::from_millis(300)).await;
+        let servers = probe_local_servers(PROBE_TIMEOUT).await;
         let _ = tx.send(servers);
     });
 }

@@ -13,7 +13,8 @@ use unicode_width::UnicodeWidthChar;
 
 use super::theme::Theme;
 use super::wrap::{truncate, width, wrap_line};
-use crate::app::onboarding::{LOCAL_SERVERS, LocalServer, Onboarding};
+use crate::app::onboarding::{LocalServer, Onboarding};
+use tandem_core::provider::local::LOCAL_SERVERS;
 
 /// The panel's widest size; wider terminals get margins.
 const MAX_WIDTH: u16 = 78;
