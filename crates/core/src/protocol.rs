@@ -138,6 +138,9 @@ pub struct TurnSummary {
     pub total_cost_usd: Option<f64>,
     pub permission_denials: Vec<PermissionDenial>,
     pub errors: Vec<String>,
+    /// The user interrupted the turn (then `outcome` is `ErrorDuringExecution`): front ends decide on this, not
+    /// on the wording of `errors`.
+    pub interrupted: bool,
 }
 
 /// Core → front end.
@@ -168,10 +171,18 @@ pub enum Event {
     },
     /// A complete assistant reply, appended to the conversation.
     AssistantMessage(AssistantMessage),
+    /// A tool call is about to be checked and run. Carries what a front end shows, so it needs no tables of
+    /// tool names: adding a tool touches core only.
     ToolCallStarted {
         call_id: String,
         name: String,
         input: Value,
+        /// The tool only reads (front ends group such calls).
+        read_only: bool,
+        /// The call's risk, as a dialog would label it.
+        risk: Risk,
+        /// A short line that identifies the call ([`crate::tools::Tool::summary`]).
+        summary: String,
     },
     /// The user must decide; answer with [`Op::PermissionAnswer`] carrying the same call id.
     PermissionRequested {

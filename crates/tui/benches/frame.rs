@@ -137,7 +137,14 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
             ContentBlock::ToolUse { id: call_id.clone(), name: name.into(), input: input.clone() },
         ];
         core(app, message(turn, content, StopReason::ToolUse), now);
-        core(app, Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input }, now);
+        let context = tandem_core::tools::ToolContext::new(std::path::PathBuf::from("/work/project"));
+        let (read_only, summary) = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
+        let risk = tandem_core::tools::Risk::Low;
+        core(
+            app,
+            Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input, read_only, risk, summary },
+            now,
+        );
         let finished = Event::ToolCallFinished {
             call_id,
             content: output,

@@ -134,9 +134,7 @@ impl Printer {
                     let mut out = self.stdout.lock();
                     let _ = writeln!(out, "{}", text.trim_end());
                     let _ = out.flush();
-                } else if summary.outcome != RunOutcome::ErrorDuringExecution
-                    || summary.errors.iter().all(|e| e.starts_with("Interrupted"))
-                {
+                } else if summary.outcome != RunOutcome::ErrorDuringExecution || summary.interrupted {
                     for error in &summary.errors {
                         eprintln!("tandem: {error}");
                     }

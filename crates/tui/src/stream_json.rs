@@ -183,6 +183,7 @@ mod tests {
             total_cost_usd: None,
             permission_denials: vec![],
             errors: vec![],
+            interrupted: false,
         };
         let value = result("s", &summary);
         for field in [

@@ -86,10 +86,17 @@ impl ToolRunner<'_> {
 
             let mut prepared = Vec::with_capacity(group.len());
             for call in group {
+                let tool = self.tools.get(&call.name);
                 let _ = self.events.send(Event::ToolCallStarted {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     input: call.input.clone(),
+                    read_only: tool.as_ref().is_some_and(|tool| tool.is_read_only()),
+                    risk: tool.as_ref().map_or(crate::tools::Risk::High, |tool| tool.risk_for(&call.input)),
+                    summary: match &tool {
+                        Some(tool) => tool.summary(&call.input, &self.context),
+                        None => crate::tools::display_summary(&call.input, &self.context),
+                    },
                 });
                 let step = if self.context.cancel.is_cancelled() {
                     not_run()

@@ -19,6 +19,9 @@ use crate::tools::{FileState, ToolContext};
 const PLAN_MODE_NOTE: &str = "<system-reminder>Plan mode is on: you may read and search, and run read-only commands, but \
 must not change files or run anything else. Investigate, then present a plan for the user to approve.</system-reminder>";
 
+/// The turn's error when the user interrupted it.
+const INTERRUPTED_ERROR: &str = "Interrupted by the user.";
+
 /// Told to the model at the start of the next turn after an interrupt.
 const INTERRUPTED_NOTE: &str =
     "[The user interrupted the previous response; tool calls that did not finish were not run.]";
@@ -176,7 +179,7 @@ impl Session {
                         self.push_message(Message { role: Role::Assistant, content: partial });
                     }
                     self.interrupted = true;
-                    errors.push("Interrupted by the user.".into());
+                    errors.push(INTERRUPTED_ERROR.into());
                     break RunOutcome::ErrorDuringExecution;
                 }
                 Err(SampleError::Failed(error)) => {
@@ -239,7 +242,7 @@ impl Session {
 
             if round.interrupted {
                 self.interrupted = true;
-                errors.push("Interrupted by the user.".into());
+                errors.push(INTERRUPTED_ERROR.into());
                 break RunOutcome::ErrorDuringExecution;
             }
             if let (Some(budget), Some(cost)) = (self.config.max_budget_usd, self.cost())
@@ -261,6 +264,7 @@ impl Session {
             usage: self.total_usage,
             total_cost_usd: self.cost(),
             permission_denials: denials,
+            interrupted: errors.iter().any(|error| error == INTERRUPTED_ERROR),
             errors,
         }));
     }

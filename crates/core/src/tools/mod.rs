@@ -158,6 +158,13 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
 
+    /// A short line that identifies the call for people (a card's title): the command's first line, the path
+    /// (relative to the working directory when under it), the pattern. The default looks for the usual input
+    /// fields, so a new tool shows sensibly without front-end changes.
+    fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
+        display_summary(input, ctx)
+    }
+
     /// The path the call reads or writes, if any, for permission rules and display.
     fn target_path(&self, _input: &Value, _ctx: &ToolContext) -> Option<PathBuf> {
         None
@@ -165,6 +172,40 @@ pub trait Tool: Send + Sync {
 
     /// Runs the call. The input has already been validated against [`Tool::input_schema`].
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// What [`Tool::summary`] shows by default: the first of `command`, a path field, `pattern` (with ` in PATH`),
+/// `title`, `query`, `url`; else the input as compact JSON (empty for `{}`).
+pub fn display_summary(input: &Value, ctx: &ToolContext) -> String {
+    let field = |name: &str| input.get(name).and_then(Value::as_str).filter(|text| !text.is_empty());
+    let path = |text: &str| relative_display(&ctx.resolve(text), &ctx.cwd);
+    if let Some(command) = field("command") {
+        let mut lines = command.lines().filter(|line| !line.trim().is_empty());
+        let first = lines.next().unwrap_or_default().trim_end();
+        return if lines.next().is_some() { format!("{first} …") } else { first.to_owned() };
+    }
+    if let Some(file) = field("file_path").or_else(|| field("notebook_path")) {
+        return path(file);
+    }
+    if let Some(pattern) = field("pattern") {
+        return match field("path") {
+            Some(dir) => format!("{pattern} in {}", path(dir)),
+            None => pattern.to_owned(),
+        };
+    }
+    if let Some(text) = field("title").or_else(|| field("query")).or_else(|| field("url")) {
+        return text.to_owned();
+    }
+    let text = input.to_string();
+    if text == "{}" { String::new() } else { text }
+}
+
+/// `path` relative to `cwd` when it is inside it (`src/main.rs`), else as it is.
+pub fn relative_display(path: &std::path::Path, cwd: &std::path::Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
 }
 
 /// Parses a validated input into the tool's typed input; a mismatch the schema did not catch becomes an error

@@ -40,6 +40,7 @@ pub(crate) fn turn_finished() -> Event {
         total_cost_usd: Some(0.01),
         permission_denials: Vec::new(),
         errors: Vec::new(),
+        interrupted: false,
     })
 }
 

@@ -38,6 +38,10 @@ pub struct ToolCard {
     pub duration_ms: Option<u64>,
     /// The session's working directory: paths under it are shown relative to it.
     pub cwd: Option<PathBuf>,
+    /// Core's one-line summary of the call (`None` until the call starts).
+    pub summary: Option<String>,
+    /// The tool only reads (core's word for it).
+    pub read_only: bool,
 }
 
 impl ToolCard {
@@ -52,6 +56,8 @@ impl ToolCard {
             is_error: false,
             duration_ms: None,
             cwd: None,
+            summary: None,
+            read_only: false,
         }
     }
 
@@ -69,28 +75,27 @@ impl ToolCard {
         }
     }
 
-    /// The argument that identifies the call: a path, a command or a pattern.
+    /// The line that identifies the call: core's summary once the call started (or was restored), else core's
+    /// default summary of the input as streamed so far.
     pub fn key_argument(&self) -> String {
-        let field = |name: &str| self.input.get(name).and_then(Value::as_str).map(str::to_owned);
-        let path = |name: &str| field(name).map(|path| self.display_path(Path::new(&path)));
-        match self.name.as_str() {
-            "Bash" => field("command"),
-            "Read" | "Write" | "Edit" => path("file_path"),
-            "Grep" => field("pattern").map(|pattern| match path("path") {
-                Some(path) => format!("{pattern} in {path}"),
-                None => pattern,
-            }),
-            "Glob" => field("pattern"),
-            _ => None,
+        match &self.summary {
+            Some(summary) => summary.clone(),
+            None => {
+                let ctx = tandem_core::tools::ToolContext::new(self.cwd.clone().unwrap_or_default());
+                tandem_core::tools::display_summary(&self.input, &ctx)
+            }
         }
-        .unwrap_or_else(|| {
-            let text = self.input.to_string();
-            if text == "{}" { String::new() } else { text }
-        })
     }
 
+    /// Whether the tool only reads (from core), so finished calls can be grouped.
     pub fn is_read_only_tool(&self) -> bool {
-        matches!(self.name.as_str(), "Read" | "Grep" | "Glob")
+        self.read_only
+    }
+
+    /// Takes what core says about the call: whether its tool only reads, and its summary.
+    pub fn describe(&mut self, read_only: bool, summary: String) {
+        self.read_only = read_only;
+        self.summary = Some(summary);
     }
 }
 

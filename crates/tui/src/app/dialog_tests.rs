@@ -23,7 +23,7 @@ fn asking(width: u16, height: u16) -> App {
     let earlier: String = (1..=30).map(|n| format!("- step {n} of the fix\n")).collect();
     stream_text(&mut app, 0, &format!("{earlier}\n{LAST_WORDS}\n"));
     let input = json!({"command": "make deploy ENV=staging", "description": "Deploy the fixed build to staging"});
-    core(&mut app, Event::ToolCallStarted { call_id: "b1".into(), name: "Bash".into(), input: input.clone() });
+    core(&mut app, super::tests::tool_started("b1", "Bash", input.clone()));
     core(
         &mut app,
         Event::PermissionRequested {

@@ -100,11 +100,12 @@ impl App {
                 }
                 self.stream_cells.clear();
             }
-            Event::ToolCallStarted { call_id, name, input } => {
+            Event::ToolCallStarted { call_id, name, input, read_only, summary, .. } => {
                 let index = self.upsert_tool(&call_id, &name, input);
                 self.transcript.update(index, |cell| {
                     if let CellKind::Tool(card) = &mut cell.kind {
                         card.state = ToolState::Running { since: now };
+                        card.describe(read_only, summary);
                     }
                 });
             }
@@ -197,7 +198,7 @@ impl App {
                 match summary.outcome {
                     RunOutcome::Success => {}
                     RunOutcome::ErrorDuringExecution => {
-                        if summary.errors.iter().any(|error| error.starts_with("Interrupted")) {
+                        if summary.interrupted {
                             self.notice(NoticeKind::Warning, "Interrupted · tell the model what to do instead");
                         }
                     }

@@ -38,10 +38,7 @@ fn working(app: &mut App) {
 }
 
 fn bash_dialog(app: &mut App, id: &str) {
-    core(
-        app,
-        Event::ToolCallStarted { call_id: id.into(), name: "Bash".into(), input: json!({"command": "make deploy"}) },
-    );
+    core(app, super::tests::tool_started(id, "Bash", json!({"command": "make deploy"})));
     core(
         app,
         Event::PermissionRequested {
@@ -239,7 +236,7 @@ fn two_cards(app: &mut App) {
     working(app);
     for id in ["first", "second"] {
         let input = json!({"command": format!("run {id}")});
-        core(app, Event::ToolCallStarted { call_id: id.into(), name: "Bash".into(), input });
+        core(app, super::tests::tool_started(id, "Bash", input));
         let output: String = (1..=12).map(|n| format!("{id} output line {n}\n")).collect();
         core(
             app,

@@ -23,6 +23,9 @@ impl App {
                 _ => None,
             })
             .collect();
+        // Core describes each call (summary, read-only), as it does for live ones.
+        let tools = tandem_core::tools::ToolRegistry::builtin();
+        let context = tandem_core::tools::ToolContext::new(self.cwd.clone());
         for message in messages {
             for block in &message.content {
                 match (message.role, block) {
@@ -40,6 +43,8 @@ impl App {
                     }
                     (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
                         let mut card = ToolCard::new(id.clone(), name.clone(), input.clone()).in_dir(&self.cwd);
+                        let (read_only, summary) = tools.describe(name, input, &context);
+                        card.describe(read_only, summary);
                         let (status, output, is_error) = match results.get(id.as_str()) {
                             Some((content, is_error)) => {
                                 let status = if *is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };

@@ -62,13 +62,22 @@ pub(super) fn screen(app: &App) -> String {
         .join("\n")
 }
 
+/// `ToolCallStarted` as core sends it, described by the built-in tools.
+pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Event {
+    let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
+    let (read_only, summary) = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
+    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input, read_only, risk: Risk::High, summary }
+}
+
 pub(super) fn stream_text(app: &mut App, index: usize, text: &str) {
     core(app, Event::Stream(StreamEvent::BlockStart { index, block: BlockStart::Text }));
     core(app, Event::Stream(StreamEvent::TextDelta { index, text: text.into() }));
     core(app, Event::Stream(StreamEvent::BlockStop { index }));
 }
 
+/// The end of a turn; an error starting with "Interrupted" marks it interrupted, as core does.
 pub(super) fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
+    let interrupted = errors.iter().any(|error| error.starts_with("Interrupted"));
     Event::TurnFinished(TurnSummary {
         outcome,
         result_text: None,
@@ -80,6 +89,7 @@ pub(super) fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
         total_cost_usd: Some(0.01),
         permission_denials: vec![],
         errors,
+        interrupted,
     })
 }
 
@@ -90,10 +100,7 @@ pub(super) fn conversation(app: &mut App) {
     assert_eq!(effects, vec![Effect::Op(Op::UserTurn { text: "Fix the greeting".into() })]);
     core(app, Event::RequestStarted { round: 1 });
     stream_text(app, 0, "I'll look at `hello.rs` first.\n\n- it prints a **greeting**\n- it needs a fix\n");
-    core(
-        app,
-        Event::ToolCallStarted { call_id: "t1".into(), name: "Read".into(), input: json!({"file_path": "hello.rs"}) },
-    );
+    core(app, tool_started("t1", "Read", json!({"file_path": "hello.rs"})));
     core(
         app,
         Event::ToolCallFinished {
@@ -158,10 +165,7 @@ fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
     let mut app = app(100, 30);
     core(&mut app, Event::RequestStarted { round: 1 });
     for id in ["b1", "b2"] {
-        core(
-            &mut app,
-            Event::ToolCallStarted { call_id: id.into(), name: "Bash".into(), input: json!({"command": "ls"}) },
-        );
+        core(&mut app, tool_started(id, "Bash", json!({"command": "ls"})));
         core(
             &mut app,
             Event::PermissionRequested {
