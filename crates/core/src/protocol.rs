@@ -93,6 +93,19 @@ pub struct RuleListing {
     pub file: Option<PathBuf>,
 }
 
+/// How an item (an assistant message, a thinking block, a compaction) ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemOutcome {
+    Completed,
+    /// The user interrupted the turn.
+    Interrupted,
+    /// The response broke and is being retried: front ends drop what they showed of it.
+    Discarded,
+    /// The request failed for good.
+    Failed,
+}
+
 /// How a tool call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -158,8 +171,48 @@ pub enum Event {
     RequestStarted {
         round: u32,
     },
-    /// A raw streaming event of the current response (text and thinking deltas, tool input as it streams).
-    Stream(StreamEvent),
+    /// An assistant text block began streaming. Its text arrives in [`Event::MessageDelta`]s with the same id.
+    MessageStarted {
+        item_id: String,
+    },
+    MessageDelta {
+        item_id: String,
+        text: String,
+    },
+    MessageCompleted {
+        item_id: String,
+        outcome: ItemOutcome,
+    },
+    /// A thinking block began (`redacted`: its content is encrypted and never shown).
+    ThinkingStarted {
+        item_id: String,
+        redacted: bool,
+    },
+    ThinkingDelta {
+        item_id: String,
+        text: String,
+    },
+    ThinkingCompleted {
+        item_id: String,
+        outcome: ItemOutcome,
+    },
+    /// The model began writing a tool call; [`Event::ToolCallStarted`] follows once the reply is complete.
+    ToolInputStarted {
+        call_id: String,
+        name: String,
+    },
+    /// A compaction began (automatic, or `/compact`); [`Event::CompactionFinished`] follows.
+    CompactionStarted {
+        trigger: crate::session::CompactTrigger,
+    },
+    /// A compaction ended: `Completed` after its [`Event::CompactBoundary`], else the conversation is unchanged.
+    CompactionFinished {
+        trigger: crate::session::CompactTrigger,
+        outcome: ItemOutcome,
+    },
+    /// The provider's raw stream event, in Anthropic's vocabulary with its block index — sent only when
+    /// `AgentConfig::raw_stream` asks (stream-json's `--include-partial-messages`).
+    RawStream(StreamEvent),
     /// A request failed and will be retried after `delay_ms`. If output had already streamed, it is discarded:
     /// front ends must drop what they showed of it.
     Retrying {

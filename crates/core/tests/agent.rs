@@ -119,6 +119,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         resume: None,
         compaction: Default::default(),
         pre_compact: None,
+        raw_stream: false,
     }
 }
 

@@ -76,8 +76,21 @@ fn core(app: &mut App, event: Event, now: Instant) {
     app.update(Input::Core(Box::new(event)), now);
 }
 
+/// A provider event as core hands it on: an item event (the index stands for the item's id).
 fn stream(app: &mut App, event: StreamEvent, now: Instant) {
-    core(app, Event::Stream(event), now);
+    let id = |index: usize| format!("item_{index}");
+    let event = match event {
+        StreamEvent::BlockStart { index, block: BlockStart::Text } => Event::MessageStarted { item_id: id(index) },
+        StreamEvent::BlockStart { block: BlockStart::ToolUse { id, name }, .. } => {
+            Event::ToolInputStarted { call_id: id, name }
+        }
+        StreamEvent::TextDelta { index, text } => Event::MessageDelta { item_id: id(index), text },
+        StreamEvent::BlockStop { index } => {
+            Event::MessageCompleted { item_id: id(index), outcome: tandem_core::protocol::ItemOutcome::Completed }
+        }
+        _ => return,
+    };
+    core(app, event, now);
 }
 
 /// Streams one text block (in deltas of `chars` characters) and closes it.

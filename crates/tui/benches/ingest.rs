@@ -1,4 +1,4 @@
-//! Ingesting 100k tokens of streamed text: ~100,000 `Event::Stream(StreamEvent::TextDelta)` events of ~4
+//! Ingesting 100k tokens of streamed text: ~100,000 `Event::MessageDelta` events of ~4
 //! characters (~400 KB of Markdown: paragraphs, lists and code blocks) fed to `App::update`, with frames drawn
 //! to a 120×40 `Terminal<TestBackend>` the way the runtime draws them: update a batch, then draw once.
 //!
@@ -25,7 +25,6 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tandem_core::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
 use tandem_core::protocol::Event;
-use tandem_core::provider::{BlockStart, StreamEvent};
 use tandem_tui::app::{App, Input};
 use tandem_tui::ui::frame::render;
 
@@ -103,11 +102,12 @@ fn turn_events(answers: &[String]) -> Vec<Event> {
     let mut events = Vec::new();
     for (round, answer) in answers.iter().enumerate() {
         events.push(Event::RequestStarted { round: round as u32 + 1 });
-        events.push(Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
+        let item_id = format!("item_{round}");
+        events.push(Event::MessageStarted { item_id: item_id.clone() });
         for text in pieces(answer, DELTA_CHARS) {
-            events.push(Event::Stream(StreamEvent::TextDelta { index: 0, text }));
+            events.push(Event::MessageDelta { item_id: item_id.clone(), text });
         }
-        events.push(Event::Stream(StreamEvent::BlockStop { index: 0 }));
+        events.push(Event::MessageCompleted { item_id, outcome: tandem_core::protocol::ItemOutcome::Completed });
         events.push(Event::AssistantMessage(AssistantMessage {
             id: format!("msg_{round}"),
             model: "claude-sonnet-4-5".into(),
@@ -139,7 +139,7 @@ fn many_answers() -> Vec<Event> {
 
 fn count_pieces(events: &[Event]) -> (usize, usize) {
     events.iter().fold((0, 0), |(count, bytes), event| match event {
-        Event::Stream(StreamEvent::TextDelta { text, .. }) => (count + 1, bytes + text.len()),
+        Event::MessageDelta { text, .. } => (count + 1, bytes + text.len()),
         _ => (count, bytes),
     })
 }
@@ -207,7 +207,7 @@ fn paced(events: Vec<Event>) -> Run {
         let mut events = events.into_iter().peekable();
         while events.peek().is_some() {
             for event in events.by_ref().take(PACED_DELTAS_PER_FRAME) {
-                if let Event::Stream(StreamEvent::TextDelta { text, .. }) = &event {
+                if let Event::MessageDelta { text, .. } = &event {
                     stats.bytes += text.len();
                 }
                 app.update(Input::Core(Box::new(event)), Instant::now());
@@ -229,7 +229,7 @@ fn at_rate(events: Vec<Event>, tokens_per_second: f64) -> Run {
             due += per_frame;
             while due >= 1.0 {
                 let Some(event) = events.next() else { break };
-                if let Event::Stream(StreamEvent::TextDelta { text, .. }) = &event {
+                if let Event::MessageDelta { text, .. } = &event {
                     stats.bytes += text.len();
                     due -= 1.0;
                 }

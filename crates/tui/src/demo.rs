@@ -66,5 +66,6 @@ pub fn config(dir: &Path) -> AgentConfig {
         resume: None,
         compaction: CompactionPolicy::default(),
         pre_compact: None,
+        raw_stream: false,
     }
 }

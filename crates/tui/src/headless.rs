@@ -97,7 +97,7 @@ impl Printer {
                 value["apiKeySource"] = Value::String(self.api_key_source.clone());
                 self.line(&value);
             }
-            Event::Stream(stream_event) if self.streaming() && self.options.include_partial_messages => {
+            Event::RawStream(stream_event) if self.streaming() && self.options.include_partial_messages => {
                 let value = stream_json::stream_event(&self.session_id, stream_event);
                 self.line(&value);
             }

@@ -43,7 +43,10 @@ fn main() -> ExitCode {
     let options = HeadlessOptions { format: cli.output_format, include_partial_messages: cli.include_partial_messages };
     let code = runtime.block_on(async {
         match setup::build(&cli, cwd) {
-            Ok(config) => headless::run(config, prompt, options).await,
+            Ok(mut config) => {
+                config.raw_stream = options.include_partial_messages;
+                headless::run(config, prompt, options).await
+            }
             Err(error) => {
                 eprintln!("tandem: {}", error.0);
                 2

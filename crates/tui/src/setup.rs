@@ -177,6 +177,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         resume,
         compaction,
         pre_compact: None,
+        raw_stream: false,
     })
 }
 

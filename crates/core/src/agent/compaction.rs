@@ -12,7 +12,7 @@ use crate::context::compact::{self, MAX_RESTORED_FILES};
 use crate::context::guidelines;
 use crate::context::tokens::TokenCounter;
 use crate::memory::MemoryStore;
-use crate::protocol::Event;
+use crate::protocol::{Event, ItemOutcome};
 use crate::provider::{ModelRequest, SystemBlock};
 use crate::session::CompactTrigger;
 
@@ -60,6 +60,17 @@ impl Session {
     /// Summarizes the conversation and rebuilds it. On failure the conversation is kept as it was (and the
     /// user is told): never losing the current task matters more than saving tokens.
     pub(super) async fn compact(&mut self, trigger: CompactTrigger, extra: Option<String>, cancel: &CancellationToken) {
+        self.emit_event(Event::CompactionStarted { trigger });
+        let outcome = self.summarize_and_rebuild(trigger, extra, cancel).await;
+        self.emit_event(Event::CompactionFinished { trigger, outcome });
+    }
+
+    async fn summarize_and_rebuild(
+        &mut self,
+        trigger: CompactTrigger,
+        extra: Option<String>,
+        cancel: &CancellationToken,
+    ) -> ItemOutcome {
         if let Some(hook) = &self.config.pre_compact {
             hook(trigger);
         }
@@ -87,7 +98,8 @@ impl Session {
             // The summary's own text is not part of the conversation: front ends only hear about retries.
             let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
             let reply =
-                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, cancel, &events).await;
+                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, cancel, &events, false)
+                    .await;
             while let Ok(event) = heard.try_recv() {
                 if matches!(event, Event::Retrying { .. }) {
                     self.emit_event(event);
@@ -130,10 +142,13 @@ impl Session {
             history = shorter;
         }
         let Some(summary) = summary else {
+            if cancel.is_cancelled() {
+                return ItemOutcome::Interrupted;
+            }
             self.emit_event(Event::Error {
                 message: "Could not summarize the conversation; it was kept as it was.".into(),
             });
-            return;
+            return ItemOutcome::Failed;
         };
 
         let files: Vec<(std::path::PathBuf, String)> = compact::recent_file_paths(&self.messages, MAX_RESTORED_FILES)
@@ -161,6 +176,7 @@ impl Session {
             tracing::warn!("could not log the compaction: {err}");
         }
         self.emit_event(Event::CompactBoundary { trigger, pre_tokens });
+        ItemOutcome::Completed
     }
 
     fn emit_event(&self, event: Event) {

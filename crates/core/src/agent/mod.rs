@@ -8,6 +8,7 @@
 //! that an interrupt or a permission answer is seen while a turn is running.
 
 mod compaction;
+mod items;
 mod sampling;
 mod tool_calls;
 mod turn;
@@ -56,6 +57,9 @@ pub struct AgentConfig {
     pub compaction: crate::context::compact::CompactionPolicy,
     /// Called before every compaction (the PreCompact hook point).
     pub pre_compact: Option<Arc<dyn Fn(crate::session::CompactTrigger) + Send + Sync>>,
+    /// Also send the provider's raw stream events ([`crate::protocol::Event::RawStream`]), for stream-json's
+    /// `--include-partial-messages`; front ends that draw use the item events.
+    pub raw_stream: bool,
 }
 
 /// The state a resumed session starts from.

@@ -11,8 +11,9 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::items::Items;
 use crate::conversation::ContentBlock;
-use crate::protocol::Event;
+use crate::protocol::{Event, ItemOutcome};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{ModelRequest, Provider, ProviderError};
@@ -31,23 +32,33 @@ pub(super) async fn sample(
     retry: &RetryPolicy,
     cancel: &CancellationToken,
     events: &mpsc::UnboundedSender<Event>,
+    raw: bool,
 ) -> Result<Assembled, SampleError> {
     let mut attempt = 1;
     loop {
         let mut assembler = MessageAssembler::new();
+        let mut items = Items::default();
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
-            result = stream_once(provider, request, &mut assembler, events) => Some(result),
+            result = stream_once(provider, request, &mut assembler, &mut items, events, raw) => Some(result),
         };
         let error = match outcome {
-            None => return Err(SampleError::Interrupted { partial: partial_text(assembler) }),
-            Some(Ok(())) => return Ok(assembler.finish()),
+            None => {
+                items.close_all(ItemOutcome::Interrupted, events);
+                return Err(SampleError::Interrupted { partial: partial_text(assembler) });
+            }
+            Some(Ok(())) => {
+                items.close_all(ItemOutcome::Completed, events);
+                return Ok(assembler.finish());
+            }
             Some(Err(error)) => error,
         };
         let Some(delay) = retry.retry_delay(&error, attempt) else {
+            items.close_all(ItemOutcome::Failed, events);
             return Err(SampleError::Failed(error));
         };
+        items.close_all(ItemOutcome::Discarded, events);
         let _ = events.send(Event::Retrying {
             attempt,
             max_attempts: retry.max_attempts,
@@ -67,13 +78,18 @@ async fn stream_once(
     provider: &dyn Provider,
     request: &ModelRequest,
     assembler: &mut MessageAssembler,
+    items: &mut Items,
     events: &mpsc::UnboundedSender<Event>,
+    raw: bool,
 ) -> Result<(), ProviderError> {
     let mut stream = provider.stream(request).await?;
     while let Some(event) = stream.next().await {
         let event = event?;
         assembler.push(&event)?;
-        let _ = events.send(Event::Stream(event));
+        items.on(&event, events);
+        if raw {
+            let _ = events.send(Event::RawStream(event));
+        }
         if assembler.is_complete() {
             return Ok(());
         }

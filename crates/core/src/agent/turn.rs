@@ -167,9 +167,15 @@ impl Session {
             let request_chars = TokenCounter::request_chars(&request);
             self.emit(Event::RequestStarted { round: rounds });
             let api_started = Instant::now();
-            let reply =
-                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, &cancel, &self.events)
-                    .await;
+            let reply = sampling::sample(
+                self.config.provider.as_ref(),
+                &request,
+                &self.config.retry,
+                &cancel,
+                &self.events,
+                self.config.raw_stream,
+            )
+            .await;
             api_ms += api_started.elapsed().as_millis() as u64;
 
             let assembled = match reply {

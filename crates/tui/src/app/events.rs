@@ -4,7 +4,6 @@ use std::time::Instant;
 
 use tandem_core::conversation::ContentBlock;
 use tandem_core::protocol::{Event, RunOutcome, ToolCallStatus};
-use tandem_core::provider::{BlockStart, StreamEvent};
 
 use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
 use super::{App, Effect};
@@ -64,7 +63,51 @@ impl App {
                 self.response_start = Some(self.transcript.len());
                 self.stream_cells.clear();
             }
-            Event::Stream(stream) => self.on_stream(stream),
+            Event::MessageStarted { item_id } => {
+                self.delivering();
+                let cell = self.transcript.push(CellKind::Assistant { text: String::new(), streaming: true });
+                self.stream_cells.insert(item_id, cell);
+            }
+            Event::ThinkingStarted { item_id, redacted } => {
+                self.delivering();
+                let kind = if redacted {
+                    CellKind::Thinking { text: "(redacted)".into(), streaming: false }
+                } else {
+                    CellKind::Thinking { text: String::new(), streaming: true }
+                };
+                let cell = self.transcript.push(kind);
+                self.stream_cells.insert(item_id, cell);
+            }
+            Event::MessageDelta { item_id, text } | Event::ThinkingDelta { item_id, text } => {
+                self.delivering();
+                if let Some(&cell) = self.stream_cells.get(&item_id) {
+                    self.transcript.update(cell, |cell| match &mut cell.kind {
+                        CellKind::Assistant { text: body, .. } | CellKind::Thinking { text: body, .. } => {
+                            body.push_str(&text)
+                        }
+                        _ => {}
+                    });
+                }
+            }
+            Event::MessageCompleted { item_id, .. } | Event::ThinkingCompleted { item_id, .. } => {
+                if let Some(&cell) = self.stream_cells.get(&item_id) {
+                    self.transcript.update(cell, |cell| match &mut cell.kind {
+                        CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. } => {
+                            *streaming = false
+                        }
+                        _ => {}
+                    });
+                }
+            }
+            Event::ToolInputStarted { call_id, name } => {
+                self.delivering();
+                self.transcript.push(CellKind::Tool(Box::new(
+                    ToolCard::new(call_id, name, serde_json::json!({})).in_dir(&self.cwd),
+                )));
+            }
+            Event::CompactionStarted { .. } => self.status.compacting = true,
+            Event::CompactionFinished { .. } => self.status.compacting = false,
+            Event::RawStream(_) => {}
             Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output } => {
                 if discarded_partial_output {
                     self.discard_response();
@@ -212,53 +255,10 @@ impl App {
         }
     }
 
-    fn on_stream(&mut self, event: StreamEvent) {
-        if matches!(event, StreamEvent::BlockStart { .. } | StreamEvent::TextDelta { .. }) {
-            // The retried request is delivering: the retry is over.
-            self.status.retry = None;
-            self.retry_notice = None;
-        }
-        match event {
-            StreamEvent::BlockStart { index, block } => {
-                let kind = match block {
-                    BlockStart::Text => CellKind::Assistant { text: String::new(), streaming: true },
-                    BlockStart::Thinking => CellKind::Thinking { text: String::new(), streaming: true },
-                    BlockStart::RedactedThinking { .. } => {
-                        CellKind::Thinking { text: "(redacted)".into(), streaming: false }
-                    }
-                    BlockStart::ToolUse { id, name } => {
-                        CellKind::Tool(Box::new(ToolCard::new(id, name, serde_json::json!({})).in_dir(&self.cwd)))
-                    }
-                };
-                let cell = self.transcript.push(kind);
-                self.stream_cells.insert(index, cell);
-            }
-            StreamEvent::TextDelta { index, text } | StreamEvent::ThinkingDelta { index, thinking: text } => {
-                if let Some(&cell) = self.stream_cells.get(&index) {
-                    self.transcript.update(cell, |cell| match &mut cell.kind {
-                        CellKind::Assistant { text: body, .. } | CellKind::Thinking { text: body, .. } => {
-                            body.push_str(&text)
-                        }
-                        _ => {}
-                    });
-                }
-            }
-            StreamEvent::BlockStop { index } => {
-                if let Some(&cell) = self.stream_cells.get(&index) {
-                    self.transcript.update(cell, |cell| match &mut cell.kind {
-                        CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. } => {
-                            *streaming = false
-                        }
-                        _ => {}
-                    });
-                }
-            }
-            StreamEvent::MessageStart { .. }
-            | StreamEvent::SignatureDelta { .. }
-            | StreamEvent::ToolInputDelta { .. }
-            | StreamEvent::MessageDelta { .. }
-            | StreamEvent::MessageStop => {}
-        }
+    /// The (retried) request is delivering: the retry is over.
+    fn delivering(&mut self) {
+        self.status.retry = None;
+        self.retry_notice = None;
     }
 
     /// Finds the card for a call (created while streaming) or adds one; sets its final input.

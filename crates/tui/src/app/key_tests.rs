@@ -9,7 +9,6 @@ use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use tandem_core::permissions::PermissionMode;
 use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome};
-use tandem_core::provider::{BlockStart, StreamEvent};
 use tandem_core::tools::{Preview, Risk};
 
 use super::tests::{app, core, ctrl, finished, key, type_text};
@@ -184,8 +183,8 @@ fn the_retry_message_clears_when_the_retried_stream_delivers() {
         },
     );
     assert!(app.status.retry.is_some());
-    core(&mut app, Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
-    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "Hi".into() }));
+    core(&mut app, Event::MessageStarted { item_id: "m".into() });
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: "Hi".into() });
     assert!(app.status.retry.is_none());
     assert!(!screen_at(&app, Instant::now()).contains("retrying ("));
 }

@@ -136,8 +136,8 @@ pub struct App {
     pub queued: Vec<String>,
     /// Screen size.
     pub size: (u16, u16),
-    /// Streamed content block index → transcript cell, for the response being streamed.
-    pub(crate) stream_cells: HashMap<usize, usize>,
+    /// Streaming item id (core's) → transcript cell, for the response being streamed.
+    pub(crate) stream_cells: HashMap<String, usize>,
     /// First cell of the response being streamed (removed if the response is retried).
     pub(crate) response_start: Option<usize>,
     /// The transcript notice that shows the retry in progress (updated in place by the next attempt).

@@ -10,7 +10,6 @@ use serde_json::json;
 use tandem_core::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
 use tandem_core::permissions::PermissionMode;
 use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome, ToolCallStatus, TurnSummary};
-use tandem_core::provider::{BlockStart, StreamEvent};
 use tandem_core::tools::{Preview, Risk};
 
 use super::cells::CellKind;
@@ -70,9 +69,10 @@ pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Ev
 }
 
 pub(super) fn stream_text(app: &mut App, index: usize, text: &str) {
-    core(app, Event::Stream(StreamEvent::BlockStart { index, block: BlockStart::Text }));
-    core(app, Event::Stream(StreamEvent::TextDelta { index, text: text.into() }));
-    core(app, Event::Stream(StreamEvent::BlockStop { index }));
+    let item_id = format!("item_{index}");
+    core(app, Event::MessageStarted { item_id: item_id.clone() });
+    core(app, Event::MessageDelta { item_id: item_id.clone(), text: text.into() });
+    core(app, Event::MessageCompleted { item_id, outcome: tandem_core::protocol::ItemOutcome::Completed });
 }
 
 /// The end of a turn; an error starting with "Interrupted" marks it interrupted, as core does.
@@ -131,11 +131,11 @@ fn a_turn_renders_at_wide_and_narrow_widths() {
 fn the_line_in_progress_is_drawn_as_it_arrives() {
     let mut app = app(80, 20);
     core(&mut app, Event::RequestStarted { round: 1 });
-    core(&mut app, Event::Stream(StreamEvent::BlockStart { index: 0, block: BlockStart::Text }));
-    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "first line\n\nsecond li".into() }));
+    core(&mut app, Event::MessageStarted { item_id: "m".into() });
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: "first line\n\nsecond li".into() });
     let text = screen(&app);
     assert!(text.contains("first line") && text.contains("second li"), "{text}");
-    core(&mut app, Event::Stream(StreamEvent::TextDelta { index: 0, text: "ne goes on".into() }));
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: "ne goes on".into() });
     assert!(screen(&app).contains("second line goes on"));
 }
 
@@ -333,13 +333,7 @@ fn slash_commands_act_on_the_session() {
 fn assistant_messages_fill_in_tool_inputs_and_interrupts_mark_cards() {
     let mut app = app(80, 20);
     core(&mut app, Event::RequestStarted { round: 1 });
-    core(
-        &mut app,
-        Event::Stream(StreamEvent::BlockStart {
-            index: 0,
-            block: BlockStart::ToolUse { id: "x".into(), name: "Bash".into() },
-        }),
-    );
+    core(&mut app, Event::ToolInputStarted { call_id: "x".into(), name: "Bash".into() });
     core(
         &mut app,
         Event::AssistantMessage(AssistantMessage {

@@ -95,6 +95,8 @@ pub struct StatusInfo {
     pub working_since: Option<Instant>,
     /// A retry in progress ("rate limited, retrying in 4s (2/5)"), shown instead of the interrupt hint.
     pub retry: Option<String>,
+    /// A compaction is running (its summary request can take a while).
+    pub compacting: bool,
     /// The scripted demo is running: said on every screen.
     pub demo: bool,
     /// Set while a permission dialog waits for the user: the clock stops and the spinner stands still.
@@ -256,6 +258,9 @@ fn parts(info: &StatusInfo, theme: &Theme, now: Instant) -> Vec<Part> {
                 false,
             )),
         }
+    }
+    if info.compacting {
+        parts.push(Part::new(vec![Span::styled("compacting the conversation…", theme.warning)], 75, false));
     }
     if let Some(notice) = info.notice_at(now) {
         parts.push(Part {
