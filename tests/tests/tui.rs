@@ -487,9 +487,15 @@ fn shift_tab_switches_to_accept_edits_and_the_edit_needs_no_dialog() {
     pty.expect("the mode in the status line", |screen| status_line(screen).contains("accept edits"));
     submit(&pty, "Change the greeting");
     // A dialog would block the turn: reaching the answer proves there was none.
-    expect_idle_with(&pty, "Edited without asking.");
+    let screen = expect_idle_with(&pty, "Edited without asking.");
     assert!(workspace.read("hello.txt").contains("Hello, tandem"));
     assert_eq!(server.served(), 3);
+    // The card shows the diff that was applied, as it does after a dialog.
+    assert!(
+        screen.contains("hello.txt  +1 −1") && screen.contains("+     println!(\"Hello, tandem\");"),
+        "{}",
+        framed(&screen)
+    );
 }
 
 #[test]

@@ -237,6 +237,12 @@ pub enum Event {
         /// A short line that identifies the call ([`crate::tools::Tool::summary`]).
         summary: String,
     },
+    /// What an allowed call will change (the diff of an Edit or Write that needed no dialog), so its card can
+    /// show what was applied.
+    ToolCallPreview {
+        call_id: String,
+        preview: Preview,
+    },
     /// The user must decide; answer with [`Op::PermissionAnswer`] carrying the same call id.
     PermissionRequested {
         call_id: String,

@@ -139,7 +139,16 @@ impl ToolRunner<'_> {
         };
         let decision = lock(&self.shared.policy).decide(tool.as_ref(), &call.input);
         match decision {
-            Decision::Allow => Prepared::Ready(tool),
+            Decision::Allow => {
+                // Allowed without a dialog (a rule, acceptEdits): front ends still show the diff it applies.
+                if !tool.is_read_only()
+                    && let Ok(Some(preview @ crate::tools::Preview::Diff { .. })) =
+                        tool.preview(&call.input, &self.context)
+                {
+                    let _ = self.events.send(Event::ToolCallPreview { call_id: call.id.clone(), preview });
+                }
+                Prepared::Ready(tool)
+            }
             Decision::Deny { reason } => deny(call, reason, denials),
             Decision::Ask { suggested_rule, reason } => {
                 let preview = match tool.preview(&call.input, &self.context) {

@@ -167,6 +167,15 @@ impl App {
                         .with_reason(reason);
                 self.dialogs.push_back(dialog);
             }
+            Event::ToolCallPreview { call_id, preview } => {
+                if let Some(index) = self.transcript.find_tool(&call_id) {
+                    self.transcript.update(index, |cell| {
+                        if let CellKind::Tool(card) = &mut cell.kind {
+                            card.preview = Some(preview);
+                        }
+                    });
+                }
+            }
             Event::ToolCallOutput { call_id, chunk } => {
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     self.transcript.update(index, |cell| {
