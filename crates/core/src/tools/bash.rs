@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rustix::process::{Pid, Signal, kill_process_group};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc::UnboundedSender;
@@ -23,7 +24,8 @@ use tokio::time::{Instant, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use self::capture::{Capture, Utf8Stream};
-use super::{Preview, Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::typed::TypedTool;
+use super::{Preview, Risk, ToolContext, ToolOutput};
 use crate::sandbox::{self, SandboxPolicy};
 
 /// Timeout when the model gives none.
@@ -60,48 +62,33 @@ sed/echo redirection, Grep instead of grep/rg, Glob instead of find/ls for findi
 - Quote paths that contain spaces. Chain dependent commands with &&; make independent calls in parallel.\n\
 - description: a short (5-10 words) description of what the command does, shown to the user.";
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The command to execute
     command: String,
+    /// Optional timeout in milliseconds (max 600000, default 120000)
+    #[schemars(range(min = 1))]
     timeout: Option<u64>,
+    /// Clear, concise description of what this command does in 5-10 words
     #[allow(dead_code)] // Shown by front ends from the raw input; the tool itself has no use for it.
     description: Option<String>,
-    #[serde(default)]
-    run_in_background: bool,
-    /// Run outside the sandbox: the policy always asks the user first, and only an approved call gets here.
-    #[serde(default, rename = "dangerouslyDisableSandbox")]
-    disable_sandbox: bool,
+    /// Not supported yet: leave unset
+    run_in_background: Option<bool>,
+    /// Run outside tandem's sandbox. Only after a command failed because of the sandbox and the write is really needed: the user is always asked first.
+    // The policy always asks the user first, and only an approved call gets here.
+    #[serde(rename = "dangerouslyDisableSandbox")]
+    disable_sandbox: Option<bool>,
 }
 
 pub struct BashTool;
 
-impl Tool for BashTool {
-    fn name(&self) -> &'static str {
-        "Bash"
-    }
+impl TypedTool for BashTool {
+    type Input = Input;
+    const NAME: &'static str = "Bash";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command to execute"},
-                "timeout": {"type": "integer", "minimum": 1,
-                    "description": "Optional timeout in milliseconds (max 600000, default 120000)"},
-                "description": {"type": "string",
-                    "description": "Clear, concise description of what this command does in 5-10 words"},
-                "run_in_background": {"type": "boolean",
-                    "description": "Not supported yet: leave unset"},
-                "dangerouslyDisableSandbox": {"type": "boolean",
-                    "description": "Run outside tandem's sandbox. Only after a command failed because of the sandbox \
-        and the write is really needed: the user is always asked first."}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -122,13 +109,9 @@ impl Tool for BashTool {
         Ok(Some(Preview::Command { command, cwd: ctx.cwd.clone() }))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("Bash", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
-            if input.run_in_background {
+            if input.run_in_background == Some(true) {
                 return ToolOutput::error(
                     "run_in_background is not supported yet; the command was not run. Run it in the foreground \
                      (timeout up to 600000 ms); processes left running in the background are killed when the \
@@ -144,7 +127,7 @@ impl Tool for BashTool {
                 &ctx.cancel,
                 ctx.live_output.as_ref(),
                 Launch {
-                    sandbox: if input.disable_sandbox { None } else { ctx.sandbox.as_ref() },
+                    sandbox: if input.disable_sandbox == Some(true) { None } else { ctx.sandbox.as_ref() },
                     spill_dir: ctx.output_dir.as_deref(),
                     env: &ctx.shell_env,
                 },

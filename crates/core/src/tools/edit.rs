@@ -9,13 +9,15 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::diff::{self, DEFAULT_CONTEXT};
 use super::file_state::{read_if_exists, staleness_message};
 use super::fs_util;
-use super::{Preview, Risk, Tool, ToolContext, ToolOutput, display_path, parse_input};
+use super::typed::TypedTool;
+use super::{Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 
 const DESCRIPTION: &str = "Performs an exact string replacement in a file.\n\
 \n\
@@ -36,11 +38,16 @@ const SNIPPET_CONTEXT: usize = 4;
 const SNIPPET_MAX_LINES: usize = 40;
 const BOM: &str = "\u{feff}";
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The absolute path of the file to modify
     file_path: String,
+    /// The exact text to replace
     old_string: String,
+    /// The text to replace it with (must differ from old_string)
     new_string: String,
+    /// Replace every occurrence of old_string (default false)
     #[serde(default)]
     replace_all: bool,
 }
@@ -58,28 +65,12 @@ struct Plan {
     summary: String,
 }
 
-impl Tool for EditTool {
-    fn name(&self) -> &'static str {
-        "Edit"
-    }
+impl TypedTool for EditTool {
+    type Input = Input;
+    const NAME: &'static str = "Edit";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string", "description": "The absolute path of the file to modify"},
-                "old_string": {"type": "string", "description": "The exact text to replace"},
-                "new_string": {"type": "string", "description": "The text to replace it with (must differ from old_string)"},
-                "replace_all": {"type": "boolean", "default": false,
-                    "description": "Replace every occurrence of old_string (default false)"}
-            },
-            "required": ["file_path", "old_string", "new_string"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -101,12 +92,8 @@ impl Tool for EditTool {
         Ok(Some(Preview::Diff { path: plan.path, diff: plan.diff, new_file: plan.new_file, old: plan.old_text, new }))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("Edit", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
             let ctx = ctx.clone();
             match tokio::task::spawn_blocking(move || apply(&input, &ctx)).await {
                 Ok(Ok(text)) => ToolOutput::ok(text),

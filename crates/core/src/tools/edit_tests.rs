@@ -1,6 +1,8 @@
 //! Tests of the Edit tool (a separate file to keep edit.rs readable).
 
 use super::*;
+use crate::tools::Tool;
+use serde_json::json;
 use std::fs;
 use std::path::Path;
 
@@ -44,7 +46,7 @@ async fn refuses_without_read_and_after_external_change() {
     let input = json!({"file_path": "f.txt", "old_string": "hello", "new_string": "bye"});
     let out = edit(&fresh, input.clone()).await;
     assert!(out.is_error && out.content.contains("has not been read"), "{}", out.content);
-    assert!(EditTool.preview(&input, &fresh).is_err());
+    assert!(Tool::preview(&EditTool, &input, &fresh).is_err());
 
     let (ctx, path) = seeded(dir.path(), "f.txt", b"hello\n");
     fs::write(&path, "hello, changed by someone else\n").unwrap();
@@ -141,13 +143,15 @@ async fn preview_is_a_diff_with_real_line_numbers() {
     let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
     let (ctx, path) = seeded(dir.path(), "f", text.as_bytes());
     let input = json!({"file_path": path.to_str().unwrap(), "old_string": "line 50\n", "new_string": "fifty\n"});
-    let Ok(Some(Preview::Diff { diff, new_file, .. })) = EditTool.preview(&input, &ctx) else { panic!("no diff") };
+    let Ok(Some(Preview::Diff { diff, new_file, .. })) = Tool::preview(&EditTool, &input, &ctx) else {
+        panic!("no diff")
+    };
     assert!(!new_file);
     assert_eq!(
         diff,
         "--- a/f\n+++ b/f\n@@ -47,7 +47,7 @@\n line 47\n line 48\n line 49\n-line 50\n+fifty\n line 51\n line 52\n line 53\n"
     );
-    assert_eq!(EditTool.target_path(&input, &ctx), Some(path));
+    assert_eq!(Tool::target_path(&EditTool, &input, &ctx), Some(path));
 }
 
 #[tokio::test]
@@ -159,7 +163,7 @@ async fn ten_megabyte_file_edit() {
     }
     let (ctx, path) = seeded(dir.path(), "big", text.as_bytes());
     let input = json!({"file_path": "big", "old_string": "  123456 some", "new_string": "  123456 EDITED"});
-    let Ok(Some(Preview::Diff { diff, .. })) = EditTool.preview(&input, &ctx) else { panic!("no diff") };
+    let Ok(Some(Preview::Diff { diff, .. })) = Tool::preview(&EditTool, &input, &ctx) else { panic!("no diff") };
     assert!(diff.contains("@@ -123454,7 +123454,7 @@"), "{diff}");
     let out = edit(&ctx, input).await;
     assert!(!out.is_error, "{}", out.content);

@@ -12,12 +12,14 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::fs_util::normalize;
-use super::{HiddenPaths, Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::typed::TypedTool;
+use super::{HiddenPaths, Risk, ToolContext, ToolOutput};
 
 /// Files listed at most.
 pub const MAX_RESULTS: usize = 100;
@@ -32,34 +34,23 @@ subdirectories).\n\
 - Returns absolute paths, newest first, at most 100 (the output says how many more matched).\n\
 - Use Glob to find files by name; use Grep to search their contents.";
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The glob pattern to match files against
     pattern: String,
+    /// The directory to search in. Defaults to the working directory
     path: Option<String>,
 }
 
 pub struct GlobTool;
 
-impl Tool for GlobTool {
-    fn name(&self) -> &'static str {
-        "Glob"
-    }
+impl TypedTool for GlobTool {
+    type Input = Input;
+    const NAME: &'static str = "Glob";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "The glob pattern to match files against"},
-                "path": {"type": "string",
-                    "description": "The directory to search in. Defaults to the working directory"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -74,12 +65,8 @@ impl Tool for GlobTool {
         Some(ctx.resolve(input.get("path").and_then(Value::as_str).unwrap_or(".")))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("Glob", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
             let hidden = ctx.hidden.clone();
@@ -207,6 +194,8 @@ fn format_results(mut found: Vec<(PathBuf, Option<SystemTime>)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
+    use serde_json::json;
     use std::fs;
     use std::time::Duration;
 

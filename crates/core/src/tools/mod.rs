@@ -16,6 +16,7 @@ pub mod registry;
 pub mod save_memory;
 pub mod schema;
 pub mod search_sessions;
+pub mod typed;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -9,12 +9,14 @@ use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::file_state::{ContentHash, Snapshot};
 use super::fs_util::{self, human_size};
-use super::{FileState, Risk, Tool, ToolContext, ToolOutput, display_path, parse_input};
+use super::typed::TypedTool;
+use super::{FileState, Risk, ToolContext, ToolOutput, display_path};
 
 /// Lines returned when the model gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -38,37 +40,26 @@ archives, executables) are refused.\n\
 - Reading several files you will probably need in one turn (several Read calls at once) is faster than one by \
 one.";
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The absolute path of the file to read
     file_path: String,
+    /// The line number to start reading from (1-based). Only for files too long to read at once
     offset: Option<u64>,
+    /// The number of lines to read. Only for files too long to read at once
+    #[schemars(range(min = 1))]
     limit: Option<u64>,
 }
 
 pub struct ReadTool;
 
-impl Tool for ReadTool {
-    fn name(&self) -> &'static str {
-        "Read"
-    }
+impl TypedTool for ReadTool {
+    type Input = Input;
+    const NAME: &'static str = "Read";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string", "description": "The absolute path of the file to read"},
-                "offset": {"type": "integer", "minimum": 0,
-                    "description": "The line number to start reading from (1-based). Only for files too long to read at once"},
-                "limit": {"type": "integer", "minimum": 1,
-                    "description": "The number of lines to read. Only for files too long to read at once"}
-            },
-            "required": ["file_path"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -83,12 +74,8 @@ impl Tool for ReadTool {
         input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("Read", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
             let path = ctx.resolve(&input.file_path);
             let shown = display_path(&path, &ctx.cwd);
             let files = ctx.files.clone();
@@ -335,6 +322,8 @@ mod dedup_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
+    use serde_json::json;
     use std::io::Write;
 
     fn ctx(dir: &Path) -> ToolContext {

@@ -3,13 +3,15 @@
 use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::diff::{self, DEFAULT_CONTEXT};
 use super::file_state::{read_if_exists, staleness_message};
 use super::fs_util;
-use super::{Preview, Risk, Tool, ToolContext, ToolOutput, display_path, parse_input};
+use super::typed::TypedTool;
+use super::{Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 
 const DESCRIPTION: &str = "Writes a file to the local filesystem, creating it (and missing parent directories) \
 or replacing its whole content.\n\
@@ -22,9 +24,12 @@ since; otherwise the write is refused.\n\
 complete rewrites.\n\
 - Don't create documentation or README files unless asked.";
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The absolute path of the file to write
     file_path: String,
+    /// The complete content to write to the file
     content: String,
 }
 
@@ -72,25 +77,12 @@ fn line_count(text: &str) -> usize {
     text.lines().count()
 }
 
-impl Tool for WriteTool {
-    fn name(&self) -> &'static str {
-        "Write"
-    }
+impl TypedTool for WriteTool {
+    type Input = Input;
+    const NAME: &'static str = "Write";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string", "description": "The absolute path of the file to write"},
-                "content": {"type": "string", "description": "The complete content to write to the file"}
-            },
-            "required": ["file_path", "content"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -118,12 +110,8 @@ impl Tool for WriteTool {
         }))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("Write", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
             let ctx = ctx.clone();
             match tokio::task::spawn_blocking(move || write(&input, &ctx)).await {
                 Ok(Ok(text)) => ToolOutput::ok(text),
@@ -167,6 +155,8 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
+    use serde_json::json;
     use std::fs;
 
     fn ctx(dir: &Path) -> ToolContext {
@@ -178,7 +168,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
         let input = json!({"file_path": "a/b/c.txt", "content": "x\ny\n"});
-        let Ok(Some(Preview::Diff { diff, new_file, path, .. })) = WriteTool.preview(&input, &ctx) else {
+        let Ok(Some(Preview::Diff { diff, new_file, path, .. })) = Tool::preview(&WriteTool, &input, &ctx) else {
             panic!("expected a diff preview")
         };
         assert!(new_file);
@@ -199,7 +189,7 @@ mod tests {
         fs::write(&path, "original\n").unwrap();
         let ctx = ctx(dir.path());
         let input = json!({"file_path": "f.txt", "content": "new\n"});
-        let err = WriteTool.preview(&input, &ctx).unwrap_err();
+        let err = Tool::preview(&WriteTool, &input, &ctx).unwrap_err();
         assert!(err.contains("has not been read") && err.contains("Read it first"), "{err}");
         let out = WriteTool.run(input.clone(), &ctx).await;
         assert!(out.is_error);
@@ -244,6 +234,6 @@ mod tests {
         ctx.files.record_content(&dir.path().join("same"), b"x");
         let out = WriteTool.run(json!({"file_path": "same", "content": "x"}), &ctx).await;
         assert_eq!(out, ToolOutput::ok("same already has this content; nothing changed."));
-        assert_eq!(WriteTool.target_path(&json!({"file_path": "same"}), &ctx), Some(dir.path().join("same")));
+        assert_eq!(Tool::target_path(&WriteTool, &json!({"file_path": "same"}), &ctx), Some(dir.path().join("same")));
     }
 }

@@ -1,6 +1,8 @@
 //! Tests of the Bash tool: exit codes, timeouts and interrupts that kill the whole process group, bounded output.
 
 use super::*;
+use crate::tools::Tool;
+use serde_json::json;
 use std::time::Instant as StdInstant;
 
 fn ctx(dir: &Path) -> ToolContext {
@@ -165,7 +167,7 @@ async fn timeout_clamped_and_background_refused() {
     assert_eq!(out.content, "(timeout 700000 ms is over the maximum; capped at 600000 ms)\nhi");
     let out = bash(&ctx, json!({"command": "echo hi", "run_in_background": true})).await;
     assert!(out.is_error && out.content.starts_with("run_in_background is not supported yet"));
-    let preview = BashTool.preview(&json!({"command": "ls"}), &ctx).unwrap();
+    let preview = Tool::preview(&BashTool, &json!({"command": "ls"}), &ctx).unwrap();
     assert_eq!(preview, Some(Preview::Command { command: "ls".into(), cwd: dir.path().to_path_buf() }));
 }
 

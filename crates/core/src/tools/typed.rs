@@ -1,0 +1,189 @@
+//! Tools written against a typed input: the `Input` struct is the one source of the JSON schema the model sees
+//! (derived with schemars from its fields and doc comments) and of the parsing, so the two cannot drift; the
+//! boilerplate every tool repeated (name, schema, parse, error result) lives here once.
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Preview, Risk, Tool, ToolContext, ToolOutput, parse_input};
+
+/// A tool with a typed input. Implementing it implements [`Tool`].
+pub trait TypedTool: Send + Sync {
+    /// Deserialized from the call's input; its schema is the tool's input schema.
+    type Input: DeserializeOwned + JsonSchema + Send;
+
+    const NAME: &'static str;
+
+    fn description(&self) -> &'static str;
+
+    fn is_read_only(&self) -> bool;
+
+    fn risk(&self) -> Risk;
+
+    /// See [`Tool::risk_for`].
+    fn risk_for(&self, input: &Value) -> Risk {
+        let _ = input;
+        self.risk()
+    }
+
+    /// See [`Tool::preview`].
+    fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let _ = (input, ctx);
+        Ok(None)
+    }
+
+    /// See [`Tool::target_path`].
+    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<std::path::PathBuf> {
+        let _ = (input, ctx);
+        None
+    }
+
+    /// See [`Tool::summary`].
+    fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
+        super::display_summary(input, ctx)
+    }
+
+    /// Runs the call with its parsed input.
+    fn call<'a>(&'a self, input: Self::Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn description(&self) -> &'static str {
+        TypedTool::description(self)
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<T::Input>()
+    }
+
+    fn is_read_only(&self) -> bool {
+        TypedTool::is_read_only(self)
+    }
+
+    fn risk(&self) -> Risk {
+        TypedTool::risk(self)
+    }
+
+    fn risk_for(&self, input: &Value) -> Risk {
+        TypedTool::risk_for(self, input)
+    }
+
+    fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        TypedTool::preview(self, input, ctx)
+    }
+
+    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<std::path::PathBuf> {
+        TypedTool::target_path(self, input, ctx)
+    }
+
+    fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
+        TypedTool::summary(self, input, ctx)
+    }
+
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        match parse_input::<T::Input>(T::NAME, input) {
+            Ok(input) => self.call(input, ctx),
+            Err(error) => Box::pin(async move { error }),
+        }
+    }
+}
+
+/// The JSON schema of `I` as tool schemas are written (Claude Code's shape): an object with `properties`,
+/// `required` and `additionalProperties: false`, without the `$schema`, `title` and `format` keys schemars
+/// adds, and with optional fields typed as their value (`"integer"`, not `["integer", "null"]`).
+pub fn schema_of<I: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(I)).unwrap_or_else(|_| serde_json::json!({}));
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+        if let Some(Value::Object(properties)) = object.get_mut("properties") {
+            for property in properties.values_mut() {
+                tidy_property(property);
+            }
+        }
+        object.entry("required").or_insert_with(|| Value::Array(Vec::new()));
+        object.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    schema
+}
+
+fn tidy_property(property: &mut Value) {
+    let Some(object) = property.as_object_mut() else { return };
+    object.remove("format");
+    if let Some(Value::Array(types)) = object.get("type") {
+        let kept: Vec<Value> = types.iter().filter(|kind| kind.as_str() != Some("null")).cloned().collect();
+        if let [only] = kept.as_slice() {
+            object.insert("type".into(), only.clone());
+        }
+    }
+    // A `u64` field gets `minimum: 0` from schemars; an explicit minimum (`range(min = 1)`) replaces it.
+    if let Some(items) = object.get_mut("items") {
+        tidy_property(items);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::tools::Tool;
+
+    /// The derived schema is the one the model always saw (Claude Code's field names, types and wording).
+    #[test]
+    fn read_schema_is_claude_codes() {
+        let schema = crate::tools::read::ReadTool.input_schema();
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "The absolute path of the file to read"},
+                    "offset": {"type": "integer", "minimum": 0,
+                        "description": "The line number to start reading from (1-based). Only for files too long to read at once"},
+                    "limit": {"type": "integer", "minimum": 1,
+                        "description": "The number of lines to read. Only for files too long to read at once"}
+                },
+                "required": ["file_path"],
+                "additionalProperties": false
+            })
+        );
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use crate::tools::ToolRegistry;
+
+    /// Every built-in tool's schema, as the model sees it, is the committed one (`tools/schemas.json`): deriving
+    /// schemas from the `Input` structs must not change a field, a type, a bound or a description. Regenerate
+    /// with `TANDEM_WRITE_SCHEMAS=1 cargo test -p tandem-core schemas_are_unchanged` when a change is meant.
+    #[test]
+    fn schemas_are_unchanged() {
+        let mut tools = ToolRegistry::builtin();
+        let dir = tempfile::tempdir().unwrap();
+        tools.register(std::sync::Arc::new(crate::tools::save_memory::SaveMemoryTool::for_session(
+            dir.path(),
+            dir.path(),
+        )));
+        tools.register(std::sync::Arc::new(crate::tools::search_sessions::SearchSessionsTool {
+            data_dir: dir.path().to_path_buf(),
+            current_session: None,
+        }));
+        let schemas: serde_json::Map<String, serde_json::Value> =
+            tools.iter().map(|tool| (tool.name().to_owned(), tool.input_schema())).collect();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools/schemas.json");
+        if std::env::var_os("TANDEM_WRITE_SCHEMAS").is_some() {
+            std::fs::write(&path, serde_json::to_string_pretty(&schemas).unwrap() + "\n").unwrap();
+        }
+        let committed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (name, schema) in &schemas {
+            assert_eq!(schema, &committed[name], "{name}'s schema changed");
+        }
+    }
+}
