@@ -21,13 +21,13 @@ use crate::tools::fs_util;
 use index::{INDEX_FILE, MAX_INDEX_BYTES, MAX_INDEX_LINES};
 
 /// Where a memory is kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryScope {
-    /// The user's, in every project.
-    User,
     /// This project's.
     Project,
+    /// The user's, in every project.
+    User,
 }
 
 impl MemoryScope {

@@ -16,11 +16,13 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{HiddenPaths, Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::typed::TypedTool;
+use super::{HiddenPaths, Risk, ToolContext, ToolOutput};
 
 /// Entries (lines or files) shown when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -47,7 +49,7 @@ and `.` matches newlines.\n\
 - head_limit: show only the first N entries (default 250); the output says how many were left out.\n\
 - Use Grep for searching; don't run grep or rg through Bash.";
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 enum Mode {
     Content,
@@ -56,62 +58,52 @@ enum Mode {
     Count,
 }
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The regular expression to search for in file contents
     pattern: String,
+    /// File or directory to search in. Defaults to the working directory
     path: Option<String>,
+    /// Glob to filter files (e.g. "*.js", "*.{ts,tsx}")
     glob: Option<String>,
+    /// File type to search (e.g. js, py, rust, go, java)
     #[serde(rename = "type")]
     file_type: Option<String>,
+    /// Output mode; default files_with_matches
     #[serde(default)]
+    #[schemars(with = "Option<Mode>")]
     output_mode: Mode,
-    #[serde(rename = "-i", default)]
-    case_insensitive: bool,
+    /// Case insensitive search
+    #[serde(rename = "-i")]
+    case_insensitive: Option<bool>,
+    /// Show line numbers (content mode; default true)
     #[serde(rename = "-n")]
     line_numbers: Option<bool>,
+    /// Lines to show after each match (content mode)
     #[serde(rename = "-A")]
     after: Option<u64>,
+    /// Lines to show before each match (content mode)
     #[serde(rename = "-B")]
     before: Option<u64>,
+    /// Lines to show before and after each match (content mode)
     #[serde(rename = "-C")]
     context: Option<u64>,
-    #[serde(default)]
-    multiline: bool,
+    /// Let patterns span lines; `.` matches newlines. Default false
+    multiline: Option<bool>,
+    /// Show only the first N entries (default 250)
+    #[schemars(range(min = 1))]
     head_limit: Option<u64>,
 }
 
 pub struct GrepTool;
 
-impl Tool for GrepTool {
-    fn name(&self) -> &'static str {
-        "Grep"
-    }
+impl TypedTool for GrepTool {
+    type Input = Input;
+    const NAME: &'static str = "Grep";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "The regular expression to search for in file contents"},
-                "path": {"type": "string", "description": "File or directory to search in. Defaults to the working directory"},
-                "glob": {"type": "string", "description": "Glob to filter files (e.g. \"*.js\", \"*.{ts,tsx}\")"},
-                "type": {"type": "string", "description": "File type to search (e.g. js, py, rust, go, java)"},
-                "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"],
-                    "description": "Output mode; default files_with_matches"},
-                "-i": {"type": "boolean", "description": "Case insensitive search"},
-                "-n": {"type": "boolean", "description": "Show line numbers (content mode; default true)"},
-                "-A": {"type": "integer", "minimum": 0, "description": "Lines to show after each match (content mode)"},
-                "-B": {"type": "integer", "minimum": 0, "description": "Lines to show before each match (content mode)"},
-                "-C": {"type": "integer", "minimum": 0, "description": "Lines to show before and after each match (content mode)"},
-                "multiline": {"type": "boolean", "description": "Let patterns span lines; `.` matches newlines. Default false"},
-                "head_limit": {"type": "integer", "minimum": 1, "description": "Show only the first N entries (default 250)"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -126,12 +118,8 @@ impl Tool for GrepTool {
         Some(ctx.resolve(input.get("path").and_then(Value::as_str).unwrap_or(".")))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("Grep", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
             let hidden = ctx.hidden.clone();
@@ -167,7 +155,7 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<H
     let matcher = build_matcher(input)?;
     let mode = input.output_mode;
     let mut searcher = SearcherBuilder::new();
-    searcher.line_number(true).multi_line(input.multiline).binary_detection(BinaryDetection::quit(0));
+    searcher.line_number(true).multi_line(input.multiline == Some(true)).binary_detection(BinaryDetection::quit(0));
     if mode == Mode::Content {
         let (before, after) = (input.before.or(input.context), input.after.or(input.context));
         searcher.before_context(before.unwrap_or(0) as usize).after_context(after.unwrap_or(0) as usize);
@@ -223,15 +211,15 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<H
 fn build_matcher(input: &Input) -> Result<RegexMatcher, String> {
     let mut builder = RegexMatcherBuilder::new();
     // `^`/`$` match at line boundaries, as in ripgrep.
-    builder.case_insensitive(input.case_insensitive).multi_line(true);
-    if input.multiline {
+    builder.case_insensitive(input.case_insensitive == Some(true)).multi_line(true);
+    if input.multiline == Some(true) {
         builder.dot_matches_new_line(true);
     } else {
         // Lets the searcher search whole buffers for candidate lines instead of going line by line.
         builder.line_terminator(Some(b'\n'));
     }
     builder.build(&input.pattern).map_err(|err| {
-        let hint = if !input.multiline && err.to_string().contains("\\n") {
+        let hint = if input.multiline != Some(true) && err.to_string().contains("\\n") {
             " (to match across lines, set multiline: true)"
         } else {
             ""

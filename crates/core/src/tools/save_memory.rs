@@ -7,11 +7,13 @@
 use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::diff::{self, DEFAULT_CONTEXT};
-use super::{Preview, Risk, Tool, ToolContext, ToolOutput, display_path, parse_input};
+use super::typed::TypedTool;
+use super::{Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 use crate::memory::{MemoryScope, MemoryStore, SavePlan};
 use crate::permissions::settings::project_root;
 
@@ -36,12 +38,16 @@ preferences that apply in every project.\n\
 - The index holds at most 200 entries / 25 KB; when a save is refused because it is full, consolidate related \
 entries first.";
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Short title of the memory; the same title updates the same memory
     title: String,
+    /// One line: what the memory is about and when it is relevant
     description: String,
+    /// The memory itself (markdown)
     content: String,
-    #[serde(default)]
+    /// "project" (default): this repository's memory; "user": the user's, in every project
     scope: Option<MemoryScope>,
 }
 
@@ -73,31 +79,12 @@ impl SaveMemoryTool {
     }
 }
 
-impl Tool for SaveMemoryTool {
-    fn name(&self) -> &'static str {
-        "SaveMemory"
-    }
+impl TypedTool for SaveMemoryTool {
+    type Input = Input;
+    const NAME: &'static str = "SaveMemory";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "description": "Short title of the memory; the same title updates the same memory"},
-                "description": {"type": "string", "description": "One line: what the memory is about and when it is relevant"},
-                "content": {"type": "string", "description": "The memory itself (markdown)"},
-                "scope": {
-                    "type": "string",
-                    "enum": ["project", "user"],
-                    "description": "\"project\" (default): this repository's memory; \"user\": the user's, in every project"
-                }
-            },
-            "required": ["title", "description", "content"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -135,12 +122,8 @@ impl Tool for SaveMemoryTool {
         }))
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("SaveMemory", input) {
-                Ok(input) => input,
-                Err(err) => return err,
-            };
             let store = self.store.clone();
             let ctx = ctx.clone();
             let saved = tokio::task::spawn_blocking(move || {
@@ -187,7 +170,9 @@ fn save(store: &MemoryStore, plan: &SavePlan, ctx: &ToolContext) -> Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::schema;
+    use serde_json::json;
     use std::fs;
 
     fn setup() -> (tempfile::TempDir, SaveMemoryTool, ToolContext) {
@@ -216,26 +201,27 @@ mod tests {
                 .unwrap_err();
         assert!(err.contains("\"scope\"") && err.contains("\"project\""), "{err}");
         assert!(schema::validate(&schema, &json!({"title": "t", "description": "d", "content": "c", "x": 1})).is_err());
-        assert!(!tool.is_read_only());
-        assert_eq!(tool.risk(), Risk::Medium);
+        assert!(!Tool::is_read_only(&tool));
+        assert_eq!(Tool::risk(&tool), Risk::Medium);
         assert_eq!(tool.name(), "SaveMemory");
     }
 
     #[test]
     fn target_path_is_the_topic_file() {
         let (tmp, tool, ctx) = setup();
-        let project = tool.target_path(&json!({"title": "Code Style", "description": "d", "content": "c"}), &ctx);
+        let project =
+            Tool::target_path(&tool, &json!({"title": "Code Style", "description": "d", "content": "c"}), &ctx);
         assert_eq!(project, Some(tmp.path().join("repo/.tandem/memory/code-style.md")));
-        let user = tool.target_path(&json!({"title": "Code Style", "scope": "user"}), &ctx);
+        let user = Tool::target_path(&tool, &json!({"title": "Code Style", "scope": "user"}), &ctx);
         assert_eq!(user, Some(tmp.path().join("config/memory/code-style.md")));
-        assert_eq!(tool.target_path(&json!({"scope": "user"}), &ctx), None);
+        assert_eq!(Tool::target_path(&tool, &json!({"scope": "user"}), &ctx), None);
     }
 
     #[tokio::test]
     async fn preview_then_run_writes_topic_and_index() {
         let (tmp, tool, ctx) = setup();
         let input = json!({"title": "Test command", "description": "How to run tests", "content": "Run `just test`."});
-        let Ok(Some(Preview::Diff { path, diff, new_file, old, new })) = tool.preview(&input, &ctx) else {
+        let Ok(Some(Preview::Diff { path, diff, new_file, old, new })) = Tool::preview(&tool, &input, &ctx) else {
             panic!("expected a diff preview")
         };
         let topic = tmp.path().join("repo/.tandem/memory/test-command.md");
@@ -261,7 +247,7 @@ mod tests {
         // An update shows the old text in the preview and replaces the index line.
         let update =
             json!({"title": "Test command", "description": "Tests: just test", "content": "Run `just test -q`."});
-        let Ok(Some(Preview::Diff { new_file, old, diff, .. })) = tool.preview(&update, &ctx) else {
+        let Ok(Some(Preview::Diff { new_file, old, diff, .. })) = Tool::preview(&tool, &update, &ctx) else {
             panic!("expected a diff preview")
         };
         assert!(!new_file && old.as_deref() == Some(new.as_str()));
@@ -286,7 +272,7 @@ mod tests {
         let full: String = (0..200).map(|i| format!("- [E{i}](e{i}.md) — d\n")).collect();
         fs::write(&index, full).unwrap();
         let input = json!({"title": "Another", "description": "d", "content": "c"});
-        let err = tool.preview(&input, &ctx).unwrap_err();
+        let err = Tool::preview(&tool, &input, &ctx).unwrap_err();
         assert!(err.contains("Consolidate"), "{err}");
         let out = tool.run(input, &ctx).await;
         assert!(out.is_error && out.content.contains("Consolidate"), "{}", out.content);

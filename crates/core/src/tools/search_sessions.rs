@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::{Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::typed::TypedTool;
+use super::{Risk, ToolContext, ToolOutput};
 use crate::session;
 
 const DESCRIPTION: &str = "Searches the transcripts of earlier tandem sessions for a phrase (case-insensitive) and \
@@ -19,12 +20,16 @@ sessions started in this directory are searched; set all_projects to search ever
 const DEFAULT_LIMIT: usize = 10;
 const MAX_LIMIT: usize = 50;
 
-#[derive(Deserialize)]
-struct Input {
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The phrase to look for
     query: String,
+    /// Most results to return (default 10)
+    #[schemars(range(min = 1, max = 50))]
     limit: Option<usize>,
-    #[serde(default)]
-    all_projects: bool,
+    /// Search sessions of every directory, not only this one
+    all_projects: Option<bool>,
 }
 
 /// Searches the sessions kept in `data_dir`, except the current one (its conversation is already in context).
@@ -33,26 +38,12 @@ pub struct SearchSessionsTool {
     pub current_session: Option<String>,
 }
 
-impl Tool for SearchSessionsTool {
-    fn name(&self) -> &'static str {
-        "SearchSessions"
-    }
+impl TypedTool for SearchSessionsTool {
+    type Input = Input;
+    const NAME: &'static str = "SearchSessions";
 
     fn description(&self) -> &'static str {
         DESCRIPTION
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "The phrase to look for"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most results to return (default 10)"},
-                "all_projects": {"type": "boolean", "description": "Search sessions of every directory, not only this one"}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
     }
 
     fn is_read_only(&self) -> bool {
@@ -63,24 +54,21 @@ impl Tool for SearchSessionsTool {
         Risk::Low
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let input: Input = match parse_input("SearchSessions", input) {
-                Ok(input) => input,
-                Err(output) => return output,
-            };
             if input.query.trim().is_empty() {
                 return ToolOutput::error("query is empty: give the phrase to look for.");
             }
             let limit = input.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-            let cwd = (!input.all_projects).then_some(ctx.cwd.as_path());
+            let all_projects = input.all_projects == Some(true);
+            let cwd = (!all_projects).then_some(ctx.cwd.as_path());
             let hits: Vec<_> = session::search_in(&self.data_dir, input.query.trim(), cwd, limit + 1)
                 .into_iter()
                 .filter(|hit| self.current_session.as_deref() != Some(hit.session_id.as_str()))
                 .take(limit)
                 .collect();
             if hits.is_empty() {
-                let scope = if input.all_projects { "any session" } else { "this directory's sessions" };
+                let scope = if all_projects { "any session" } else { "this directory's sessions" };
                 return ToolOutput::ok(format!("No match for {:?} in {scope}.", input.query.trim()));
             }
             let mut out = format!(

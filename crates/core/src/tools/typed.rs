@@ -99,32 +99,73 @@ impl<T: TypedTool> Tool for T {
 /// adds, and with optional fields typed as their value (`"integer"`, not `["integer", "null"]`).
 pub fn schema_of<I: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(I)).unwrap_or_else(|_| serde_json::json!({}));
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-        if let Some(Value::Object(properties)) = object.get_mut("properties") {
-            for property in properties.values_mut() {
-                tidy_property(property);
-            }
+    let Some(object) = schema.as_object_mut() else { return schema };
+    object.remove("$schema");
+    object.remove("title");
+    let definitions = object.remove("$defs").unwrap_or(Value::Null);
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        for property in properties.values_mut() {
+            tidy_property(property, &definitions);
         }
-        object.entry("required").or_insert_with(|| Value::Array(Vec::new()));
-        object.insert("additionalProperties".into(), Value::Bool(false));
     }
+    object.entry("required").or_insert_with(|| Value::Array(Vec::new()));
+    object.insert("additionalProperties".into(), Value::Bool(false));
     schema
 }
 
-fn tidy_property(property: &mut Value) {
+/// One property as tool schemas write it: references inlined (an enum's `{"type": "string", "enum": …}`),
+/// `Option`'s `null` alternative dropped, no `format`.
+fn tidy_property(property: &mut Value, definitions: &Value) {
     let Some(object) = property.as_object_mut() else { return };
     object.remove("format");
+    // `Option<Enum>` is `anyOf: [{$ref}, {type: null}]`: keep the one that isn't null.
+    if let Some(Value::Array(alternatives)) = object.get("anyOf") {
+        let kept: Vec<Value> = alternatives
+            .iter()
+            .filter(|alternative| alternative.get("type") != Some(&"null".into()))
+            .cloned()
+            .collect();
+        if let [only] = kept.as_slice()
+            && let Some(inner) = only.as_object()
+        {
+            let inner = inner.clone();
+            object.remove("anyOf");
+            for (key, value) in inner {
+                object.entry(key).or_insert(value);
+            }
+        }
+    }
+    if let Some(Value::String(reference)) = object.remove("$ref") {
+        let name = reference.rsplit('/').next().unwrap_or_default();
+        if let Some(Value::Object(definition)) = definitions.get(name) {
+            for (key, value) in definition {
+                if key != "description" {
+                    object.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+        }
+    }
+    // An enum whose variants have doc comments comes as `oneOf` constants: written as a plain string enum.
+    if let Some(Value::Array(alternatives)) = object.get("oneOf") {
+        let constants: Option<Vec<Value>> =
+            alternatives.iter().map(|alternative| alternative.get("const").cloned()).collect();
+        if let Some(constants) = constants.filter(|constants| constants.iter().all(Value::is_string)) {
+            object.remove("oneOf");
+            object.insert("type".into(), "string".into());
+            object.insert("enum".into(), Value::Array(constants));
+        }
+    }
     if let Some(Value::Array(types)) = object.get("type") {
         let kept: Vec<Value> = types.iter().filter(|kind| kind.as_str() != Some("null")).cloned().collect();
         if let [only] = kept.as_slice() {
             object.insert("type".into(), only.clone());
         }
     }
-    // A `u64` field gets `minimum: 0` from schemars; an explicit minimum (`range(min = 1)`) replaces it.
+    if let Some(Value::Array(values)) = object.get_mut("enum") {
+        values.retain(|value| !value.is_null());
+    }
     if let Some(items) = object.get_mut("items") {
-        tidy_property(items);
+        tidy_property(items, definitions);
     }
 }
 

@@ -1,6 +1,8 @@
 //! Tests of the Grep tool.
 
 use super::*;
+use crate::tools::Tool;
+use serde_json::json;
 use std::fs;
 use std::time::{Duration, SystemTime};
 
