@@ -408,7 +408,22 @@ fn suspend(term: &mut terminal::Term, app: &mut App, screen: ScreenOptions) {
     let _ = scrollback::print_new_cells(app, &mut stdout, width);
     let _ = writeln!(stdout, "tandem is suspended: type `fg` to return.");
     let _ = stdout.flush();
+    let asked = Instant::now();
     let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TSTP);
+    // The stop takes effect as the signal is delivered; give it that moment. Back this soon, nobody typed `fg`:
+    // the kernel discarded the stop (the shell that started tandem has no job control).
+    std::thread::sleep(Duration::from_millis(30));
+    let stopped = asked.elapsed() >= SUSPEND_SEEN;
     reenter(term, screen);
+    if !stopped {
+        app.notice(
+            crate::app::cells::NoticeKind::Warning,
+            "Could not suspend: the shell that started tandem has no job control, so `fg` could not bring it back. \
+             tandem is still running here.",
+        );
+    }
     app.dirty = true;
 }
+
+/// A suspend that lasted less than this was not a real stop (a person can't type `fg` that fast).
+const SUSPEND_SEEN: Duration = Duration::from_millis(300);
