@@ -137,6 +137,8 @@ pub struct PermissionDenial {
 /// The end of a turn, with everything a result line needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TurnSummary {
+    /// The id [`Event::TurnStarted`] gave the turn.
+    pub turn_id: u64,
     pub outcome: RunOutcome,
     /// The final assistant text (success only).
     pub result_text: Option<String>,
@@ -166,6 +168,10 @@ pub enum Event {
         cwd: PathBuf,
         tools: Vec<String>,
         permission_mode: PermissionMode,
+    },
+    /// A user turn begins (ids count up from 1 in a session); [`Event::TurnFinished`] carries the same id.
+    TurnStarted {
+        turn_id: u64,
     },
     /// A model round trip begins (1-based within the turn).
     RequestStarted {

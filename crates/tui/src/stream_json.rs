@@ -173,6 +173,7 @@ mod tests {
     #[test]
     fn result_has_the_sdk_fields() {
         let summary = TurnSummary {
+            turn_id: 1,
             outcome: RunOutcome::Success,
             result_text: Some("done".into()),
             stop_reason: Some(StopReason::EndTurn),

@@ -43,6 +43,8 @@ pub(super) struct Session {
     pub(super) reported_len: usize,
     /// Whether the session log has its title yet.
     titled: bool,
+    /// Turns run so far (the last turn's id).
+    turns: u64,
 }
 
 impl Session {
@@ -63,6 +65,7 @@ impl Session {
             counter: TokenCounter::new(),
             reported_len,
             titled: resumed,
+            turns: 0,
         }
     }
 
@@ -126,6 +129,9 @@ impl Session {
     /// Runs one user turn to its end and reports it with `Event::TurnFinished`.
     pub(super) async fn run_turn(&mut self, text: String) {
         let started = Instant::now();
+        self.turns += 1;
+        let turn_id = self.turns;
+        self.emit(Event::TurnStarted { turn_id });
         let cancel = CancellationToken::new();
         *lock(&self.shared.cancel) = cancel.clone();
 
@@ -261,6 +267,7 @@ impl Session {
 
         self.flush_log();
         self.emit(Event::TurnFinished(TurnSummary {
+            turn_id,
             outcome,
             result_text: if outcome == RunOutcome::Success { result_text } else { None },
             stop_reason,

@@ -30,6 +30,7 @@ pub(crate) fn new_app(width: u16, height: u16) -> App {
 /// The event that ends a successful turn.
 pub(crate) fn turn_finished() -> Event {
     Event::TurnFinished(TurnSummary {
+        turn_id: 1,
         outcome: RunOutcome::Success,
         result_text: None,
         stop_reason: Some(StopReason::EndTurn),

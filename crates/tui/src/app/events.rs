@@ -57,6 +57,10 @@ impl App {
                 self.status.model = model;
                 self.status.mode = permission_mode;
             }
+            Event::TurnStarted { .. } => {
+                self.working = true;
+                self.status.working_since.get_or_insert(now);
+            }
             Event::RequestStarted { .. } => {
                 self.working = true;
                 self.status.working_since.get_or_insert(now);

@@ -79,6 +79,7 @@ pub(super) fn stream_text(app: &mut App, index: usize, text: &str) {
 pub(super) fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
     let interrupted = errors.iter().any(|error| error.starts_with("Interrupted"));
     Event::TurnFinished(TurnSummary {
+        turn_id: 1,
         outcome,
         result_text: None,
         stop_reason: Some(StopReason::EndTurn),
