@@ -80,6 +80,14 @@ fn always_for_this_project_is_saved_and_skips_the_prompt_next_time() {
     assert!(dialog.contains("Bash(touch made-by-rule.txt)"), "the dialog shows the exact rule:\n{dialog}");
     pty.send("p");
     pty.expect_text("Finished.");
+    // `/permissions` lists it with its file at once, as it will after a restart.
+    pty.send("/permissions");
+    pty.expect_text("> /permissions");
+    pty.send("\r");
+    let listed = pty.expect_text("Permission rules");
+    let row = listed.lines().find(|row| row.contains("allow Bash(touch made-by-rule.txt)")).unwrap_or_default();
+    assert!(row.contains("settings.local.json") && !row.contains("this session"), "{listed}");
+    pty.send("\x1b");
     let saved = workspace.read(".tandem/settings.local.json");
     let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
     assert_eq!(saved["permissions"]["allow"], json!(["Bash(touch made-by-rule.txt)"]));

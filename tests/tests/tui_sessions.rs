@@ -74,12 +74,12 @@ fn slash_resume_opens_the_picker_and_resumes_the_chosen_session() {
     expect_idle_with(&pty, "Noted: walrus.");
     submit(&pty, "/resume");
     let picker = pty.expect_text("Resume a session");
-    assert!(picker.contains("remember pelican") && picker.contains("remember walrus"), "{}", framed(&picker));
-    // Newest first: the pelican session is the second row.
-    pty.send(keys::DOWN);
+    // The running session (walrus) is not offered: only the one /clear left behind.
+    assert!(picker.contains("remember pelican") && !picker.contains("remember walrus"), "{}", framed(&picker));
     pty.send(keys::ENTER);
     let resumed = pty.expect_text("Resumed session");
     assert!(resumed.contains("remember pelican") && !resumed.contains("remember walrus"), "{}", framed(&resumed));
+    assert!(!resumed.contains("New session"), "a resumed session is not announced as new:\n{}", framed(&resumed));
     submit(&pty, "which animal?");
     expect_idle_with(&pty, "Back with the pelican.");
     let last = server.requests()[2].body.clone();

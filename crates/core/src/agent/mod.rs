@@ -13,6 +13,8 @@ mod sampling;
 mod tool_calls;
 mod turn;
 
+pub use turn::INTERRUPTED_NOTE;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

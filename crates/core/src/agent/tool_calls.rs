@@ -217,6 +217,15 @@ impl ToolRunner<'_> {
             let project_root = settings::project_root(lock(&self.shared.policy).workspace.cwd());
             match settings::persist_rule(file_scope, RuleKind::Allow, &text, self.config_dir, &project_root) {
                 Ok(file) => {
+                    // The rule is now the file's: `/permissions` lists (and removes) it there, as after a restart.
+                    if let Some(rule) =
+                        lock(&self.shared.policy).rules.iter_mut().rev().find(|rule| {
+                            rule.text == text && rule.kind == RuleKind::Allow && rule.scope == Scope::Session
+                        })
+                    {
+                        rule.scope = file_scope;
+                        rule.file = Some(file.clone());
+                    }
                     let _ = self.events.send(Event::Info { message: format!("Saved {text} to {}", file.display()) });
                 }
                 Err(problem) => {

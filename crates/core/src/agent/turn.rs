@@ -22,8 +22,9 @@ must not change files or run anything else. Investigate, then present a plan for
 /// The turn's error when the user interrupted it.
 const INTERRUPTED_ERROR: &str = "Interrupted by the user.";
 
-/// Told to the model at the start of the next turn after an interrupt.
-const INTERRUPTED_NOTE: &str =
+/// Told to the model at the start of the next turn after an interrupt (front ends showing a saved conversation
+/// leave it out: the user never typed it).
+pub const INTERRUPTED_NOTE: &str =
     "[The user interrupted the previous response; tool calls that did not finish were not run.]";
 
 pub(super) struct Session {

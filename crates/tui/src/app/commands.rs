@@ -53,6 +53,7 @@ impl App {
             "clear" | "reset" | "new" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
+                    self.editor.set_text(&format!("/{}", command.trim()));
                     return Vec::new();
                 }
                 self.transcript.clear();
@@ -63,6 +64,7 @@ impl App {
             "compact" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
+                    self.editor.set_text(&format!("/{}", command.trim()));
                     return Vec::new();
                 }
                 self.notice(NoticeKind::Info, "Compacting the conversation…");
@@ -106,7 +108,11 @@ impl App {
                         }
                         Some(mode) => mode,
                         None => {
-                            let names: Vec<&str> = PermissionMode::ALL.iter().map(|mode| mode.as_str()).collect();
+                            let names: Vec<&str> = PermissionMode::ALL
+                                .iter()
+                                .filter(|mode| self.bypass_allowed || **mode != PermissionMode::BypassPermissions)
+                                .map(|mode| mode.as_str())
+                                .collect();
                             self.notice(
                                 NoticeKind::Error,
                                 format!("Unknown mode {args:?}: use one of {}.", names.join(", ")),
@@ -141,6 +147,7 @@ impl App {
             "init" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
+                    self.editor.set_text(&format!("/{}", command.trim()));
                     return Vec::new();
                 }
                 self.submit(INIT_PROMPT.to_owned(), now)
@@ -149,6 +156,7 @@ impl App {
             "resume" | "continue" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
+                    self.editor.set_text(&format!("/{}", command.trim()));
                     return Vec::new();
                 }
                 vec![Effect::ListSessions]

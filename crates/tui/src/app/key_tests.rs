@@ -314,3 +314,68 @@ fn help_lists_every_command_and_key_and_fits_in_80_columns() {
     press(&mut short, key(KeyCode::Char('x')), Instant::now());
     assert!(!short.show_help);
 }
+
+#[test]
+fn esc_closes_search_and_scroll_mode_without_interrupting_the_model() {
+    let mut app = app(80, 20);
+    working(&mut app);
+    press(&mut app, ctrl('f'), Instant::now());
+    type_text(&mut app, "x");
+    press(&mut app, key(KeyCode::Enter), Instant::now());
+    assert!(press(&mut app, key(KeyCode::Esc), Instant::now()).is_empty(), "no interrupt");
+    assert!(app.transcript.search.is_none());
+    press(&mut app, ctrl('s'), Instant::now());
+    assert!(press(&mut app, key(KeyCode::Esc), Instant::now()).is_empty(), "no interrupt");
+    assert_eq!(app.focus, super::Focus::Input);
+    assert_eq!(press(&mut app, key(KeyCode::Esc), Instant::now()), vec![Effect::Op(Op::Interrupt)], "now it does");
+}
+
+#[test]
+fn scrolled_up_the_view_holds_still_while_output_arrives_below() {
+    let mut app = app(80, 16);
+    working(&mut app);
+    core(&mut app, Event::MessageStarted { item_id: "m".into() });
+    let lines: String = (1..=40).map(|n| format!("line {n}\n\n")).collect();
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: lines });
+    press(&mut app, key(KeyCode::PageUp), Instant::now());
+    app.hold_scroll_position();
+    let before = screen_at(&app, Instant::now());
+    let more: String = (41..=60).map(|n| format!("line {n}\n\n")).collect();
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: more });
+    app.hold_scroll_position();
+    let after = screen_at(&app, Instant::now());
+    let first_row = |text: &str| text.lines().find(|row| row.contains("line ")).map(str::to_owned);
+    assert_eq!(first_row(&after), first_row(&before), "before:\n{before}\nafter:\n{after}");
+    press(&mut app, key(KeyCode::End), Instant::now());
+    app.hold_scroll_position();
+    assert!(screen_at(&app, Instant::now()).contains("line 60"));
+}
+
+#[test]
+fn help_and_the_rules_list_fit_a_50_column_screen() {
+    let mut narrow = app(50, 40);
+    narrow.submit("/help".into(), Instant::now());
+    let text = screen_at(&narrow, Instant::now());
+    for row in text.lines().filter(|row| row.starts_with('│')) {
+        assert!(row.trim_end().ends_with('│'), "{row:?}");
+    }
+    assert!(text.contains("under the cursor"), "a long description wraps instead of being cut:\n{text}");
+    press(&mut narrow, key(KeyCode::Char('x')), Instant::now());
+    narrow.update(Input::Core(Box::new(Event::PermissionRules(Vec::new()))), Instant::now());
+    let rules = screen_at(&narrow, Instant::now());
+    assert!(rules.contains("settings.json") && rules.contains("close"), "wrapped, not cut:\n{rules}");
+}
+
+#[test]
+fn a_restored_conversation_leaves_out_what_tandem_added_to_user_messages() {
+    use tandem_core::conversation::{ContentBlock, Message, Role};
+    let mut app = app(100, 30);
+    let user = |text: String| Message { role: Role::User, content: vec![ContentBlock::text(text)] };
+    let summary = format!("{}\n<summary>the task</summary>", tandem_core::context::compact::SUMMARY_PREAMBLE);
+    let interrupted = format!("{}\n\nnext step please", tandem_core::agent::INTERRUPTED_NOTE);
+    app.restore_conversation(&[user(summary), user(interrupted)]);
+    let text = screen_at(&app, Instant::now());
+    assert!(text.contains("> next step please"), "{text}");
+    assert!(!text.contains("interrupted the previous") && !text.contains("<summary>"), "{text}");
+    assert!(text.contains("compacted"), "{text}");
+}

@@ -118,6 +118,8 @@ impl App {
                 return Vec::new();
             }
             // Esc takes a queued message back into the prompt first (to edit or drop); then it interrupts.
+            // In search or scroll mode, Esc closes the mode (as its hint says), even while the model works.
+            (KeyCode::Esc, _) if self.focus == Focus::Scroll || self.transcript.search.is_some() => {}
             (KeyCode::Esc, _)
                 if !self.queued.is_empty() && self.focus == Focus::Input && !self.editor.handles_esc() =>
             {
@@ -420,7 +422,7 @@ impl App {
                 let mut found = None;
                 for (index, lines) in layout.iter().enumerate() {
                     let end = start + lines.len();
-                    if end > top && start < bottom && self.is_expandable(index) {
+                    if end > top && start < bottom && self.toggling_shows_more(index, width) {
                         found = Some(index);
                     }
                     start = end;
@@ -455,6 +457,20 @@ impl App {
         {
             self.transcript.toggle_expanded(index);
         }
+    }
+
+    /// Whether Ctrl+O on this cell changes what is shown: it is expanded (and would collapse), or expanding it
+    /// shows more than its collapsed form (a denied card's one line doesn't).
+    fn toggling_shows_more(&self, index: usize, width: usize) -> bool {
+        let Some(cell) = self.transcript.cells().get(index).filter(|_| self.is_expandable(index)) else { return false };
+        if cell.expanded {
+            return true;
+        }
+        let mut open = cell.clone();
+        open.expanded = true;
+        let now = self.clock;
+        crate::ui::cell::render(&open, width, &self.theme, now)
+            != crate::ui::cell::render(cell, width, &self.theme, now)
     }
 
     fn is_expandable(&self, index: usize) -> bool {

@@ -148,6 +148,8 @@ pub struct App {
     pub(crate) code_block_cursor: usize,
     /// The mode Shift+Tab cycles from, and whether bypass is part of the cycle.
     pub(crate) bypass_allowed: bool,
+    /// The transcript's height when last drawn while scrolled up (see [`App::hold_scroll_position`]).
+    pub(crate) scroll_anchor: Option<usize>,
     /// Cells already printed to the terminal's scrollback (by a suspend).
     pub printed_cells: usize,
     /// Redraw needed.
@@ -186,6 +188,7 @@ impl App {
             last_ctrl_c: None,
             code_block_cursor: 0,
             bypass_allowed,
+            scroll_anchor: None,
             printed_cells: 0,
             dirty: true,
             clock: Instant::now(),
@@ -276,6 +279,8 @@ impl App {
     /// The screen size changed (or is first known): everything re-wraps at the new width on the next frame.
     pub fn set_size(&mut self, width: u16, height: u16) {
         self.size = (width, height);
+        // Heights change with the width: what was added below can't be told apart from re-wrapping.
+        self.scroll_anchor = None;
         self.editor.set_wrap_width(crate::ui::input::text_width(width));
         self.dirty = true;
     }
@@ -303,6 +308,24 @@ impl App {
     /// Shows a one-line notice in the transcript.
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.transcript.push(CellKind::Notice { kind, text: text.into() });
+    }
+
+    /// Called by the runtime before each frame: while the user is scrolled up, output arriving below must not
+    /// move what they are reading, so the distance from the bottom grows by what was added.
+    pub fn hold_scroll_position(&mut self) {
+        if self.transcript.scroll_from_bottom == 0 {
+            self.scroll_anchor = None;
+            return;
+        }
+        let width = self.size.0 as usize;
+        let viewport = self.transcript_viewport();
+        let total = self.transcript.approximate_height(width, viewport, &self.theme, self.clock);
+        if let Some(before) = self.scroll_anchor
+            && total > before
+        {
+            self.transcript.scroll_from_bottom += total - before;
+        }
+        self.scroll_anchor = Some(total);
     }
 
     /// Whether something on screen moves by itself (spinners), so the runtime keeps a frame timer.

@@ -29,8 +29,18 @@ impl App {
         for message in messages {
             for block in &message.content {
                 match (message.role, block) {
+                    (Role::User, ContentBlock::Text { text })
+                        if text.starts_with(tandem_core::context::compact::SUMMARY_PREAMBLE) =>
+                    {
+                        self.notice(
+                            NoticeKind::Info,
+                            "── the conversation before this point was compacted: the model continues from its summary ──",
+                        );
+                    }
                     (Role::User, ContentBlock::Text { text }) => {
                         let text = strip_reminders(text);
+                        let text =
+                            text.strip_prefix(tandem_core::agent::INTERRUPTED_NOTE).unwrap_or(&text).trim().to_owned();
                         if !text.trim().is_empty() {
                             self.transcript.push(CellKind::User { text });
                         }

@@ -137,6 +137,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     loop {
         let now = Instant::now();
         if app.dirty && now.duration_since(last_draw) >= FRAME {
+            app.hold_scroll_position();
             draw(&mut term, &app);
             app.dirty = false;
             last_draw = Instant::now();
@@ -260,7 +261,8 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 }
                 Effect::ListSessions => {
                     let mut sessions = tandem_core::session::list(&paths.data_dir);
-                    sessions.retain(|session| session.cwd == app.cwd);
+                    // This directory's sessions, except the one running (resuming it onto itself means nothing).
+                    sessions.retain(|session| session.cwd == app.cwd && session.id != app.session_id);
                     let more = app.update(Input::Sessions(sessions), Instant::now());
                     apply_simple(&more, agent.as_ref());
                 }
@@ -273,6 +275,8 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                             app.transcript.clear();
                             app.printed_cells = 0;
                         }
+                        // The resumed session is announced as the session, not as a new one.
+                        app.session_id.clear();
                         if let Some(resume) = &config.resume {
                             app.restore_conversation(&resume.messages);
                             app.status.usage = resume.usage;

@@ -102,7 +102,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         return;
     }
     let areas = areas(app, area);
-    render_transcript(&app.transcript, areas.transcript, buf, &app.theme, now);
+    let scrolled = render_transcript(&app.transcript, areas.transcript, buf, &app.theme, now);
     if let (Some(rect), Some(search)) = (areas.search, &app.transcript.search) {
         let count = if search.query.is_empty() {
             String::new()
@@ -138,6 +138,11 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
 
     if let (Some(dialog), Some(rect)) = (app.dialogs.front(), areas.dialog) {
         dialog.render(rect, buf, &app.theme);
+    }
+    // On the row under the conversation, so it hides none of it.
+    super::transcript::render_scroll_marker(&app.transcript, areas.transcript, scrolled, buf, &app.theme);
+    if !app.dialogs.is_empty() {
+        // The dialog has the keys: no cursor in the prompt, no other modal over it.
     } else if let Some(picker) = &app.model_picker {
         super::picker::render_model_picker(picker, centered(area, 60, picker.models.len() as u16 + 4), buf, &app.theme);
     } else if let Some(view) = &app.rules_view {
@@ -162,10 +167,13 @@ fn render_queued(queued: &[String], area: Rect, buf: &mut ratatui::buffer::Buffe
         } else {
             String::new()
         };
-        let hint = if index == 0 { "  · sent when the model is done · esc to edit" } else { "" };
+        let hint = if index == 0 { "  · esc to edit" } else { "" };
+        // The hint and the count stay; the message gives way (with "…") on a narrow screen.
+        let fixed = crate::ui::wrap::width("⏎ queued: ") + crate::ui::wrap::width(&more) + crate::ui::wrap::width(hint);
+        let room = usize::from(area.width).saturating_sub(fixed).max(4);
         Line::from(vec![
             Span::styled("⏎ queued: ", theme.key_hint),
-            Span::styled(first.to_owned(), theme.dim),
+            Span::styled(crate::ui::wrap::truncate(first, room), theme.dim),
             Span::styled(more, theme.dim),
             Span::styled(hint, theme.dim),
         ])
@@ -200,26 +208,35 @@ const HELP_KEYS: &[(&str, &str)] = &[
     ("", "tab/space review hunks · shift+pgup/pgdn scroll behind it"),
 ];
 
-/// The help's lines: the keys, then every slash command.
-fn help_lines(app: &App) -> Vec<Line<'static>> {
+/// The help's lines at `width` columns: the keys, then every slash command; a description too long for the
+/// row wraps under itself.
+fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let key = |text: &str| Span::styled(format!("{text:>12}  "), app.theme.key_hint);
-    let mut lines: Vec<Line<'static>> =
-        HELP_KEYS.iter().map(|(keys, what)| Line::from(vec![key(keys), Span::raw(*what)])).collect();
+    let indent = [Span::raw(" ".repeat(14))];
+    let row = |keys: &str, what: &str| {
+        crate::ui::wrap::wrap_line(&Line::from(vec![key(keys), Span::raw(what.to_owned())]), width.max(20), &indent)
+    };
+    let mut lines: Vec<Line<'static>> = HELP_KEYS.iter().flat_map(|(keys, what)| row(keys, what)).collect();
     lines.push(Line::default());
     for command in crate::app::editor::SLASH_COMMANDS {
-        lines.push(Line::from(vec![key(command.name), Span::raw(command.description)]));
+        lines.extend(row(command.name, command.description));
     }
     lines
 }
 
-/// How many lines the help has (for scrolling it).
+/// The help box's width on a screen `screen_width` wide.
+fn help_width(screen_width: u16) -> u16 {
+    screen_width.min(80)
+}
+
+/// How many lines the help has on the current screen (for scrolling it).
 pub fn help_len(app: &App) -> usize {
-    help_lines(app).len()
+    help_lines(app, usize::from(help_width(app.size.0).saturating_sub(2))).len()
 }
 
 fn render_help(app: &App, area: Rect, buf: &mut ratatui::buffer::Buffer) {
-    let lines = help_lines(app);
-    let width = area.width.min(80);
+    let width = help_width(area.width);
+    let lines = help_lines(app, usize::from(width.saturating_sub(2)));
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect {
         x: area.x + (area.width.saturating_sub(width)) / 2,

@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use super::theme::Theme;
 
@@ -37,7 +37,9 @@ pub fn render_list_modal(
         hint_spans.push(Span::raw(format!(" {what}")));
     }
     lines.push(Line::from(hint_spans));
+    // A row or the hints too long for a narrow screen wrap rather than being cut off.
     Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
         .block(
             Block::default()
                 .borders(Borders::ALL)

@@ -13,7 +13,9 @@ use crate::app::rules_view::RulesView;
 
 pub fn render_rules(view: &RulesView, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let width = area.width.saturating_sub(4).clamp(20, 110).min(area.width);
-    let height = (view.rules.len() as u16 + 5).clamp(6, area.height.max(1));
+    // Room for the hints (and the "no rules" note) to wrap on a narrow screen.
+    let extra = if area.width < 90 { 3 } else { 0 } + if view.rules.is_empty() { 2 } else { 0 };
+    let height = (view.rules.len() as u16 + 5 + extra).clamp(6, area.height.max(1));
     let rect = Rect {
         x: area.x + area.width.saturating_sub(width) / 2,
         y: area.y + area.height.saturating_sub(height) / 2,

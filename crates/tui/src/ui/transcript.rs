@@ -12,10 +12,11 @@ use super::theme::Theme;
 use super::wrap::{line_text, width as display_width};
 use crate::app::transcript::{Laid, Transcript};
 
-/// Draws the transcript into `area`, bottom-aligned (a short conversation sits just above the input).
-pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+/// Draws the transcript into `area`, bottom-aligned (a short conversation sits just above the input); returns
+/// how many lines it is scrolled up (clamped), for [`render_scroll_marker`].
+pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) -> usize {
     if area.width == 0 || area.height == 0 {
-        return;
+        return 0;
     }
     let viewport = area.height as usize;
     // Exact lines only where they can be seen; cells far above keep an estimated height after a resize.
@@ -63,21 +64,29 @@ pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, 
         }
     }
 
+    scroll
+}
+
+/// The "↑ N lines up" / "↓ new output below" marker, drawn on the row under the transcript (the input's rule or
+/// the dialog's top border) so it hides no text; `scroll` is what [`render_transcript`] returned.
+pub fn render_scroll_marker(transcript: &Transcript, area: Rect, scroll: usize, buf: &mut Buffer, theme: &Theme) {
+    let y = area.y + area.height;
+    if area.width == 0 || y >= buf.area.y + buf.area.height {
+        return;
+    }
     if transcript.new_output_below && scroll > 0 {
         let marker = " ↓ new output below (End) ";
         let width = display_width(marker) as u16;
         if area.width > width {
             let x = area.x + area.width - width - 1;
-            let y = area.y + area.height - 1;
             Line::from(Span::styled(marker, theme.key_hint.add_modifier(ratatui::style::Modifier::REVERSED)))
                 .render(Rect { x, y, width, height: 1 }, buf);
         }
     } else if scroll > 0 {
-        let marker = format!(" ↑ {scroll} lines up ");
+        let marker = format!(" ↑ {scroll} line{} up ", if scroll == 1 { "" } else { "s" });
         let width = display_width(&marker) as u16;
         if area.width > width {
             let x = area.x + area.width - width - 1;
-            let y = area.y + area.height - 1;
             Line::from(Span::styled(marker, theme.dim)).render(Rect { x, y, width, height: 1 }, buf);
         }
     }
