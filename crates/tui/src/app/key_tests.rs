@@ -379,3 +379,45 @@ fn a_restored_conversation_leaves_out_what_tandem_added_to_user_messages() {
     assert!(!text.contains("interrupted the previous") && !text.contains("<summary>"), "{text}");
     assert!(text.contains("compacted"), "{text}");
 }
+
+#[test]
+fn ctrl_f_over_a_dialog_searches_and_its_letters_never_answer_the_dialog() {
+    let mut app = app(100, 30);
+    working(&mut app);
+    bash_dialog(&mut app, "b1");
+    press(&mut app, ctrl('f'), Instant::now());
+    let mut effects = Vec::new();
+    for c in "run".chars() {
+        effects.extend(press(&mut app, key(KeyCode::Char(c)), Instant::now()));
+    }
+    effects.extend(press(&mut app, key(KeyCode::Enter), Instant::now()));
+    effects.extend(press(&mut app, key(KeyCode::Char('n')), Instant::now()));
+    assert!(effects.is_empty(), "nothing answered: {effects:?}");
+    assert_eq!(app.dialogs.len(), 1);
+    assert!(screen_at(&app, Instant::now()).contains("search: run"));
+    press(&mut app, key(KeyCode::Esc), Instant::now());
+    assert!(app.transcript.search.is_none() && app.focus == super::Focus::Input);
+    assert_eq!(
+        press(&mut app, key(KeyCode::Char('y')), Instant::now()),
+        vec![Effect::Op(Op::PermissionAnswer { call_id: "b1".into(), answer: PermissionAnswer::AllowOnce })]
+    );
+}
+
+#[test]
+fn in_scroll_mode_the_view_holds_still_even_from_the_bottom() {
+    let mut app = app(80, 16);
+    working(&mut app);
+    core(&mut app, Event::MessageStarted { item_id: "m".into() });
+    let lines: String = (1..=40).map(|n| format!("line {n}\n\n")).collect();
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: lines });
+    press(&mut app, ctrl('s'), Instant::now());
+    press(&mut app, key(KeyCode::Char('k')), Instant::now());
+    app.hold_scroll_position();
+    let before = screen_at(&app, Instant::now());
+    let more: String = (41..=60).map(|n| format!("line {n}\n\n")).collect();
+    core(&mut app, Event::MessageDelta { item_id: "m".into(), text: more });
+    app.hold_scroll_position();
+    let after = screen_at(&app, Instant::now());
+    let first_row = |text: &str| text.lines().find(|row| row.contains("line ")).map(str::to_owned);
+    assert_eq!(first_row(&after), first_row(&before), "before:\n{before}\nafter:\n{after}");
+}

@@ -46,7 +46,26 @@ impl App {
             }
             return Vec::new();
         }
+        // A search opened over a dialog has the keys until Esc closes it (its `n` is "next match", not "deny").
+        if !self.dialogs.is_empty() && self.transcript.search.is_some() && !(ctrl && key.code == KeyCode::Char('c')) {
+            let effects = if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
+                self.on_search_key(key)
+            } else {
+                self.on_scroll_key(key)
+            };
+            if self.transcript.search.is_none() {
+                // Closed: back to the dialog, not to scroll mode.
+                self.focus = Focus::Input;
+                self.transcript.cursor_line = None;
+                self.transcript.selection = None;
+            }
+            return effects;
+        }
         if let Some(dialog) = self.dialogs.front_mut() {
+            if ctrl && matches!(key.code, KeyCode::Char('f' | 'F')) {
+                self.start_search();
+                return Vec::new();
+            }
             if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
                 // Deny, and stop the turn: the user wants out, not the model's next attempt.
                 let action = dialog.handle_key(key);

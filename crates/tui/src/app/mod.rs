@@ -313,7 +313,8 @@ impl App {
     /// Called by the runtime before each frame: while the user is scrolled up, output arriving below must not
     /// move what they are reading, so the distance from the bottom grows by what was added.
     pub fn hold_scroll_position(&mut self) {
-        if self.transcript.scroll_from_bottom == 0 {
+        // In scroll mode the view holds still even at the bottom: the cursor must not be carried away.
+        if self.transcript.scroll_from_bottom == 0 && self.focus != Focus::Scroll {
             self.scroll_anchor = None;
             return;
         }

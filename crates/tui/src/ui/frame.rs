@@ -58,7 +58,7 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
     } else {
         popup_height(completions.len())
     };
-    let search_rows = u16::from(app.transcript.search.is_some() && dialog.is_none());
+    let search_rows = u16::from(app.transcript.search.is_some());
     let queued_rows = (app.queued.len() as u16).min(MAX_QUEUED_ROWS).min(area.height / 4);
     let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows + queued_rows);
     let dialog_rows = match dialog {
@@ -127,9 +127,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         render_queued(&app.queued, rect, buf, &app.theme);
     }
     let placeholder = match app.focus {
-        Focus::Scroll => {
-            "scroll mode: j/k move · v select · y copy · c copy answer · b copy code · / search · esc back"
-        }
+        Focus::Scroll => "scroll mode: j/k · v select · y copy · c answer · b code · / search · esc back",
         Focus::Input if app.working => "esc to interrupt · type ahead…",
         Focus::Input => "Ask tandem anything · / for commands · shift+tab mode · ctrl+s scroll/copy",
     };
@@ -211,8 +209,8 @@ const HELP_KEYS: &[(&str, &str)] = &[
 /// The help's lines at `width` columns: the keys, then every slash command; a description too long for the
 /// row wraps under itself.
 fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
-    let key = |text: &str| Span::styled(format!("{text:>12}  "), app.theme.key_hint);
-    let indent = [Span::raw(" ".repeat(14))];
+    let key = |text: &str| Span::styled(format!("{text:>13}  "), app.theme.key_hint);
+    let indent = [Span::raw(" ".repeat(15))];
     let row = |keys: &str, what: &str| {
         crate::ui::wrap::wrap_line(&Line::from(vec![key(keys), Span::raw(what.to_owned())]), width.max(20), &indent)
     };
@@ -247,10 +245,11 @@ fn render_help(app: &App, area: Rect, buf: &mut ratatui::buffer::Buffer) {
     Clear.render(rect, buf);
     let visible = usize::from(height.saturating_sub(2));
     let scroll = app.help_scroll.min(lines.len().saturating_sub(visible));
-    let title = if lines.len() > visible {
-        " tandem — keys and commands (↑↓ scroll, any other key closes) "
-    } else {
-        " tandem — keys and commands (any key closes) "
+    let title = match (lines.len() > visible, width >= 70) {
+        (true, true) => " tandem — keys and commands (↑↓ scroll, any other key closes) ",
+        (true, false) => " keys · ↑↓ scroll · others close ",
+        (false, true) => " tandem — keys and commands (any key closes) ",
+        (false, false) => " keys · any key closes ",
     };
     Paragraph::new(lines)
         .scroll((scroll as u16, 0))

@@ -11,8 +11,25 @@ use super::theme::Theme;
 use super::wrap::truncate;
 use crate::app::rules_view::RulesView;
 
+/// `text` in at most `room` columns, keeping its end (a path's file name) behind a leading "…".
+fn keep_end(text: &str, room: usize) -> String {
+    if crate::ui::wrap::width(text) <= room {
+        return text.to_owned();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut tail = String::new();
+    for ch in chars.iter().rev() {
+        if crate::ui::wrap::width(&tail) + crate::ui::wrap::width(&ch.to_string()) + 1 > room {
+            break;
+        }
+        tail.insert(0, *ch);
+    }
+    format!("…{tail}")
+}
+
 pub fn render_rules(view: &RulesView, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    let width = area.width.saturating_sub(4).clamp(20, 110).min(area.width);
+    // Narrow screens get the whole width: a rule's source file is what tells rules apart.
+    let width = if area.width < 60 { area.width } else { area.width.saturating_sub(4).clamp(20, 110) };
     // Room for the hints (and the "no rules" note) to wrap on a narrow screen.
     let extra = if area.width < 90 { 3 } else { 0 } + if view.rules.is_empty() { 2 } else { 0 };
     let height = (view.rules.len() as u16 + 5 + extra).clamp(6, area.height.max(1));
@@ -50,7 +67,7 @@ pub fn render_rules(view: &RulesView, area: Rect, buf: &mut Buffer, theme: &Them
         };
         let text = truncate(&rule.text, inner_width.saturating_sub(8).max(8) / 2 + 10);
         let used = 8 + crate::ui::wrap::width(&text) + 3;
-        let source = truncate(&source, inner_width.saturating_sub(used).max(4));
+        let source = keep_end(&source, inner_width.saturating_sub(used).max(4));
         let spans = vec![
             Span::styled(format!("{kind} "), style),
             Span::styled(text, theme.bold),
