@@ -179,7 +179,7 @@ pub trait Tool: Send + Sync {
 /// `title`, `query`, `url`; else the input as compact JSON (empty for `{}`).
 pub fn display_summary(input: &Value, ctx: &ToolContext) -> String {
     let field = |name: &str| input.get(name).and_then(Value::as_str).filter(|text| !text.is_empty());
-    let path = |text: &str| relative_display(&ctx.resolve(text), &ctx.cwd);
+    let path = |text: &str| display_path(&ctx.resolve(text), &ctx.cwd);
     if let Some(command) = field("command") {
         let mut lines = command.lines().filter(|line| !line.trim().is_empty());
         let first = lines.next().unwrap_or_default().trim_end();
@@ -201,14 +201,6 @@ pub fn display_summary(input: &Value, ctx: &ToolContext) -> String {
     if text == "{}" { String::new() } else { text }
 }
 
-/// `path` relative to `cwd` when it is inside it (`src/main.rs`), else as it is.
-pub fn relative_display(path: &std::path::Path, cwd: &std::path::Path) -> String {
-    match path.strip_prefix(cwd) {
-        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
-        _ => path.display().to_string(),
-    }
-}
-
 /// Parses a validated input into the tool's typed input; a mismatch the schema did not catch becomes an error
 /// result naming the problem.
 pub fn parse_input<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolOutput> {
@@ -217,5 +209,8 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> 
 
 /// Display form of a path relative to the working directory when it is inside it.
 pub fn display_path(path: &Path, cwd: &Path) -> String {
-    path.strip_prefix(cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| path.display().to_string())
+    match path.strip_prefix(cwd) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
 }

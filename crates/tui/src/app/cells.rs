@@ -69,9 +69,9 @@ impl ToolCard {
 
     /// A path as the card shows it: relative to the working directory when under it.
     pub fn display_path(&self, path: &Path) -> String {
-        match self.cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok()) {
-            Some(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
-            _ => path.display().to_string(),
+        match self.cwd.as_deref() {
+            Some(cwd) => tandem_core::tools::display_path(path, cwd),
+            None => path.display().to_string(),
         }
     }
 

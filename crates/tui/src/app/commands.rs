@@ -40,6 +40,16 @@ impl App {
         Vec::new()
     }
 
+    /// The modes `/mode NAME` accepts here (bypass only when the session started in it), comma-separated.
+    fn mode_names(&self) -> String {
+        let names: Vec<&str> = PermissionMode::ALL
+            .iter()
+            .filter(|mode| self.bypass_allowed || **mode != PermissionMode::BypassPermissions)
+            .map(|mode| mode.as_str())
+            .collect();
+        names.join(", ")
+    }
+
     /// Runs `/name args` (without the slash).
     pub(crate) fn run_command(&mut self, command: &str, now: Instant) -> Vec<Effect> {
         let (name, args) = command.trim().split_once(char::is_whitespace).unwrap_or((command.trim(), ""));
@@ -83,17 +93,12 @@ impl App {
             }
             "mode" => {
                 let mode = if args.is_empty() {
-                    let names: Vec<&str> = PermissionMode::ALL
-                        .iter()
-                        .filter(|mode| self.bypass_allowed || **mode != PermissionMode::BypassPermissions)
-                        .map(|mode| mode.as_str())
-                        .collect();
                     self.notice(
                         NoticeKind::Info,
                         format!(
                             "Permission mode: {}. Change it with /mode NAME ({}) or shift+tab.",
                             self.status.mode.as_str(),
-                            names.join(", ")
+                            self.mode_names()
                         ),
                     );
                     return Vec::new();
@@ -108,14 +113,9 @@ impl App {
                         }
                         Some(mode) => mode,
                         None => {
-                            let names: Vec<&str> = PermissionMode::ALL
-                                .iter()
-                                .filter(|mode| self.bypass_allowed || **mode != PermissionMode::BypassPermissions)
-                                .map(|mode| mode.as_str())
-                                .collect();
                             self.notice(
                                 NoticeKind::Error,
-                                format!("Unknown mode {args:?}: use one of {}.", names.join(", ")),
+                                format!("Unknown mode {args:?}: use one of {}.", self.mode_names()),
                             );
                             return Vec::new();
                         }

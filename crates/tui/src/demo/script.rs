@@ -36,19 +36,14 @@ fi
 for name in \"$@\"; do
     echo \"$greeting, $name\"";
 
-const NEW_GREET: &str = "# greet: prints a greeting, ending in \"!\", for each name given, or for the world.
-set -eu
-
-greeting=\"Hello\"
-
-# With no names, greet everyone.
-if [ \"$#\" -eq 0 ]; then
-    set -- world
-fi
-
-# One line per name, in the order given.
-for name in \"$@\"; do
-    echo \"$greeting, $name!\"";
+/// The fix: the comment says what the output looks like, and the `echo` ends with "!" (two hunks apart).
+fn new_greet() -> String {
+    OLD_GREET.replacen("prints a greeting for", "prints a greeting, ending in \"!\", for", 1).replacen(
+        "echo \"$greeting, $name\"",
+        "echo \"$greeting, $name!\"",
+        1,
+    )
+}
 
 /// The reply to the request that follows `round` earlier replies, in the project at `dir`.
 pub(super) fn reply(round: usize, dir: &Path) -> Vec<Block> {
@@ -71,7 +66,7 @@ pub(super) fn reply(round: usize, dir: &Path) -> Vec<Block> {
             Block::Tool {
                 id: "toolu_demo_edit",
                 name: "Edit",
-                input: json!({"file_path": path("greet.sh"), "old_string": OLD_GREET, "new_string": NEW_GREET}),
+                input: json!({"file_path": path("greet.sh"), "old_string": OLD_GREET, "new_string": new_greet()}),
             },
         ],
         2 => vec![
@@ -102,7 +97,8 @@ mod tests {
     fn the_scripted_fix_matches_the_example_project() {
         let greet = super::super::project::FILES.iter().find(|(name, _)| *name == "greet.sh").unwrap().1;
         assert!(greet.contains(OLD_GREET), "the edit's old_string is in greet.sh");
-        let fixed = greet.replace(OLD_GREET, NEW_GREET);
+        let fixed = greet.replace(OLD_GREET, &new_greet());
+        assert_ne!(new_greet(), OLD_GREET);
         assert!(fixed.contains("echo \"$greeting, $name!\""));
         let hunks = tandem_core::tools::diff::hunks(greet, &fixed, tandem_core::tools::diff::DEFAULT_CONTEXT);
         assert_eq!(hunks.len(), 2, "the dialog offers a per-hunk review");

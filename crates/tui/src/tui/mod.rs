@@ -199,7 +199,9 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
         }
 
         let mut quit = false;
-        for effect in effects {
+        // Effects in order; an effect's answer (an editor result, a listing) may bring more, handled the same way.
+        let mut effects: std::collections::VecDeque<Effect> = effects.into();
+        while let Some(effect) = effects.pop_front() {
             match effect {
                 Effect::Op(op) => {
                     if let Some(handle) = &agent {
@@ -210,13 +212,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     let _ = clipboard::copy(&mut std::io::stdout(), &text);
                 }
                 Effect::OpenEditor { path, content } => {
-                    terminal_events.pause().await;
-                    terminal::restore();
-                    let result = tokio::task::block_in_place(|| external_editor::edit(&path, &content));
-                    reenter(&mut term, launch.screen);
-                    terminal_events.resume();
-                    let more = app.update(Input::EditorResult(result), Instant::now());
-                    apply_simple(&more, agent.as_ref());
+                    let result = hand_over(&mut term, &mut terminal_events, launch.screen, || {
+                        external_editor::edit(&path, &content)
+                    })
+                    .await;
+                    effects.extend(app.update(Input::EditorResult(result), Instant::now()));
                 }
                 Effect::StartSession { provider, base_url, model } => {
                     match (launch.configure)(&provider, &base_url, &model) {
@@ -231,11 +231,10 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     }
                 }
                 Effect::EditFile { path } => {
-                    terminal_events.pause().await;
-                    terminal::restore();
-                    let result = tokio::task::block_in_place(|| external_editor::edit_in_place(&path));
-                    reenter(&mut term, launch.screen);
-                    terminal_events.resume();
+                    let result = hand_over(&mut term, &mut terminal_events, launch.screen, || {
+                        external_editor::edit_in_place(&path)
+                    })
+                    .await;
                     if let Err(message) = result {
                         app.notice(crate::app::cells::NoticeKind::Error, message);
                     }
@@ -244,27 +243,13 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 Effect::ListMemories { open } => {
                     let root = tandem_core::permissions::settings::project_root(&app.cwd);
                     let topics = tandem_core::memory::MemoryStore::new(&paths.config_dir, &root).topics();
-                    let more = app.update(Input::Memories { topics, open }, Instant::now());
-                    for effect in more {
-                        if let Effect::EditFile { path } = effect {
-                            terminal_events.pause().await;
-                            terminal::restore();
-                            let result = tokio::task::block_in_place(|| external_editor::edit_in_place(&path));
-                            reenter(&mut term, launch.screen);
-                            terminal_events.resume();
-                            if let Err(message) = result {
-                                app.notice(crate::app::cells::NoticeKind::Error, message);
-                            }
-                            app.dirty = true;
-                        }
-                    }
+                    effects.extend(app.update(Input::Memories { topics, open }, Instant::now()));
                 }
                 Effect::ListSessions => {
                     let mut sessions = tandem_core::session::list(&paths.data_dir);
                     // This directory's sessions, except the one running (resuming it onto itself means nothing).
                     sessions.retain(|session| session.cwd == app.cwd && session.id != app.session_id);
-                    let more = app.update(Input::Sessions(sessions), Instant::now());
-                    apply_simple(&more, agent.as_ref());
+                    effects.extend(app.update(Input::Sessions(sessions), Instant::now()));
                 }
                 Effect::ResumeSession { id } => match (launch.resume)(&id) {
                     Ok(config) => {
@@ -349,6 +334,22 @@ fn start_demo(app: &mut App, dir: &mut Option<tempfile::TempDir>) -> Option<Agen
     let effects = app.submit(crate::demo::PROMPT.to_owned(), Instant::now());
     apply_simple(&effects, Some(&handle));
     Some(handle)
+}
+
+/// Hands the terminal to another program for `run` (the external editor): input reading stops, the screen is
+/// restored, and both come back afterwards.
+async fn hand_over<T>(
+    term: &mut terminal::Term,
+    input: &mut terminal_input::TerminalInput,
+    screen: ScreenOptions,
+    run: impl FnOnce() -> T,
+) -> T {
+    input.pause().await;
+    terminal::restore();
+    let result = tokio::task::block_in_place(run);
+    reenter(term, screen);
+    input.resume();
+    result
 }
 
 /// Effects that need no terminal access.

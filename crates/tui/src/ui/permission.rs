@@ -15,7 +15,7 @@ mod snapshot_tests;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +24,7 @@ use ratatui::text::Line;
 use serde_json::Value;
 use tandem_core::protocol::PermissionAnswer;
 use tandem_core::tools::diff::apply_hunks;
-use tandem_core::tools::{Preview, Risk};
+use tandem_core::tools::{Preview, Risk, display_path};
 
 use super::diff::{DiffView, HunkReview};
 use super::theme::ColorDepth;
@@ -322,13 +322,6 @@ impl PermissionDialog {
 }
 
 /// `path` relative to `cwd` when it lies under it, else as given.
-fn display_path(path: &Path, cwd: &Path) -> String {
-    match path.strip_prefix(cwd) {
-        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
-        _ => path.display().to_string(),
-    }
-}
-
 fn pretty_input(input: &Value) -> String {
     serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string())
 }
