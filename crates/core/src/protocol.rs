@@ -238,7 +238,8 @@ pub enum Event {
         input: Value,
         /// The tool only reads (front ends group such calls).
         read_only: bool,
-        /// The call's risk, as a dialog would label it.
+        /// The tool's risk class ([`crate::tools::Tool::risk`]); a dialog labels the call itself
+        /// ([`Event::PermissionRequested`]'s `risk`).
         risk: Risk,
         /// A short line that identifies the call ([`crate::tools::Tool::summary`]).
         summary: String,

@@ -92,7 +92,8 @@ impl ToolRunner<'_> {
                     name: call.name.clone(),
                     input: call.input.clone(),
                     read_only: tool.as_ref().is_some_and(|tool| tool.is_read_only()),
-                    risk: tool.as_ref().map_or(crate::tools::Risk::High, |tool| tool.risk_for(&call.input)),
+                    // The tool's class only: judging this call (for Bash, a bash process) is left to the dialog.
+                    risk: tool.as_ref().map_or(crate::tools::Risk::High, |tool| tool.risk()),
                     summary: match &tool {
                         Some(tool) => tool.summary(&call.input, &self.context),
                         None => crate::tools::display_summary(&call.input, &self.context),
@@ -141,11 +142,18 @@ impl ToolRunner<'_> {
         match decision {
             Decision::Allow => {
                 // Allowed without a dialog (a rule, acceptEdits): front ends still show the diff it applies.
-                if !tool.is_read_only()
-                    && let Ok(Some(preview @ crate::tools::Preview::Diff { .. })) =
-                        tool.preview(&call.input, &self.context)
-                {
-                    let _ = self.events.send(Event::ToolCallPreview { call_id: call.id.clone(), preview });
+                // The preview reads files: off the async workers, and given up on an interrupt.
+                if !tool.is_read_only() {
+                    let (previewer, input, context) = (tool.clone(), call.input.clone(), self.context.clone());
+                    let preview = tokio::select! {
+                        _ = self.context.cancel.cancelled() => None,
+                        preview = tokio::task::spawn_blocking(move || previewer.preview(&input, &context)) => {
+                            preview.ok()
+                        }
+                    };
+                    if let Some(Ok(Some(preview @ crate::tools::Preview::Diff { .. }))) = preview {
+                        let _ = self.events.send(Event::ToolCallPreview { call_id: call.id.clone(), preview });
+                    }
                 }
                 Prepared::Ready(tool)
             }
