@@ -51,6 +51,9 @@ const DA1_QUERY: &[u8] = b"\x1b[c";
 const DA1_ANSWER: &[u8] = b"\x1b[?62;22c";
 /// The cursor position report request (DSR 6).
 const CPR_QUERY: &[u8] = b"\x1b[6n";
+/// Begin and end of a synchronized update (a frame the terminal shows only once it is complete).
+const SYNC_BEGIN: &[u8] = b"\x1b[?2026h";
+const SYNC_END: &[u8] = b"\x1b[?2026l";
 
 /// Which terminal queries the harness answers, the way a real terminal does.
 #[derive(Clone, Copy, Debug)]
@@ -99,37 +102,56 @@ struct State {
     eof: bool,
     /// How much of `raw` the emulator has processed (and searched for queries).
     parsed: usize,
+    /// While the app is inside a synchronized update (`CSI ? 2026 h` … `l`), the screen as it was before it:
+    /// like a real terminal, the emulator shows a frame only once it is complete, so a test never reads half
+    /// of one.
+    shown: Option<vt100::Screen>,
 }
 
 impl State {
     /// Takes in newly read bytes; returns the answers to the queries among them, in order.
     fn take(&mut self, bytes: &[u8], answers: Answers) -> Vec<u8> {
-        // Search a little before the new bytes too: a query may straddle two reads.
-        let from = self.parsed.saturating_sub(CPR_QUERY.len().max(DA1_QUERY.len()) - 1);
+        // Search a little before the new bytes too: a query or a marker may straddle two reads.
+        let longest = [CPR_QUERY, DA1_QUERY, SYNC_BEGIN, SYNC_END].iter().map(|seq| seq.len()).max().unwrap_or(1);
+        let from = self.parsed.saturating_sub(longest - 1);
         self.raw.extend_from_slice(bytes);
-        let mut queries: Vec<(usize, &[u8])> = Vec::new();
-        for (query, enabled) in [(DA1_QUERY, answers.device_attributes), (CPR_QUERY, answers.cursor_position)] {
+        let mut marks: Vec<(usize, &[u8])> = Vec::new();
+        for (seq, enabled) in [
+            (DA1_QUERY, answers.device_attributes),
+            (CPR_QUERY, answers.cursor_position),
+            (SYNC_BEGIN, true),
+            (SYNC_END, true),
+        ] {
             if enabled {
-                let ends = matches(&self.raw[from..], query).map(|at| from + at + query.len());
-                queries.extend(ends.filter(|end| *end > self.parsed).map(|end| (end, query)));
+                let ends = matches(&self.raw[from..], seq).map(|at| from + at + seq.len());
+                marks.extend(ends.filter(|end| *end > self.parsed).map(|end| (end, seq)));
             }
         }
-        queries.sort_unstable_by_key(|(end, _)| *end);
+        marks.sort_unstable_by_key(|(end, _)| *end);
         let mut out = Vec::new();
-        for (end, query) in queries {
-            // The emulator must be exactly at the query for the cursor position to be right.
+        for (end, seq) in marks {
+            // The emulator must be exactly at a query for the cursor position to be right.
             self.parser.process(&self.raw[self.parsed..end]);
             self.parsed = end;
-            if query == DA1_QUERY {
+            if seq == DA1_QUERY {
                 out.extend_from_slice(DA1_ANSWER);
-            } else {
+            } else if seq == CPR_QUERY {
                 let (row, col) = self.parser.screen().cursor_position();
                 out.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
+            } else if seq == SYNC_BEGIN {
+                self.shown.get_or_insert_with(|| self.parser.screen().clone());
+            } else {
+                self.shown = None;
             }
         }
         self.parser.process(&self.raw[self.parsed..]);
         self.parsed = self.raw.len();
         out
+    }
+
+    /// The screen a user would see: the last complete frame.
+    fn screen(&self) -> &vt100::Screen {
+        self.shown.as_ref().unwrap_or_else(|| self.parser.screen())
     }
 }
 
@@ -163,6 +185,7 @@ impl Pty {
             raw: Vec::new(),
             eof: false,
             parsed: 0,
+            shown: None,
         }));
         {
             let state = Arc::clone(&state);
@@ -182,7 +205,9 @@ impl Pty {
                         }
                     }
                 }
-                lock(&state).eof = true;
+                let mut state = lock(&state);
+                state.eof = true;
+                state.shown = None;
             });
         }
         Pty { state, writer, master: pair.master, child, status: None }
@@ -203,20 +228,20 @@ impl Pty {
     /// The visible screen as text, rows joined by newlines (a row ends at its last written cell, so it may keep
     /// trailing spaces the app wrote over older text).
     pub fn screen_text(&self) -> String {
-        lock(&self.state).parser.screen().contents()
+        lock(&self.state).screen().contents()
     }
 
     /// The visible rows, one string each.
     pub fn screen_rows(&self) -> Vec<String> {
         let state = lock(&self.state);
-        let screen = state.parser.screen();
+        let screen = state.screen();
         let (_, cols) = screen.size();
         screen.rows(0, cols.get()).collect()
     }
 
     /// Whether the emulator is showing the alternate screen.
     pub fn alternate_screen(&self) -> bool {
-        lock(&self.state).parser.screen().alternate_screen()
+        lock(&self.state).screen().alternate_screen()
     }
 
     /// Everything the app printed so far.
@@ -231,7 +256,7 @@ impl Pty {
         loop {
             let (screen, eof) = {
                 let state = lock(&self.state);
-                (state.parser.screen().contents(), state.eof)
+                (state.screen().contents(), state.eof)
             };
             if condition(&screen) {
                 return Ok(screen);
