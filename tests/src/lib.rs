@@ -78,7 +78,10 @@ impl Workspace {
         ] {
             command.env_remove(var);
         }
-        command.env("TANDEM_CONFIG_DIR", self.config.path()).env("TANDEM_RETRY_BASE_MS", "1");
+        command
+            .env("TANDEM_CONFIG_DIR", self.config.path())
+            .env("CLAUDE_CONFIG_DIR", self.config.path().join("claude"))
+            .env("TANDEM_RETRY_BASE_MS", "1");
         command
     }
 

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod config;
 pub mod context;
 pub mod conversation;
+pub mod hooks;
 pub mod memory;
 pub mod models;
 pub mod permissions;

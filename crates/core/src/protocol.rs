@@ -45,6 +45,10 @@ pub enum Op {
     RemovePermissionRule {
         rule: RuleListing,
     },
+    /// Describe the session's hooks (`/hooks`), answered with an [`Event::Info`].
+    ListHooks,
+    /// Let the project's own hooks run, now and in later sessions while they stay as they are (`/hooks trust`).
+    TrustProjectHooks,
     /// Ends the agent task.
     Shutdown,
 }

@@ -118,7 +118,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         session_log: None,
         resume: None,
         compaction: Default::default(),
-        pre_compact: None,
+        hooks: Default::default(),
         raw_stream: false,
     }
 }

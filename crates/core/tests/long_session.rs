@@ -60,7 +60,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         session_log: None,
         resume: None,
         compaction: CompactionPolicy { threshold: 0.92, reserve_tokens },
-        pre_compact: None,
+        hooks: Default::default(),
         raw_stream: false,
     }
 }

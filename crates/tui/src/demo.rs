@@ -65,7 +65,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         session_log: None,
         resume: None,
         compaction: CompactionPolicy::default(),
-        pre_compact: None,
+        hooks: Default::default(),
         raw_stream: false,
     }
 }

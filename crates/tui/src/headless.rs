@@ -19,6 +19,9 @@ pub struct HeadlessOptions {
     pub include_partial_messages: bool,
 }
 
+/// How long the end of a session may wait for its SessionEnd hooks (each has its own timeout too).
+pub(crate) const SESSION_END_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Runs one prompt to its end; returns the process exit code (0 success, 1 error result).
 pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) -> i32 {
     let session_id = config.session_id.clone();
@@ -54,6 +57,9 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
             Event::TurnFinished(summary) => {
                 let code = printer.finish(&summary);
                 let _ = handle.ops.send(Op::Shutdown);
+                // The session ends with its SessionEnd hooks; later events are only their reports.
+                drop(handle.events);
+                let _ = tokio::time::timeout(SESSION_END_WAIT, handle.task).await;
                 return code;
             }
             event => printer.event(&event),

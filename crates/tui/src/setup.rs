@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tandem_core::agent::{AgentConfig, Resume};
 use tandem_core::config::{self, Paths, ProviderFlags};
 use tandem_core::context::compact::CompactionPolicy;
+use tandem_core::hooks::{self, HookEngine};
 use tandem_core::models::{self, Prices};
 use tandem_core::permissions::{
     PermissionMode, PermissionPolicy, RuleKind, Scope, Workspace, settings, split_rule_list,
@@ -72,6 +73,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     }
 
     let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home_dir = home.clone();
     let settings = settings::load_with_home(&paths.config_dir, &cwd, home.as_deref());
     let mut notices: Vec<String> = settings.problems.iter().map(|problem| format!("Settings: {problem}")).collect();
 
@@ -158,6 +160,11 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         tools.register(Arc::new(SearchSessionsTool { data_dir: paths.data_dir.clone(), current_session }));
     }
 
+    let shell_env = Arc::new(shell_env);
+    let claude_dir = hooks::claude_user_dir(&env, home_dir.as_deref());
+    let hooks =
+        hook_engine(cli, &paths.config_dir, claude_dir.as_deref(), &settings.project_root, &shell_env, &mut notices);
+
     Ok(AgentConfig {
         session_id: session_log.id().to_owned(),
         provider: Arc::from(tandem_core::provider::connect(resolved.endpoint)),
@@ -170,15 +177,46 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         max_budget_usd: cli.max_budget_usd,
         retry: RetryPolicy::from_env(),
         sandbox,
-        shell_env: Arc::new(shell_env),
+        shell_env,
         config_dir: paths.config_dir.clone(),
         notices,
         session_log: Some(session_log),
         resume,
         compaction,
-        pre_compact: None,
+        hooks,
         raw_stream: false,
     })
+}
+
+/// The session's hooks. Those from the project's own files run in the TUI only once the user trusted them
+/// (`/hooks trust`, remembered while they stay the same); headless runs trust the project, as `claude -p` does.
+/// Which hooks are active is said at the start, and so is every entry that could not be used.
+fn hook_engine(
+    cli: &Cli,
+    config_dir: &std::path::Path,
+    claude_dir: Option<&std::path::Path>,
+    project_root: &std::path::Path,
+    shell_env: &Arc<tandem_core::shell_env::ShellEnvPolicy>,
+    notices: &mut Vec<String>,
+) -> Arc<HookEngine> {
+    let set = hooks::load(config_dir, claude_dir, project_root);
+    notices.extend(set.problems.iter().map(|problem| format!("Hooks: {problem}")));
+    let trusted = cli.print || hooks::trust::is_trusted(config_dir, project_root, &set.project_fingerprint());
+    let engine = HookEngine::new(set, project_root.to_path_buf(), shell_env.clone(), trusted);
+    let active: Vec<String> = engine.active().map(|entry| entry.describe()).collect();
+    if !active.is_empty() {
+        notices.push(format!("Hooks active: {}", active.join("; ")));
+    }
+    if let Some(file) = &engine.set().disabled_by {
+        notices.push(format!("Hooks: all hooks are off (disableAllHooks in {}).", file.display()));
+    } else if engine.set().has_project_hooks() && !trusted {
+        let count = engine.set().entries.iter().filter(|entry| entry.source.project).count();
+        notices.push(format!(
+            "This project's settings define {count} hook{} that run commands on your machine; they are off until you trust them: /hooks lists them, /hooks trust turns them on.",
+            if count == 1 { "" } else { "s" }
+        ));
+    }
+    Arc::new(engine)
 }
 
 /// A server on this machine (LM Studio, a local vLLM…): its tokens cost nothing.

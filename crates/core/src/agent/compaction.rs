@@ -63,6 +63,9 @@ impl Session {
         self.emit_event(Event::CompactionStarted { trigger });
         let outcome = self.summarize_and_rebuild(trigger, extra, cancel).await;
         self.emit_event(Event::CompactionFinished { trigger, outcome });
+        if outcome == ItemOutcome::Completed {
+            self.session_start("compact").await;
+        }
     }
 
     async fn summarize_and_rebuild(
@@ -71,9 +74,7 @@ impl Session {
         extra: Option<String>,
         cancel: &CancellationToken,
     ) -> ItemOutcome {
-        if let Some(hook) = &self.config.pre_compact {
-            hook(trigger);
-        }
+        self.pre_compact_hooks(trigger, extra.as_deref()).await;
         let pre_tokens = {
             let added = &self.messages[self.reported_len.min(self.messages.len())..];
             self.counter.context_used(added)

@@ -10,6 +10,7 @@
 mod compaction;
 mod items;
 mod sampling;
+mod session_hooks;
 mod tool_calls;
 mod turn;
 
@@ -57,8 +58,8 @@ pub struct AgentConfig {
     pub resume: Option<Resume>,
     /// When to compact the conversation automatically.
     pub compaction: crate::context::compact::CompactionPolicy,
-    /// Called before every compaction (the PreCompact hook point).
-    pub pre_compact: Option<Arc<dyn Fn(crate::session::CompactTrigger) + Send + Sync>>,
+    /// The hooks of the settings files (and, later, of an SDK host).
+    pub hooks: Arc<crate::hooks::HookEngine>,
     /// Also send the provider's raw stream events ([`crate::protocol::Event::RawStream`]), for stream-json's
     /// `--include-partial-messages`; front ends that draw use the item events.
     pub raw_stream: bool,
@@ -87,6 +88,8 @@ enum Work {
     ListRules,
     RemoveRule(crate::protocol::RuleListing),
     Compact(Option<String>),
+    ListHooks,
+    TrustHooks,
 }
 
 /// State shared between the op router and the turn runner.
@@ -151,6 +154,16 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                         break;
                     }
                 }
+                Op::ListHooks => {
+                    if turn_tx.send(Work::ListHooks).is_err() {
+                        break;
+                    }
+                }
+                Op::TrustProjectHooks => {
+                    if turn_tx.send(Work::TrustHooks).is_err() {
+                        break;
+                    }
+                }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
@@ -165,16 +178,20 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let task = tokio::spawn(async move {
         let mut session = turn::Session::new(config, shared, event_tx);
         session.announce();
+        session.session_start_hooks().await;
         while let Some(work) = turn_rx.recv().await {
             match work {
                 Work::Turn(text) => session.run_turn(text).await,
                 Work::SetModel(model) => session.set_model(&model),
-                Work::Clear => session.clear(),
+                Work::Clear => session.clear_with_hooks().await,
                 Work::Compact(instructions) => session.compact_now(instructions).await,
                 Work::ListRules => session.list_rules(),
                 Work::RemoveRule(rule) => session.remove_rule(&rule),
+                Work::ListHooks => session.list_hooks(),
+                Work::TrustHooks => session.trust_project_hooks(),
             }
         }
+        session.session_end_hooks("other").await;
     });
 
     AgentHandle { ops: op_tx, events: event_rx, task }

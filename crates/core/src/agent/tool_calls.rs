@@ -7,11 +7,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
+use crate::hooks::{HookBase, HookEngine, HookEvent, HookOutcome, Verdict};
 use crate::permissions::{Decision, RuleKind, Scope, settings, split_rule_list};
 use crate::protocol::{AlwaysScope, Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
 use crate::tools::write::WriteTool;
@@ -23,10 +24,16 @@ pub(super) struct ToolRound {
     pub results: Vec<ContentBlock>,
     pub denials: Vec<PermissionDenial>,
     pub interrupted: bool,
+    /// A hook said `"continue": false`: the turn ends after this round, for this reason.
+    pub stopped: Option<String>,
 }
 
 /// What a turn's tool calls run with.
 pub(super) struct ToolRunner<'a> {
+    pub hooks: &'a Arc<HookEngine>,
+    pub hook_base: HookBase,
+    /// Set by a hook that stops the turn.
+    pub stopped: std::sync::Mutex<Option<String>>,
     pub tools: &'a ToolRegistry,
     pub shared: &'a Arc<Shared>,
     pub events: &'a mpsc::UnboundedSender<Event>,
@@ -44,7 +51,13 @@ struct Call {
 }
 
 enum Prepared {
-    Ready(Arc<dyn Tool>),
+    /// Run the tool with this input (a PreToolUse hook may have changed the model's), then add `notes` (hook
+    /// context) to its result.
+    Ready {
+        tool: Arc<dyn Tool>,
+        input: Value,
+        notes: Vec<String>,
+    },
     /// The user allowed an Edit/Write with content of their own (some hunks, or edited in $EDITOR).
     Modified {
         content: String,
@@ -71,7 +84,12 @@ impl ToolRunner<'_> {
                     .map(|(_, why)| invalid_input_message(why, truncated)),
             })
             .collect();
-        let mut round = ToolRound { results: Vec::with_capacity(calls.len()), denials: Vec::new(), interrupted: false };
+        let mut round = ToolRound {
+            results: Vec::with_capacity(calls.len()),
+            denials: Vec::new(),
+            interrupted: false,
+            stopped: None,
+        };
 
         let mut index = 0;
         while index < calls.len() {
@@ -101,6 +119,8 @@ impl ToolRunner<'_> {
                 });
                 let step = if self.context.cancel.is_cancelled() {
                     not_run()
+                } else if let Some(reason) = lock(&self.stopped).clone() {
+                    failed(format!("Not run: a hook stopped the turn ({reason})."))
                 } else {
                     self.prepare(call, &mut round.denials).await
                 };
@@ -126,28 +146,82 @@ impl ToolRunner<'_> {
             }
         }
         round.interrupted |= self.context.cancel.is_cancelled();
+        round.stopped = lock(&self.stopped).take();
         round
     }
 
-    /// Validation and the permission decision; asks the front end when the policy says so.
+    /// Validation, the PreToolUse hooks and the permission decision; asks the front end (after the
+    /// PermissionRequest hooks) when the policy says so.
     async fn prepare(&self, call: &Call, denials: &mut Vec<PermissionDenial>) -> Prepared {
         if let Some(message) = &call.invalid_input {
             return failed(message.clone());
         }
-        let tool = match self.tools.prepare(&call.name, &call.input) {
+        let mut tool = match self.tools.prepare(&call.name, &call.input) {
             Ok(tool) => tool,
             Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
         };
-        let decision = lock(&self.shared.policy).decide(tool.as_ref(), &call.input);
+        let mut input = call.input.clone();
+        let mut notes = Vec::new();
+        let mut verdict = None;
+        if self.hooks.has(HookEvent::PreToolUse) {
+            let outcome = self.fire(HookEvent::PreToolUse, call, &input, Map::new()).await;
+            if self.context.cancel.is_cancelled() {
+                return not_run();
+            }
+            if let Some(reason) = outcome.stop {
+                *lock(&self.stopped) = Some(reason.clone());
+                return deny(
+                    call,
+                    format!("{} was not run: a PreToolUse hook stopped the turn ({reason}).", call.name),
+                    denials,
+                );
+            }
+            if let Some(reason) = outcome.blocked {
+                return deny(call, format!("A PreToolUse hook blocked this {} call: {reason}", call.name), denials);
+            }
+            if let Some(updated) = outcome.updated_input {
+                match self.tools.prepare(&call.name, &updated) {
+                    Ok(updated_tool) => {
+                        tool = updated_tool;
+                        input = updated;
+                    }
+                    Err(output) => {
+                        return failed(format!(
+                            "A PreToolUse hook changed the input into one that is not valid: {}",
+                            output.content
+                        ));
+                    }
+                }
+            }
+            notes = outcome.context;
+            verdict = outcome.verdict;
+        }
+        let decision = lock(&self.shared.policy).decide(tool.as_ref(), &input);
+        // A hook's verdict goes through the permission order: it never overrides a deny, and its allow only
+        // skips the ordinary dialog (not an ask rule or the extra checks: outside the workspace, protected files,
+        // commands the analyser doesn't fully understand).
+        let decision = match (decision, verdict) {
+            (decision @ Decision::Deny { .. }, _) => decision,
+            (_, Some((Verdict::Deny, reason))) => {
+                let reason = if reason.is_empty() { "no reason given".to_owned() } else { reason };
+                return deny(call, format!("A PreToolUse hook denied this {} call: {reason}", call.name), denials);
+            }
+            (Decision::Ask { reason: None, .. }, Some((Verdict::Allow, _))) => Decision::Allow,
+            (Decision::Allow, Some((Verdict::Ask, reason))) => Decision::Ask {
+                suggested_rule: String::new(),
+                reason: Some(if reason.is_empty() { "a PreToolUse hook asks".to_owned() } else { reason }),
+            },
+            (decision, _) => decision,
+        };
         match decision {
             Decision::Allow => {
                 // Allowed without a dialog (a rule, acceptEdits): front ends still show the diff it applies.
                 // The preview reads files: off the async workers, and given up on an interrupt.
                 if !tool.is_read_only() {
-                    let (previewer, input, context) = (tool.clone(), call.input.clone(), self.context.clone());
+                    let (previewer, preview_input, context) = (tool.clone(), input.clone(), self.context.clone());
                     let preview = tokio::select! {
                         _ = self.context.cancel.cancelled() => None,
-                        preview = tokio::task::spawn_blocking(move || previewer.preview(&input, &context)) => {
+                        preview = tokio::task::spawn_blocking(move || previewer.preview(&preview_input, &context)) => {
                             preview.ok()
                         }
                     };
@@ -155,57 +229,162 @@ impl ToolRunner<'_> {
                         let _ = self.events.send(Event::ToolCallPreview { call_id: call.id.clone(), preview });
                     }
                 }
-                Prepared::Ready(tool)
+                Prepared::Ready { tool, input, notes }
             }
             Decision::Deny { reason } => deny(call, reason, denials),
             Decision::Ask { suggested_rule, reason } => {
-                let preview = match tool.preview(&call.input, &self.context) {
-                    Ok(preview) => preview,
-                    Err(message) => return failed(message),
-                };
-                let risk = {
-                    let policy = lock(&self.shared.policy);
-                    dialog_risk(tool.as_ref(), &call.input, &self.context, &policy.workspace)
-                };
-                let (answer_tx, answer_rx) = oneshot::channel();
-                lock(&self.shared.pending).insert(call.id.clone(), answer_tx);
-                let _ = self.events.send(Event::PermissionRequested {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    risk,
-                    input: call.input.clone(),
-                    preview,
-                    suggested_rule,
-                    reason,
-                });
-                let answer = tokio::select! {
-                    _ = self.context.cancel.cancelled() => {
-                        lock(&self.shared.pending).remove(&call.id);
+                if self.hooks.has(HookEvent::PermissionRequest) {
+                    let mut fields = Map::new();
+                    fields.insert("permission_suggestions".into(), suggestions(&call.name, &suggested_rule));
+                    let outcome = self.fire(HookEvent::PermissionRequest, call, &input, fields).await;
+                    if self.context.cancel.is_cancelled() {
                         return not_run();
                     }
-                    answer = answer_rx => answer,
-                };
-                match answer {
-                    Ok(PermissionAnswer::AllowOnce) => Prepared::Ready(tool),
-                    Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { content, note },
-                    Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
-                        self.remember(&rule, scope);
-                        Prepared::Ready(tool)
+                    if let Some(reason) = outcome.blocked {
+                        return deny(
+                            call,
+                            format!("A PermissionRequest hook denied this {} call: {reason}", call.name),
+                            denials,
+                        );
                     }
-                    Ok(PermissionAnswer::Deny { feedback }) => {
-                        let mut reason = format!("The user denied permission to use {}; it was not run.", call.name);
-                        if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
-                            reason.push_str(&format!(" The user said: {feedback}"));
+                    match outcome.verdict {
+                        Some((Verdict::Allow, _)) => {
+                            let input = outcome.updated_input.unwrap_or(input);
+                            return match self.tools.prepare(&call.name, &input) {
+                                Ok(tool) => Prepared::Ready { tool, input, notes },
+                                Err(output) => Prepared::Finished { output, status: ToolCallStatus::Failed },
+                            };
                         }
-                        deny(call, reason, denials)
+                        Some((Verdict::Deny, message)) => {
+                            if outcome.interrupt {
+                                self.context.cancel.cancel();
+                            }
+                            let message = if message.is_empty() { "no reason given".to_owned() } else { message };
+                            return deny(
+                                call,
+                                format!("A PermissionRequest hook denied this {} call: {message}", call.name),
+                                denials,
+                            );
+                        }
+                        _ => {}
                     }
-                    Err(_) => deny(
-                        call,
-                        format!("{} was not run: the permission request was never answered.", call.name),
-                        denials,
-                    ),
                 }
+                self.notify_permission_prompt(&call.name);
+                self.ask(call, tool, input, notes, suggested_rule, reason, denials).await
             }
+        }
+    }
+
+    /// Shows the permission dialog and waits for the user's answer.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask(
+        &self,
+        call: &Call,
+        tool: Arc<dyn Tool>,
+        input: Value,
+        notes: Vec<String>,
+        suggested_rule: String,
+        reason: Option<String>,
+        denials: &mut Vec<PermissionDenial>,
+    ) -> Prepared {
+        let preview = match tool.preview(&input, &self.context) {
+            Ok(preview) => preview,
+            Err(message) => return failed(message),
+        };
+        let risk = {
+            let policy = lock(&self.shared.policy);
+            dialog_risk(tool.as_ref(), &input, &self.context, &policy.workspace)
+        };
+        let (answer_tx, answer_rx) = oneshot::channel();
+        lock(&self.shared.pending).insert(call.id.clone(), answer_tx);
+        let _ = self.events.send(Event::PermissionRequested {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            risk,
+            input: input.clone(),
+            preview,
+            suggested_rule,
+            reason,
+        });
+        let answer = tokio::select! {
+            _ = self.context.cancel.cancelled() => {
+                lock(&self.shared.pending).remove(&call.id);
+                return not_run();
+            }
+            answer = answer_rx => answer,
+        };
+        match answer {
+            Ok(PermissionAnswer::AllowOnce) => Prepared::Ready { tool, input, notes },
+            Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { content, note },
+            Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
+                self.remember(&rule, scope);
+                Prepared::Ready { tool, input, notes }
+            }
+            Ok(PermissionAnswer::Deny { feedback }) => {
+                let mut reason = format!("The user denied permission to use {}; it was not run.", call.name);
+                if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
+                    reason.push_str(&format!(" The user said: {feedback}"));
+                }
+                deny(call, reason, denials)
+            }
+            Err(_) => {
+                deny(call, format!("{} was not run: the permission request was never answered.", call.name), denials)
+            }
+        }
+    }
+
+    /// Runs a tool event's hooks for `call` with `input` (Claude Code's `tool_name`, `tool_input`,
+    /// `tool_use_id`, plus `fields`) and tells the user what they said for them.
+    async fn fire(&self, event: HookEvent, call: &Call, input: &Value, mut fields: Map<String, Value>) -> HookOutcome {
+        fields.insert("tool_name".into(), json!(call.name));
+        fields.insert("tool_input".into(), input.clone());
+        fields.insert("tool_use_id".into(), json!(call.id));
+        let outcome =
+            self.hooks.fire(event, Some(&call.name), &self.hook_base, fields, Some(&self.context.cancel)).await;
+        super::session_hooks::report(self.events, &outcome);
+        outcome
+    }
+
+    /// The Notification hooks of a permission dialog; they run beside it (a notification never holds it up).
+    fn notify_permission_prompt(&self, tool: &str) {
+        if !self.hooks.has(HookEvent::Notification) {
+            return;
+        }
+        let hooks = Arc::clone(self.hooks);
+        let base = self.hook_base.clone();
+        let events = self.events.clone();
+        let mut fields = Map::new();
+        fields.insert("message".into(), json!(format!("tandem needs your permission to use {tool}")));
+        fields.insert("notification_type".into(), json!("permission_prompt"));
+        tokio::spawn(async move {
+            let outcome = hooks.fire(HookEvent::Notification, Some("permission_prompt"), &base, fields, None).await;
+            super::session_hooks::report(&events, &outcome);
+        });
+    }
+
+    /// PostToolUse (or PostToolUseFailure) for a call that ran: a hook's feedback and context go to the model
+    /// with the result.
+    async fn after_run(&self, call: &Call, input: &Value, output: &mut ToolOutput) {
+        let event = if output.is_error { HookEvent::PostToolUseFailure } else { HookEvent::PostToolUse };
+        if !self.hooks.has(event) {
+            return;
+        }
+        let mut fields = Map::new();
+        if output.is_error {
+            fields.insert("error".into(), json!(output.content));
+            fields.insert("is_interrupt".into(), json!(false));
+        } else {
+            fields.insert("tool_response".into(), tool_response(input, &output.content));
+        }
+        let outcome = self.fire(event, call, input, fields).await;
+        if let Some(reason) = outcome.stop {
+            *lock(&self.stopped) = Some(reason);
+        }
+        if let Some(reason) = outcome.blocked {
+            output.content.push_str(&format!("\n\n{} hook feedback: {reason}", event.as_str()));
+        }
+        for context in outcome.context {
+            output.content.push_str(&format!("\n\n{} hook additional context: {context}", event.as_str()));
         }
     }
 
@@ -246,9 +425,9 @@ impl ToolRunner<'_> {
     /// Runs a prepared call, streaming its live output; returns the output, its status and duration.
     async fn execute(&self, call: &Call, step: Prepared) -> (ToolOutput, ToolCallStatus, u64) {
         let started = Instant::now();
-        let tool = match step {
+        let (tool, input, notes) = match step {
             Prepared::Finished { output, status } => return (output, status, 0),
-            Prepared::Ready(tool) => tool,
+            Prepared::Ready { tool, input, notes } => (tool, input, notes),
             Prepared::Modified { content, note } => {
                 let output = write_modified(call, content, &note, &self.context).await;
                 let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
@@ -265,9 +444,15 @@ impl ToolRunner<'_> {
                 let _ = events.send(Event::ToolCallOutput { call_id: call_id.clone(), chunk });
             }
         });
-        let output = tool.run(call.input.clone(), &context).await;
+        let mut output = tool.run(input.clone(), &context).await;
         drop(context);
         let _ = forward.await;
+        for note in notes {
+            output.content.push_str(&format!("\n\nPreToolUse hook additional context: {note}"));
+        }
+        if !self.context.cancel.is_cancelled() {
+            self.after_run(call, &input, &mut output).await;
+        }
         let status = if self.context.cancel.is_cancelled() {
             ToolCallStatus::Interrupted
         } else if output.is_error {
@@ -297,6 +482,31 @@ async fn write_modified(call: &Call, content: String, note: &str, context: &Tool
     ToolOutput::ok(format!(
         "{note}\n\nThe user's version was written to {label}. This is the change that was really applied, so the file's current state is the old content with exactly this diff:\n{applied}"
     ))
+}
+
+/// Claude Code's `permission_suggestions` for the rule an "always" answer would save.
+fn suggestions(tool: &str, suggested_rule: &str) -> Value {
+    let rules: Vec<Value> = split_rule_list(suggested_rule)
+        .iter()
+        .map(|text| match crate::permissions::Rule::parse(text) {
+            Ok(rule) => json!({"toolName": rule.tool, "ruleContent": rule.specifier}),
+            Err(_) => json!({"toolName": tool}),
+        })
+        .collect();
+    if rules.is_empty() {
+        return json!([]);
+    }
+    json!([{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}])
+}
+
+/// What PostToolUse hooks get as `tool_response`: the result's text, and for file tools the path (Claude Code's
+/// `filePath`), which is what most hooks (formatters, linters) read.
+fn tool_response(input: &Value, content: &str) -> Value {
+    let mut response = json!({ "content": content, "success": true });
+    if let Some(path) = input.get("file_path").and_then(Value::as_str) {
+        response["filePath"] = json!(path);
+    }
+    response
 }
 
 fn failed(message: String) -> Prepared {

@@ -46,6 +46,8 @@ pub(super) struct Session {
     titled: bool,
     /// Turns run so far (the last turn's id).
     turns: u64,
+    /// Context from SessionStart hooks, for the next prompt (the hook's event, its text).
+    pub(super) hook_context: Vec<(&'static str, String)>,
 }
 
 impl Session {
@@ -67,6 +69,7 @@ impl Session {
             reported_len,
             titled: resumed,
             turns: 0,
+            hook_context: Vec::new(),
         }
     }
 
@@ -123,7 +126,7 @@ impl Session {
         self.list_rules();
     }
 
-    fn emit(&self, event: Event) {
+    pub(super) fn emit(&self, event: Event) {
         let _ = self.events.send(event);
     }
 
@@ -136,6 +139,15 @@ impl Session {
         let cancel = CancellationToken::new();
         *lock(&self.shared.cancel) = cancel.clone();
 
+        let hook_blocks = match self.prompt_hooks(&text, &cancel).await {
+            super::session_hooks::PromptVerdict::Send(context) => self.take_hook_context(context),
+            super::session_hooks::PromptVerdict::Refused(reason) => {
+                let message = format!("A UserPromptSubmit hook refused the prompt: {reason}");
+                self.emit(Event::Error { message: message.clone() });
+                self.finish_unsent(turn_id, started, message);
+                return;
+            }
+        };
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
         // The model hears about plan mode with the message it applies to (the system prompt stays cacheable).
         let text = if lock(&self.shared.policy).mode == crate::permissions::PermissionMode::Plan {
@@ -148,7 +160,9 @@ impl Session {
             let title = crate::session::title_from_prompt(&text);
             self.log(&crate::session::SessionLine::Title { title });
         }
-        self.push_user(vec![ContentBlock::text(text)]);
+        let mut content = vec![ContentBlock::text(text)];
+        content.extend(hook_blocks);
+        self.push_user(content);
 
         let mut rounds = 0u32;
         let mut api_ms = 0u64;
@@ -156,6 +170,7 @@ impl Session {
         let mut errors: Vec<String> = Vec::new();
         let mut result_text = None;
         let mut stop_reason: Option<StopReason> = None;
+        let mut stop_continuations = 0u32;
 
         let outcome = loop {
             if self.config.max_turns.is_some_and(|max| rounds >= max) {
@@ -227,11 +242,19 @@ impl Session {
 
             self.reported_len = self.messages.len();
             if assembled.message.tool_uses().next().is_none() {
+                if let Some(instruction) = self.stop_hooks(stop_continuations, &cancel).await {
+                    stop_continuations += 1;
+                    self.push_user(vec![ContentBlock::text(format!("Stop hook feedback:\n{instruction}"))]);
+                    continue;
+                }
                 result_text = Some(assembled.message.to_message().text());
                 break RunOutcome::Success;
             }
 
             let runner = ToolRunner {
+                hooks: &self.config.hooks,
+                hook_base: self.hook_base(),
+                stopped: std::sync::Mutex::new(None),
                 tools: &self.config.tools,
                 shared: &self.shared,
                 events: &self.events,
@@ -253,6 +276,12 @@ impl Session {
             self.emit(Event::ToolResults(results.clone()));
             self.push_message(results);
 
+            if let Some(reason) = round.stopped {
+                let message = format!("A hook stopped the turn: {reason}");
+                self.emit(Event::Info { message: message.clone() });
+                errors.push(message);
+                break RunOutcome::ErrorDuringExecution;
+            }
             if round.interrupted {
                 self.interrupted = true;
                 errors.push(INTERRUPTED_ERROR.into());
@@ -280,6 +309,24 @@ impl Session {
             permission_denials: denials,
             interrupted: errors.iter().any(|error| error == INTERRUPTED_ERROR),
             errors,
+        }));
+    }
+
+    /// Ends a turn whose prompt was never sent (a hook refused it): nothing was added to the conversation.
+    fn finish_unsent(&mut self, turn_id: u64, started: Instant, error: String) {
+        self.emit(Event::TurnFinished(TurnSummary {
+            turn_id,
+            outcome: RunOutcome::ErrorDuringExecution,
+            result_text: None,
+            stop_reason: None,
+            num_turns: 0,
+            duration_ms: started.elapsed().as_millis() as u64,
+            duration_api_ms: 0,
+            usage: self.total_usage,
+            total_cost_usd: self.cost(),
+            permission_denials: Vec::new(),
+            interrupted: false,
+            errors: vec![error],
         }));
     }
 

@@ -162,6 +162,17 @@ impl App {
                 vec![Effect::ListSessions]
             }
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
+            "hooks" => match args {
+                "" => vec![Effect::Op(Op::ListHooks)],
+                "trust" => vec![Effect::Op(Op::TrustProjectHooks)],
+                other => {
+                    self.notice(
+                        NoticeKind::Error,
+                        format!("Unknown /hooks argument {other:?}: use /hooks or /hooks trust."),
+                    );
+                    Vec::new()
+                }
+            },
             other => {
                 self.notice(NoticeKind::Error, format!("Unknown command /{other}: type /help for the list."));
                 Vec::new()

@@ -297,6 +297,10 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
         let _ = handle.ops.send(tandem_core::protocol::Op::Shutdown);
     }
     terminal::restore();
+    // The session ends with its SessionEnd hooks (the terminal is already the user's again).
+    if let Some(handle) = agent {
+        let _ = tokio::time::timeout(crate::headless::SESSION_END_WAIT, handle.task).await;
+    }
     let width = term.size().map(|size| size.width).unwrap_or(80);
     let mut stdout = std::io::stdout();
     let _ = scrollback::print_new_cells(&mut app, &mut stdout, width);

@@ -23,6 +23,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand { name: "/init", description: "Ask the model to write a CLAUDE.md for this project" },
     SlashCommand { name: "/memory", description: "Show saved memories; /memory N opens one in $EDITOR" },
     SlashCommand { name: "/permissions", description: "List permission rules and remove them" },
+    SlashCommand { name: "/hooks", description: "List the hooks; /hooks trust lets the project's hooks run" },
     SlashCommand { name: "/resume", description: "Resume a saved session of this directory" },
     SlashCommand { name: "/quit", description: "Exit tandem" },
 ];

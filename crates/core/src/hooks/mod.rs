@@ -1,0 +1,222 @@
+//! Hooks: commands the user's settings run at points of a session (before a tool runs, after it ran, when a
+//! prompt is submitted, before the model stops…), in Claude Code's format and with its semantics, so a
+//! project's `.claude/settings.json` hooks work unchanged. See [`config`] for the format and [`outcome`] for
+//! what exit codes and JSON output mean.
+//!
+//! Read from, in this order: Claude Code's user file `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR`), tandem's user
+//! `<config dir>/settings.json`, the project's `.claude/settings.json`, `.claude/settings.local.json`,
+//! `.tandem/settings.json` and `.tandem/settings.local.json`. Every matching hook of every file runs (in
+//! parallel; the same command configured twice runs once).
+//!
+//! Project files came with the repository: their hooks run only once the project is trusted (headless runs,
+//! like `claude -p`, trust it; the TUI asks). See [`HookEngine::set_project_trusted`].
+
+pub mod config;
+pub mod outcome;
+pub mod run;
+#[cfg(test)]
+mod tests;
+pub mod trust;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use config::{HookEntry, HookEvent, HookSet};
+pub use outcome::{HookOutcome, Verdict};
+
+use crate::permissions::settings::{CLAUDE_DIR, LOCAL_SETTINGS_FILE, SETTINGS_FILE, TANDEM_DIR};
+
+/// Claude Code's user directory: `$CLAUDE_CONFIG_DIR` (Claude Code's own override), else `~/.claude`.
+pub fn claude_user_dir(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> Option<PathBuf> {
+    match env("CLAUDE_CONFIG_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => home.map(|home| home.join(CLAUDE_DIR)),
+    }
+}
+
+/// The settings files hooks are read from, with whether each belongs to the project.
+pub fn settings_files(config_dir: &Path, claude_user_dir: Option<&Path>, project_root: &Path) -> Vec<(PathBuf, bool)> {
+    let mut files = Vec::new();
+    if let Some(dir) = claude_user_dir {
+        files.push((dir.join(SETTINGS_FILE), false));
+    }
+    files.push((config_dir.join(SETTINGS_FILE), false));
+    for dir in [CLAUDE_DIR, TANDEM_DIR] {
+        files.push((project_root.join(dir).join(SETTINGS_FILE), true));
+        files.push((project_root.join(dir).join(LOCAL_SETTINGS_FILE), true));
+    }
+    files.dedup_by(|a, b| a.0 == b.0);
+    files
+}
+
+/// Reads the hooks of every settings file (see the module docs). Never fails: problems are in the set.
+pub fn load(config_dir: &Path, claude_user_dir: Option<&Path>, project_root: &Path) -> HookSet {
+    let mut set = HookSet::default();
+    for (file, project) in settings_files(config_dir, claude_user_dir, project_root) {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => {
+                set.problems.push(format!("{}: cannot be read ({err}); its hooks do not run", file.display()));
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(document)) => set.read_document(&file, &document, project),
+            Ok(_) => set
+                .problems
+                .push(format!("{}: the top level is not a JSON object; its hooks do not run", file.display())),
+            Err(err) => set.problems.push(format!("{}: not valid JSON ({err}); its hooks do not run", file.display())),
+        }
+    }
+    set
+}
+
+/// What every hook's input carries, from the session at the moment the hook runs.
+#[derive(Clone, Debug)]
+pub struct HookBase {
+    pub session_id: String,
+    pub transcript_path: Option<PathBuf>,
+    pub cwd: PathBuf,
+    pub permission_mode: crate::permissions::PermissionMode,
+}
+
+/// The session's hooks and what they run with.
+pub struct HookEngine {
+    set: HookSet,
+    project_dir: PathBuf,
+    env: Arc<crate::shell_env::ShellEnvPolicy>,
+    /// Whether the project's own hooks may run (see the module docs).
+    project_trusted: AtomicBool,
+}
+
+impl std::fmt::Debug for HookEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookEngine").field("hooks", &self.set.entries.len()).finish()
+    }
+}
+
+impl Default for HookEngine {
+    fn default() -> Self {
+        HookEngine::new(HookSet::default(), PathBuf::from("."), Arc::default(), false)
+    }
+}
+
+impl HookEngine {
+    pub fn new(
+        set: HookSet,
+        project_dir: PathBuf,
+        env: Arc<crate::shell_env::ShellEnvPolicy>,
+        project_trusted: bool,
+    ) -> Self {
+        HookEngine { set, project_dir, env, project_trusted: AtomicBool::new(project_trusted) }
+    }
+
+    pub fn set(&self) -> &HookSet {
+        &self.set
+    }
+
+    pub fn project_dir(&self) -> &Path {
+        &self.project_dir
+    }
+
+    pub fn project_trusted(&self) -> bool {
+        self.project_trusted.load(Ordering::Relaxed)
+    }
+
+    /// Lets the project's hooks run from now on (the user trusted them).
+    pub fn set_project_trusted(&self, trusted: bool) {
+        self.project_trusted.store(trusted, Ordering::Relaxed);
+    }
+
+    /// The hooks that run now (the project's only when trusted; none when `disableAllHooks` is set).
+    pub fn active(&self) -> impl Iterator<Item = &HookEntry> {
+        let trusted = self.project_trusted();
+        let disabled = self.set.disabled_by.is_some();
+        self.set.entries.iter().filter(move |entry| !disabled && (trusted || !entry.source.project))
+    }
+
+    /// Whether any hook would run for `event` (so callers can skip building its input).
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.active().any(|entry| entry.event == event)
+    }
+
+    /// Lines describing the hooks, for the start-up listing and `/hooks`.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(file) = &self.set.disabled_by {
+            lines.push(format!("All hooks are off: disableAllHooks is set in {}.", file.display()));
+        }
+        let trusted = self.project_trusted();
+        for entry in &self.set.entries {
+            let state =
+                if entry.source.project && !trusted { " — off until the project's hooks are trusted" } else { "" };
+            lines.push(format!("{} (from {}){state}", entry.describe(), entry.source.file.display()));
+        }
+        lines
+    }
+
+    /// Runs every active hook of `event` whose matcher matches `subject`, with Claude Code's input: the common
+    /// fields of `base`, `hook_event_name`, and `fields`. Hooks run in parallel; the same command runs once.
+    pub async fn fire(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        base: &HookBase,
+        fields: Map<String, Value>,
+        cancel: Option<&CancellationToken>,
+    ) -> HookOutcome {
+        let mut seen: Vec<&str> = Vec::new();
+        let entries: Vec<&HookEntry> = self
+            .active()
+            .filter(|entry| entry.event == event)
+            .filter(|entry| match (subject, event.matcher_subject()) {
+                (Some(subject), Some(_)) => entry.matcher.matches(subject),
+                _ => true,
+            })
+            .filter(|entry| {
+                let first = !seen.contains(&entry.command.as_str());
+                seen.push(&entry.command);
+                first
+            })
+            .collect();
+        let mut outcome = HookOutcome::default();
+        if entries.is_empty() {
+            return outcome;
+        }
+        let mut input = Map::new();
+        input.insert("session_id".into(), json!(base.session_id));
+        input.insert(
+            "transcript_path".into(),
+            json!(base.transcript_path.as_ref().map(|path| path.display().to_string()).unwrap_or_default()),
+        );
+        input.insert("cwd".into(), json!(base.cwd.display().to_string()));
+        input.insert("permission_mode".into(), json!(base.permission_mode.as_str()));
+        input.insert("hook_event_name".into(), json!(event.as_str()));
+        input.extend(fields);
+        let stdin = serde_json::to_vec(&Value::Object(input)).unwrap_or_default();
+        let runs = entries.iter().map(|entry| {
+            run::run(run::Launch {
+                command: &entry.command,
+                cwd: &base.cwd,
+                project_dir: &self.project_dir,
+                env: &self.env,
+                stdin: stdin.clone(),
+                timeout: entry.timeout,
+                cancel,
+            })
+        });
+        let finished = futures::future::join_all(runs).await;
+        for (entry, finished) in entries.into_iter().zip(finished) {
+            outcome.add(entry, finished);
+        }
+        outcome
+    }
+}
