@@ -60,6 +60,16 @@ impl Workspace {
         path
     }
 
+    /// Writes a file in the config directory (Claude Code's user directory is its `claude/`).
+    pub fn write_config(&self, name: &str, content: &str) -> PathBuf {
+        let path = self.config.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, content).expect("write");
+        path
+    }
+
     pub fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(name)).expect("read")
     }

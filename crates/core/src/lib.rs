@@ -4,9 +4,11 @@
 //! [`protocol::Event`]. Nothing in this crate draws on a terminal.
 
 pub mod agent;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod conversation;
+pub mod front_matter;
 pub mod hooks;
 pub mod memory;
 pub mod models;

@@ -119,6 +119,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         resume: None,
         compaction: Default::default(),
         hooks: Default::default(),
+        commands: Default::default(),
         raw_stream: false,
     }
 }

@@ -66,6 +66,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         resume: None,
         compaction: CompactionPolicy::default(),
         hooks: Default::default(),
+        commands: Default::default(),
         raw_stream: false,
     }
 }

@@ -162,6 +162,12 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
 
     let shell_env = Arc::new(shell_env);
     let claude_dir = hooks::claude_user_dir(&env, home_dir.as_deref());
+    let commands = tandem_core::commands::load(&tandem_core::commands::directories(
+        &settings.project_root,
+        claude_dir.as_deref(),
+        &paths.config_dir,
+    ));
+    notices.extend(commands.problems.iter().map(|problem| format!("Commands: {problem}")));
     let hooks =
         hook_engine(cli, &paths.config_dir, claude_dir.as_deref(), &settings.project_root, &shell_env, &mut notices);
 
@@ -184,6 +190,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         resume,
         compaction,
         hooks,
+        commands: Arc::new(commands),
         raw_stream: false,
     })
 }

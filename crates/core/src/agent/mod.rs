@@ -7,6 +7,7 @@
 //! The agent never talks to a front end except through [`Op`] and [`Event`]. Ops are routed by a small task so
 //! that an interrupt or a permission answer is seen while a turn is running.
 
+mod commands;
 mod compaction;
 mod items;
 mod sampling;
@@ -60,6 +61,8 @@ pub struct AgentConfig {
     pub compaction: crate::context::compact::CompactionPolicy,
     /// The hooks of the settings files (and, later, of an SDK host).
     pub hooks: Arc<crate::hooks::HookEngine>,
+    /// Custom slash commands (`.claude/commands/`): a prompt `/name args` runs the command's prompt.
+    pub commands: Arc<crate::commands::CommandCatalog>,
     /// Also send the provider's raw stream events ([`crate::protocol::Event::RawStream`]), for stream-json's
     /// `--include-partial-messages`; front ends that draw use the item events.
     pub raw_stream: bool,
@@ -181,7 +184,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         session.session_start_hooks().await;
         while let Some(work) = turn_rx.recv().await {
             match work {
-                Work::Turn(text) => session.run_turn(text).await,
+                Work::Turn(text) => session.run_input(text).await,
                 Work::SetModel(model) => session.set_model(&model),
                 Work::Clear => session.clear_with_hooks().await,
                 Work::Compact(instructions) => session.compact_now(instructions).await,

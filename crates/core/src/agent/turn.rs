@@ -133,8 +133,7 @@ impl Session {
     /// Runs one user turn to its end and reports it with `Event::TurnFinished`.
     pub(super) async fn run_turn(&mut self, text: String) {
         let started = Instant::now();
-        self.turns += 1;
-        let turn_id = self.turns;
+        let turn_id = self.next_turn_id();
         self.emit(Event::TurnStarted { turn_id });
         let cancel = CancellationToken::new();
         *lock(&self.shared.cancel) = cancel.clone();
@@ -144,7 +143,7 @@ impl Session {
             super::session_hooks::PromptVerdict::Refused(reason) => {
                 let message = format!("A UserPromptSubmit hook refused the prompt: {reason}");
                 self.emit(Event::Error { message: message.clone() });
-                self.finish_unsent(turn_id, started, message);
+                self.finish_without_model(turn_id, started, Err(message));
                 return;
             }
         };
@@ -312,22 +311,9 @@ impl Session {
         }));
     }
 
-    /// Ends a turn whose prompt was never sent (a hook refused it): nothing was added to the conversation.
-    fn finish_unsent(&mut self, turn_id: u64, started: Instant, error: String) {
-        self.emit(Event::TurnFinished(TurnSummary {
-            turn_id,
-            outcome: RunOutcome::ErrorDuringExecution,
-            result_text: None,
-            stop_reason: None,
-            num_turns: 0,
-            duration_ms: started.elapsed().as_millis() as u64,
-            duration_api_ms: 0,
-            usage: self.total_usage,
-            total_cost_usd: self.cost(),
-            permission_denials: Vec::new(),
-            interrupted: false,
-            errors: vec![error],
-        }));
+    pub(super) fn next_turn_id(&mut self) -> u64 {
+        self.turns += 1;
+        self.turns
     }
 
     /// Switches the model for the next requests; a local (free) model stays free.

@@ -54,6 +54,8 @@ pub enum Scope {
     Flag,
     /// An "always" answer for this session only.
     Session,
+    /// A custom slash command's `allowed-tools`, for the command's turn only.
+    Command,
 }
 
 impl Scope {
@@ -67,6 +69,7 @@ impl Scope {
             Scope::ClaudeLocal => "claude local",
             Scope::Flag => "flag",
             Scope::Session => "session",
+            Scope::Command => "command",
         }
     }
 }
@@ -276,7 +279,7 @@ pub fn settings_file(scope: Scope, config_dir: &Path, project_root: &Path) -> Op
         Scope::Local => Some(project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE)),
         Scope::ClaudeProject => Some(project_root.join(CLAUDE_DIR).join(SETTINGS_FILE)),
         Scope::ClaudeLocal => Some(project_root.join(CLAUDE_DIR).join(LOCAL_SETTINGS_FILE)),
-        Scope::Flag | Scope::Session => None,
+        Scope::Flag | Scope::Session | Scope::Command => None,
     }
 }
 

@@ -7,6 +7,7 @@ use tandem_core::permissions::PermissionMode;
 use tandem_core::protocol::Op;
 
 use super::cells::NoticeKind;
+use super::editor::SlashCommand;
 use super::{App, Effect};
 
 /// What `/init` asks the model to do (the file is written through the normal Write permission).
@@ -173,10 +174,36 @@ impl App {
                     Vec::new()
                 }
             },
+            other if self.custom_commands.iter().any(|command| command == other) => {
+                if self.working {
+                    self.flash("still working: press esc to interrupt first");
+                    self.editor.set_text(&format!("/{}", command.trim()));
+                    return Vec::new();
+                }
+                // Core expands it (the same way for headless prompts); the transcript shows what was typed.
+                self.send_prompt(format!("/{}", command.trim()), now)
+            }
             other => {
                 self.notice(NoticeKind::Error, format!("Unknown command /{other}: type /help for the list."));
                 Vec::new()
             }
         }
+    }
+
+    /// The custom commands of the session (`.claude/commands/`), for the prompt's popup, `/help` and dispatch.
+    pub(crate) fn set_custom_commands(&mut self, catalog: &tandem_core::commands::CommandCatalog) {
+        self.custom_commands = catalog.commands.iter().map(|command| command.name.clone()).collect();
+        let entries = catalog
+            .commands
+            .iter()
+            .map(|command| {
+                let hint = command.argument_hint.as_deref().map(|hint| format!("{hint} · ")).unwrap_or_default();
+                SlashCommand {
+                    name: format!("/{}", command.name).into(),
+                    description: format!("{hint}{} ({})", command.description, command.scope).into(),
+                }
+            })
+            .collect();
+        self.editor.set_custom_commands(entries);
     }
 }

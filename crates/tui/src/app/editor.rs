@@ -97,6 +97,7 @@ pub struct Editor {
     /// Text columns the app last laid the editor out at, so Up/Down move by screen rows.
     wrap_width: Option<usize>,
     completion: Completion,
+    custom_commands: Vec<SlashCommand>,
 }
 
 impl Default for Editor {
@@ -121,6 +122,7 @@ impl Editor {
             goal_col: None,
             wrap_width: None,
             completion: Completion::default(),
+            custom_commands: Vec::new(),
         }
     }
 
@@ -228,11 +230,20 @@ impl Editor {
 
     /// The slash commands matching the typed `/word`, for the popup; empty when it is closed (not a bare
     /// `/word`, dismissed with Esc, or during Ctrl+R).
-    pub fn completions(&self) -> Vec<&'static SlashCommand> {
+    pub fn completions(&self) -> Vec<&SlashCommand> {
         if self.search.is_some() || self.completion.dismissed {
             return Vec::new();
         }
-        slash::matching(&self.text)
+        slash::matching(&self.text, &self.custom_commands)
+    }
+
+    pub fn custom_commands(&self) -> &[SlashCommand] {
+        &self.custom_commands
+    }
+
+    /// The project's and the user's own commands, offered after the built-in ones.
+    pub fn set_custom_commands(&mut self, commands: Vec<SlashCommand>) {
+        self.custom_commands = commands;
     }
 
     /// The highlighted row of [`Editor::completions`].

@@ -150,6 +150,8 @@ pub struct App {
     pub(crate) bypass_allowed: bool,
     /// The transcript's height when last drawn while scrolled up (see [`App::hold_scroll_position`]).
     pub(crate) scroll_anchor: Option<usize>,
+    /// The names (without `/`) of the session's custom commands, which core expands.
+    pub(crate) custom_commands: Vec<String>,
     /// Cells already printed to the terminal's scrollback (by a suspend).
     pub printed_cells: usize,
     /// Redraw needed.
@@ -189,6 +191,7 @@ impl App {
             code_block_cursor: 0,
             bypass_allowed,
             scroll_anchor: None,
+            custom_commands: Vec::new(),
             printed_cells: 0,
             dirty: true,
             clock: Instant::now(),
@@ -259,6 +262,11 @@ impl App {
         if let Some(command) = text.strip_prefix('/') {
             return self.run_command(command, now);
         }
+        self.send_prompt(text, now)
+    }
+
+    /// Sends `text` to the model as it is (a custom command goes this way, for core to expand).
+    pub(crate) fn send_prompt(&mut self, text: String, now: Instant) -> Vec<Effect> {
         self.transcript.scroll_to_bottom();
         self.status.notice = None;
         self.transcript.push(CellKind::User { text: text.clone() });

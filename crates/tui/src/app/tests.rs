@@ -384,3 +384,29 @@ fn a_resize_lays_out_only_what_is_visible() {
     app.set_size(50, 24);
     assert!(screen(&app).contains("answer 499"));
 }
+
+#[test]
+fn a_custom_command_goes_to_core_as_typed() {
+    let mut app = app(80, 24);
+    let catalog = tandem_core::commands::CommandCatalog {
+        commands: vec![tandem_core::commands::CustomCommand {
+            name: "review".into(),
+            description: "Review a file".into(),
+            argument_hint: Some("[file]".into()),
+            allowed_tools: Vec::new(),
+            model: None,
+            body: "Review $1".into(),
+            path: std::path::PathBuf::from(".claude/commands/review.md"),
+            scope: "project",
+        }],
+        problems: Vec::new(),
+    };
+    app.set_custom_commands(&catalog);
+    assert_eq!(
+        app.submit("/review src/a.rs".into(), Instant::now()),
+        vec![Effect::Op(Op::UserTurn { text: "/review src/a.rs".into() })]
+    );
+    assert!(
+        matches!(&app.transcript.cells().last().unwrap().kind, CellKind::User { text } if text == "/review src/a.rs")
+    );
+}

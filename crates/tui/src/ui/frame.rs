@@ -216,8 +216,8 @@ fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     };
     let mut lines: Vec<Line<'static>> = HELP_KEYS.iter().flat_map(|(keys, what)| row(keys, what)).collect();
     lines.push(Line::default());
-    for command in crate::app::editor::SLASH_COMMANDS {
-        lines.extend(row(command.name, command.description));
+    for command in crate::app::editor::SLASH_COMMANDS.iter().chain(app.editor.custom_commands()) {
+        lines.extend(row(&command.name, &command.description));
     }
     lines
 }

@@ -31,7 +31,7 @@ pub fn render_completions(commands: &[&SlashCommand], selected: usize, area: Rec
     let visible = usize::from(area.height);
     let selected = selected.min(commands.len() - 1);
     let first = (selected + 1).saturating_sub(visible);
-    let name_width = commands.iter().map(|command| wrap::width(command.name)).max().unwrap_or(0);
+    let name_width = commands.iter().map(|command| wrap::width(&command.name)).max().unwrap_or(0);
     let indent = PROMPT_WIDTH.min(area.width);
     for (offset, (index, command)) in commands.iter().enumerate().skip(first).take(visible).enumerate() {
         let y = area.y + offset as u16;
@@ -44,12 +44,12 @@ pub fn render_completions(commands: &[&SlashCommand], selected: usize, area: Rec
         };
         let right = usize::from(area.right());
         let x = area.x + indent;
-        let x = buf.set_stringn(x, y, command.name, right.saturating_sub(usize::from(x)), name_style).0;
-        let gap = name_width - wrap::width(command.name) + 2;
+        let x = buf.set_stringn(x, y, &command.name, right.saturating_sub(usize::from(x)), name_style).0;
+        let gap = name_width - wrap::width(&command.name) + 2;
         let x = x.saturating_add(gap as u16);
         let room = right.saturating_sub(usize::from(x));
         if room > 0 {
-            buf.set_stringn(x, y, wrap::truncate(command.description, room), room, description_style);
+            buf.set_stringn(x, y, wrap::truncate(&command.description, room), room, description_style);
         }
     }
 }

@@ -3,36 +3,44 @@
 //! The editor only completes names; the app interprets the submitted text (`/model gpt-4o`). To add a
 //! command, add a row here and handle it in the app.
 
-/// A command shown in the completion popup.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use std::borrow::Cow;
+
+/// A command shown in the completion popup: a built-in one, or a custom one from `.claude/commands/`.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlashCommand {
     /// Including the leading `/`.
-    pub name: &'static str,
-    pub description: &'static str,
+    pub name: Cow<'static, str>,
+    pub description: Cow<'static, str>,
+}
+
+impl SlashCommand {
+    const fn builtin(name: &'static str, description: &'static str) -> SlashCommand {
+        SlashCommand { name: Cow::Borrowed(name), description: Cow::Borrowed(description) }
+    }
 }
 
 /// Every command, in the order the popup lists them.
 pub static SLASH_COMMANDS: &[SlashCommand] = &[
-    SlashCommand { name: "/help", description: "Show keys and commands" },
-    SlashCommand { name: "/clear", description: "New conversation in a new session (the old one stays saved)" },
-    SlashCommand { name: "/compact", description: "Summarize the conversation to free context" },
-    SlashCommand { name: "/model", description: "Pick the model; /model NAME switches (sonnet, opus, haiku…)" },
-    SlashCommand { name: "/mode", description: "Show the permission mode; /mode NAME switches" },
-    SlashCommand { name: "/cost", description: "Show token usage and cost" },
-    SlashCommand { name: "/copy", description: "Copy the last answer to the clipboard" },
-    SlashCommand { name: "/init", description: "Ask the model to write a CLAUDE.md for this project" },
-    SlashCommand { name: "/memory", description: "Show saved memories; /memory N opens one in $EDITOR" },
-    SlashCommand { name: "/permissions", description: "List permission rules and remove them" },
-    SlashCommand { name: "/hooks", description: "List the hooks; /hooks trust lets the project's hooks run" },
-    SlashCommand { name: "/resume", description: "Resume a saved session of this directory" },
-    SlashCommand { name: "/quit", description: "Exit tandem" },
+    SlashCommand::builtin("/help", "Show keys and commands"),
+    SlashCommand::builtin("/clear", "New conversation in a new session (the old one stays saved)"),
+    SlashCommand::builtin("/compact", "Summarize the conversation to free context"),
+    SlashCommand::builtin("/model", "Pick the model; /model NAME switches (sonnet, opus, haiku…)"),
+    SlashCommand::builtin("/mode", "Show the permission mode; /mode NAME switches"),
+    SlashCommand::builtin("/cost", "Show token usage and cost"),
+    SlashCommand::builtin("/copy", "Copy the last answer to the clipboard"),
+    SlashCommand::builtin("/init", "Ask the model to write a CLAUDE.md for this project"),
+    SlashCommand::builtin("/memory", "Show saved memories; /memory N opens one in $EDITOR"),
+    SlashCommand::builtin("/permissions", "List permission rules and remove them"),
+    SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
+    SlashCommand::builtin("/resume", "Resume a saved session of this directory"),
+    SlashCommand::builtin("/quit", "Exit tandem"),
 ];
 
-/// The commands whose name starts with `typed`, while `typed` is still a bare command word (a `/` and no
-/// whitespace); anything else gets none, so the popup closes once arguments begin.
-pub(super) fn matching(typed: &str) -> Vec<&'static SlashCommand> {
+/// The commands (built-in, then `custom`) whose name starts with `typed`, while `typed` is still a bare
+/// command word (a `/` and no whitespace); anything else gets none, so the popup closes once arguments begin.
+pub(super) fn matching<'a>(typed: &str, custom: &'a [SlashCommand]) -> Vec<&'a SlashCommand> {
     if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
         return Vec::new();
     }
-    SLASH_COMMANDS.iter().filter(|command| command.name.starts_with(typed)).collect()
+    SLASH_COMMANDS.iter().chain(custom).filter(|command| command.name.starts_with(typed)).collect()
 }

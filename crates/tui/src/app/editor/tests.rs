@@ -267,7 +267,7 @@ fn history_walk_passes_recalled_commands() {
     // Editing a recalled command opens it.
     press(&mut editor, &[key(KeyCode::Backspace), key(KeyCode::Esc), key(KeyCode::Up), key(KeyCode::Up)]);
     press(&mut editor, &[key(KeyCode::Backspace)]);
-    assert_eq!(editor.completions().iter().map(|command| command.name).collect::<Vec<_>>(), ["/help"]);
+    assert_eq!(editor.completions().iter().map(|command| command.name.as_ref()).collect::<Vec<_>>(), ["/help"]);
 }
 
 #[test]
@@ -396,7 +396,8 @@ fn set_text_clear_and_positions() {
 
 #[test]
 fn completions_filter_by_prefix() {
-    let names = |editor: &Editor| editor.completions().iter().map(|command| command.name).collect::<Vec<_>>();
+    let names =
+        |editor: &Editor| editor.completions().iter().map(|command| command.name.to_string()).collect::<Vec<_>>();
     let mut editor = typed("/");
     assert_eq!(names(&editor).len(), SLASH_COMMANDS.len());
     type_str(&mut editor, "mo");

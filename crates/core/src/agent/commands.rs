@@ -1,0 +1,121 @@
+//! A prompt that is a slash command: a custom command (`.claude/commands/`) runs its expanded prompt with its
+//! `allowed-tools` and `model` for that turn; the built-ins that make sense without the app (`/compact`,
+//! `/clear`, `/model NAME`) run as they do there, so headless and SDK prompts can use them. Front ends that
+//! have their own commands handle those before sending.
+
+use std::time::Instant;
+
+use super::lock;
+use super::turn::Session;
+use crate::commands::{CustomCommand, parse_invocation};
+use crate::permissions::{RuleKind, Scope};
+use crate::protocol::{Event, RunOutcome};
+
+/// The app's commands that mean nothing without it.
+const APP_ONLY: &[&str] =
+    &["help", "mode", "cost", "copy", "init", "memory", "permissions", "hooks", "resume", "quit", "exit"];
+
+impl Session {
+    /// Runs what the user submitted: a slash command, or a prompt.
+    pub(super) async fn run_input(&mut self, text: String) {
+        let Some((name, args)) = parse_invocation(&text) else { return self.run_turn(text).await };
+        let (name, args) = (name.to_owned(), args.to_owned());
+        let started = Instant::now();
+        match name.as_str() {
+            "compact" => {
+                let turn_id = self.begin_builtin();
+                let result = if self.messages.is_empty() {
+                    "Nothing to compact yet.".to_owned()
+                } else {
+                    self.compact_now((!args.is_empty()).then_some(args)).await;
+                    "Compacted the conversation.".to_owned()
+                };
+                self.finish_without_model(turn_id, started, Ok(result));
+            }
+            "clear" => {
+                let turn_id = self.begin_builtin();
+                self.clear_with_hooks().await;
+                self.finish_without_model(turn_id, started, Ok("Started a new conversation.".into()));
+            }
+            "model" if !args.is_empty() => {
+                let turn_id = self.begin_builtin();
+                self.set_model(&args);
+                self.finish_without_model(turn_id, started, Ok(format!("The model is now {args}.")));
+            }
+            _ => match self.config.commands.find(&name).cloned() {
+                Some(command) => self.run_command(&command, &args).await,
+                None => {
+                    let turn_id = self.begin_builtin();
+                    let why = if APP_ONLY.contains(&name.as_str()) {
+                        format!("/{name} is a command of the full-screen app; it does nothing here.")
+                    } else {
+                        format!(
+                            "Unknown command /{name}: custom commands are Markdown files in .claude/commands/ (or ~/.claude/commands/)."
+                        )
+                    };
+                    self.emit(Event::Error { message: why.clone() });
+                    self.finish_without_model(turn_id, started, Err(why));
+                }
+            },
+        }
+    }
+
+    /// A custom command's turn: its prompt, with its rules and model for this turn only.
+    async fn run_command(&mut self, command: &CustomCommand, args: &str) {
+        if command.has_shell_lines() {
+            self.emit(Event::Info {
+                message: format!(
+                    "/{}: tandem does not run the command's !`…` lines before sending; the model sees them as text.",
+                    command.name
+                ),
+            });
+        }
+        for rule in &command.allowed_tools {
+            if let Err(problem) = lock(&self.shared.policy).add_rule(RuleKind::Allow, rule, Scope::Command) {
+                self.emit(Event::Error {
+                    message: format!("/{}: allowed-tools {rule:?} is not a rule ({problem}); not added", command.name),
+                });
+            }
+        }
+        let previous = command.model.as_ref().map(|model| {
+            let mut info = crate::models::lookup(model);
+            if self.config.model.prices == Some(crate::models::Prices::LOCAL) {
+                info.prices = Some(crate::models::Prices::LOCAL);
+            }
+            std::mem::replace(&mut self.config.model, info)
+        });
+        self.run_turn(command.expand(args)).await;
+        if let Some(previous) = previous {
+            self.config.model = previous;
+        }
+        lock(&self.shared.policy).rules.retain(|rule| rule.scope != Scope::Command);
+    }
+
+    fn begin_builtin(&mut self) -> u64 {
+        let turn_id = self.next_turn_id();
+        self.emit(Event::TurnStarted { turn_id });
+        turn_id
+    }
+
+    /// Ends a turn that sent nothing to the model: a built-in command's (with what it did) or a refused one.
+    pub(super) fn finish_without_model(&mut self, turn_id: u64, started: Instant, result: Result<String, String>) {
+        let (outcome, result_text, errors) = match result {
+            Ok(text) => (RunOutcome::Success, Some(text), Vec::new()),
+            Err(error) => (RunOutcome::ErrorDuringExecution, None, vec![error]),
+        };
+        self.emit(Event::TurnFinished(crate::protocol::TurnSummary {
+            turn_id,
+            outcome,
+            result_text,
+            stop_reason: None,
+            num_turns: 0,
+            duration_ms: started.elapsed().as_millis() as u64,
+            duration_api_ms: 0,
+            usage: self.total_usage,
+            total_cost_usd: self.cost(),
+            permission_denials: Vec::new(),
+            interrupted: false,
+            errors,
+        }));
+    }
+}

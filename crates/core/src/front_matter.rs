@@ -1,0 +1,166 @@
+//! YAML front matter (`---` … `---` at the top of a Markdown file), as Claude Code's commands, skills and
+//! agents use it: parsed with a YAML parser, read as a flat map of strings and string lists.
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// A Markdown file split into its front matter and its body.
+#[derive(Clone, Debug, Default)]
+pub struct Document {
+    fields: Vec<(String, Field)>,
+    raw: Vec<(String, Field)>,
+    pub body: String,
+}
+
+/// A front matter value, as the files use them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Field {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl Document {
+    /// Splits `text`; a file without front matter is all body. Errors say why the front matter is not YAML.
+    pub fn parse(text: &str) -> Result<Document, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let Some(rest) = text.strip_prefix("---").filter(|rest| rest.starts_with('\n') || rest.starts_with("\r\n"))
+        else {
+            return Ok(Document { fields: Vec::new(), raw: Vec::new(), body: text.to_owned() });
+        };
+        let (yaml, body) = match rest.find("\n---") {
+            Some(end) => {
+                let after = &rest[end + 4..];
+                let body = after.split_once('\n').map_or("", |(_, body)| body);
+                (&rest[..end], body)
+            }
+            None => return Err("the front matter has no closing ---".to_owned()),
+        };
+        let raw = lenient(yaml);
+        // Claude Code's files are often not strict YAML (`argument-hint: [pr] [priority]`): what YAML can't read
+        // is taken line by line, `key: value` and `- item`.
+        let Ok(docs) = YamlLoader::load_from_str(yaml) else {
+            return Ok(Document { fields: raw.clone(), raw, body: body.to_owned() });
+        };
+        let mut fields = Vec::new();
+        match docs.into_iter().next() {
+            None | Some(Yaml::Null) => {}
+            Some(Yaml::Hash(hash)) => {
+                for (key, value) in hash {
+                    let Some(key) = key.as_str().map(str::to_owned) else { continue };
+                    if let Some(field) = field(&value) {
+                        fields.push((key, field));
+                    }
+                }
+            }
+            Some(_) => return Err("the front matter is not a map of fields".to_owned()),
+        }
+        Ok(Document { fields, raw, body: body.to_owned() })
+    }
+
+    /// A field exactly as written on its line (`argument-hint: [pr-number]` keeps its brackets).
+    pub fn raw(&self, key: &str) -> Option<String> {
+        self.raw.iter().find(|(name, _)| name == key).and_then(|(_, value)| match value {
+            Field::Text(text) => Some(text.clone()),
+            Field::List(_) => None,
+        })
+    }
+
+    /// A text field (a list is joined with ", ").
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.fields.iter().find(|(name, _)| name == key).map(|(_, value)| match value {
+            Field::Text(text) => text.clone(),
+            Field::List(items) => items.join(", "),
+        })
+    }
+
+    /// A list field: a YAML list, or a text split at commas (Claude Code accepts both for `tools`).
+    pub fn list(&self, key: &str) -> Option<Vec<String>> {
+        self.fields.iter().find(|(name, _)| name == key).map(|(_, value)| match value {
+            Field::List(items) => items.clone(),
+            Field::Text(text) => crate::permissions::split_rule_list(text),
+        })
+    }
+
+    /// The field names, for reporting the ones a reader does not use.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|(name, _)| name.as_str())
+    }
+}
+
+/// `key: value` lines (quotes around a value dropped) and `- item` lines under a `key:` line.
+fn lenient(yaml: &str) -> Vec<(String, Field)> {
+    let mut fields: Vec<(String, Field)> = Vec::new();
+    for line in yaml.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(item) = trimmed.strip_prefix("- ")
+            && line.starts_with(char::is_whitespace)
+        {
+            if let Some((_, value)) = fields.last_mut() {
+                match value {
+                    Field::List(items) => items.push(unquote(item)),
+                    Field::Text(text) if text.is_empty() => *value = Field::List(vec![unquote(item)]),
+                    Field::Text(_) => {}
+                }
+            }
+            continue;
+        }
+        if let Some((key, value)) = trimmed.split_once(':') {
+            fields.push((key.trim().to_owned(), Field::Text(unquote(value.trim()))));
+        }
+    }
+    fields
+}
+
+fn unquote(text: &str) -> String {
+    let text = text.trim();
+    for quote in ['"', '\''] {
+        if let Some(inner) = text.strip_prefix(quote).and_then(|rest| rest.strip_suffix(quote)) {
+            return inner.to_owned();
+        }
+    }
+    text.to_owned()
+}
+
+fn field(value: &Yaml) -> Option<Field> {
+    match value {
+        Yaml::String(text) | Yaml::Real(text) => Some(Field::Text(text.clone())),
+        Yaml::Integer(number) => Some(Field::Text(number.to_string())),
+        Yaml::Boolean(flag) => Some(Field::Text(flag.to_string())),
+        Yaml::Array(items) => Some(Field::List(
+            items
+                .iter()
+                .filter_map(|item| match field(item) {
+                    Some(Field::Text(text)) => Some(text),
+                    _ => None,
+                })
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_and_body_are_split() {
+        let doc = Document::parse(
+            "---\ndescription: Review a PR\nargument-hint: [pr-number]\nallowed-tools: Bash(git diff:*), Read\nmodel: haiku\n---\nReview PR $1.\n",
+        )
+        .unwrap();
+        assert_eq!(doc.text("description").as_deref(), Some("Review a PR"));
+        assert_eq!(doc.raw("argument-hint").as_deref(), Some("[pr-number]"));
+        assert_eq!(doc.list("allowed-tools").unwrap(), ["Bash(git diff:*)", "Read"]);
+        assert_eq!(doc.body, "Review PR $1.\n");
+        let list = Document::parse("---\ntools:\n  - Read\n  - Grep\n---\nbody").unwrap();
+        assert_eq!(list.list("tools").unwrap(), ["Read", "Grep"]);
+        assert_eq!(Document::parse("no front matter").unwrap().body, "no front matter");
+        let loose = Document::parse("---\nargument-hint: [pr] [priority]\ndescription: \"Fix: it\"\n---\nx").unwrap();
+        assert_eq!(loose.raw("argument-hint").as_deref(), Some("[pr] [priority]"));
+        assert_eq!(loose.text("description").as_deref(), Some("Fix: it"));
+        assert!(Document::parse("---\ndescription: x\n").is_err());
+    }
+}

@@ -1,0 +1,107 @@
+//! Custom slash commands (`.claude/commands/*.md`) through the real binary, headless and in the TUI, and the
+//! built-in commands that also work as headless prompts.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+use tandem_e2e::app::{expect_idle_with, start};
+use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).expect("scenario")
+}
+
+fn answer(text: &str) -> Scenario {
+    scenario(json!({"replies": [{"blocks": [{"type": "text", "text": text}]}]}))
+}
+
+fn first_prompt(server: &FakeServer) -> String {
+    server.requests()[0].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+const REVIEW: &str = "---\ndescription: Review one file\nargument-hint: [file] [focus]\nallowed-tools: Bash(touch:*)\n---\nReview $1, looking for $2. All arguments: $ARGUMENTS\n";
+
+#[test]
+fn a_command_expands_headless_with_its_arguments_and_rules() {
+    let workspace = Workspace::new();
+    workspace.write(".claude/commands/review.md", REVIEW);
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_log", "name": "Bash", "input": {"command": "touch reviewed.txt"}}]},
+        {"blocks": [{"type": "text", "text": "Reviewed."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/review src/a.rs \"error handling\"", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        first_prompt(&server),
+        "Review src/a.rs, looking for error handling. All arguments: src/a.rs \"error handling\"\n"
+    );
+    // allowed-tools held for the command's turn: the command ran without a question (headless would deny it).
+    let results = tool_results(&server.requests()[1].body);
+    assert_ne!(results[0]["is_error"], true, "{}", results[0]);
+    assert!(workspace.path().join("reviewed.txt").exists());
+    assert!(run.result()["permission_denials"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn namespaced_user_commands_and_unknown_ones() {
+    let workspace = Workspace::new();
+    workspace.write_config("claude/commands/git/summary.md", "Summarize the last commits.");
+    let server = FakeServer::spawn(answer("Summary.")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/git:summary"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(first_prompt(&server), "Summarize the last commits.");
+
+    let server = FakeServer::spawn(answer("never")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/nonesuch now"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("Unknown command /nonesuch"), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn built_in_commands_work_as_headless_prompts() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "First answer."}]},
+        {"blocks": [{"type": "text", "text": "<summary>We said hello.</summary>"}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hello", "--output-format", "json"]);
+    let run = execute(command);
+    let session = run.result()["session_id"].as_str().unwrap().to_owned();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/compact", "--resume", &session, "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.result()["result"], "Compacted the conversation.");
+    assert_eq!(server.requests().len(), 2, "the compaction's summary request");
+}
+
+#[test]
+fn the_tui_lists_a_command_in_the_popup_and_runs_it() {
+    let workspace = Workspace::new();
+    workspace.write(".claude/commands/review.md", REVIEW);
+    workspace.write(".claude/commands/broken.md", "---\ndescription: never closed\n");
+    let server = FakeServer::spawn(answer("Looks fine.")).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    let screen = pty.expect_text("broken.md");
+    assert!(screen.contains("closing ---"), "the broken command is reported:\n{screen}");
+    pty.send("/rev");
+    let popup = pty.expect_text("Review one file");
+    assert!(popup.contains("/review") && popup.contains("[file] [focus]"), "{popup}");
+    pty.send("iew main.rs speed");
+    pty.expect("the whole command in the input", |screen| screen.contains("> /review main.rs speed"));
+    pty.send(tandem_e2e::pty::keys::ENTER);
+    let screen = expect_idle_with(&pty, "Looks fine.");
+    assert!(screen.contains("/review main.rs speed"), "the transcript shows what was typed:\n{screen}");
+    assert_eq!(first_prompt(&server), "Review main.rs, looking for speed. All arguments: main.rs speed\n");
+}
