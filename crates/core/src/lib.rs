@@ -19,4 +19,5 @@ pub mod provider;
 pub mod sandbox;
 pub mod session;
 pub mod shell_env;
+pub mod skills;
 pub mod tools;

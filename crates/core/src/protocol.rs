@@ -172,6 +172,11 @@ pub enum Event {
         cwd: PathBuf,
         tools: Vec<String>,
         permission_mode: PermissionMode,
+        /// The slash commands a prompt may start with (built-in ones that work without the app, then custom
+        /// ones), without the slash.
+        slash_commands: Vec<String>,
+        /// The skills the model can load.
+        skills: Vec<String>,
     },
     /// A user turn begins (ids count up from 1 in a session); [`Event::TurnFinished`] carries the same id.
     TurnStarted {

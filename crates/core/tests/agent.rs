@@ -29,8 +29,8 @@ impl Tool for Rendezvous {
     fn name(&self) -> &'static str {
         "Rendezvous"
     }
-    fn description(&self) -> &'static str {
-        "waits for its peers"
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        "waits for its peers".into()
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
@@ -62,8 +62,8 @@ impl Tool for Recorder {
     fn name(&self) -> &'static str {
         "Record"
     }
-    fn description(&self) -> &'static str {
-        "records a number"
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        "records a number".into()
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
@@ -120,6 +120,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         compaction: Default::default(),
         hooks: Default::default(),
         commands: Default::default(),
+        skills: Default::default(),
         raw_stream: false,
     }
 }

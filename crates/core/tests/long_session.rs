@@ -62,6 +62,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         compaction: CompactionPolicy { threshold: 0.92, reserve_tokens },
         hooks: Default::default(),
         commands: Default::default(),
+        skills: Default::default(),
         raw_stream: false,
     }
 }

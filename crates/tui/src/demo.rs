@@ -67,6 +67,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         compaction: CompactionPolicy::default(),
         hooks: Default::default(),
         commands: Default::default(),
+        skills: Default::default(),
         raw_stream: false,
     }
 }

@@ -92,7 +92,9 @@ impl Printer {
 
     fn event(&mut self, event: &Event) {
         match event {
-            Event::SessionConfigured { model, cwd, tools, permission_mode, .. } if self.streaming() => {
+            Event::SessionConfigured { model, cwd, tools, permission_mode, slash_commands, skills, .. }
+                if self.streaming() =>
+            {
                 let mut value = stream_json::init(
                     &self.session_id,
                     &cwd.display().to_string(),
@@ -101,6 +103,8 @@ impl Printer {
                     permission_mode.as_str(),
                 );
                 value["apiKeySource"] = Value::String(self.api_key_source.clone());
+                value["slash_commands"] = serde_json::json!(slash_commands);
+                value["skills"] = serde_json::json!(skills);
                 self.line(&value);
             }
             Event::RawStream(stream_event) if self.streaming() && self.options.include_partial_messages => {

@@ -168,6 +168,22 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         &paths.config_dir,
     ));
     notices.extend(commands.problems.iter().map(|problem| format!("Commands: {problem}")));
+    let skills = Arc::new(tandem_core::skills::load(&tandem_core::skills::directories(
+        &settings.project_root,
+        claude_dir.as_deref(),
+        &paths.config_dir,
+    )));
+    notices.extend(skills.problems.iter().map(|problem| format!("Skills: {problem}")));
+    if !skills.skills.is_empty() && !removed.iter().any(|tool| tool == "Skill") {
+        tools.register(Arc::new(tandem_core::tools::skill::SkillTool { catalog: skills.clone() }));
+        // A skill's own files may be read wherever the skill lives (a user skill is outside the workspace).
+        for skill in skills.skills.iter().filter(|skill| skill.scope == "user") {
+            let rule = format!("Read(/{}/**)", skill.dir.display());
+            if let Err(problem) = permissions.add_rule(RuleKind::Allow, &rule, Scope::Session) {
+                notices.push(format!("Skills: {}: {problem}", skill.dir.display()));
+            }
+        }
+    }
     let hooks =
         hook_engine(cli, &paths.config_dir, claude_dir.as_deref(), &settings.project_root, &shell_env, &mut notices);
 
@@ -191,6 +207,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         compaction,
         hooks,
         commands: Arc::new(commands),
+        skills,
         raw_stream: false,
     })
 }

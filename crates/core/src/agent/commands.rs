@@ -11,6 +11,9 @@ use crate::commands::{CustomCommand, parse_invocation};
 use crate::permissions::{RuleKind, Scope};
 use crate::protocol::{Event, RunOutcome};
 
+/// The built-in commands a prompt can run (in any front end).
+pub(super) const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model"];
+
 /// The app's commands that mean nothing without it.
 const APP_ONLY: &[&str] =
     &["help", "mode", "cost", "copy", "init", "memory", "permissions", "hooks", "resume", "quit", "exit"];

@@ -63,6 +63,8 @@ pub struct AgentConfig {
     pub hooks: Arc<crate::hooks::HookEngine>,
     /// Custom slash commands (`.claude/commands/`): a prompt `/name args` runs the command's prompt.
     pub commands: Arc<crate::commands::CommandCatalog>,
+    /// The skills (`.claude/skills/`), served by the `Skill` tool when there are any.
+    pub skills: Arc<crate::skills::SkillCatalog>,
     /// Also send the provider's raw stream events ([`crate::protocol::Event::RawStream`]), for stream-json's
     /// `--include-partial-messages`; front ends that draw use the item events.
     pub raw_stream: bool,

@@ -90,6 +90,12 @@ impl Session {
             cwd: self.config.cwd.clone(),
             tools: self.config.tools.names().into_iter().map(str::to_owned).collect(),
             permission_mode: mode,
+            slash_commands: super::commands::HEADLESS_BUILTINS
+                .iter()
+                .map(|name| (*name).to_owned())
+                .chain(self.config.commands.commands.iter().map(|command| command.name.clone()))
+                .collect(),
+            skills: self.config.skills.skills.iter().map(|skill| skill.name.clone()).collect(),
         });
     }
 

@@ -87,8 +87,8 @@ impl TypedTool for BashTool {
     type Input = Input;
     const NAME: &'static str = "Bash";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

@@ -69,8 +69,8 @@ impl TypedTool for EditTool {
     type Input = Input;
     const NAME: &'static str = "Edit";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

@@ -49,8 +49,8 @@ impl TypedTool for GlobTool {
     type Input = Input;
     const NAME: &'static str = "Glob";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

@@ -102,8 +102,8 @@ impl TypedTool for GrepTool {
     type Input = Input;
     const NAME: &'static str = "Grep";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

@@ -16,6 +16,7 @@ pub mod registry;
 pub mod save_memory;
 pub mod schema;
 pub mod search_sessions;
+pub mod skill;
 pub mod typed;
 pub mod write;
 
@@ -135,7 +136,7 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// The description the model reads.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> std::borrow::Cow<'static, str>;
 
     /// JSON schema of the input (`type: object`, `properties`, `required`).
     fn input_schema(&self) -> Value;

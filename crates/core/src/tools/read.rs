@@ -58,8 +58,8 @@ impl TypedTool for ReadTool {
     type Input = Input;
     const NAME: &'static str = "Read";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

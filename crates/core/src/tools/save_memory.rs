@@ -83,8 +83,8 @@ impl TypedTool for SaveMemoryTool {
     type Input = Input;
     const NAME: &'static str = "SaveMemory";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

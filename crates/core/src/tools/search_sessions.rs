@@ -42,8 +42,8 @@ impl TypedTool for SearchSessionsTool {
     type Input = Input;
     const NAME: &'static str = "SearchSessions";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

@@ -16,7 +16,7 @@ pub trait TypedTool: Send + Sync {
 
     const NAME: &'static str;
 
-    fn description(&self) -> &'static str;
+    fn description(&self) -> std::borrow::Cow<'static, str>;
 
     fn is_read_only(&self) -> bool;
 
@@ -54,7 +54,7 @@ impl<T: TypedTool> Tool for T {
         T::NAME
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> std::borrow::Cow<'static, str> {
         TypedTool::description(self)
     }
 

@@ -81,8 +81,8 @@ impl TypedTool for WriteTool {
     type Input = Input;
     const NAME: &'static str = "Write";
 
-    fn description(&self) -> &'static str {
-        DESCRIPTION
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        DESCRIPTION.into()
     }
 
     fn is_read_only(&self) -> bool {

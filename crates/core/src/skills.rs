@@ -1,0 +1,143 @@
+//! Skills in Claude Code's layout: a directory with a `SKILL.md` in `.claude/skills/` (and tandem's
+//! `.tandem/skills/`) of the project, or the user's `~/.claude/skills/` (and `<config dir>/skills/`). Only each
+//! skill's name and description go to the model up front (in the `Skill` tool's description, which is part of the
+//! cached prefix); the `Skill` tool loads the whole file when the model decides a skill applies.
+
+use std::path::{Path, PathBuf};
+
+use crate::front_matter::Document;
+
+/// One skill.
+#[derive(Clone, Debug)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    /// The skill's directory (its other files are readable).
+    pub dir: PathBuf,
+    /// `project` or `user`.
+    pub scope: &'static str,
+}
+
+impl Skill {
+    pub fn file(&self) -> PathBuf {
+        self.dir.join(SKILL_FILE)
+    }
+}
+
+/// The skill file's name in its directory.
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// Every skill found, and what could not be used.
+#[derive(Clone, Debug, Default)]
+pub struct SkillCatalog {
+    pub skills: Vec<Skill>,
+    /// One line per problem, `path: why`.
+    pub problems: Vec<String>,
+}
+
+impl SkillCatalog {
+    pub fn find(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|skill| skill.name == name)
+    }
+}
+
+/// The directories skills are read from, project ones first (a project skill wins over a user one).
+pub fn directories(
+    project_root: &Path,
+    claude_user_dir: Option<&Path>,
+    config_dir: &Path,
+) -> Vec<(PathBuf, &'static str)> {
+    let mut dirs = vec![
+        (project_root.join(".claude").join("skills"), "project"),
+        (project_root.join(".tandem").join("skills"), "project"),
+    ];
+    if let Some(dir) = claude_user_dir {
+        dirs.push((dir.join("skills"), "user"));
+    }
+    dirs.push((config_dir.join("skills"), "user"));
+    dirs
+}
+
+/// Reads every skill of `dirs`. Never fails: problems are in the catalog.
+pub fn load(dirs: &[(PathBuf, &'static str)]) -> SkillCatalog {
+    let mut catalog = SkillCatalog::default();
+    for (root, scope) in dirs {
+        let Ok(entries) = std::fs::read_dir(root) else { continue };
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).filter(|path| path.is_dir()).collect();
+        dirs.sort();
+        for dir in dirs {
+            let file = dir.join(SKILL_FILE);
+            if !file.is_file() {
+                catalog.problems.push(format!("{}: no {SKILL_FILE} in it; not a skill", dir.display()));
+                continue;
+            }
+            match read_skill(&dir, &file, scope) {
+                Ok(skill) => {
+                    if let Some(existing) = catalog.find(&skill.name) {
+                        catalog.problems.push(format!(
+                            "{}: the skill {} is also in {}, which is used",
+                            file.display(),
+                            skill.name,
+                            existing.dir.display()
+                        ));
+                        continue;
+                    }
+                    catalog.skills.push(skill);
+                }
+                Err(why) => catalog.problems.push(format!("{}: {why}; the skill is not available", file.display())),
+            }
+        }
+    }
+    catalog
+}
+
+fn read_skill(dir: &Path, file: &Path, scope: &'static str) -> Result<Skill, String> {
+    let text = std::fs::read_to_string(file).map_err(|err| format!("cannot be read ({err})"))?;
+    let doc = Document::parse(&text)?;
+    let folder = dir.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = doc.text("name").filter(|name| !name.trim().is_empty()).unwrap_or(folder);
+    if !name.chars().all(|ch| ch.is_alphanumeric() || matches!(ch, '-' | '_' | ':' | '.')) {
+        return Err(format!("the name {name:?} has characters a skill name can't (letters, digits, - and _)"));
+    }
+    let description = doc
+        .text("description")
+        .filter(|text| !text.trim().is_empty())
+        .or_else(|| {
+            let paragraph =
+                doc.body.split("\n\n").map(str::trim).find(|part| !part.is_empty() && !part.starts_with('#'));
+            paragraph.map(|text| text.chars().take(300).collect())
+        })
+        .ok_or("it has no description (front matter `description:`), so the model could never know when to use it")?;
+    Ok(Skill {
+        name,
+        description: description.split_whitespace().collect::<Vec<_>>().join(" "),
+        dir: dir.to_path_buf(),
+        scope,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skills_are_found_with_their_descriptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let skills = dir.path().join(".claude/skills");
+        std::fs::create_dir_all(skills.join("pdf")).unwrap();
+        std::fs::write(
+            skills.join("pdf/SKILL.md"),
+            "---\nname: pdf-forms\ndescription: Fill in PDF forms.\n  Use when a PDF is mentioned.\n---\n# PDF\nSteps…",
+        )
+        .unwrap();
+        std::fs::create_dir_all(skills.join("empty")).unwrap();
+        std::fs::create_dir_all(skills.join("silent")).unwrap();
+        std::fs::write(skills.join("silent/SKILL.md"), "---\nname: silent\n---\n# Title only\n").unwrap();
+        let catalog = load(&[(skills, "project")]);
+        assert_eq!(catalog.skills.len(), 1);
+        assert_eq!(catalog.skills[0].name, "pdf-forms");
+        assert_eq!(catalog.skills[0].description, "Fill in PDF forms. Use when a PDF is mentioned.");
+        let problems = catalog.problems.join("\n");
+        assert!(problems.contains("no SKILL.md") && problems.contains("no description"), "{problems}");
+    }
+}

@@ -1,0 +1,125 @@
+//! `Skill`: loads one of the session's skills (`.claude/skills/<name>/SKILL.md`) into the conversation. The
+//! tool's description lists every skill's name and description — the only part of a skill the model sees until
+//! it asks for one.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::typed::TypedTool;
+use super::{Risk, ToolContext, ToolOutput};
+use crate::skills::SkillCatalog;
+
+const DESCRIPTION: &str = "Loads a skill: instructions, and the files that go with them, for a kind of task. When the \
+user's request matches a skill's description below, load it before you start and follow it. The result is the \
+skill's SKILL.md and the directory its other files are in (read them with Read when the skill refers to them). \
+Don't load a skill that is already loaded in this conversation.";
+
+/// Most of the skill's other files named in the result.
+const MAX_LISTED_FILES: usize = 50;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The skill's name, as listed in this tool's description
+    #[serde(alias = "command")]
+    skill: String,
+}
+
+/// Serves the skills of `catalog`.
+pub struct SkillTool {
+    pub catalog: Arc<SkillCatalog>,
+}
+
+impl TypedTool for SkillTool {
+    type Input = Input;
+    const NAME: &'static str = "Skill";
+
+    fn description(&self) -> Cow<'static, str> {
+        let list: Vec<String> =
+            self.catalog.skills.iter().map(|skill| format!("- {}: {}", skill.name, skill.description)).collect();
+        format!("{DESCRIPTION}\n\n<available_skills>\n{}\n</available_skills>", list.join("\n")).into()
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+
+    fn call<'a>(&'a self, input: Input, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let name = input.skill.trim().trim_start_matches('/');
+            let Some(skill) = self.catalog.find(name) else {
+                let names: Vec<&str> = self.catalog.skills.iter().map(|skill| skill.name.as_str()).collect();
+                return ToolOutput::error(format!("There is no skill {name:?}. The skills are: {}.", names.join(", ")));
+            };
+            let file = skill.file();
+            let text = match tokio::fs::read_to_string(&file).await {
+                Ok(text) => text,
+                Err(err) => {
+                    return ToolOutput::error(format!("The skill's file {} cannot be read: {err}", file.display()));
+                }
+            };
+            let body = crate::front_matter::Document::parse(&text).map(|doc| doc.body).unwrap_or(text);
+            let others = other_files(&skill.dir);
+            let others =
+                if others.is_empty() { String::new() } else { format!("\n\nIts other files:\n{}", others.join("\n")) };
+            ToolOutput::ok(format!(
+                "Skill {} loaded. Base directory of the skill: {}{others}\n\n{}",
+                skill.name,
+                skill.dir.display(),
+                body.trim()
+            ))
+        })
+    }
+}
+
+/// The skill directory's files other than SKILL.md, relative, sorted.
+fn other_files(dir: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(dir)
+        .max_depth(Some(4))
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .filter_map(|entry| entry.path().strip_prefix(dir).ok().map(|path| path.display().to_string()))
+        .filter(|path| path != crate::skills::SKILL_FILE)
+        .collect();
+    files.sort();
+    files.truncate(MAX_LISTED_FILES);
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Tool;
+
+    #[tokio::test]
+    async fn a_skill_loads_with_its_files_and_the_description_lists_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill_dir = dir.path().join("release");
+        std::fs::create_dir_all(skill_dir.join("scripts")).unwrap();
+        std::fs::write(
+            skill_dir.join("SKILL.md"),
+            "---\ndescription: Cut a release.\n---\nRun scripts/bump.sh first.\n",
+        )
+        .unwrap();
+        std::fs::write(skill_dir.join("scripts/bump.sh"), "echo bump").unwrap();
+        let catalog = crate::skills::load(&[(dir.path().to_path_buf(), "project")]);
+        let tool = SkillTool { catalog: Arc::new(catalog) };
+        assert!(Tool::description(&tool).contains("- release: Cut a release."));
+        let ctx = ToolContext::new(dir.path().to_path_buf());
+        let output = Tool::run(&tool, serde_json::json!({"skill": "release"}), &ctx).await;
+        assert!(!output.is_error, "{}", output.content);
+        assert!(output.content.contains("Run scripts/bump.sh first.") && output.content.contains("scripts/bump.sh\n"));
+        assert!(!output.content.contains("description:"), "front matter is not repeated");
+        let missing = Tool::run(&tool, serde_json::json!({"skill": "deploy"}), &ctx).await;
+        assert!(missing.is_error && missing.content.contains("release"));
+    }
+}
