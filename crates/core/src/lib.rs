@@ -4,6 +4,7 @@
 //! [`protocol::Event`]. Nothing in this crate draws on a terminal.
 
 pub mod agent;
+pub mod agents;
 pub mod commands;
 pub mod config;
 pub mod context;

@@ -321,4 +321,10 @@ pub enum Event {
         message: String,
     },
     TurnFinished(TurnSummary),
+    /// Something a subagent did (its messages, its tool calls), for the Task call `parent_call_id`. Its
+    /// permission requests come as ordinary [`Event::PermissionRequested`]s.
+    Subagent {
+        parent_call_id: String,
+        event: Box<Event>,
+    },
 }

@@ -121,6 +121,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         hooks: Default::default(),
         commands: Default::default(),
         skills: Default::default(),
+        agents: Default::default(),
         raw_stream: false,
     }
 }

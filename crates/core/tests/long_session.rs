@@ -63,6 +63,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         hooks: Default::default(),
         commands: Default::default(),
         skills: Default::default(),
+        agents: Default::default(),
         raw_stream: false,
     }
 }

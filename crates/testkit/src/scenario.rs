@@ -123,6 +123,10 @@ pub struct Reply {
     /// Message / completion id instead of the generated `msg_fake_<n>` / `chatcmpl-fake-<n>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Hold this reply until the server has received this many requests in all (a rendezvous that proves
+    /// requests run concurrently: served one after the other, the reply fails with a 500 instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for_requests: Option<usize>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -283,9 +283,32 @@ async fn handle(api: Api, shared: &Shared, method: &Method, uri: &Uri, headers: 
             // A retrying client would otherwise back off for a long while before the test fails.
             &[("x-should-retry", "false")],
         ),
-        Decision::Serve(turn) => serve_turn(api, &turn, &request, shared.shutdown.clone()).await,
+        Decision::Serve(turn) => {
+            if let Some(wanted) = turn.reply.wait_for_requests {
+                let deadline = tokio::time::Instant::now() + RENDEZVOUS_TIMEOUT;
+                loop {
+                    let arrived = shared.lock().requests.len();
+                    if arrived >= wanted {
+                        break;
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        return error_response(
+                            api,
+                            500,
+                            &format!("fake-llm: this reply waits for {wanted} requests, only {arrived} arrived"),
+                            &[("x-should-retry", "false")],
+                        );
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+            serve_turn(api, &turn, &request, shared.shutdown.clone()).await
+        }
     }
 }
+
+/// How long a reply waits for the requests it is held for ([`crate::Reply::wait_for_requests`]).
+const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn serve_turn(api: Api, turn: &Turn, request: &Value, shutdown: watch::Receiver<bool>) -> Response {
     let delay = Duration::from_millis(turn.reply.delay_ms);

@@ -61,6 +61,10 @@ pub struct Cli {
     #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1.., action = clap::ArgAction::Append)]
     pub disallowed_tools: Vec<String>,
 
+    /// Subagents for the Task tool, as JSON: {"name": {"description": "…", "prompt": "…", "tools": […], "model": "…"}}.
+    #[arg(long)]
+    pub agents: Option<String>,
+
     /// More directories the session may work in (besides the current one).
     #[arg(long = "add-dir", num_args = 1.., action = clap::ArgAction::Append)]
     pub add_dir: Vec<PathBuf>,

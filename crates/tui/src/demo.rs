@@ -68,6 +68,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         hooks: Default::default(),
         commands: Default::default(),
         skills: Default::default(),
+        agents: Default::default(),
         raw_stream: false,
     }
 }

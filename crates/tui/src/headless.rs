@@ -127,6 +127,16 @@ impl Printer {
                     attempt + 1
                 );
             }
+            Event::Subagent { parent_call_id, event } if self.streaming() => {
+                let value = match event.as_ref() {
+                    Event::AssistantMessage(message) => stream_json::assistant(&self.session_id, message),
+                    Event::ToolResults(message) => stream_json::user(&self.session_id, message),
+                    _ => return,
+                };
+                let mut value = value;
+                value["parent_tool_use_id"] = Value::String(parent_call_id.clone());
+                self.line(&value);
+            }
             Event::Error { message } => eprintln!("tandem: error: {message}"),
             Event::Info { message } => eprintln!("tandem: {message}"),
             Event::CompactBoundary { trigger, pre_tokens } if self.streaming() => {

@@ -184,6 +184,14 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
             }
         }
     }
+    let agents = Arc::new(tandem_core::agents::load(
+        &tandem_core::agents::directories(&settings.project_root, claude_dir.as_deref(), &paths.config_dir),
+        cli.agents.as_deref(),
+    ));
+    notices.extend(agents.problems.iter().map(|problem| format!("Agents: {problem}")));
+    if !removed.iter().any(|tool| tool == tandem_core::tools::task::TASK_TOOL) {
+        tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog: agents.clone() }));
+    }
     let hooks =
         hook_engine(cli, &paths.config_dir, claude_dir.as_deref(), &settings.project_root, &shell_env, &mut notices);
 
@@ -208,6 +216,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         hooks,
         commands: Arc::new(commands),
         skills,
+        agents,
         raw_stream: false,
     })
 }

@@ -12,6 +12,7 @@ mod compaction;
 mod items;
 mod sampling;
 mod session_hooks;
+mod subagent;
 mod tool_calls;
 mod turn;
 
@@ -65,6 +66,8 @@ pub struct AgentConfig {
     pub commands: Arc<crate::commands::CommandCatalog>,
     /// The skills (`.claude/skills/`), served by the `Skill` tool when there are any.
     pub skills: Arc<crate::skills::SkillCatalog>,
+    /// The agents the Task tool can start (built-in, `.claude/agents/`, `--agents`).
+    pub agents: Arc<crate::agents::AgentCatalog>,
     /// Also send the provider's raw stream events ([`crate::protocol::Event::RawStream`]), for stream-json's
     /// `--include-partial-messages`; front ends that draw use the item events.
     pub raw_stream: bool,
@@ -101,10 +104,10 @@ enum Work {
 struct Shared {
     /// Cancelled by `Op::Interrupt`; replaced at the start of every turn.
     cancel: Mutex<CancellationToken>,
-    /// Permission requests waiting for an answer, by call id.
-    pending: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
-    /// The live permission policy (modes change, session rules are added).
-    policy: Mutex<PermissionPolicy>,
+    /// Permission requests waiting for an answer, by call id (a subagent's too: answers come to the session).
+    pending: Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>,
+    /// The live permission policy (modes change, session rules are added), the same for subagents.
+    policy: Arc<Mutex<PermissionPolicy>>,
 }
 
 /// Starts the agent on the current tokio runtime.
@@ -114,8 +117,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<Work>();
     let shared = Arc::new(Shared {
         cancel: Mutex::new(CancellationToken::new()),
-        pending: Mutex::new(HashMap::new()),
-        policy: Mutex::new(config.permissions.clone()),
+        pending: Arc::new(Mutex::new(HashMap::new())),
+        policy: Arc::new(Mutex::new(config.permissions.clone())),
     });
 
     let router_shared = shared.clone();

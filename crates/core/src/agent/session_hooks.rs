@@ -99,7 +99,18 @@ impl Session {
     ) -> Option<String> {
         let mut fields = Map::new();
         fields.insert("stop_hook_active".into(), json!(continued > 0));
-        let outcome = self.fire_hooks(HookEvent::Stop, None, fields, Some(cancel)).await;
+        // A subagent's end is SubagentStop, matched on its type.
+        let (event, subject) = match &self.role {
+            Some(role) => {
+                fields.insert("agent_id".into(), json!(role.agent_id));
+                fields.insert("agent_type".into(), json!(role.agent_type));
+                let transcript = self.subagent_transcript.as_ref().map(|path| path.display().to_string());
+                fields.insert("agent_transcript_path".into(), json!(transcript.unwrap_or_default()));
+                (HookEvent::SubagentStop, Some(role.agent_type.as_str()))
+            }
+            None => (HookEvent::Stop, None),
+        };
+        let outcome = self.fire_hooks(event, subject, fields, Some(cancel)).await;
         if outcome.stop.is_some() {
             return None;
         }

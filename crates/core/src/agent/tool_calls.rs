@@ -437,6 +437,7 @@ impl ToolRunner<'_> {
         let (live_tx, mut live_rx) = mpsc::unbounded_channel::<String>();
         let mut context = self.context.clone();
         context.live_output = Some(live_tx);
+        context.call_id = Some(call.id.clone());
         let events = self.events.clone();
         let call_id = call.id.clone();
         let forward = tokio::spawn(async move {

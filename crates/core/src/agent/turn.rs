@@ -48,6 +48,12 @@ pub(super) struct Session {
     turns: u64,
     /// Context from SessionStart hooks, for the next prompt (the hook's event, its text).
     pub(super) hook_context: Vec<(&'static str, String)>,
+    /// Runs the Task tool's subagents (sessions that offer Task).
+    pub(super) launcher: Option<Arc<super::subagent::Launcher>>,
+    /// Set for a subagent: whose interrupt reaches it, what it is, where its transcript is.
+    pub(super) parent_cancel: Option<CancellationToken>,
+    pub(super) role: Option<super::subagent::SubagentRole>,
+    pub(super) subagent_transcript: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -56,6 +62,10 @@ impl Session {
         let resumed = !resume.messages.is_empty();
         let messages = crate::context::compact::repair_history(resume.messages);
         let reported_len = messages.len();
+        let launcher = config
+            .tools
+            .get(crate::tools::task::TASK_TOOL)
+            .map(|_| Arc::new(super::subagent::Launcher::new(&config, &shared, &events)));
         Session {
             config,
             shared,
@@ -70,6 +80,10 @@ impl Session {
             titled: resumed,
             turns: 0,
             hook_context: Vec::new(),
+            launcher,
+            parent_cancel: None,
+            role: None,
+            subagent_transcript: None,
         }
     }
 
@@ -141,7 +155,7 @@ impl Session {
         let started = Instant::now();
         let turn_id = self.next_turn_id();
         self.emit(Event::TurnStarted { turn_id });
-        let cancel = CancellationToken::new();
+        let cancel = super::subagent::turn_cancel(self.parent_cancel.as_ref());
         *lock(&self.shared.cancel) = cancel.clone();
 
         let hook_blocks = match self.prompt_hooks(&text, &cancel).await {
@@ -273,10 +287,23 @@ impl Session {
                     output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
                     sandbox: self.config.sandbox.clone(),
                     shell_env: self.config.shell_env.clone(),
+                    subagents: self
+                        .launcher
+                        .clone()
+                        .map(|launcher| launcher as Arc<dyn crate::tools::task::SubagentLauncher>),
+                    call_id: None,
                 },
             };
+            if let Some(launcher) = &self.launcher {
+                launcher.set_parent_cost(self.cost());
+            }
             let round = runner.run(&assembled.message, &assembled.invalid_tool_inputs).await;
             denials.extend(round.denials);
+            if let Some(launcher) = &self.launcher {
+                let (usage, cost) = launcher.take_spent();
+                self.total_usage.accumulate(&usage);
+                self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);
+            }
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
             self.push_message(results);

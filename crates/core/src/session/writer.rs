@@ -47,11 +47,25 @@ impl SessionWriter {
         check_id(&meta.id)?;
         let dir = ensure_sessions_dir(data_dir)?;
         let path = session_path(data_dir, &meta.id);
+        let writer = SessionWriter::create_file(path, meta)?;
+        sync_dir(&dir);
+        Ok(writer)
+    }
+
+    /// Creates a transcript at `path` (its directory too): a subagent's, next to its parent session's.
+    pub fn create_at(path: &Path, meta: SessionMeta) -> io::Result<SessionWriter> {
+        check_id(&meta.id)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        SessionWriter::create_file(path.to_path_buf(), meta)
+    }
+
+    fn create_file(path: std::path::PathBuf, meta: SessionMeta) -> io::Result<SessionWriter> {
         let file = private_options().append(true).create_new(true).open(&path)?;
         let mut writer = SessionWriter { file, path, id: meta.id.clone(), pending: Vec::new(), dirty: false };
         writer.append(&SessionLine::Session(meta))?;
         writer.flush()?;
-        sync_dir(&dir);
         Ok(writer)
     }
 

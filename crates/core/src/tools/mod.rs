@@ -17,6 +17,7 @@ pub mod save_memory;
 pub mod schema;
 pub mod search_sessions;
 pub mod skill;
+pub mod task;
 pub mod typed;
 pub mod write;
 
@@ -108,6 +109,10 @@ pub struct ToolContext {
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// The environment commands get: tandem's, without its secrets.
     pub shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
+    /// Runs the Task tool's subagents; `None` inside a subagent (they don't nest).
+    pub subagents: Option<Arc<dyn task::SubagentLauncher>>,
+    /// The id of the call being run (set while a tool runs), e.g. to tag a subagent's output with its parent.
+    pub call_id: Option<String>,
 }
 
 impl ToolContext {
@@ -121,6 +126,8 @@ impl ToolContext {
             output_dir: None,
             sandbox: None,
             shell_env: Arc::default(),
+            subagents: None,
+            call_id: None,
         }
     }
 

@@ -60,7 +60,9 @@ impl ToolRegistry {
         }
     }
 
+    /// The tool called `name` (`Agent` is the Task tool, as in Claude Code).
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let name = if name == super::task::AGENT_ALIAS { super::task::TASK_TOOL } else { name };
         self.tools.iter().find(|t| t.name() == name).cloned()
     }
 

@@ -223,6 +223,8 @@ impl App {
                 self.status.context_window = context_window;
             }
             Event::ConversationCleared => self.status.context_used = None,
+            // A subagent's progress shows as its Task card's live output; its dialogs come as ordinary ones.
+            Event::Subagent { .. } => {}
             Event::Context { used, window } => {
                 self.status.context_used = Some(used);
                 self.status.context_window = window;

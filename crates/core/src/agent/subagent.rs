@@ -1,0 +1,271 @@
+//! Running the Task tool's subagents. A subagent is a session of its own — a fresh conversation with the agent's
+//! system prompt (plus the environment and the project guidelines, as every request has), its own tool subset,
+//! no Task tool — that shares the parent's permission policy, pending permission requests and hooks. Its
+//! transcript is kept next to the parent's (`<session>/subagents/agent-<id>.jsonl`). Its cost counts toward the
+//! parent's total and budget; an interrupt of the parent interrupts it.
+//!
+//! What it does reaches front ends as [`Event::Subagent`] (its messages, tagged with the parent call), its
+//! permission requests as ordinary ones (answered through the parent), and its tool calls as live output lines
+//! of the parent's Task card.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde_json::{Map, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::turn::Session;
+use super::{AgentConfig, Shared, lock};
+use crate::agents::AgentDefinition;
+use crate::conversation::Usage;
+use crate::hooks::HookEvent;
+use crate::protocol::{Event, RunOutcome, TurnSummary};
+use crate::tools::task::SubagentLauncher;
+use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+
+/// Who a session works for, when it is a subagent.
+#[derive(Clone, Debug)]
+pub(super) struct SubagentRole {
+    pub agent_id: String,
+    pub agent_type: String,
+}
+
+/// What a session's subagents are made from (the parent's configuration, shared).
+pub(super) struct Launcher {
+    provider: Arc<dyn crate::provider::Provider>,
+    model: crate::models::ModelInfo,
+    tools: ToolRegistry,
+    cwd: std::path::PathBuf,
+    retry: crate::provider::retry::RetryPolicy,
+    sandbox: Option<crate::sandbox::SandboxPolicy>,
+    shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
+    config_dir: std::path::PathBuf,
+    hooks: Arc<crate::hooks::HookEngine>,
+    compaction: crate::context::compact::CompactionPolicy,
+    max_turns: Option<u32>,
+    max_budget_usd: Option<f64>,
+    /// Where subagent transcripts go: the parent session's directory.
+    session_dir: Option<std::path::PathBuf>,
+    parent_session_id: String,
+    pending:
+        Arc<Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<crate::protocol::PermissionAnswer>>>>,
+    policy: Arc<Mutex<crate::permissions::PermissionPolicy>>,
+    events: mpsc::UnboundedSender<Event>,
+    /// What subagents spent since the parent last took it (usage, cost; `None` once a price was unknown).
+    spent: Mutex<(Usage, Option<f64>)>,
+    /// The parent's own spend, for the budget left to a subagent.
+    parent_cost: Mutex<Option<f64>>,
+}
+
+impl Launcher {
+    pub(super) fn new(config: &AgentConfig, shared: &Shared, events: &mpsc::UnboundedSender<Event>) -> Launcher {
+        Launcher {
+            provider: config.provider.clone(),
+            model: config.model.clone(),
+            tools: config.tools.clone(),
+            cwd: config.cwd.clone(),
+            retry: config.retry.clone(),
+            sandbox: config.sandbox.clone(),
+            shell_env: config.shell_env.clone(),
+            config_dir: config.config_dir.clone(),
+            hooks: config.hooks.clone(),
+            compaction: config.compaction,
+            max_turns: config.max_turns,
+            max_budget_usd: config.max_budget_usd,
+            session_dir: config.session_log.as_ref().map(|log| log.path().with_extension("")),
+            parent_session_id: config.session_id.clone(),
+            pending: shared.pending.clone(),
+            policy: shared.policy.clone(),
+            events: events.clone(),
+            spent: Mutex::new((Usage::default(), Some(0.0))),
+            parent_cost: Mutex::new(Some(0.0)),
+        }
+    }
+
+    /// The parent's spend so far (before its next tool round).
+    pub(super) fn set_parent_cost(&self, cost: Option<f64>) {
+        *lock(&self.parent_cost) = cost;
+    }
+
+    /// What subagents spent since the last call, for the parent's totals.
+    pub(super) fn take_spent(&self) -> (Usage, Option<f64>) {
+        std::mem::replace(&mut *lock(&self.spent), (Usage::default(), Some(0.0)))
+    }
+
+    fn config_for(&self, agent: &AgentDefinition, agent_id: &str) -> AgentConfig {
+        let model = match &agent.model {
+            Some(name) => {
+                let mut info = crate::models::lookup(name);
+                if self.model.prices == Some(crate::models::Prices::LOCAL) {
+                    info.prices = Some(crate::models::Prices::LOCAL);
+                }
+                info
+            }
+            None => self.model.clone(),
+        };
+        let mut tools = self.tools.clone();
+        tools.retain(|name| {
+            name != crate::tools::task::TASK_TOOL
+                && agent.tools.as_ref().is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
+        });
+        let system = crate::prompt::system_blocks(
+            &crate::prompt::PromptOptions { replace: Some(agent.prompt.clone()), append: None },
+            &self.cwd,
+            &crate::prompt::today_utc(),
+        );
+        let budget_left = self.max_budget_usd.map(|max| {
+            let parent = lock(&self.parent_cost).unwrap_or(0.0);
+            let children = lock(&self.spent).1.unwrap_or(0.0);
+            (max - parent - children).max(0.0)
+        });
+        let session_log = self.session_dir.as_ref().and_then(|dir| {
+            let mut meta = crate::session::SessionMeta::new(&self.cwd, &self.provider.endpoint().name, &model.id);
+            meta.id = agent_id.to_owned();
+            let path = dir.join("subagents").join(format!("agent-{agent_id}.jsonl"));
+            match crate::session::SessionWriter::create_at(&path, meta) {
+                Ok(writer) => Some(writer),
+                Err(err) => {
+                    tracing::warn!("could not create the subagent transcript {}: {err}", path.display());
+                    None
+                }
+            }
+        });
+        AgentConfig {
+            session_id: self.parent_session_id.clone(),
+            provider: self.provider.clone(),
+            model,
+            system,
+            tools,
+            permissions: lock(&self.policy).clone(),
+            cwd: self.cwd.clone(),
+            max_turns: self.max_turns,
+            max_budget_usd: budget_left,
+            retry: self.retry.clone(),
+            sandbox: self.sandbox.clone(),
+            shell_env: self.shell_env.clone(),
+            config_dir: self.config_dir.clone(),
+            notices: Vec::new(),
+            session_log,
+            resume: None,
+            compaction: self.compaction,
+            hooks: self.hooks.clone(),
+            commands: Arc::default(),
+            skills: Arc::default(),
+            agents: Arc::default(),
+            raw_stream: false,
+        }
+    }
+
+    async fn run(&self, agent: &AgentDefinition, prompt: &str, ctx: &ToolContext) -> ToolOutput {
+        let agent_id = crate::session::new_session_id();
+        let config = self.config_for(agent, &agent_id);
+        let transcript = config.session_log.as_ref().map(|log| log.path().to_path_buf());
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            cancel: Mutex::new(ctx.cancel.child_token()),
+            pending: self.pending.clone(),
+            policy: self.policy.clone(),
+        });
+        let mut session = Session::new(config, shared, events_tx);
+        session.parent_cancel = Some(ctx.cancel.clone());
+        session.role = Some(SubagentRole { agent_id: agent_id.clone(), agent_type: agent.name.clone() });
+        session.subagent_transcript = transcript;
+
+        let mut fields = Map::new();
+        fields.insert("agent_id".into(), json!(agent_id));
+        fields.insert("agent_type".into(), json!(agent.name));
+        let start = session.fire_hooks(HookEvent::SubagentStart, Some(&agent.name), fields, Some(&ctx.cancel)).await;
+        let mut prompt = prompt.to_owned();
+        for context in start.context {
+            prompt.push_str(&format!(
+                "\n\n<system-reminder>\nSubagentStart hook additional context: {context}\n</system-reminder>"
+            ));
+        }
+
+        let forward = tokio::spawn(forward(
+            events_rx,
+            self.events.clone(),
+            ctx.call_id.clone().unwrap_or_default(),
+            agent.name.clone(),
+            ctx.live_output.clone(),
+        ));
+        session.run_turn(prompt).await;
+        drop(session);
+        let summary = forward.await.ok().flatten();
+        let Some(summary) = summary else {
+            return ToolOutput::error(format!("The {} subagent stopped without an answer.", agent.name));
+        };
+        {
+            let mut spent = lock(&self.spent);
+            spent.0.accumulate(&summary.usage);
+            spent.1 = spent.1.zip(summary.total_cost_usd).map(|(total, cost)| total + cost);
+        }
+        match (summary.outcome, summary.result_text) {
+            (RunOutcome::Success, Some(text)) if !text.trim().is_empty() => ToolOutput::ok(text),
+            (RunOutcome::Success, _) => {
+                ToolOutput::ok(format!("(the {} subagent finished without a final message)", agent.name))
+            }
+            (_, _) => ToolOutput::error(format!(
+                "The {} subagent did not finish: {}",
+                agent.name,
+                if summary.errors.is_empty() { "no reason given".to_owned() } else { summary.errors.join("; ") }
+            )),
+        }
+    }
+}
+
+impl SubagentLauncher for Launcher {
+    fn launch<'a>(
+        &'a self,
+        agent: &'a AgentDefinition,
+        _description: &'a str,
+        prompt: &'a str,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(self.run(agent, prompt, ctx))
+    }
+}
+
+/// Passes a subagent's events on to the parent's front end (see the module docs) until it ends; returns how its
+/// turn ended.
+async fn forward(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    parent: mpsc::UnboundedSender<Event>,
+    parent_call_id: String,
+    agent_type: String,
+    live: Option<mpsc::UnboundedSender<String>>,
+) -> Option<TurnSummary> {
+    let mut finished = None;
+    while let Some(event) = events.recv().await {
+        match event {
+            Event::PermissionRequested { .. } => {
+                let _ = parent.send(event);
+            }
+            Event::ToolCallStarted { ref name, ref summary, .. } => {
+                if let Some(live) = &live {
+                    let _ = live.send(format!("{name}({summary})\n"));
+                }
+                let _ = parent.send(Event::Subagent { parent_call_id: parent_call_id.clone(), event: Box::new(event) });
+            }
+            Event::AssistantMessage(_) | Event::ToolResults(_) | Event::ToolCallFinished { .. } => {
+                let _ = parent.send(Event::Subagent { parent_call_id: parent_call_id.clone(), event: Box::new(event) });
+            }
+            Event::Error { message } => {
+                let _ = parent.send(Event::Error { message: format!("{agent_type} subagent: {message}") });
+            }
+            Event::Info { message } => {
+                let _ = parent.send(Event::Info { message: format!("{agent_type} subagent: {message}") });
+            }
+            Event::TurnFinished(summary) => finished = Some(summary),
+            _ => {}
+        }
+    }
+    finished
+}
+
+/// A cancel token for a session's next turn: a child of its parent's for a subagent (an interrupt of the parent
+/// reaches it), a fresh one otherwise.
+pub(super) fn turn_cancel(parent: Option<&CancellationToken>) -> CancellationToken {
+    parent.map_or_else(CancellationToken::new, CancellationToken::child_token)
+}
