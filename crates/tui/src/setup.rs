@@ -240,7 +240,9 @@ fn hook_engine(
     if !active.is_empty() {
         notices.push(format!("Hooks active: {}", active.join("; ")));
     }
-    if let Some(file) = &engine.set().disabled_by {
+    if let Some((file, by_project)) = &engine.set().disabled_by
+        && (trusted || !by_project)
+    {
         notices.push(format!("Hooks: all hooks are off (disableAllHooks in {}).", file.display()));
     } else if engine.set().has_project_hooks() && !trusted {
         let count = engine.set().entries.iter().filter(|entry| entry.source.project).count();

@@ -60,6 +60,8 @@ enum Prepared {
     },
     /// The user allowed an Edit/Write with content of their own (some hunks, or edited in $EDITOR).
     Modified {
+        /// The call's input as it was asked about (a PreToolUse hook may have changed the model's).
+        input: Value,
         content: String,
         note: String,
     },
@@ -196,17 +198,24 @@ impl ToolRunner<'_> {
             notes = outcome.context;
             verdict = outcome.verdict;
         }
-        let decision = lock(&self.shared.policy).decide(tool.as_ref(), &input);
-        // A hook's verdict goes through the permission order: it never overrides a deny, and its allow only
-        // skips the ordinary dialog (not an ask rule or the extra checks: outside the workspace, protected files,
-        // commands the analyser doesn't fully understand).
+        let (decision, mode) = {
+            let policy = lock(&self.shared.policy);
+            (policy.decide(tool.as_ref(), &input), policy.mode)
+        };
         let decision = match (decision, verdict) {
             (decision @ Decision::Deny { .. }, _) => decision,
             (_, Some((Verdict::Deny, reason))) => {
                 let reason = if reason.is_empty() { "no reason given".to_owned() } else { reason };
                 return deny(call, format!("A PreToolUse hook denied this {} call: {reason}", call.name), denials);
             }
-            (Decision::Ask { reason: None, .. }, Some((Verdict::Allow, _))) => Decision::Allow,
+            (decision, Some((Verdict::Allow, _))) if hook_may_allow(&decision, mode) => Decision::Allow,
+            (Decision::Allow, Some((Verdict::Ask, _))) if mode == crate::permissions::PermissionMode::DontAsk => {
+                return deny(
+                    call,
+                    format!("A PreToolUse hook asks for {}, and this session never asks; it was not run.", call.name),
+                    denials,
+                );
+            }
             (Decision::Allow, Some((Verdict::Ask, reason))) => Decision::Ask {
                 suggested_rule: String::new(),
                 reason: Some(if reason.is_empty() { "a PreToolUse hook asks".to_owned() } else { reason }),
@@ -249,11 +258,28 @@ impl ToolRunner<'_> {
                     }
                     match outcome.verdict {
                         Some((Verdict::Allow, _)) => {
-                            let input = outcome.updated_input.unwrap_or(input);
-                            return match self.tools.prepare(&call.name, &input) {
-                                Ok(tool) => Prepared::Ready { tool, input, notes },
-                                Err(output) => Prepared::Finished { output, status: ToolCallStatus::Failed },
+                            // The hook's input is judged like the model's: it runs only if the policy would let
+                            // a hook allow it, and otherwise comes to the dialog (or is denied).
+                            let updated = outcome.updated_input.unwrap_or_else(|| input.clone());
+                            let tool = match self.tools.prepare(&call.name, &updated) {
+                                Ok(tool) => tool,
+                                Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
                             };
+                            let (decision, mode) = {
+                                let policy = lock(&self.shared.policy);
+                                (policy.decide(tool.as_ref(), &updated), policy.mode)
+                            };
+                            match decision {
+                                Decision::Allow => return Prepared::Ready { tool, input: updated, notes },
+                                decision if hook_may_allow(&decision, mode) => {
+                                    return Prepared::Ready { tool, input: updated, notes };
+                                }
+                                Decision::Deny { reason } => return deny(call, reason, denials),
+                                Decision::Ask { suggested_rule, reason } => {
+                                    self.notify_permission_prompt(&call.name);
+                                    return self.ask(call, tool, updated, notes, suggested_rule, reason, denials).await;
+                                }
+                            }
                         }
                         Some((Verdict::Deny, message)) => {
                             if outcome.interrupt {
@@ -315,7 +341,7 @@ impl ToolRunner<'_> {
         };
         match answer {
             Ok(PermissionAnswer::AllowOnce) => Prepared::Ready { tool, input, notes },
-            Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { content, note },
+            Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { input, content, note },
             Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
                 self.remember(&rule, scope);
                 Prepared::Ready { tool, input, notes }
@@ -428,8 +454,8 @@ impl ToolRunner<'_> {
         let (tool, input, notes) = match step {
             Prepared::Finished { output, status } => return (output, status, 0),
             Prepared::Ready { tool, input, notes } => (tool, input, notes),
-            Prepared::Modified { content, note } => {
-                let output = write_modified(call, content, &note, &self.context).await;
+            Prepared::Modified { input, content, note } => {
+                let output = write_modified(&input, content, &note, &self.context).await;
                 let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
                 return (output, status, started.elapsed().as_millis() as u64);
             }
@@ -466,8 +492,8 @@ impl ToolRunner<'_> {
 }
 
 /// Writes the user's version of a proposed Edit/Write and tells the model exactly what changed on disk.
-async fn write_modified(call: &Call, content: String, note: &str, context: &ToolContext) -> ToolOutput {
-    let Some(path) = call.input.get("file_path").and_then(Value::as_str) else {
+async fn write_modified(input: &Value, content: String, note: &str, context: &ToolContext) -> ToolOutput {
+    let Some(path) = input.get("file_path").and_then(Value::as_str) else {
         return ToolOutput::error("The user's modified content could not be written: the call has no file_path.");
     };
     let resolved = context.resolve(path);
@@ -483,6 +509,13 @@ async fn write_modified(call: &Call, content: String, note: &str, context: &Tool
     ToolOutput::ok(format!(
         "{note}\n\nThe user's version was written to {label}. This is the change that was really applied, so the file's current state is the old content with exactly this diff:\n{applied}"
     ))
+}
+
+/// Whether a hook's `allow` may stand in for the user's answer: only for the ordinary question (no ask rule, no
+/// path outside the workspace or protected, nothing the analyser doesn't fully understand — those asks carry a
+/// reason), and never in plan mode, which allows only what the policy itself allows.
+fn hook_may_allow(decision: &Decision, mode: crate::permissions::PermissionMode) -> bool {
+    matches!(decision, Decision::Ask { reason: None, .. }) && mode != crate::permissions::PermissionMode::Plan
 }
 
 /// Claude Code's `permission_suggestions` for the rule an "always" answer would save.

@@ -102,7 +102,7 @@ impl Matcher {
         if text.is_empty() || text == "*" {
             return Ok(Matcher::All);
         }
-        if text.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '|' || ch == '-') {
+        if text.chars().all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '|' | '-' | ' ')) {
             return Ok(Matcher::Names(
                 text.split('|').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect(),
             ));
@@ -159,15 +159,19 @@ pub struct HookSet {
     pub entries: Vec<HookEntry>,
     /// One line per problem, `path: what: why`; the offending entry was left out.
     pub problems: Vec<String>,
-    /// A file said `"disableAllHooks": true`: nothing runs.
-    pub disabled_by: Option<PathBuf>,
+    /// A file said `"disableAllHooks": true`: nothing runs (a project file's only counts once the project's
+    /// hooks are trusted: a repository can't turn off the user's own hooks). The file, and whether it is the
+    /// project's.
+    pub disabled_by: Option<(PathBuf, bool)>,
 }
 
 impl HookSet {
     /// Reads the `hooks` (and `disableAllHooks`) of one settings document.
     pub fn read_document(&mut self, file: &Path, document: &Map<String, Value>, project: bool) {
-        if document.get("disableAllHooks").and_then(Value::as_bool) == Some(true) {
-            self.disabled_by = Some(file.to_path_buf());
+        if document.get("disableAllHooks").and_then(Value::as_bool) == Some(true)
+            && self.disabled_by.as_ref().is_none_or(|(_, by_project)| *by_project)
+        {
+            self.disabled_by = Some((file.to_path_buf(), project));
         }
         let Some(hooks) = document.get("hooks") else { return };
         let Value::Object(hooks) = hooks else {
@@ -227,15 +231,20 @@ impl HookSet {
         };
         for hook in hooks {
             match parse_hook(hook) {
-                Ok((command, timeout, block_on_failure)) => self.entries.push(HookEntry {
-                    event,
-                    matcher: matcher.clone(),
-                    matcher_text: matcher_text.clone(),
-                    command,
-                    timeout,
-                    block_on_failure,
-                    source: source.clone(),
-                }),
+                Ok((command, timeout, block_on_failure, problems)) => {
+                    for problem in problems {
+                        self.problem(file, format!("hooks.{name}: a hook's {problem}"));
+                    }
+                    self.entries.push(HookEntry {
+                        event,
+                        matcher: matcher.clone(),
+                        matcher_text: matcher_text.clone(),
+                        command,
+                        timeout,
+                        block_on_failure,
+                        source: source.clone(),
+                    });
+                }
                 Err(why) => self.problem(file, format!("hooks.{name}: a hook {why}; it is ignored")),
             }
         }
@@ -250,29 +259,40 @@ impl HookSet {
         self.entries.iter().any(|entry| entry.source.project)
     }
 
-    /// The project's hooks, as a stable text: what trusting them covers (a change needs trusting again).
+    /// The project's hooks, as a stable text: what trusting them covers (a change needs trusting again). JSON,
+    /// so no field's text can pass for another's.
     pub fn project_fingerprint(&self) -> String {
-        let lines: Vec<String> = self
+        let entries: Vec<Value> = self
             .entries
             .iter()
             .filter(|entry| entry.source.project)
             .map(|entry| {
-                format!(
-                    "{}\t{}\t{}\t{}\t{}",
+                serde_json::json!([
                     entry.event.as_str(),
                     entry.matcher_text,
                     entry.command,
-                    entry.timeout.as_secs(),
-                    entry.block_on_failure
-                )
+                    entry.timeout.as_secs_f64(),
+                    entry.block_on_failure,
+                    entry.source.file.display().to_string(),
+                ])
             })
             .collect();
-        lines.join("\n")
+        let disabled =
+            self.disabled_by.as_ref().filter(|(_, project)| *project).map(|(file, _)| file.display().to_string());
+        serde_json::json!({ "hooks": entries, "disableAllHooks": disabled }).to_string()
     }
 }
 
+/// Longest timeout a hook may have (a larger one is cut to this and reported).
+const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A parsed hook: command, timeout, whether it blocks on failure, and what in it had to be corrected.
+type ParsedHook = (String, Duration, bool, Vec<String>);
+
 /// A hook object: `{"type": "command", "command": "…", "timeout": seconds, "onFailure": "block"|"ignore"}`.
-fn parse_hook(hook: &Value) -> Result<(String, Duration, bool), String> {
+/// Only a hook that can't run at all (no command, another type) is an error; a field it gets wrong is reported
+/// and corrected towards failing closed (a bad `onFailure` blocks, a bad `timeout` is the default).
+fn parse_hook(hook: &Value) -> Result<ParsedHook, String> {
     let Value::Object(hook) = hook else { return Err("is not an object".into()) };
     match hook.get("type").and_then(Value::as_str) {
         Some("command") => {}
@@ -283,18 +303,39 @@ fn parse_hook(hook: &Value) -> Result<(String, Duration, bool), String> {
         Some(command) if !command.trim().is_empty() => command.to_owned(),
         _ => return Err("has no \"command\"".into()),
     };
+    let mut problems = Vec::new();
     let timeout = match hook.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(value) => match value.as_f64() {
-            Some(seconds) if seconds > 0.0 && seconds.is_finite() => Duration::from_secs_f64(seconds),
-            _ => return Err(format!("has timeout {value}, which is not a positive number of seconds")),
+        Some(value) => {
+            let seconds = value.as_f64().or_else(|| value.as_str().and_then(|text| text.trim().parse().ok()));
+            match seconds {
+                Some(seconds) if seconds > 0.0 && seconds.is_finite() => {
+                    let timeout = Duration::try_from_secs_f64(seconds).unwrap_or(MAX_TIMEOUT);
+                    if timeout > MAX_TIMEOUT {
+                        problems.push(format!("timeout {value} is cut to {}s", MAX_TIMEOUT.as_secs()));
+                    }
+                    timeout.min(MAX_TIMEOUT)
+                }
+                _ => {
+                    problems.push(format!(
+                        "timeout {value} is not a positive number of seconds; it gets the default {}s",
+                        DEFAULT_TIMEOUT.as_secs()
+                    ));
+                    DEFAULT_TIMEOUT
+                }
+            }
+        }
+    };
+    let block_on_failure = match hook.get("onFailure") {
+        None | Some(Value::Null) => false,
+        Some(value) => match value.as_str().map(str::to_ascii_lowercase).as_deref() {
+            Some("block") => true,
+            Some("ignore") => false,
+            _ => {
+                problems.push(format!("onFailure {value} is not \"block\" or \"ignore\"; it blocks on failure"));
+                true
+            }
         },
     };
-    let block_on_failure = match hook.get("onFailure").and_then(Value::as_str) {
-        None => false,
-        Some("block") => true,
-        Some("ignore") => false,
-        Some(other) => return Err(format!("has onFailure {other:?} (use \"block\" or \"ignore\")")),
-    };
-    Ok((command, timeout, block_on_failure))
+    Ok((command, timeout, block_on_failure, problems))
 }

@@ -139,7 +139,7 @@ impl HookEngine {
     /// The hooks that run now (the project's only when trusted; none when `disableAllHooks` is set).
     pub fn active(&self) -> impl Iterator<Item = &HookEntry> {
         let trusted = self.project_trusted();
-        let disabled = self.set.disabled_by.is_some();
+        let disabled = self.set.disabled_by.as_ref().is_some_and(|(_, by_project)| trusted || !by_project);
         self.set.entries.iter().filter(move |entry| !disabled && (trusted || !entry.source.project))
     }
 
@@ -151,10 +151,17 @@ impl HookEngine {
     /// Lines describing the hooks, for the start-up listing and `/hooks`.
     pub fn describe(&self) -> Vec<String> {
         let mut lines = Vec::new();
-        if let Some(file) = &self.set.disabled_by {
-            lines.push(format!("All hooks are off: disableAllHooks is set in {}.", file.display()));
-        }
         let trusted = self.project_trusted();
+        match &self.set.disabled_by {
+            Some((file, by_project)) if trusted || !by_project => {
+                lines.push(format!("All hooks are off: disableAllHooks is set in {}.", file.display()));
+            }
+            Some((file, _)) => lines.push(format!(
+                "{} sets disableAllHooks; it applies once the project's hooks are trusted.",
+                file.display()
+            )),
+            None => {}
+        }
         for entry in &self.set.entries {
             let state =
                 if entry.source.project && !trusted { " — off until the project's hooks are trusted" } else { "" };
@@ -173,7 +180,9 @@ impl HookEngine {
         fields: Map<String, Value>,
         cancel: Option<&CancellationToken>,
     ) -> HookOutcome {
-        let mut seen: Vec<&str> = Vec::new();
+        // The same hook configured twice runs once; the same command with another timeout or onFailure is another
+        // hook (running both keeps the strictest's effect).
+        let mut seen: Vec<(&str, std::time::Duration, bool)> = Vec::new();
         let entries: Vec<&HookEntry> = self
             .active()
             .filter(|entry| entry.event == event)
@@ -182,8 +191,9 @@ impl HookEngine {
                 _ => true,
             })
             .filter(|entry| {
-                let first = !seen.contains(&entry.command.as_str());
-                seen.push(&entry.command);
+                let key = (entry.command.as_str(), entry.timeout, entry.block_on_failure);
+                let first = !seen.contains(&key);
+                seen.push(key);
                 first
             })
             .collect();

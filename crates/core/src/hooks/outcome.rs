@@ -67,7 +67,7 @@ impl HookOutcome {
             self.fail(entry, format!("the {label} {failure}{detail}"));
             return;
         }
-        let stdout = finished.stdout.trim();
+        let stdout = finished.stdout.trim_start_matches('\u{feff}').trim();
         if stdout.starts_with('{') {
             match serde_json::from_str::<Value>(stdout) {
                 Ok(Value::Object(output)) => self.add_json(entry.event, &output),

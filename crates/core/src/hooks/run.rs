@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group};
@@ -10,7 +11,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// Output kept per stream; the rest is read and dropped so the hook never blocks on a full pipe.
-const OUTPUT_CAP: usize = 256 * 1024;
+const OUTPUT_CAP: usize = 2 * 1024 * 1024;
+
+/// How long, once the hook is gone, its output may still take to arrive (a child that left the process group
+/// may hold the pipe open: what was written by then is what counts).
+const DRAIN: Duration = Duration::from_millis(200);
 
 /// How a hook process ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,6 +63,9 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Every process of the hook carries this mark, so one that left the process group is found and ended too.
+    let mark = format!("hook-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+    command.env(crate::tools::bash::CALL_MARK, &mark);
     crate::sandbox::own_session(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
@@ -74,8 +82,10 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
             let _ = stdin.shutdown().await;
         }
     });
-    let stdout = tokio::spawn(read_capped(child.stdout.take()));
-    let stderr = tokio::spawn(read_capped(child.stderr.take()));
+    let stdout_buf = Arc::new(Mutex::new(Vec::new()));
+    let stderr_buf = Arc::new(Mutex::new(Vec::new()));
+    let stdout = tokio::spawn(read_capped(child.stdout.take(), stdout_buf.clone()));
+    let stderr = tokio::spawn(read_capped(child.stderr.take(), stderr_buf.clone()));
     let never = CancellationToken::new();
     let cancel = launch.cancel.unwrap_or(&never);
     let exit = tokio::select! {
@@ -97,31 +107,51 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     let _ = child.wait().await;
     guard.0 = None;
     writer.abort();
-    let collect = |handle: tokio::task::JoinHandle<Vec<u8>>| async move {
-        match tokio::time::timeout(Duration::from_millis(500), handle).await {
-            Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-            _ => String::new(),
-        }
+    // Pipes still open after the group is gone: a process that left it (setsid) holds them. It goes too, and
+    // what the hook wrote counts.
+    if !wait_for(&[&stdout, &stderr], DRAIN / 4).await {
+        crate::tools::bash::kill_marked(&mark);
+        wait_for(&[&stdout, &stderr], DRAIN).await;
+    }
+    stdout.abort();
+    stderr.abort();
+    let text = |buf: &Arc<Mutex<Vec<u8>>>| {
+        let bytes = buf.lock().map(|bytes| bytes.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
     };
-    let stdout = collect(stdout).await;
-    let stderr = collect(stderr).await;
+    let (stdout, stderr) = (text(&stdout_buf), text(&stderr_buf));
     Finished { exit, stdout, stderr }
 }
 
-async fn read_capped(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> Vec<u8> {
-    let Some(mut pipe) = pipe else { return Vec::new() };
-    let mut kept = Vec::new();
+/// Waits until every task finished, up to `limit`; whether they all did.
+async fn wait_for(tasks: &[&tokio::task::JoinHandle<()>], limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if tasks.iter().all(|task| task.is_finished()) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Reads a pipe to its end into `kept` (up to [`OUTPUT_CAP`]), where it can be taken before the end comes.
+async fn read_capped(pipe: Option<impl tokio::io::AsyncRead + Unpin>, kept: Arc<Mutex<Vec<u8>>>) {
+    let Some(mut pipe) = pipe else { return };
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let room = OUTPUT_CAP.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
+                if let Ok(mut kept) = kept.lock() {
+                    let room = OUTPUT_CAP.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
             }
         }
     }
-    kept
 }
 
 /// Kills the hook's process group if its run is abandoned midway (the future dropped).

@@ -52,7 +52,8 @@ fn bad_entries_are_reported_and_the_rest_is_kept() {
         }}),
         false,
     );
-    assert_eq!(set.entries.len(), 1, "{:?}", set.entries);
+    // The bad timeout is reported and replaced by the default: the hook itself still runs.
+    assert_eq!(set.entries.len(), 2, "{:?}", set.entries);
     let problems = set.problems.join("\n");
     for expected in ["not a valid regular expression", "\"prompt\"", "timeout -1", "BeforeEverything", "hooks.Stop"] {
         assert!(problems.contains(expected), "{expected} missing from:\n{problems}");
@@ -189,4 +190,66 @@ fn trust_covers_exactly_the_hooks_trusted() {
     assert!(trust::is_trusted(dir.path(), project, "a"));
     assert!(!trust::is_trusted(dir.path(), project, "a\nb"));
     assert!(!trust::is_trusted(dir.path(), Path::new("/work/other"), "a"));
+}
+
+#[test]
+fn the_trust_fingerprint_keeps_fields_apart() {
+    let hook = |matcher: &str, command: &str| {
+        set_from(
+            json!({"hooks": {"SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}}),
+            true,
+        )
+    };
+    let harmless = hook("\ttouch /tmp/pwned;", "true");
+    let harmful = hook("", "touch /tmp/pwned;\ttrue");
+    assert_ne!(harmless.project_fingerprint(), harmful.project_fingerprint());
+}
+
+#[test]
+fn wrong_fields_fail_closed_instead_of_dropping_the_hook() {
+    let set = set_from(
+        json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "a", "onFailure": "Block"},
+            {"type": "command", "command": "b", "onFailure": "sometimes"},
+            {"type": "command", "command": "c", "timeout": "5"},
+            {"type": "command", "command": "d", "timeout": 1e300}
+        ]}], "Stop": [{"matcher": "Bash | Write", "hooks": [{"type": "command", "command": "e"}]}]}}),
+        false,
+    );
+    let by_command = |command: &str| set.entries.iter().find(|entry| entry.command == command).unwrap();
+    assert!(by_command("a").block_on_failure);
+    assert!(by_command("b").block_on_failure, "an unknown onFailure blocks");
+    assert_eq!(by_command("c").timeout, Duration::from_secs(5));
+    assert_eq!(by_command("d").timeout, Duration::from_secs(24 * 60 * 60));
+    assert!(set.problems.iter().any(|problem| problem.contains("sometimes")), "{:?}", set.problems);
+    let pre = set_from(
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash | Write", "hooks": [{"type": "command", "command": "e"}]}]}}),
+        false,
+    );
+    assert!(pre.entries[0].matcher.matches("Write") && !pre.entries[0].matcher.matches("Edit"));
+}
+
+#[tokio::test]
+async fn an_untrusted_project_cannot_turn_off_the_users_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut set = set_from(pre_tool("exit 2"), false);
+    let Value::Object(project) = json!({"disableAllHooks": true}) else { unreachable!() };
+    set.read_document(Path::new("/p/.claude/settings.local.json"), &project, true);
+    let engine = HookEngine::new(set, dir.path().to_path_buf(), Arc::default(), false);
+    let outcome = engine.fire(HookEvent::PreToolUse, Some("Edit"), &base(dir.path()), Map::new(), None).await;
+    assert!(outcome.blocked.is_some(), "the user's hook still runs");
+    engine.set_project_trusted(true);
+    assert!(!engine.has(HookEvent::PreToolUse), "once trusted, the project's switch counts");
+}
+
+#[tokio::test]
+async fn a_decision_counts_even_when_an_escaped_child_holds_the_pipe_and_a_bom_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let deny = json!({"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"}});
+    let command = format!("printf '\\357\\273\\277%s\\n' '{deny}'; setsid sleep 30 & exit 0");
+    let engine = engine_for(pre_tool(&command), dir.path());
+    let started = Instant::now();
+    let outcome = engine.fire(HookEvent::PreToolUse, Some("Edit"), &base(dir.path()), edit_fields(), None).await;
+    assert_eq!(outcome.verdict, Some((Verdict::Deny, "no".into())), "{outcome:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
 }

@@ -396,7 +396,7 @@ fn spawn(
 }
 
 /// The environment variable that marks the processes of one call.
-const CALL_MARK: &str = "TANDEM_CALL";
+pub(crate) const CALL_MARK: &str = "TANDEM_CALL";
 
 /// What a call's processes are started with: their temp dir and their mark.
 struct Started<'a> {
@@ -406,7 +406,7 @@ struct Started<'a> {
 
 /// Kills every process whose environment carries this call's mark (those that left the process group). Whether
 /// there was one. Linux only (it reads `/proc`); elsewhere the process group is all there is.
-fn kill_marked(mark: &str) -> bool {
+pub(crate) fn kill_marked(mark: &str) -> bool {
     let needle = format!("{CALL_MARK}={mark}");
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
     let mut found = false;
