@@ -321,6 +321,8 @@ pub enum Event {
         message: String,
     },
     TurnFinished(TurnSummary),
+    /// The model's checklist changed (a TodoWrite call), or a resumed session has one: the whole list.
+    Todos(Vec<crate::tools::todo_write::TodoItem>),
     /// Something a subagent did (its messages, its tool calls), for the Task call `parent_call_id`. Its
     /// permission requests come as ordinary [`Event::PermissionRequested`]s.
     Subagent {

@@ -165,7 +165,17 @@ impl Session {
             })
             .collect();
         let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);
-        let rebuilt = compact::rebuild(&summary, &self.messages, &files, keep, &self.counter);
+        let todos = self.todos().to_vec();
+        let mut rebuilt = compact::rebuild(&summary, &self.messages, &files, keep, &self.counter);
+        // The checklist outlives the summary: the model goes on with the same steps.
+        if !todos.is_empty()
+            && let Some(first) = rebuilt.iter_mut().find(|message| message.role == crate::conversation::Role::User)
+        {
+            first.content.push(crate::conversation::ContentBlock::text(format!(
+                "<system-reminder>\nYour todo list (TodoWrite) before the conversation was compacted:\n{}\nKeep it up to date with TodoWrite.\n</system-reminder>",
+                crate::tools::todo_write::TodoItem::describe(&todos)
+            )));
+        }
         self.messages = rebuilt;
         self.counter.reset_baseline();
         self.reported_len = self.messages.len();

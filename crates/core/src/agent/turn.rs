@@ -54,6 +54,8 @@ pub(super) struct Session {
     pub(super) parent_cancel: Option<CancellationToken>,
     pub(super) role: Option<super::subagent::SubagentRole>,
     pub(super) subagent_transcript: Option<std::path::PathBuf>,
+    /// The checklist front ends were last told about.
+    todos: Vec<crate::tools::todo_write::TodoItem>,
 }
 
 impl Session {
@@ -84,11 +86,13 @@ impl Session {
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
+            todos: Vec::new(),
         }
     }
 
-    pub(super) fn announce(&self) {
+    pub(super) fn announce(&mut self) {
         self.announce_session();
+        self.report_todos();
         for notice in &self.config.notices {
             self.emit(Event::Info { message: notice.clone() });
         }
@@ -307,6 +311,7 @@ impl Session {
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
             self.push_message(results);
+            self.report_todos();
 
             if let Some(reason) = round.stopped {
                 let message = format!("A hook stopped the turn: {reason}");
@@ -342,6 +347,20 @@ impl Session {
             interrupted: errors.iter().any(|error| error == INTERRUPTED_ERROR),
             errors,
         }));
+    }
+
+    pub(super) fn todos(&self) -> &[crate::tools::todo_write::TodoItem] {
+        &self.todos
+    }
+
+    /// Tells front ends the checklist when a TodoWrite call changed it (a compacted conversation has no calls
+    /// left: the list stays as it was).
+    pub(super) fn report_todos(&mut self) {
+        let Some(todos) = crate::tools::todo_write::current_todos(&self.messages) else { return };
+        if todos != self.todos {
+            self.todos = todos.clone();
+            self.emit(Event::Todos(todos));
+        }
     }
 
     pub(super) fn next_turn_id(&mut self) -> u64 {
@@ -390,6 +409,10 @@ impl Session {
             }
         }
         self.emit(Event::ConversationCleared);
+        if !self.todos.is_empty() {
+            self.todos.clear();
+            self.emit(Event::Todos(Vec::new()));
+        }
         self.announce_session();
         self.emit(Event::Usage {
             total: Usage::default(),

@@ -18,6 +18,7 @@ pub mod schema;
 pub mod search_sessions;
 pub mod skill;
 pub mod task;
+pub mod todo_write;
 pub mod typed;
 pub mod write;
 

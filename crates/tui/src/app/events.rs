@@ -225,6 +225,7 @@ impl App {
             Event::ConversationCleared => self.status.context_used = None,
             // A subagent's progress shows as its Task card's live output; its dialogs come as ordinary ones.
             Event::Subagent { .. } => {}
+            Event::Todos(todos) => self.todos = todos,
             Event::Context { used, window } => {
                 self.status.context_used = Some(used);
                 self.status.context_window = window;

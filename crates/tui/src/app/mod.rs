@@ -152,6 +152,8 @@ pub struct App {
     pub(crate) scroll_anchor: Option<usize>,
     /// The names (without `/`) of the session's custom commands, which core expands.
     pub(crate) custom_commands: Vec<String>,
+    /// The model's checklist (TodoWrite), drawn above the input while a step is open.
+    pub(crate) todos: Vec<tandem_core::tools::todo_write::TodoItem>,
     /// Cells already printed to the terminal's scrollback (by a suspend).
     pub printed_cells: usize,
     /// Redraw needed.
@@ -192,6 +194,7 @@ impl App {
             bypass_allowed,
             scroll_anchor: None,
             custom_commands: Vec::new(),
+            todos: Vec::new(),
             printed_cells: 0,
             dirty: true,
             clock: Instant::now(),

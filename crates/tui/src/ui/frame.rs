@@ -34,6 +34,8 @@ pub(crate) struct Areas {
     pub(crate) dialog: Option<Rect>,
     /// Messages waiting for the turn to end.
     queued: Option<Rect>,
+    /// The model's checklist.
+    todos: Option<Rect>,
     search: Option<Rect>,
     popup: Option<Rect>,
     input: Rect,
@@ -60,7 +62,8 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
     };
     let search_rows = u16::from(app.transcript.search.is_some());
     let queued_rows = (app.queued.len() as u16).min(MAX_QUEUED_ROWS).min(area.height / 4);
-    let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows + queued_rows);
+    let todo_rows = super::todos::height(&app.todos, area.height / 4);
+    let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows + queued_rows + todo_rows);
     let dialog_rows = match dialog {
         Some(dialog) => {
             let keep = rows_kept_above_dialog(area.height).min(free.saturating_sub(MIN_DIALOG_ROWS));
@@ -68,9 +71,10 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
         }
         None => 0,
     };
-    let [transcript, dialog_area, search, popup, queued, input, status] = Layout::vertical([
+    let [transcript, dialog_area, todos, search, popup, queued, input, status] = Layout::vertical([
         Constraint::Min(if dialog_rows >= free { 0 } else { 1 }),
         Constraint::Length(dialog_rows),
+        Constraint::Length(todo_rows),
         Constraint::Length(search_rows),
         Constraint::Length(popup_rows),
         Constraint::Length(queued_rows),
@@ -82,6 +86,7 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
         transcript,
         dialog: (dialog_rows > 0).then_some(dialog_area),
         queued: (queued_rows > 0).then_some(queued),
+        todos: (todo_rows > 0).then_some(todos),
         search: (search_rows > 0).then_some(search),
         popup: (popup_rows > 0).then_some(popup),
         input,
@@ -103,6 +108,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     }
     let areas = areas(app, area);
     let scrolled = render_transcript(&app.transcript, areas.transcript, buf, &app.theme, now);
+    if let Some(rect) = areas.todos {
+        super::todos::render(&app.todos, rect, buf, &app.theme);
+    }
     if let (Some(rect), Some(search)) = (areas.search, &app.transcript.search) {
         let count = if search.query.is_empty() {
             String::new()

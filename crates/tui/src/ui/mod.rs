@@ -15,6 +15,7 @@ pub mod rules;
 pub mod status;
 pub mod streaming;
 pub mod theme;
+pub mod todos;
 pub mod tool_card;
 pub mod transcript;
 pub mod wrap;
