@@ -130,6 +130,14 @@ pub enum RunOutcome {
     ErrorDuringExecution,
 }
 
+/// A `run_in_background` command, for front ends to list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundTask {
+    pub id: String,
+    pub command: String,
+    pub running: bool,
+}
+
 /// A tool call that the permission policy denied.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PermissionDenial {
@@ -323,6 +331,8 @@ pub enum Event {
     TurnFinished(TurnSummary),
     /// The model's checklist changed (a TodoWrite call), or a resumed session has one: the whole list.
     Todos(Vec<crate::tools::todo_write::TodoItem>),
+    /// The background commands changed (one started, ended or was killed): the whole list.
+    BackgroundTasks(Vec<BackgroundTask>),
     /// Something a subagent did (its messages, its tool calls), for the Task call `parent_call_id`. Its
     /// permission requests come as ordinary [`Event::PermissionRequested`]s.
     Subagent {

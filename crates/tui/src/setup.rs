@@ -119,6 +119,8 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         .collect();
     tools.register(Arc::new(SaveMemoryTool::for_session(&paths.config_dir, &cwd)));
     tools.register(Arc::new(tandem_core::tools::todo_write::TodoWriteTool));
+    tools.register(Arc::new(tandem_core::tools::bash_output::BashOutputTool));
+    tools.register(Arc::new(tandem_core::tools::bash_output::KillShellTool));
     tools.retain(|name| !removed.iter().any(|tool| tool == name));
 
     let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;

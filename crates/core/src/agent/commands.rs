@@ -16,7 +16,7 @@ pub(super) const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model"];
 
 /// The app's commands that mean nothing without it.
 const APP_ONLY: &[&str] =
-    &["help", "mode", "cost", "copy", "init", "memory", "permissions", "hooks", "resume", "quit", "exit"];
+    &["help", "mode", "cost", "copy", "init", "memory", "permissions", "hooks", "bashes", "resume", "quit", "exit"];
 
 impl Session {
     /// Runs what the user submitted: a slash command, or a prompt.

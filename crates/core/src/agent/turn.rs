@@ -56,6 +56,8 @@ pub(super) struct Session {
     pub(super) subagent_transcript: Option<std::path::PathBuf>,
     /// The checklist front ends were last told about.
     todos: Vec<crate::tools::todo_write::TodoItem>,
+    /// Commands started with `run_in_background` (killed when the session is dropped).
+    background: Arc<crate::tools::bash::background::BackgroundShells>,
 }
 
 impl Session {
@@ -68,6 +70,7 @@ impl Session {
             .tools
             .get(crate::tools::task::TASK_TOOL)
             .map(|_| Arc::new(super::subagent::Launcher::new(&config, &shared, &events)));
+        let background = Arc::new(crate::tools::bash::background::BackgroundShells::new(Some(events.clone())));
         Session {
             config,
             shared,
@@ -87,6 +90,7 @@ impl Session {
             role: None,
             subagent_transcript: None,
             todos: Vec::new(),
+            background,
         }
     }
 
@@ -296,6 +300,7 @@ impl Session {
                         .clone()
                         .map(|launcher| launcher as Arc<dyn crate::tools::task::SubagentLauncher>),
                     call_id: None,
+                    background: self.background.clone(),
                 },
             };
             if let Some(launcher) = &self.launcher {

@@ -5,6 +5,7 @@
 //! ([`capture`]), and the tool never waits forever on a background process that keeps the output pipes open
 //! after the shell itself exited.
 
+pub mod background;
 pub mod capture;
 
 use std::path::{Path, PathBuf};
@@ -56,7 +57,7 @@ and everything it started is killed.\n\
 middle is left out: filter long outputs (grep, head, tail) instead.\n\
 - Processes the command leaves running in the background are killed when it ends; each command has a temp dir \
 of its own ($TMPDIR), removed when it ends.\n\
-- run_in_background is not supported yet.\n\
+- run_in_background: true starts a long-running command (a dev server, a watcher) and returns its id at once; read its output with BashOutput and stop it with KillShell. Don't use & to background a command: it is killed when the call ends.\n\
 - Prefer the dedicated tools over shell equivalents: Read instead of cat/head/tail, Edit/Write instead of \
 sed/echo redirection, Grep instead of grep/rg, Glob instead of find/ls for finding files.\n\
 - Quote paths that contain spaces. Chain dependent commands with &&; make independent calls in parallel.\n\
@@ -112,11 +113,17 @@ impl TypedTool for BashTool {
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             if input.run_in_background == Some(true) {
-                return ToolOutput::error(
-                    "run_in_background is not supported yet; the command was not run. Run it in the foreground \
-                     (timeout up to 600000 ms); processes left running in the background are killed when the \
-                     command ends.",
-                );
+                let launch = Launch {
+                    sandbox: if input.disable_sandbox == Some(true) { None } else { ctx.sandbox.as_ref() },
+                    spill_dir: None,
+                    env: &ctx.shell_env,
+                };
+                return match ctx.background.start(&input.command, &ctx.cwd, launch) {
+                    Ok(id) => ToolOutput::ok(format!(
+                        "Command running in the background with ID: {id}. Read its output with BashOutput (bash_id \"{id}\") and stop it with KillShell; it is killed when the session ends."
+                    )),
+                    Err(why) => ToolOutput::error(why),
+                };
             }
             let requested = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
             let timeout_ms = requested.min(MAX_TIMEOUT_MS);

@@ -5,6 +5,7 @@
 //! (`ToolOutput { is_error: true }`), never panics or errors that end the run.
 
 pub mod bash;
+pub mod bash_output;
 pub mod diff;
 pub mod edit;
 pub mod file_state;
@@ -114,6 +115,8 @@ pub struct ToolContext {
     pub subagents: Option<Arc<dyn task::SubagentLauncher>>,
     /// The id of the call being run (set while a tool runs), e.g. to tag a subagent's output with its parent.
     pub call_id: Option<String>,
+    /// The session's `run_in_background` commands.
+    pub background: Arc<bash::background::BackgroundShells>,
 }
 
 impl ToolContext {
@@ -129,6 +132,7 @@ impl ToolContext {
             shell_env: Arc::default(),
             subagents: None,
             call_id: None,
+            background: Arc::default(),
         }
     }
 

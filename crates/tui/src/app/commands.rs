@@ -163,6 +163,26 @@ impl App {
                 vec![Effect::ListSessions]
             }
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
+            "bashes" => {
+                let list: Vec<String> = self
+                    .background
+                    .iter()
+                    .map(|task| {
+                        let state = if task.running { "running" } else { "finished" };
+                        format!("{}  {state}  {}", task.id, task.command)
+                    })
+                    .collect();
+                let text = if list.is_empty() {
+                    "No background commands. The model starts them with Bash run_in_background; they are killed when the session ends.".to_owned()
+                } else {
+                    format!(
+                        "Background commands (the model reads them with BashOutput, stops them with KillShell):\n{}",
+                        list.join("\n")
+                    )
+                };
+                self.notice(NoticeKind::Info, text);
+                Vec::new()
+            }
             "hooks" => match args {
                 "" => vec![Effect::Op(Op::ListHooks)],
                 "trust" => vec![Effect::Op(Op::TrustProjectHooks)],

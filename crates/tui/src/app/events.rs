@@ -226,6 +226,10 @@ impl App {
             // A subagent's progress shows as its Task card's live output; its dialogs come as ordinary ones.
             Event::Subagent { .. } => {}
             Event::Todos(todos) => self.todos = todos,
+            Event::BackgroundTasks(tasks) => {
+                self.status.background_running = tasks.iter().filter(|task| task.running).count();
+                self.background = tasks;
+            }
             Event::Context { used, window } => {
                 self.status.context_used = Some(used);
                 self.status.context_window = window;

@@ -154,6 +154,8 @@ pub struct App {
     pub(crate) custom_commands: Vec<String>,
     /// The model's checklist (TodoWrite), drawn above the input while a step is open.
     pub(crate) todos: Vec<tandem_core::tools::todo_write::TodoItem>,
+    /// The session's `run_in_background` commands (`/bashes`).
+    pub(crate) background: Vec<tandem_core::protocol::BackgroundTask>,
     /// Cells already printed to the terminal's scrollback (by a suspend).
     pub printed_cells: usize,
     /// Redraw needed.
@@ -195,6 +197,7 @@ impl App {
             scroll_anchor: None,
             custom_commands: Vec::new(),
             todos: Vec::new(),
+            background: Vec::new(),
             printed_cells: 0,
             dirty: true,
             clock: Instant::now(),

@@ -99,6 +99,8 @@ pub struct StatusInfo {
     pub compacting: bool,
     /// The scripted demo is running: said on every screen.
     pub demo: bool,
+    /// How many `run_in_background` commands are running.
+    pub background_running: usize,
     /// Set while a permission dialog waits for the user: the clock stops and the spinner stands still.
     pub waiting_since: Option<Instant>,
     /// A short transient message ("press ctrl+c again to quit"), shown until its time is up.
@@ -261,6 +263,15 @@ fn parts(info: &StatusInfo, theme: &Theme, now: Instant) -> Vec<Part> {
     }
     if info.compacting {
         parts.push(Part::new(vec![Span::styled("compacting the conversation…", theme.warning)], 75, false));
+    }
+    if info.background_running > 0 {
+        let text = format!("{} in background (/bashes)", info.background_running);
+        let short = vec![Span::styled(format!("{} bg", info.background_running), theme.accent)];
+        parts.push(Part {
+            short: Some(short),
+            shorten_at: 30,
+            ..Part::new(vec![Span::styled(text, theme.accent)], 50, false)
+        });
     }
     if let Some(notice) = info.notice_at(now) {
         parts.push(Part {

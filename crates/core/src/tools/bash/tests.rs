@@ -160,13 +160,14 @@ async fn live_output_is_forwarded() {
 }
 
 #[tokio::test]
-async fn timeout_clamped_and_background_refused() {
+async fn timeout_clamped_and_background_started() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ctx(dir.path());
     let out = bash(&ctx, json!({"command": "echo hi", "timeout": 700000})).await;
     assert_eq!(out.content, "(timeout 700000 ms is over the maximum; capped at 600000 ms)\nhi");
     let out = bash(&ctx, json!({"command": "echo hi", "run_in_background": true})).await;
-    assert!(out.is_error && out.content.starts_with("run_in_background is not supported yet"));
+    assert!(!out.is_error && out.content.contains("ID: bash_1"), "{}", out.content);
+    assert_eq!(ctx.background.list()[0].command, "echo hi");
     let preview = Tool::preview(&BashTool, &json!({"command": "ls"}), &ctx).unwrap();
     assert_eq!(preview, Some(Preview::Command { command: "ls".into(), cwd: dir.path().to_path_buf() }));
 }

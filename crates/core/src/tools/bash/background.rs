@@ -1,0 +1,226 @@
+//! Commands the model runs with `run_in_background: true`: started like any Bash call (same permission check,
+//! sandbox, environment and session of their own), they outlive the call. `BashOutput` reads what each wrote
+//! since the last read, `KillShell` ends one, and every one still running is killed with its process group
+//! (and whatever left it) when the session ends.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::{Launch, Started, kill_marked, shell, spawn};
+use crate::protocol::{BackgroundTask, Event};
+
+/// Output kept per stream of a background command; later output is dropped (and the drop reported).
+const OUTPUT_CAP: usize = 4 * 1024 * 1024;
+
+/// How a background command stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShellStatus {
+    Running,
+    Exited(Option<i32>),
+    Killed,
+}
+
+impl ShellStatus {
+    fn describe(&self) -> String {
+        match self {
+            ShellStatus::Running => "running".into(),
+            ShellStatus::Exited(Some(code)) => format!("completed (exit code {code})"),
+            ShellStatus::Exited(None) => "completed (killed by a signal)".into(),
+            ShellStatus::Killed => "killed".into(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Stream {
+    text: String,
+    /// How much of `text` was already returned by BashOutput.
+    read: usize,
+    dropped: bool,
+}
+
+struct Shell {
+    command: String,
+    status: ShellStatus,
+    stdout: Stream,
+    stderr: Stream,
+    group: Option<Pid>,
+    mark: String,
+}
+
+/// The session's background commands, by id (`bash_1`, `bash_2`…).
+pub struct BackgroundShells {
+    shells: Mutex<BTreeMap<String, Shell>>,
+    next: Mutex<u32>,
+    /// Front ends hear when the list changes.
+    events: Option<UnboundedSender<Event>>,
+}
+
+impl Default for BackgroundShells {
+    fn default() -> Self {
+        BackgroundShells::new(None)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl BackgroundShells {
+    pub fn new(events: Option<UnboundedSender<Event>>) -> Self {
+        BackgroundShells { shells: Mutex::new(BTreeMap::new()), next: Mutex::new(1), events }
+    }
+
+    /// Starts `command`; its id, or why it could not start.
+    pub(super) fn start(self: &Arc<Self>, command: &str, cwd: &Path, launch: Launch<'_>) -> Result<String, String> {
+        let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        let started = Started { temp: None, mark: &mark };
+        let mut child = spawn(shell(), command, cwd, launch.sandbox, launch.env, started)
+            .map_err(|err| format!("Could not start bash: {err}"))?;
+        let id = {
+            let mut next = lock(&self.next);
+            let id = format!("bash_{}", *next);
+            *next += 1;
+            id
+        };
+        let group = child.id().and_then(|pid| Pid::from_raw(pid as i32));
+        lock(&self.shells).insert(
+            id.clone(),
+            Shell {
+                command: command.to_owned(),
+                status: ShellStatus::Running,
+                stdout: Stream::default(),
+                stderr: Stream::default(),
+                group,
+                mark,
+            },
+        );
+        for (pipe, is_err) in [
+            (child.stdout.take().map(|pipe| Box::new(pipe) as Box<dyn tokio::io::AsyncRead + Unpin + Send>), false),
+            (child.stderr.take().map(|pipe| Box::new(pipe) as Box<dyn tokio::io::AsyncRead + Unpin + Send>), true),
+        ] {
+            let Some(mut pipe) = pipe else { continue };
+            let shells = Arc::downgrade(self);
+            let id = id.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                loop {
+                    let n = match pipe.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    let Some(shells) = shells.upgrade() else { break };
+                    let mut all = lock(&shells.shells);
+                    let Some(shell) = all.get_mut(&id) else { break };
+                    let stream = if is_err { &mut shell.stderr } else { &mut shell.stdout };
+                    if stream.text.len() + n > OUTPUT_CAP {
+                        stream.dropped = true;
+                    } else {
+                        stream.text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    }
+                }
+            });
+        }
+        let shells = Arc::downgrade(self);
+        let waited = id.clone();
+        tokio::spawn(async move {
+            let status = child.wait().await.ok().map(|status| status.code());
+            if let Some(shells) = shells.upgrade() {
+                if let Some(shell) = lock(&shells.shells).get_mut(&waited)
+                    && shell.status == ShellStatus::Running
+                {
+                    shell.status = ShellStatus::Exited(status.flatten());
+                }
+                shells.announce();
+            }
+        });
+        self.announce();
+        Ok(id)
+    }
+
+    /// What `id` wrote since the last read (only lines matching `filter`, when given; the others are
+    /// consumed), with its status.
+    pub fn read(&self, id: &str, filter: Option<&regex::Regex>) -> Result<String, String> {
+        let mut shells = lock(&self.shells);
+        let Some(shell) = shells.get_mut(id) else {
+            let ids: Vec<&String> = lock_keys(&shells);
+            return Err(format!("There is no background command {id:?} (running or finished: {ids:?})."));
+        };
+        let mut out = format!("<status>{}</status>", shell.status.describe());
+        for (name, stream) in [("stdout", &mut shell.stdout), ("stderr", &mut shell.stderr)] {
+            let new = &stream.text[stream.read..];
+            stream.read = stream.text.len();
+            let new: String = match filter {
+                Some(filter) => new.lines().filter(|line| filter.is_match(line)).collect::<Vec<_>>().join("\n"),
+                None => new.trim_end_matches('\n').to_owned(),
+            };
+            if !new.is_empty() {
+                out.push_str(&format!("\n<{name}>\n{new}\n</{name}>"));
+            }
+            if stream.dropped {
+                out.push_str(&format!("\n({name} beyond {} MB was dropped)", OUTPUT_CAP / (1024 * 1024)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ends `id` with its process group and whatever left it.
+    pub fn kill(&self, id: &str) -> Result<String, String> {
+        let (group, mark) = {
+            let mut shells = lock(&self.shells);
+            let Some(shell) = shells.get_mut(id) else {
+                return Err(format!("There is no background command {id:?}."));
+            };
+            if shell.status != ShellStatus::Running {
+                return Ok(format!("{id} had already {}.", shell.status.describe()));
+            }
+            shell.status = ShellStatus::Killed;
+            (shell.group, shell.mark.clone())
+        };
+        if let Some(group) = group {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
+        kill_marked(&mark);
+        self.announce();
+        Ok(format!("Killed {id}."))
+    }
+
+    /// The commands, for front ends.
+    pub fn list(&self) -> Vec<BackgroundTask> {
+        lock(&self.shells)
+            .iter()
+            .map(|(id, shell)| BackgroundTask {
+                id: id.clone(),
+                command: shell.command.clone(),
+                running: shell.status == ShellStatus::Running,
+            })
+            .collect()
+    }
+
+    fn announce(&self) {
+        if let Some(events) = &self.events {
+            let _ = events.send(Event::BackgroundTasks(self.list()));
+        }
+    }
+}
+
+fn lock_keys(shells: &BTreeMap<String, Shell>) -> Vec<&String> {
+    shells.keys().collect()
+}
+
+impl Drop for BackgroundShells {
+    /// The session is over: nothing it started keeps running.
+    fn drop(&mut self) {
+        for shell in lock(&self.shells).values().filter(|shell| shell.status == ShellStatus::Running) {
+            if let Some(group) = shell.group {
+                let _ = kill_process_group(group, Signal::KILL);
+            }
+            kill_marked(&shell.mark);
+        }
+    }
+}

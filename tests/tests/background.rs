@@ -1,0 +1,75 @@
+//! Background commands through the real binary: Bash `run_in_background` returns an id at once, BashOutput reads
+//! what it wrote, KillShell stops it, and whatever still runs is killed when the session ends.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).expect("scenario")
+}
+
+fn bash(id: &str, command: &str) -> Value {
+    json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command, "run_in_background": true}})
+}
+
+/// Whether the process still runs (a zombie waiting to be reaped does not), after giving a kill a moment to land.
+fn alive(pid: &str) -> bool {
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    };
+    for _ in 0..100 {
+        if !running() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
+
+fn result_text(server: &FakeServer, request: usize) -> String {
+    tool_results(&server.requests()[request].body).last().unwrap()["content"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_background_command_is_read_and_killed() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [bash("toolu_bg", "echo $$ > pid.txt; echo server-started; sleep 30")]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "BashOutput", "input": {"bash_id": "bash_1"}}],
+         "delay_ms": 100},
+        {"blocks": [{"type": "tool_use", "id": "toolu_kill", "name": "KillShell", "input": {"shell_id": "bash_1"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_after", "name": "BashOutput", "input": {"bash_id": "bash_1"}}]},
+        {"blocks": [{"type": "text", "text": "Stopped."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "start the server", "--output-format", "json", "--permission-mode", "bypassPermissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(result_text(&server, 1).contains("ID: bash_1"), "{}", result_text(&server, 1));
+    let output = result_text(&server, 2);
+    assert!(output.contains("<status>running</status>") && output.contains("server-started"), "{output}");
+    assert_eq!(result_text(&server, 3), "Killed bash_1.");
+    assert!(result_text(&server, 4).contains("<status>killed</status>"), "{}", result_text(&server, 4));
+    assert!(!alive(&workspace.read("pid.txt")), "the killed command is gone");
+}
+
+#[test]
+fn what_still_runs_is_killed_when_the_session_ends() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [bash("toolu_bg", "echo $$ > pid.txt; sleep 30")]},
+        {"blocks": [{"type": "text", "text": "Started it."}], "delay_ms": 50}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "start it", "--permission-mode", "bypassPermissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let pid = workspace.read("pid.txt");
+    assert!(!alive(&pid), "the background command outlived the session");
+}
