@@ -73,6 +73,12 @@ pub enum PermissionAnswer {
         content: String,
         note: String,
     },
+    /// The answers to an AskUserQuestion call, one per question (several choices of one joined with ", ").
+    Answered {
+        answers: Vec<String>,
+    },
+    /// Approve an ExitPlanMode plan and continue in this mode (default or acceptEdits).
+    AllowWithMode(PermissionMode),
 }
 
 /// How long an "always" answer is remembered.
@@ -253,7 +259,7 @@ pub enum Event {
         call_id: String,
         name: String,
         input: Value,
-        /// The tool only reads (front ends group such calls).
+        /// The call only looks something up ([`crate::tools::Tool::is_lookup`]): front ends group such calls.
         read_only: bool,
         /// The tool's risk class ([`crate::tools::Tool::risk`]); a dialog labels the call itself
         /// ([`Event::PermissionRequested`]'s `risk`).

@@ -47,6 +47,13 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
     let mut printer = Printer { session_id, api_key_source, options, stdout: std::io::stdout() };
     while let Some(event) = handle.events.recv().await {
         match event {
+            Event::PermissionRequested { call_id, tool, .. }
+                if tool == tandem_core::tools::ask_user::ASK_USER_QUESTION =>
+            {
+                let feedback = "AskUserQuestion is not available: tandem is running non-interactively (-p), so nobody can answer. Decide yourself and say what you assumed.".to_owned();
+                let answer = PermissionAnswer::Deny { feedback: Some(feedback) };
+                let _ = handle.ops.send(Op::PermissionAnswer { call_id, answer });
+            }
             Event::PermissionRequested { call_id, tool, .. } => {
                 let feedback = format!(
                     "Permission to use {tool} was denied: tandem is running non-interactively (-p) and no rule allows this call. The user can allow it with --allowedTools or --permission-mode."

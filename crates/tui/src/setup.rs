@@ -121,6 +121,8 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     tools.register(Arc::new(tandem_core::tools::todo_write::TodoWriteTool));
     tools.register(Arc::new(tandem_core::tools::bash_output::BashOutputTool));
     tools.register(Arc::new(tandem_core::tools::bash_output::KillShellTool));
+    tools.register(Arc::new(tandem_core::tools::ask_user::AskUserQuestionTool));
+    tools.register(Arc::new(tandem_core::tools::ask_user::ExitPlanModeTool));
     tools.retain(|name| !removed.iter().any(|tool| tool == name));
 
     let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;

@@ -13,8 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
 use crate::hooks::{HookBase, HookEngine, HookEvent, HookOutcome, Verdict};
+use crate::permissions::PermissionMode;
 use crate::permissions::{Decision, RuleKind, Scope, settings, split_rule_list};
 use crate::protocol::{AlwaysScope, Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
+use crate::tools::ask_user::{ASK_USER_QUESTION, EXIT_PLAN_MODE};
 use crate::tools::write::WriteTool;
 use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, diff};
 
@@ -111,7 +113,7 @@ impl ToolRunner<'_> {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     input: call.input.clone(),
-                    read_only: tool.as_ref().is_some_and(|tool| tool.is_read_only()),
+                    read_only: tool.as_ref().is_some_and(|tool| tool.is_lookup()),
                     // The tool's class only: judging this call (for Bash, a bash process) is left to the dialog.
                     risk: tool.as_ref().map_or(crate::tools::Risk::High, |tool| tool.risk()),
                     summary: match &tool {
@@ -202,6 +204,10 @@ impl ToolRunner<'_> {
             let policy = lock(&self.shared.policy);
             (policy.decide(tool.as_ref(), &input), policy.mode)
         };
+        let decision = match user_decision(tool.name(), decision, mode) {
+            Ok(decision) => decision,
+            Err(message) => return failed(message),
+        };
         let decision = match (decision, verdict) {
             (decision @ Decision::Deny { .. }, _) => decision,
             (_, Some((Verdict::Deny, reason))) => {
@@ -209,7 +215,7 @@ impl ToolRunner<'_> {
                 return deny(call, format!("A PreToolUse hook denied this {} call: {reason}", call.name), denials);
             }
             (decision, Some((Verdict::Allow, _))) if hook_may_allow(&decision, mode) => Decision::Allow,
-            (Decision::Allow, Some((Verdict::Ask, _))) if mode == crate::permissions::PermissionMode::DontAsk => {
+            (Decision::Allow, Some((Verdict::Ask, _))) if mode == PermissionMode::DontAsk => {
                 return deny(
                     call,
                     format!("A PreToolUse hook asks for {}, and this session never asks; it was not run.", call.name),
@@ -339,8 +345,41 @@ impl ToolRunner<'_> {
             }
             answer = answer_rx => answer,
         };
+        let exit_plan = call.name == EXIT_PLAN_MODE;
         match answer {
-            Ok(PermissionAnswer::AllowOnce) => Prepared::Ready { tool, input, notes },
+            Ok(PermissionAnswer::AllowOnce) => {
+                if exit_plan {
+                    lock(&self.shared.policy).mode = PermissionMode::Default;
+                }
+                Prepared::Ready { tool, input, notes }
+            }
+            Ok(PermissionAnswer::AllowWithMode(mode)) => {
+                if exit_plan {
+                    lock(&self.shared.policy).mode =
+                        if mode == PermissionMode::AcceptEdits { mode } else { PermissionMode::Default };
+                }
+                Prepared::Ready { tool, input, notes }
+            }
+            Ok(PermissionAnswer::Answered { answers }) if call.name == ASK_USER_QUESTION => {
+                let questions: Vec<crate::tools::ask_user::Question> = input
+                    .get("questions")
+                    .and_then(|questions| serde_json::from_value(questions.clone()).ok())
+                    .unwrap_or_default();
+                Prepared::Finished {
+                    output: ToolOutput::ok(crate::tools::ask_user::answers_result(&questions, &answers)),
+                    status: ToolCallStatus::Completed,
+                }
+            }
+            Ok(PermissionAnswer::Answered { .. }) => {
+                deny(call, format!("{} was not run: the answer did not fit the call.", call.name), denials)
+            }
+            Ok(PermissionAnswer::Deny { feedback }) if exit_plan => {
+                let mut reason = "The user did not approve the plan, so plan mode stays on.".to_owned();
+                if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
+                    reason.push_str(&format!(" The user said: {feedback}"));
+                }
+                deny(call, reason, denials)
+            }
             Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { input, content, note },
             Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
                 self.remember(&rule, scope);
@@ -511,11 +550,34 @@ async fn write_modified(input: &Value, content: String, note: &str, context: &To
     ))
 }
 
+/// The decision for the tools that ask the user something: they always ask (never silently allowed), are denied
+/// where nobody is asked, and ExitPlanMode makes sense only in plan mode.
+fn user_decision(tool: &str, decision: Decision, mode: PermissionMode) -> Result<Decision, String> {
+    if tool != ASK_USER_QUESTION && tool != EXIT_PLAN_MODE {
+        return Ok(decision);
+    }
+    if let Decision::Deny { .. } = decision {
+        return Ok(decision);
+    }
+    if tool == EXIT_PLAN_MODE && mode != PermissionMode::Plan {
+        return Err("ExitPlanMode is for plan mode, and plan mode is not on: go ahead without it.".to_owned());
+    }
+    if mode == PermissionMode::DontAsk {
+        return Ok(Decision::Deny {
+            reason: format!(
+                "{tool} was not run: this session never asks the user. Decide yourself and say what you assumed."
+            ),
+        });
+    }
+    // A reason, so no hook's allow can stand in for the user's own answer.
+    Ok(Decision::Ask { suggested_rule: String::new(), reason: Some("only the user can answer it".to_owned()) })
+}
+
 /// Whether a hook's `allow` may stand in for the user's answer: only for the ordinary question (no ask rule, no
 /// path outside the workspace or protected, nothing the analyser doesn't fully understand — those asks carry a
 /// reason), and never in plan mode, which allows only what the policy itself allows.
-fn hook_may_allow(decision: &Decision, mode: crate::permissions::PermissionMode) -> bool {
-    matches!(decision, Decision::Ask { reason: None, .. }) && mode != crate::permissions::PermissionMode::Plan
+fn hook_may_allow(decision: &Decision, mode: PermissionMode) -> bool {
+    matches!(decision, Decision::Ask { reason: None, .. }) && mode != PermissionMode::Plan
 }
 
 /// Claude Code's `permission_suggestions` for the rule an "always" answer would save.

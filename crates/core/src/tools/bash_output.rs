@@ -47,6 +47,10 @@ impl TypedTool for BashOutputTool {
         true
     }
 
+    fn is_lookup(&self) -> bool {
+        false
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
@@ -79,6 +83,10 @@ impl TypedTool for KillShellTool {
     /// It only stops what the model itself started in the background.
     fn is_read_only(&self) -> bool {
         true
+    }
+
+    fn is_lookup(&self) -> bool {
+        false
     }
 
     fn risk(&self) -> Risk {

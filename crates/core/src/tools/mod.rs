@@ -4,6 +4,7 @@
 //! `run` can deserialize its typed input and trust it. Tool failures are results the model sees
 //! (`ToolOutput { is_error: true }`), never panics or errors that end the run.
 
+pub mod ask_user;
 pub mod bash;
 pub mod bash_output;
 pub mod diff;
@@ -68,6 +69,10 @@ pub enum Preview {
     },
     /// The exact command Bash would run, and where.
     Command { command: String, cwd: PathBuf },
+    /// Questions for the user to answer (AskUserQuestion).
+    Questions { questions: Vec<ask_user::Question> },
+    /// A plan for the user to approve (ExitPlanMode), as Markdown.
+    Plan { plan: String },
 }
 
 /// The result of a tool call, as the model will see it.
@@ -148,6 +153,13 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// The description the model reads.
+    /// Whether a call only looks something up (reads a file, searches): front ends show a run of such calls as
+    /// one compact group. Tools that change nothing but do more (start a subagent, ask the user, keep the
+    /// checklist) are read-only without being lookups.
+    fn is_lookup(&self) -> bool {
+        self.is_read_only()
+    }
+
     fn description(&self) -> std::borrow::Cow<'static, str>;
 
     /// JSON schema of the input (`type: object`, `properties`, `required`).

@@ -66,11 +66,11 @@ impl ToolRegistry {
         self.tools.iter().find(|t| t.name() == name).cloned()
     }
 
-    /// How a front end shows a call of `name` with `input`: whether the tool only reads, and its summary
+    /// How a front end shows a call of `name` with `input`: whether the tool only looks things up, and its summary
     /// ([`Tool::summary`]); for a tool the registry doesn't have, (false, the default summary).
     pub fn describe(&self, name: &str, input: &serde_json::Value, ctx: &super::ToolContext) -> (bool, String) {
         match self.get(name) {
-            Some(tool) => (tool.is_read_only(), tool.summary(input, ctx)),
+            Some(tool) => (tool.is_lookup(), tool.summary(input, ctx)),
             None => (false, super::display_summary(input, ctx)),
         }
     }

@@ -48,6 +48,10 @@ impl TypedTool for SkillTool {
         true
     }
 
+    fn is_lookup(&self) -> bool {
+        false
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

@@ -77,6 +77,10 @@ impl TypedTool for TaskTool {
         true
     }
 
+    fn is_lookup(&self) -> bool {
+        false
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

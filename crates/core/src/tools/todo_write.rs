@@ -97,6 +97,10 @@ impl TypedTool for TodoWriteTool {
         true
     }
 
+    fn is_lookup(&self) -> bool {
+        false
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

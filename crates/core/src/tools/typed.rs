@@ -20,6 +20,11 @@ pub trait TypedTool: Send + Sync {
 
     fn is_read_only(&self) -> bool;
 
+    /// See [`Tool::is_lookup`].
+    fn is_lookup(&self) -> bool {
+        self.is_read_only()
+    }
+
     fn risk(&self) -> Risk;
 
     /// See [`Tool::risk_for`].
@@ -64,6 +69,10 @@ impl<T: TypedTool> Tool for T {
 
     fn is_read_only(&self) -> bool {
         TypedTool::is_read_only(self)
+    }
+
+    fn is_lookup(&self) -> bool {
+        TypedTool::is_lookup(self)
     }
 
     fn risk(&self) -> Risk {

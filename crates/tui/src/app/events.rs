@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use tandem_core::conversation::ContentBlock;
+use tandem_core::permissions::PermissionMode;
 use tandem_core::protocol::{Event, RunOutcome, ToolCallStatus};
 
 use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
@@ -343,6 +344,16 @@ impl App {
                 // Answered: follow what happens next, even if the conversation was scrolled behind the dialog.
                 self.transcript.scroll_to_bottom();
                 let call_id = dialog.call_id().to_owned();
+                // An approved plan ends plan mode (core switches it the same way).
+                if dialog.tool() == tandem_core::tools::ask_user::EXIT_PLAN_MODE {
+                    match &answer {
+                        tandem_core::protocol::PermissionAnswer::AllowOnce => {
+                            self.status.mode = PermissionMode::Default
+                        }
+                        tandem_core::protocol::PermissionAnswer::AllowWithMode(mode) => self.status.mode = *mode,
+                        _ => {}
+                    }
+                }
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     let now = Instant::now();
                     let written = match &answer {

@@ -61,6 +61,35 @@ enum Body {
     },
     /// Any other tool: its input, pretty-printed.
     Input(String),
+    /// ExitPlanMode: the plan, as Markdown.
+    Plan(String),
+    /// AskUserQuestion: the questions and how far the user got.
+    Questions(Questions),
+}
+
+/// The answering of an AskUserQuestion call: one question at a time.
+#[derive(Debug)]
+pub(crate) struct Questions {
+    pub(crate) questions: Vec<tandem_core::tools::ask_user::Question>,
+    /// The question on screen.
+    pub(crate) current: usize,
+    /// The highlighted row: an option, or one past the last for "your own answer".
+    pub(crate) cursor: usize,
+    /// For a multi-select question: the options ticked.
+    pub(crate) ticked: Vec<bool>,
+    /// The answers so far.
+    pub(crate) answers: Vec<String>,
+}
+
+impl Questions {
+    pub(crate) fn question(&self) -> Option<&tandem_core::tools::ask_user::Question> {
+        self.questions.get(self.current)
+    }
+
+    /// The row for an answer of the user's own.
+    pub(crate) fn other_row(&self) -> usize {
+        self.question().map_or(0, |question| question.options.len())
+    }
 }
 
 #[derive(Debug)]
@@ -140,6 +169,11 @@ impl PermissionDialog {
                     .filter(|text| !text.is_empty())
                     .map(str::to_owned);
                 Body::Command { command, cwd, description }
+            }
+            Some(Preview::Plan { plan }) => Body::Plan(plan),
+            Some(Preview::Questions { questions }) => {
+                let ticked = vec![false; questions.first().map_or(0, |question| question.options.len())];
+                Body::Questions(Questions { questions, current: 0, cursor: 0, ticked, answers: Vec::new() })
             }
             None => Body::Input(pretty_input(&input)),
         };

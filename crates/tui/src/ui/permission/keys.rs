@@ -11,7 +11,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{DialogAction, PermissionDialog};
+use tandem_core::permissions::PermissionMode;
+
+use super::{Body, DialogAction, PermissionDialog, Questions};
 
 pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> DialogAction {
     if key.kind == KeyEventKind::Release {
@@ -20,6 +22,20 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
     let control = key.modifiers.contains(KeyModifiers::CONTROL);
     if control && matches!(key.code, KeyCode::Char('c' | 'C')) {
         return deny(None);
+    }
+    if dialog.typing_feedback {
+        if matches!(dialog.body, Body::Questions(_)) {
+            return own_answer_key(dialog, key);
+        }
+        if !matches!(
+            key.code,
+            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown | KeyCode::Home | KeyCode::End
+        ) {
+            return feedback_key(dialog, key);
+        }
+    }
+    if let Body::Questions(questions) = &mut dialog.body {
+        return question_key(questions, key, &mut dialog.typing_feedback);
     }
     if scroll_key(dialog, key) {
         return DialogAction::None;
@@ -33,6 +49,9 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
     match key.code {
         KeyCode::Char(ch) => match ch.to_ascii_lowercase() {
             'y' => DialogAction::Answer(PermissionAnswer::AllowOnce),
+            'a' if matches!(dialog.body, Body::Plan(_)) => {
+                DialogAction::Answer(PermissionAnswer::AllowWithMode(PermissionMode::AcceptEdits))
+            }
             'a' if !dialog.suggested_rule.is_empty() => always(dialog, AlwaysScope::Session),
             'p' if !dialog.suggested_rule.is_empty() => always(dialog, AlwaysScope::Project),
             'u' if !dialog.suggested_rule.is_empty() => always(dialog, AlwaysScope::User),
@@ -68,6 +87,97 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
             DialogAction::None
         }
         _ => DialogAction::None,
+    }
+}
+
+/// Keys of a question: move, tick, answer; Enter on the last row opens a field for an answer of one's own.
+fn question_key(questions: &mut Questions, key: KeyEvent, typing: &mut bool) -> DialogAction {
+    if key.modifiers.contains(KeyModifiers::CONTROL) || key.modifiers.contains(KeyModifiers::ALT) {
+        return DialogAction::None;
+    }
+    let Some(question) = questions.question() else { return DialogAction::None };
+    let rows = question.options.len() + 1;
+    let multi = question.multi_select;
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => questions.cursor = (questions.cursor + rows - 1) % rows,
+        KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => questions.cursor = (questions.cursor + 1) % rows,
+        KeyCode::Char(digit @ '1'..='9') => {
+            let row = usize::from(digit as u8 - b'1');
+            if row < rows {
+                questions.cursor = row;
+                if multi && row < rows - 1 {
+                    questions.ticked[row] = !questions.ticked[row];
+                } else {
+                    return choose(questions, typing);
+                }
+            }
+        }
+        KeyCode::Char(' ') if multi && questions.cursor < rows - 1 => {
+            let row = questions.cursor;
+            questions.ticked[row] = !questions.ticked[row];
+        }
+        KeyCode::Enter => return choose(questions, typing),
+        KeyCode::Esc => return deny(Some("The user declined to answer the questions.".to_owned())),
+        _ => {}
+    }
+    DialogAction::None
+}
+
+/// Takes the highlighted answer (or the ticked ones) for the current question.
+fn choose(questions: &mut Questions, typing: &mut bool) -> DialogAction {
+    let Some(question) = questions.question() else { return DialogAction::None };
+    if questions.cursor == questions.other_row() {
+        *typing = true;
+        return DialogAction::None;
+    }
+    let answer = if question.multi_select {
+        let ticked: Vec<&str> = question
+            .options
+            .iter()
+            .zip(&questions.ticked)
+            .filter(|(_, ticked)| **ticked)
+            .map(|(option, _)| option.label.as_str())
+            .collect();
+        if ticked.is_empty() { question.options[questions.cursor].label.clone() } else { ticked.join(", ") }
+    } else {
+        question.options[questions.cursor].label.clone()
+    };
+    next_question(questions, answer)
+}
+
+fn next_question(questions: &mut Questions, answer: String) -> DialogAction {
+    questions.answers.push(answer);
+    questions.current += 1;
+    questions.cursor = 0;
+    match questions.question() {
+        Some(next) => {
+            questions.ticked = vec![false; next.options.len()];
+            DialogAction::None
+        }
+        None => DialogAction::Answer(PermissionAnswer::Answered { answers: std::mem::take(&mut questions.answers) }),
+    }
+}
+
+/// Keys typed into the field for an answer of the user's own: Enter takes it, Esc goes back to the options.
+fn own_answer_key(dialog: &mut PermissionDialog, key: KeyEvent) -> DialogAction {
+    match key.code {
+        KeyCode::Enter => {
+            let answer = dialog.feedback.trim().to_owned();
+            if answer.is_empty() {
+                return DialogAction::None;
+            }
+            dialog.feedback.clear();
+            dialog.typing_feedback = false;
+            match &mut dialog.body {
+                Body::Questions(questions) => next_question(questions, answer),
+                _ => DialogAction::None,
+            }
+        }
+        KeyCode::Esc => {
+            dialog.typing_feedback = false;
+            DialogAction::None
+        }
+        _ => feedback_key(dialog, key),
     }
 }
 

@@ -106,6 +106,18 @@ impl PermissionDialog {
 
     /// ` Allow Edit? medium risk `, the risk in its colour.
     fn title(&self, theme: &Theme) -> Line<'static> {
+        match &self.body {
+            Body::Plan(_) => return Line::from(Span::styled(" Approve the plan? ", theme.dialog_title)),
+            Body::Questions(questions) => {
+                let of = if questions.questions.len() > 1 {
+                    format!(" {}/{}", questions.current + 1, questions.questions.len())
+                } else {
+                    String::new()
+                };
+                return Line::from(Span::styled(format!(" The model asks{of} "), theme.dialog_title));
+            }
+            _ => {}
+        }
         let (risk, style) = match self.risk {
             Risk::Low => ("low risk", theme.risk_low),
             Risk::Medium => ("medium risk", theme.risk_medium),
@@ -120,6 +132,10 @@ impl PermissionDialog {
 
     /// The body's lines at `width`, from the cache when nothing changed since the last render.
     fn body_lines(&self, width: usize, theme: &Theme) -> Arc<Vec<Line<'static>>> {
+        // A question changes with every key (and is short): never cached.
+        if matches!(self.body, Body::Questions(_)) {
+            return Arc::new(build_body(self, width, theme));
+        }
         let Ok(mut cache) = self.cache.lock() else { return Arc::new(build_body(self, width, theme)) };
         if let Some(hit) = cache.as_ref()
             && hit.width == width
@@ -139,7 +155,9 @@ impl PermissionDialog {
         }
         let hints = self.hints(theme);
         let long = pack(&hints, width, theme, false);
-        let mut lines = match &self.reason {
+        // The plan and the questions are the user's to answer: no reason to give.
+        let reason = self.reason.as_ref().filter(|_| !matches!(self.body, Body::Plan(_) | Body::Questions(_)));
+        let mut lines = match reason {
             Some(reason) => {
                 prefixed(&format!("Asks because {reason}."), "! ", "  ", theme.warning, theme.warning, width)
             }
@@ -153,6 +171,28 @@ impl PermissionDialog {
         let text = |label: &str| vec![Span::styled(label.to_owned(), theme.text)];
         let hint =
             |key, short_key, long: &str, short: &str| Hint { key, short_key, long: text(long), short: text(short) };
+        match &self.body {
+            Body::Plan(_) => {
+                return vec![
+                    hint("y", "y", "approve", "approve"),
+                    hint("a", "a", "approve and accept edits", "+ edits"),
+                    hint("n/Esc", "n", "keep planning", "no"),
+                    hint("f", "f", "keep planning, with feedback", "feedback"),
+                    hint("⇧PgUp/PgDn", "⇧PgUp", "scroll the conversation", "scroll"),
+                ];
+            }
+            Body::Questions(questions) => {
+                let multi = questions.question().is_some_and(|question| question.multi_select);
+                let mut hints = vec![hint("↑↓", "↑↓", "choose", "choose")];
+                if multi {
+                    hints.push(hint("Space", "Space", "tick", "tick"));
+                }
+                hints.push(hint("Enter", "Enter", "answer", "answer"));
+                hints.push(hint("Esc", "Esc", "don't answer", "skip"));
+                return hints;
+            }
+            _ => {}
+        }
         let mut hints = vec![hint("y", "y", "allow once", "yes")];
         if !self.suggested_rule.is_empty() {
             let rule = Span::styled(self.suggested_rule.clone(), theme.bold);
@@ -181,11 +221,16 @@ impl PermissionDialog {
 
     /// The feedback prompt and the one-line field, showing the end of the text and a cursor.
     fn feedback_lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let (ask, send) = if matches!(self.body, Body::Questions(_)) {
+            ("Your answer", " answer  ")
+        } else {
+            ("Tell the model what to do instead", " deny and send  ")
+        };
         let prompt = Line::from(vec![
-            Span::styled("Tell the model what to do instead", theme.bold),
+            Span::styled(ask, theme.bold),
             Span::raw(HINT_GAP),
             Span::styled("Enter", theme.key_hint),
-            Span::styled(" deny and send  ", theme.dim),
+            Span::styled(send, theme.dim),
             Span::styled("Esc", theme.key_hint),
             Span::styled(" back", theme.dim),
         ]);
@@ -214,7 +259,9 @@ impl PermissionDialog {
 pub(super) fn body_len(dialog: &PermissionDialog, width: usize) -> usize {
     match &dialog.body {
         Body::Diff(diff) => diff.view.line_count(width),
-        Body::Command { .. } | Body::Input(_) => build_body(dialog, width, &Theme::new(ColorDepth::None)).len(),
+        Body::Command { .. } | Body::Input(_) | Body::Plan(_) | Body::Questions(_) => {
+            build_body(dialog, width, &Theme::new(ColorDepth::None)).len()
+        }
     }
 }
 
@@ -236,7 +283,50 @@ fn build_body(dialog: &PermissionDialog, width: usize, theme: &Theme) -> Vec<Lin
         Body::Input(json) => {
             json.lines().flat_map(|line| prefixed(line, "", "", theme.dim, theme.text, width)).collect()
         }
+        Body::Plan(plan) => crate::ui::markdown::render_markdown(plan, width, theme),
+        Body::Questions(questions) => question_lines(questions, width, theme),
     }
+}
+
+/// The question on screen: its header and text, then its options (ticked ones marked for a multi-select), then
+/// the row for an answer of the user's own; the highlighted row has a pointer.
+fn question_lines(questions: &super::Questions, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(question) = questions.question() else { return Vec::new() };
+    let mut lines =
+        prefixed(&question.question, &format!("[{}] ", question.header), "  ", theme.accent, theme.bold, width);
+    lines.push(Line::default());
+    for (index, option) in question.options.iter().enumerate() {
+        let pointer = if questions.cursor == index { "❯ " } else { "  " };
+        let tick = match (question.multi_select, questions.ticked.get(index)) {
+            (true, Some(true)) => "[x] ",
+            (true, _) => "[ ] ",
+            (false, _) => "",
+        };
+        let style = if questions.cursor == index { theme.bold } else { theme.text };
+        lines.extend(prefixed(
+            &format!("{tick}{}. {}", index + 1, option.label),
+            pointer,
+            "    ",
+            theme.accent,
+            style,
+            width,
+        ));
+        if !option.description.is_empty() {
+            lines.extend(prefixed(&option.description, "     ", "     ", theme.dim, theme.dim, width));
+        }
+    }
+    let other = questions.other_row();
+    let pointer = if questions.cursor == other { "❯ " } else { "  " };
+    let style = if questions.cursor == other { theme.bold } else { theme.dim };
+    lines.extend(prefixed(
+        &format!("{}. Something else (type your answer)", other + 1),
+        pointer,
+        "    ",
+        theme.accent,
+        style,
+        width,
+    ));
+    lines
 }
 
 /// `text` broken into rows under a prefix (`first` on the first row, `rest` after), keeping every character.

@@ -1,0 +1,152 @@
+//! The tools that need the user rather than the machine: `AskUserQuestion` (multiple-choice questions, Claude
+//! Code's schema) and plan mode's `ExitPlanMode` (the plan, for the user to approve). Both go through the
+//! permission dialog — their previews are the questions and the plan — so they work wherever a front end can
+//! ask, and are denied with a clear reason where nobody can answer (headless, `dontAsk`).
+
+use std::borrow::Cow;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::typed::TypedTool;
+use super::{Preview, Risk, ToolContext, ToolOutput};
+
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
+
+const ASK_DESCRIPTION: &str = "Asks the user one to four multiple-choice questions and waits for the answers. Use it \
+when a decision is the user's (which approach, which library, what to name something) and guessing would waste \
+work; not for things you can find out yourself. Each question has a short header (at most 12 characters), two to \
+four options with a description each, and multiSelect when several options may apply. The user can always give \
+an answer of their own instead.";
+
+const PLAN_DESCRIPTION: &str = "In plan mode, presents your plan for the user to approve: the steps you will take, \
+as Markdown. If the user approves, plan mode ends and you carry the plan out; if not, you stay in plan mode with \
+the user's feedback. Use it only when the plan is complete and you are ready to implement it, not for research.";
+
+/// One option of a question.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct QuestionOption {
+    /// The option's text, shown to the user (1-5 words)
+    pub label: String,
+    /// What the option means or implies
+    pub description: String,
+}
+
+/// One question.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Question {
+    /// The complete question, ending with a question mark
+    pub question: String,
+    /// A very short label for the question (at most 12 characters)
+    pub header: String,
+    /// The choices (2-4)
+    #[schemars(length(min = 2, max = 4))]
+    pub options: Vec<QuestionOption>,
+    /// Whether several options may be chosen
+    pub multi_select: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskInput {
+    /// The questions to ask (1-4)
+    #[schemars(length(min = 1, max = 4))]
+    pub questions: Vec<Question>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanInput {
+    /// The plan, as Markdown
+    pub plan: String,
+}
+
+pub struct AskUserQuestionTool;
+
+impl TypedTool for AskUserQuestionTool {
+    type Input = AskInput;
+    const NAME: &'static str = ASK_USER_QUESTION;
+
+    fn description(&self) -> Cow<'static, str> {
+        ASK_DESCRIPTION.into()
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn is_lookup(&self) -> bool {
+        false
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+
+    fn preview(&self, input: &serde_json::Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let input: AskInput = serde_json::from_value(input.clone()).map_err(|err| format!("Invalid input: {err}"))?;
+        Ok(Some(Preview::Questions { questions: input.questions }))
+    }
+
+    fn summary(&self, input: &serde_json::Value, _ctx: &ToolContext) -> String {
+        let count = input.get("questions").and_then(serde_json::Value::as_array).map_or(0, Vec::len);
+        format!("{count} question{}", if count == 1 { "" } else { "s" })
+    }
+
+    /// Reached only without an answer (the runner answers the call from the dialog).
+    fn call<'a>(&'a self, _input: AskInput, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async { ToolOutput::error("The questions were not answered: nobody could be asked.") })
+    }
+}
+
+pub struct ExitPlanModeTool;
+
+impl TypedTool for ExitPlanModeTool {
+    type Input = PlanInput;
+    const NAME: &'static str = EXIT_PLAN_MODE;
+
+    fn description(&self) -> Cow<'static, str> {
+        PLAN_DESCRIPTION.into()
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn is_lookup(&self) -> bool {
+        false
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+
+    fn preview(&self, input: &serde_json::Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let plan = input.get("plan").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+        Ok(Some(Preview::Plan { plan }))
+    }
+
+    fn summary(&self, _input: &serde_json::Value, _ctx: &ToolContext) -> String {
+        "the plan".to_owned()
+    }
+
+    /// Runs once the user approved the plan (the runner has switched the mode).
+    fn call<'a>(&'a self, _input: PlanInput, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async {
+            ToolOutput::ok("The user approved your plan and plan mode is off. Carry out the plan now, step by step.")
+        })
+    }
+}
+
+/// The tool result for the user's answers, one per question.
+pub fn answers_result(questions: &[Question], answers: &[String]) -> String {
+    let pairs: Vec<String> = questions
+        .iter()
+        .zip(answers)
+        .map(|(question, answer)| format!("\"{}\" = \"{answer}\"", question.question))
+        .collect();
+    format!("The user answered your questions: {}. Go on with these answers in mind.", pairs.join(", "))
+}
