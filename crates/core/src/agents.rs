@@ -114,7 +114,16 @@ pub fn load(dirs: &[(PathBuf, &'static str)], flag: Option<&str>) -> AgentCatalo
         files.sort();
         for file in files {
             match read_agent(&file, scope) {
-                Ok(agent) => catalog.put(agent),
+                Ok((agent, unused)) => {
+                    if !unused.is_empty() {
+                        catalog.problems.push(format!(
+                            "{}: front matter {} not used by tandem",
+                            file.display(),
+                            unused.join(", ")
+                        ));
+                    }
+                    catalog.put(agent);
+                }
                 Err(why) => catalog.problems.push(format!("{}: {why}; the agent is not available", file.display())),
             }
         }
@@ -128,9 +137,14 @@ pub fn load(dirs: &[(PathBuf, &'static str)], flag: Option<&str>) -> AgentCatalo
     catalog
 }
 
-fn read_agent(file: &Path, scope: &'static str) -> Result<AgentDefinition, String> {
+/// Front matter an agent file may have that tandem reads, or that only colours Claude Code's own display.
+const AGENT_FIELDS: &[&str] = &["name", "description", "tools", "model", "color"];
+
+/// The agent, and the front matter fields it has that tandem does not apply (`effort`, …).
+fn read_agent(file: &Path, scope: &'static str) -> Result<(AgentDefinition, Vec<String>), String> {
     let text = std::fs::read_to_string(file).map_err(|err| format!("cannot be read ({err})"))?;
     let doc = Document::parse(&text)?;
+    let unused: Vec<String> = doc.keys().filter(|key| !AGENT_FIELDS.contains(key)).map(str::to_owned).collect();
     let stem = file.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
     let name = doc.text("name").filter(|name| !name.trim().is_empty()).unwrap_or(stem);
     let description = doc
@@ -140,14 +154,15 @@ fn read_agent(file: &Path, scope: &'static str) -> Result<AgentDefinition, Strin
     if doc.body.trim().is_empty() {
         return Err("its body (the agent's system prompt) is empty".into());
     }
-    Ok(AgentDefinition {
+    let agent = AgentDefinition {
         name,
         description,
         prompt: doc.body.trim().to_owned(),
         tools: doc.list("tools").filter(|tools| !tools.is_empty()),
         model: doc.text("model").filter(|model| !model.trim().is_empty() && model != "inherit"),
         scope,
-    })
+    };
+    Ok((agent, unused))
 }
 
 fn parse_flag(json: &str) -> Result<Vec<AgentDefinition>, String> {

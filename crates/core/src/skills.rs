@@ -72,7 +72,14 @@ pub fn load(dirs: &[(PathBuf, &'static str)]) -> SkillCatalog {
                 continue;
             }
             match read_skill(&dir, &file, scope) {
-                Ok(skill) => {
+                Ok((skill, unused)) => {
+                    if !unused.is_empty() {
+                        catalog.problems.push(format!(
+                            "{}: {} not applied by tandem (the skill loads without it)",
+                            file.display(),
+                            unused.join(", ")
+                        ));
+                    }
                     if let Some(existing) = catalog.find(&skill.name) {
                         catalog.problems.push(format!(
                             "{}: the skill {} is also in {}, which is used",
@@ -91,9 +98,15 @@ pub fn load(dirs: &[(PathBuf, &'static str)]) -> SkillCatalog {
     catalog
 }
 
-fn read_skill(dir: &Path, file: &Path, scope: &'static str) -> Result<Skill, String> {
+/// Front matter Claude Code acts on that tandem does not (other fields, like `license`, are only metadata).
+const UNAPPLIED_SKILL_FIELDS: &[&str] = &["allowed-tools", "model", "disable-model-invocation", "context", "agent"];
+
+/// The skill, and the fields it has that tandem does not apply.
+fn read_skill(dir: &Path, file: &Path, scope: &'static str) -> Result<(Skill, Vec<String>), String> {
     let text = std::fs::read_to_string(file).map_err(|err| format!("cannot be read ({err})"))?;
     let doc = Document::parse(&text)?;
+    let unused: Vec<String> =
+        doc.keys().filter(|key| UNAPPLIED_SKILL_FIELDS.contains(key)).map(str::to_owned).collect();
     let folder = dir.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let name = doc.text("name").filter(|name| !name.trim().is_empty()).unwrap_or(folder);
     if !name.chars().all(|ch| ch.is_alphanumeric() || matches!(ch, '-' | '_' | ':' | '.')) {
@@ -108,12 +121,8 @@ fn read_skill(dir: &Path, file: &Path, scope: &'static str) -> Result<Skill, Str
             paragraph.map(|text| text.chars().take(300).collect())
         })
         .ok_or("it has no description (front matter `description:`), so the model could never know when to use it")?;
-    Ok(Skill {
-        name,
-        description: description.split_whitespace().collect::<Vec<_>>().join(" "),
-        dir: dir.to_path_buf(),
-        scope,
-    })
+    let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    Ok((Skill { name, description, dir: dir.to_path_buf(), scope }, unused))
 }
 
 #[cfg(test)]

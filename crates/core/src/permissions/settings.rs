@@ -37,6 +37,12 @@ pub const SETTINGS_FILE: &str = "settings.json";
 /// The name of the personal (git-ignored) settings file in the project.
 pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
 
+/// The top-level keys of a settings file tandem reads (the hooks are read by [`crate::hooks`]).
+const SUPPORTED_KEYS: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks"];
+
+/// The keys under `permissions` tandem reads.
+const SUPPORTED_PERMISSION_KEYS: &[&str] = &["allow", "ask", "deny", "defaultMode", "additionalDirectories"];
+
 /// Where a rule came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -154,11 +160,18 @@ impl Settings {
     /// Reads one settings file into `self`. A missing file is silently nothing (every file is optional).
     fn read_file(&mut self, scope: Scope, file: &Path, root: &Path, home: Option<&Path>) {
         let Some(document) = self.read_document(file) else { return };
+        // Nothing in a settings file is ignored without a word: what tandem does not do is said.
+        for key in document.keys().filter(|key| !SUPPORTED_KEYS.contains(&key.as_str())) {
+            self.problem(file, format!("\"{key}\" is not supported by tandem; it is ignored"));
+        }
         let Some(permissions) = document.get("permissions") else { return };
         let Value::Object(permissions) = permissions else {
             self.problem(file, "\"permissions\" is not an object; it is ignored");
             return;
         };
+        for key in permissions.keys().filter(|key| !SUPPORTED_PERMISSION_KEYS.contains(&key.as_str())) {
+            self.problem(file, format!("permissions.{key} is not supported by tandem; it is ignored"));
+        }
         for kind in RuleKind::ALL {
             let Some(list) = permissions.get(kind.key()) else { continue };
             let Value::Array(items) = list else {

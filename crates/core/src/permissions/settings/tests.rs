@@ -53,7 +53,9 @@ fn loads_and_merges_every_file_kind() {
     fs::create_dir_all(&cwd).unwrap();
 
     let settings = f.load(&cwd);
-    assert!(settings.problems.is_empty(), "{:?}", settings.problems);
+    // The one key tandem does not read is said, not silently dropped.
+    assert_eq!(settings.problems.len(), 1, "{:?}", settings.problems);
+    assert!(settings.problems[0].contains("\"theme\" is not supported"), "{:?}", settings.problems);
     assert_eq!(settings.project_root, f.root);
     assert_eq!(texts(&settings, RuleKind::Allow), vec!["Read", "Edit(src/**)", "Bash(npm test)"]);
     assert_eq!(texts(&settings, RuleKind::Deny), vec!["Read(./.env)", "Bash(rm:*)"]);
@@ -92,10 +94,14 @@ fn nothing_configured_is_empty_and_silent() {
     let f = Fixture::new();
     let settings = f.load(&f.root);
     assert!(settings.rules.is_empty() && settings.problems.is_empty() && settings.default_mode.is_none());
-    // Files without `permissions`, or empty ones, are fine too.
-    f.write(&f.file(Scope::User), r#"{"model": "x"}"#);
+    // Files without `permissions`, or empty ones, are fine too (a key tandem doesn't read is reported).
+    f.write(&f.file(Scope::User), r#"{"hooks": {}}"#);
     f.write(&f.file(Scope::Local), "  \n");
     assert!(f.load(&f.root).problems.is_empty());
+    f.write(&f.file(Scope::User), r#"{"model": "x", "permissions": {"disableBypassPermissionsMode": "disable"}}"#);
+    let problems = f.load(&f.root).problems;
+    assert!(problems.iter().any(|p| p.contains("\"model\" is not supported")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.contains("permissions.disableBypassPermissionsMode")), "{problems:?}");
 }
 
 #[test]
