@@ -73,3 +73,22 @@ fn what_still_runs_is_killed_when_the_session_ends() {
     let pid = workspace.read("pid.txt");
     assert!(!alive(&pid), "the background command outlived the session");
 }
+
+#[test]
+fn what_a_finished_command_left_running_is_killed_too() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [bash("toolu_bg", "setsid sleep 30 & echo $! > pid.txt; echo started")]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_kill", "name": "KillShell", "input": {"shell_id": "bash_1"}}],
+         "delay_ms": 100},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--permission-mode", "bypassPermissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let killed = result_text(&server, 2);
+    assert!(killed.contains("left running were killed"), "{killed}");
+    assert!(!alive(&workspace.read("pid.txt")), "the escaped child outlived KillShell");
+}

@@ -327,3 +327,29 @@ fn a_permission_request_allow_answers_the_ordinary_question() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(workspace.path().join("harmless.txt").exists(), "{run:?}");
 }
+
+#[test]
+fn no_hook_approves_a_plan_for_the_user() {
+    let workspace = Workspace::new();
+    let allow =
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}});
+    let pre = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}});
+    workspace.write(
+        ".claude/settings.json",
+        &settings(json!({"PermissionRequest": command_hook(&format!("echo '{allow}'")),
+                         "PreToolUse": command_hook(&format!("echo '{pre}'"))})),
+    );
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode", "input": {"plan": "1. do it"}}]},
+        {"blocks": [{"type": "text", "text": "Waiting."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "plan", "--output-format", "json", "--permission-mode", "plan"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let result = tool_results(&requests[1].body).last().unwrap().clone();
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(result["content"].as_str().unwrap().contains("plan mode stays on"), "{result}");
+}

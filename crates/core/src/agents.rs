@@ -142,7 +142,7 @@ const AGENT_FIELDS: &[&str] = &["name", "description", "tools", "model", "color"
 
 /// The agent, and the front matter fields it has that tandem does not apply (`effort`, …).
 fn read_agent(file: &Path, scope: &'static str) -> Result<(AgentDefinition, Vec<String>), String> {
-    let text = std::fs::read_to_string(file).map_err(|err| format!("cannot be read ({err})"))?;
+    let text = crate::front_matter::read_regular_file(file)?;
     let doc = Document::parse(&text)?;
     let unused: Vec<String> = doc.keys().filter(|key| !AGENT_FIELDS.contains(key)).map(str::to_owned).collect();
     let stem = file.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();

@@ -95,6 +95,10 @@ fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
+        if path.is_dir() && !crate::front_matter::is_real_dir(&path) {
+            problems.push(format!("{}: a symbolic link, which tandem does not follow", path.display()));
+            continue;
+        }
         if path.is_dir() {
             if depth + 1 < MAX_DEPTH {
                 collect(root, &path, depth + 1, out, problems);
@@ -120,7 +124,7 @@ fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf
 }
 
 fn read_command(name: &str, path: &Path, scope: &'static str) -> Result<(CustomCommand, Vec<String>), String> {
-    let text = std::fs::read_to_string(path).map_err(|err| format!("cannot be read ({err})"))?;
+    let text = crate::front_matter::read_regular_file(path)?;
     let doc = Document::parse(&text)?;
     let unused: Vec<String> = doc.keys().filter(|key| !KNOWN_FIELDS.contains(key)).map(str::to_owned).collect();
     let description = doc.text("description").filter(|text| !text.trim().is_empty()).unwrap_or_else(|| {

@@ -3,6 +3,30 @@
 
 use yaml_rust2::{Yaml, YamlLoader};
 
+/// Largest command, skill or agent file read.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Reads a command, skill or agent file — only a regular file, not through a symbolic link (a repository could
+/// link `.claude/skills/x/SKILL.md` to `~/.ssh/id_rsa` and have it sent to the model), and not a huge one.
+pub fn read_regular_file(path: &std::path::Path) -> Result<String, String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|err| format!("cannot be read ({err})"))?;
+    if meta.file_type().is_symlink() {
+        return Err("is a symbolic link, which tandem does not follow here".into());
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file".into());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("is larger than {} KB", MAX_FILE_BYTES / 1024));
+    }
+    std::fs::read_to_string(path).map_err(|err| format!("cannot be read ({err})"))
+}
+
+/// Whether `path` is a directory itself, not a link to one.
+pub fn is_real_dir(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+}
+
 /// A Markdown file split into its front matter and its body.
 #[derive(Clone, Debug, Default)]
 pub struct Document {

@@ -63,11 +63,17 @@ pub fn load(dirs: &[(PathBuf, &'static str)]) -> SkillCatalog {
     let mut catalog = SkillCatalog::default();
     for (root, scope) in dirs {
         let Ok(entries) = std::fs::read_dir(root) else { continue };
-        let mut dirs: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).filter(|path| path.is_dir()).collect();
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
+        for link in dirs.iter().filter(|path| path.is_dir() && !crate::front_matter::is_real_dir(path)) {
+            catalog
+                .problems
+                .push(format!("{}: a symbolic link, which tandem does not follow; not a skill", link.display()));
+        }
+        dirs.retain(|path| crate::front_matter::is_real_dir(path));
         dirs.sort();
         for dir in dirs {
             let file = dir.join(SKILL_FILE);
-            if !file.is_file() {
+            if std::fs::symlink_metadata(&file).is_err() {
                 catalog.problems.push(format!("{}: no {SKILL_FILE} in it; not a skill", dir.display()));
                 continue;
             }
@@ -103,7 +109,7 @@ const UNAPPLIED_SKILL_FIELDS: &[&str] = &["allowed-tools", "model", "disable-mod
 
 /// The skill, and the fields it has that tandem does not apply.
 fn read_skill(dir: &Path, file: &Path, scope: &'static str) -> Result<(Skill, Vec<String>), String> {
-    let text = std::fs::read_to_string(file).map_err(|err| format!("cannot be read ({err})"))?;
+    let text = crate::front_matter::read_regular_file(file)?;
     let doc = Document::parse(&text)?;
     let unused: Vec<String> =
         doc.keys().filter(|key| UNAPPLIED_SKILL_FIELDS.contains(key)).map(str::to_owned).collect();
@@ -148,5 +154,21 @@ mod tests {
         assert_eq!(catalog.skills[0].description, "Fill in PDF forms. Use when a PDF is mentioned.");
         let problems = catalog.problems.join("\n");
         assert!(problems.contains("no SKILL.md") && problems.contains("no description"), "{problems}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_skill_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("id_rsa");
+        std::fs::write(&secret, "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n").unwrap();
+        let skills = dir.path().join(".claude/skills");
+        std::fs::create_dir_all(skills.join("setup")).unwrap();
+        std::os::unix::fs::symlink(&secret, skills.join("setup/SKILL.md")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), skills.join("linked-dir")).unwrap();
+        let catalog = load(&[(skills, "project")]);
+        assert!(catalog.skills.is_empty(), "{:?}", catalog.skills);
+        let problems = catalog.problems.join("\n");
+        assert!(!problems.contains("secret") && problems.contains("symbolic link"), "{problems}");
     }
 }

@@ -48,9 +48,14 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
     while let Some(event) = handle.events.recv().await {
         match event {
             Event::PermissionRequested { call_id, tool, .. }
-                if tool == tandem_core::tools::ask_user::ASK_USER_QUESTION =>
+                if tool == tandem_core::tools::ask_user::ASK_USER_QUESTION
+                    || tool == tandem_core::tools::ask_user::EXIT_PLAN_MODE =>
             {
-                let feedback = "AskUserQuestion is not available: tandem is running non-interactively (-p), so nobody can answer. Decide yourself and say what you assumed.".to_owned();
+                let feedback = if tool == tandem_core::tools::ask_user::EXIT_PLAN_MODE {
+                    "Nobody can approve a plan here: tandem is running non-interactively (-p), so plan mode stays on. Give the plan as your answer.".to_owned()
+                } else {
+                    "AskUserQuestion is not available: tandem is running non-interactively (-p), so nobody can answer. Decide yourself and say what you assumed.".to_owned()
+                };
                 let answer = PermissionAnswer::Deny { feedback: Some(feedback) };
                 let _ = handle.ops.send(Op::PermissionAnswer { call_id, answer });
             }

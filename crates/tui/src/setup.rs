@@ -194,6 +194,17 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         cli.agents.as_deref(),
     ));
     notices.extend(agents.problems.iter().map(|problem| format!("Agents: {problem}")));
+    for agent in agents.agents.iter().filter(|agent| agent.scope != "built-in") {
+        let unknown: Vec<&str> =
+            agent.tools.iter().flatten().map(String::as_str).filter(|name| tools.get(name).is_none()).collect();
+        if !unknown.is_empty() {
+            notices.push(format!(
+                "Agents: {} lists tools tandem does not have here ({}); it gets the others",
+                agent.name,
+                unknown.join(", ")
+            ));
+        }
+    }
     if !removed.iter().any(|tool| tool == tandem_core::tools::task::TASK_TOOL) {
         tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog: agents.clone() }));
     }

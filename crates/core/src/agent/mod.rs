@@ -14,6 +14,7 @@ mod sampling;
 mod session_hooks;
 mod subagent;
 mod tool_calls;
+mod tool_hooks;
 mod turn;
 
 pub use turn::INTERRUPTED_NOTE;

@@ -24,6 +24,10 @@ use crate::protocol::{Event, RunOutcome, TurnSummary};
 use crate::tools::task::SubagentLauncher;
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
+/// Tools a subagent never has.
+const SUBAGENT_EXCLUDED: &[&str] =
+    &[crate::tools::task::TASK_TOOL, crate::tools::ask_user::ASK_USER_QUESTION, crate::tools::ask_user::EXIT_PLAN_MODE];
+
 /// Who a session works for, when it is a subagent.
 #[derive(Clone, Debug)]
 pub(super) struct SubagentRole {
@@ -44,7 +48,9 @@ pub(super) struct Launcher {
     hooks: Arc<crate::hooks::HookEngine>,
     compaction: crate::context::compact::CompactionPolicy,
     max_turns: Option<u32>,
-    max_budget_usd: Option<f64>,
+    /// The session tree's spend, when there is a budget: every response of the parent and of every subagent
+    /// adds to it as it arrives, and a subagent stops once the whole tree reached the budget.
+    budget: Option<Arc<SharedBudget>>,
     /// Where subagent transcripts go: the parent session's directory.
     session_dir: Option<std::path::PathBuf>,
     parent_session_id: String,
@@ -54,8 +60,26 @@ pub(super) struct Launcher {
     events: mpsc::UnboundedSender<Event>,
     /// What subagents spent since the parent last took it (usage, cost; `None` once a price was unknown).
     spent: Mutex<(Usage, Option<f64>)>,
-    /// The parent's own spend, for the budget left to a subagent.
-    parent_cost: Mutex<Option<f64>>,
+    /// Denials inside subagents, for the parent's result.
+    denials: Mutex<Vec<crate::protocol::PermissionDenial>>,
+}
+
+/// `--max-budget-usd` across a session and its subagents (see [`Launcher`]).
+#[derive(Debug)]
+pub(super) struct SharedBudget {
+    pub(super) max: f64,
+    spent: Mutex<f64>,
+}
+
+impl SharedBudget {
+    pub(super) fn add(&self, cost: f64) {
+        *lock(&self.spent) += cost;
+    }
+
+    pub(super) fn exhausted(&self) -> Option<f64> {
+        let spent = *lock(&self.spent);
+        (spent >= self.max).then_some(spent)
+    }
 }
 
 impl Launcher {
@@ -72,20 +96,28 @@ impl Launcher {
             hooks: config.hooks.clone(),
             compaction: config.compaction,
             max_turns: config.max_turns,
-            max_budget_usd: config.max_budget_usd,
+            budget: config.max_budget_usd.map(|max| {
+                let spent = config.resume.as_ref().and_then(|resume| resume.cost_usd).unwrap_or(0.0);
+                Arc::new(SharedBudget { max, spent: Mutex::new(spent) })
+            }),
             session_dir: config.session_log.as_ref().map(|log| log.path().with_extension("")),
             parent_session_id: config.session_id.clone(),
             pending: shared.pending.clone(),
             policy: shared.policy.clone(),
             events: events.clone(),
             spent: Mutex::new((Usage::default(), Some(0.0))),
-            parent_cost: Mutex::new(Some(0.0)),
+            denials: Mutex::new(Vec::new()),
         }
     }
 
-    /// The parent's spend so far (before its next tool round).
-    pub(super) fn set_parent_cost(&self, cost: Option<f64>) {
-        *lock(&self.parent_cost) = cost;
+    /// The shared budget, for the parent's own responses to count in it.
+    pub(super) fn budget(&self) -> Option<&Arc<SharedBudget>> {
+        self.budget.as_ref()
+    }
+
+    /// The permission denials inside subagents since the last call.
+    pub(super) fn take_denials(&self) -> Vec<crate::protocol::PermissionDenial> {
+        std::mem::take(&mut *lock(&self.denials))
     }
 
     /// What subagents spent since the last call, for the parent's totals.
@@ -105,8 +137,10 @@ impl Launcher {
             None => self.model.clone(),
         };
         let mut tools = self.tools.clone();
+        // No Task (subagents don't nest) and nothing that needs the user: nobody answers a subagent's questions,
+        // and only the session the user talks to can leave plan mode.
         tools.retain(|name| {
-            name != crate::tools::task::TASK_TOOL
+            !SUBAGENT_EXCLUDED.contains(&name)
                 && agent.tools.as_ref().is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
         });
         let system = crate::prompt::system_blocks(
@@ -114,11 +148,6 @@ impl Launcher {
             &self.cwd,
             &crate::prompt::today_utc(),
         );
-        let budget_left = self.max_budget_usd.map(|max| {
-            let parent = lock(&self.parent_cost).unwrap_or(0.0);
-            let children = lock(&self.spent).1.unwrap_or(0.0);
-            (max - parent - children).max(0.0)
-        });
         let session_log = self.session_dir.as_ref().and_then(|dir| {
             let mut meta = crate::session::SessionMeta::new(&self.cwd, &self.provider.endpoint().name, &model.id);
             meta.id = agent_id.to_owned();
@@ -140,7 +169,8 @@ impl Launcher {
             permissions: lock(&self.policy).clone(),
             cwd: self.cwd.clone(),
             max_turns: self.max_turns,
-            max_budget_usd: budget_left,
+            // The budget is checked against the whole tree's spend (`SharedBudget`), not per subagent.
+            max_budget_usd: None,
             retry: self.retry.clone(),
             sandbox: self.sandbox.clone(),
             shell_env: self.shell_env.clone(),
@@ -171,6 +201,7 @@ impl Launcher {
         session.parent_cancel = Some(ctx.cancel.clone());
         session.role = Some(SubagentRole { agent_id: agent_id.clone(), agent_type: agent.name.clone() });
         session.subagent_transcript = transcript;
+        session.shared_budget = self.budget.clone();
 
         let mut fields = Map::new();
         fields.insert("agent_id".into(), json!(agent_id));
@@ -201,6 +232,7 @@ impl Launcher {
             spent.0.accumulate(&summary.usage);
             spent.1 = spent.1.zip(summary.total_cost_usd).map(|(total, cost)| total + cost);
         }
+        lock(&self.denials).extend(summary.permission_denials.iter().cloned());
         match (summary.outcome, summary.result_text) {
             (RunOutcome::Success, Some(text)) if !text.trim().is_empty() => ToolOutput::ok(text),
             (RunOutcome::Success, _) => {

@@ -7,12 +7,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use super::tool_hooks::{hook_may_allow, suggestions};
 use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
-use crate::hooks::{HookBase, HookEngine, HookEvent, HookOutcome, Verdict};
+use crate::hooks::{HookBase, HookEngine, HookEvent, Verdict};
 use crate::permissions::PermissionMode;
 use crate::permissions::{Decision, RuleKind, Scope, settings, split_rule_list};
 use crate::protocol::{AlwaysScope, Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
@@ -44,10 +45,10 @@ pub(super) struct ToolRunner<'a> {
     pub config_dir: &'a std::path::Path,
 }
 
-struct Call {
-    id: String,
-    name: String,
-    input: Value,
+pub(super) struct Call {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) input: Value,
     /// Why the streamed input could not be used, if it couldn't.
     invalid_input: Option<String>,
 }
@@ -275,6 +276,10 @@ impl ToolRunner<'_> {
                                 let policy = lock(&self.shared.policy);
                                 (policy.decide(tool.as_ref(), &updated), policy.mode)
                             };
+                            let decision = match user_decision(tool.name(), decision, mode) {
+                                Ok(decision) => decision,
+                                Err(message) => return failed(message),
+                            };
                             match decision {
                                 Decision::Allow => return Prepared::Ready { tool, input: updated, notes },
                                 decision if hook_may_allow(&decision, mode) => {
@@ -398,61 +403,6 @@ impl ToolRunner<'_> {
         }
     }
 
-    /// Runs a tool event's hooks for `call` with `input` (Claude Code's `tool_name`, `tool_input`,
-    /// `tool_use_id`, plus `fields`) and tells the user what they said for them.
-    async fn fire(&self, event: HookEvent, call: &Call, input: &Value, mut fields: Map<String, Value>) -> HookOutcome {
-        fields.insert("tool_name".into(), json!(call.name));
-        fields.insert("tool_input".into(), input.clone());
-        fields.insert("tool_use_id".into(), json!(call.id));
-        let outcome =
-            self.hooks.fire(event, Some(&call.name), &self.hook_base, fields, Some(&self.context.cancel)).await;
-        super::session_hooks::report(self.events, &outcome);
-        outcome
-    }
-
-    /// The Notification hooks of a permission dialog; they run beside it (a notification never holds it up).
-    fn notify_permission_prompt(&self, tool: &str) {
-        if !self.hooks.has(HookEvent::Notification) {
-            return;
-        }
-        let hooks = Arc::clone(self.hooks);
-        let base = self.hook_base.clone();
-        let events = self.events.clone();
-        let mut fields = Map::new();
-        fields.insert("message".into(), json!(format!("tandem needs your permission to use {tool}")));
-        fields.insert("notification_type".into(), json!("permission_prompt"));
-        tokio::spawn(async move {
-            let outcome = hooks.fire(HookEvent::Notification, Some("permission_prompt"), &base, fields, None).await;
-            super::session_hooks::report(&events, &outcome);
-        });
-    }
-
-    /// PostToolUse (or PostToolUseFailure) for a call that ran: a hook's feedback and context go to the model
-    /// with the result.
-    async fn after_run(&self, call: &Call, input: &Value, output: &mut ToolOutput) {
-        let event = if output.is_error { HookEvent::PostToolUseFailure } else { HookEvent::PostToolUse };
-        if !self.hooks.has(event) {
-            return;
-        }
-        let mut fields = Map::new();
-        if output.is_error {
-            fields.insert("error".into(), json!(output.content));
-            fields.insert("is_interrupt".into(), json!(false));
-        } else {
-            fields.insert("tool_response".into(), tool_response(input, &output.content));
-        }
-        let outcome = self.fire(event, call, input, fields).await;
-        if let Some(reason) = outcome.stop {
-            *lock(&self.stopped) = Some(reason);
-        }
-        if let Some(reason) = outcome.blocked {
-            output.content.push_str(&format!("\n\n{} hook feedback: {reason}", event.as_str()));
-        }
-        for context in outcome.context {
-            output.content.push_str(&format!("\n\n{} hook additional context: {context}", event.as_str()));
-        }
-    }
-
     /// Adds the rules of an "always" answer to the session, and saves them for the project or the user.
     fn remember(&self, rules: &str, scope: AlwaysScope) {
         for text in split_rule_list(rules) {
@@ -571,38 +521,6 @@ fn user_decision(tool: &str, decision: Decision, mode: PermissionMode) -> Result
     }
     // A reason, so no hook's allow can stand in for the user's own answer.
     Ok(Decision::Ask { suggested_rule: String::new(), reason: Some("only the user can answer it".to_owned()) })
-}
-
-/// Whether a hook's `allow` may stand in for the user's answer: only for the ordinary question (no ask rule, no
-/// path outside the workspace or protected, nothing the analyser doesn't fully understand — those asks carry a
-/// reason), and never in plan mode, which allows only what the policy itself allows.
-fn hook_may_allow(decision: &Decision, mode: PermissionMode) -> bool {
-    matches!(decision, Decision::Ask { reason: None, .. }) && mode != PermissionMode::Plan
-}
-
-/// Claude Code's `permission_suggestions` for the rule an "always" answer would save.
-fn suggestions(tool: &str, suggested_rule: &str) -> Value {
-    let rules: Vec<Value> = split_rule_list(suggested_rule)
-        .iter()
-        .map(|text| match crate::permissions::Rule::parse(text) {
-            Ok(rule) => json!({"toolName": rule.tool, "ruleContent": rule.specifier}),
-            Err(_) => json!({"toolName": tool}),
-        })
-        .collect();
-    if rules.is_empty() {
-        return json!([]);
-    }
-    json!([{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}])
-}
-
-/// What PostToolUse hooks get as `tool_response`: the result's text, and for file tools the path (Claude Code's
-/// `filePath`), which is what most hooks (formatters, linters) read.
-fn tool_response(input: &Value, content: &str) -> Value {
-    let mut response = json!({ "content": content, "success": true });
-    if let Some(path) = input.get("file_path").and_then(Value::as_str) {
-        response["filePath"] = json!(path);
-    }
-    response
 }
 
 fn failed(message: String) -> Prepared {

@@ -54,6 +54,8 @@ pub(super) struct Session {
     pub(super) parent_cancel: Option<CancellationToken>,
     pub(super) role: Option<super::subagent::SubagentRole>,
     pub(super) subagent_transcript: Option<std::path::PathBuf>,
+    /// The session tree's budget: the parent's and every subagent's responses count in it.
+    pub(super) shared_budget: Option<Arc<super::subagent::SharedBudget>>,
     /// The checklist front ends were last told about.
     todos: Vec<crate::tools::todo_write::TodoItem>,
     /// Commands started with `run_in_background` (killed when the session is dropped).
@@ -70,6 +72,7 @@ impl Session {
             .tools
             .get(crate::tools::task::TASK_TOOL)
             .map(|_| Arc::new(super::subagent::Launcher::new(&config, &shared, &events)));
+        let shared_budget = launcher.as_ref().and_then(|launcher| launcher.budget().cloned());
         let background = Arc::new(crate::tools::bash::background::BackgroundShells::new(Some(events.clone())));
         Session {
             config,
@@ -89,6 +92,7 @@ impl Session {
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
+            shared_budget,
             todos: Vec::new(),
             background,
         }
@@ -248,6 +252,9 @@ impl Session {
             let usage = assembled.message.usage;
             self.total_usage.accumulate(&usage);
             let response_cost = self.config.model.cost(&usage);
+            if let (Some(budget), Some(cost)) = (&self.shared_budget, response_cost) {
+                budget.add(cost);
+            }
             self.total_cost = self.total_cost.zip(response_cost).map(|(total, cost)| total + cost);
             self.counter.record_usage(request_chars, &usage);
             self.log(&crate::session::SessionLine::Usage {
@@ -303,12 +310,11 @@ impl Session {
                     background: self.background.clone(),
                 },
             };
-            if let Some(launcher) = &self.launcher {
-                launcher.set_parent_cost(self.cost());
-            }
+
             let round = runner.run(&assembled.message, &assembled.invalid_tool_inputs).await;
             denials.extend(round.denials);
             if let Some(launcher) = &self.launcher {
+                denials.extend(launcher.take_denials());
                 let (usage, cost) = launcher.take_spent();
                 self.total_usage.accumulate(&usage);
                 self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);
@@ -328,6 +334,14 @@ impl Session {
                 self.interrupted = true;
                 errors.push(INTERRUPTED_ERROR.into());
                 break RunOutcome::ErrorDuringExecution;
+            }
+            if let Some(spent) = self.shared_budget.as_ref().and_then(|budget| budget.exhausted())
+                && self.role.is_some()
+            {
+                let max = self.shared_budget.as_ref().map_or(0.0, |budget| budget.max);
+                errors
+                    .push(format!("Reached the maximum budget (${max:.4}; spent ${spent:.4} with the other agents)."));
+                break RunOutcome::ErrorMaxBudgetUsd;
             }
             if let (Some(budget), Some(cost)) = (self.config.max_budget_usd, self.cost())
                 && cost >= budget

@@ -88,6 +88,7 @@ impl TypedTool for AskUserQuestionTool {
 
     fn preview(&self, input: &serde_json::Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let input: AskInput = serde_json::from_value(input.clone()).map_err(|err| format!("Invalid input: {err}"))?;
+        check(&input.questions)?;
         Ok(Some(Preview::Questions { questions: input.questions }))
     }
 
@@ -139,6 +140,29 @@ impl TypedTool for ExitPlanModeTool {
             ToolOutput::ok("The user approved your plan and plan mode is off. Carry out the plan now, step by step.")
         })
     }
+}
+
+/// The limits of Claude Code's schema, enforced: 1-4 questions of 2-4 options, none of them empty.
+fn check(questions: &[Question]) -> Result<(), String> {
+    if questions.is_empty() || questions.len() > 4 {
+        return Err(format!("Ask 1 to 4 questions at a time (this call has {}).", questions.len()));
+    }
+    for question in questions {
+        if question.question.trim().is_empty() {
+            return Err("A question is empty: write the question out.".into());
+        }
+        if question.options.len() < 2 || question.options.len() > 4 {
+            return Err(format!(
+                "The question {:?} has {} options: give 2 to 4 (the user can always answer in their own words).",
+                question.question,
+                question.options.len()
+            ));
+        }
+        if question.options.iter().any(|option| option.label.trim().is_empty()) {
+            return Err(format!("An option of {:?} has no label.", question.question));
+        }
+    }
+    Ok(())
 }
 
 /// The tool result for the user's answers, one per question.

@@ -74,7 +74,7 @@ pub struct Input {
     /// Clear, concise description of what this command does in 5-10 words
     #[allow(dead_code)] // Shown by front ends from the raw input; the tool itself has no use for it.
     description: Option<String>,
-    /// Not supported yet: leave unset
+    /// Set to true to run this command in the background; read its output with BashOutput and stop it with KillShell
     run_in_background: Option<bool>,
     /// Run outside tandem's sandbox. Only after a command failed because of the sandbox and the write is really needed: the user is always asked first.
     // The policy always asks the user first, and only an approved call gets here.

@@ -64,11 +64,10 @@ impl TypedTool for SkillTool {
                 return ToolOutput::error(format!("There is no skill {name:?}. The skills are: {}.", names.join(", ")));
             };
             let file = skill.file();
-            let text = match tokio::fs::read_to_string(&file).await {
+            // Read again as at the start: a regular file, never through a link.
+            let text = match crate::front_matter::read_regular_file(&file) {
                 Ok(text) => text,
-                Err(err) => {
-                    return ToolOutput::error(format!("The skill's file {} cannot be read: {err}", file.display()));
-                }
+                Err(why) => return ToolOutput::error(format!("The skill's file {} {why}.", file.display())),
             };
             let body = crate::front_matter::Document::parse(&text).map(|doc| doc.body).unwrap_or(text);
             let others = other_files(&skill.dir);

@@ -17,6 +17,9 @@ use crate::protocol::{BackgroundTask, Event};
 /// Output kept per stream of a background command; later output is dropped (and the drop reported).
 const OUTPUT_CAP: usize = 4 * 1024 * 1024;
 
+/// Most of a stream one BashOutput call returns; the rest waits for the next call.
+const READ_CAP: usize = 30_000;
+
 /// How a background command stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShellStatus {
@@ -153,14 +156,22 @@ impl BackgroundShells {
         };
         let mut out = format!("<status>{}</status>", shell.status.describe());
         for (name, stream) in [("stdout", &mut shell.stdout), ("stderr", &mut shell.stderr)] {
-            let new = &stream.text[stream.read..];
-            stream.read = stream.text.len();
+            let mut end = stream.text.len().min(stream.read + READ_CAP);
+            while !stream.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let new = &stream.text[stream.read..end];
+            let waiting = stream.text.len() - end;
+            stream.read = end;
             let new: String = match filter {
                 Some(filter) => new.lines().filter(|line| filter.is_match(line)).collect::<Vec<_>>().join("\n"),
                 None => new.trim_end_matches('\n').to_owned(),
             };
             if !new.is_empty() {
                 out.push_str(&format!("\n<{name}>\n{new}\n</{name}>"));
+            }
+            if waiting > 0 {
+                out.push_str(&format!("\n({waiting} more bytes of {name} are waiting: call BashOutput again)"));
             }
             if stream.dropped {
                 out.push_str(&format!("\n({name} beyond {} MB was dropped)", OUTPUT_CAP / (1024 * 1024)));
@@ -171,23 +182,26 @@ impl BackgroundShells {
 
     /// Ends `id` with its process group and whatever left it.
     pub fn kill(&self, id: &str) -> Result<String, String> {
-        let (group, mark) = {
+        let group = {
             let mut shells = lock(&self.shells);
             let Some(shell) = shells.get_mut(id) else {
                 return Err(format!("There is no background command {id:?}."));
             };
-            if shell.status != ShellStatus::Running {
-                return Ok(format!("{id} had already {}.", shell.status.describe()));
+            let finished = (shell.status != ShellStatus::Running).then(|| shell.status.describe());
+            if finished.is_none() {
+                shell.status = ShellStatus::Killed;
             }
-            shell.status = ShellStatus::Killed;
-            (shell.group, shell.mark.clone())
+            (shell.group, shell.mark.clone(), finished)
         };
-        if let Some(group) = group {
-            let _ = kill_process_group(group, Signal::KILL);
-        }
-        kill_marked(&mark);
+        // Also after the shell itself ended: what it left running (`cmd &`, setsid) goes now.
+        let (group, mark, finished) = group;
+        let leftovers = group.is_some_and(|group| kill_process_group(group, Signal::KILL).is_ok()) | kill_marked(&mark);
         self.announce();
-        Ok(format!("Killed {id}."))
+        Ok(match (finished, leftovers) {
+            (None, _) => format!("Killed {id}."),
+            (Some(how), true) => format!("{id} had already {how}; the processes it left running were killed."),
+            (Some(how), false) => format!("{id} had already {how}."),
+        })
     }
 
     /// The commands, for front ends.
@@ -216,7 +230,8 @@ fn lock_keys(shells: &BTreeMap<String, Shell>) -> Vec<&String> {
 impl Drop for BackgroundShells {
     /// The session is over: nothing it started keeps running.
     fn drop(&mut self) {
-        for shell in lock(&self.shells).values().filter(|shell| shell.status == ShellStatus::Running) {
+        // Finished ones too: a shell that exited may have left children running.
+        for shell in lock(&self.shells).values() {
             if let Some(group) = shell.group {
                 let _ = kill_process_group(group, Signal::KILL);
             }

@@ -35,7 +35,13 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
         }
     }
     if let Body::Questions(questions) = &mut dialog.body {
-        return question_key(questions, key, &mut dialog.typing_feedback);
+        if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Home | KeyCode::End) {
+            scroll_key(dialog, key);
+            return DialogAction::None;
+        }
+        let action = question_key(questions, key, &mut dialog.typing_feedback);
+        dialog.follow_question_cursor();
+        return action;
     }
     if scroll_key(dialog, key) {
         return DialogAction::None;
@@ -77,6 +83,8 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
             _ => DialogAction::None,
         },
         KeyCode::Esc => deny(None),
+        // A plan is approved with y or a only: a stray Enter (typed ahead) must not approve it.
+        KeyCode::Enter if matches!(dialog.body, Body::Plan(_)) => DialogAction::None,
         KeyCode::Enter => DialogAction::Answer(dialog.apply_review()),
         KeyCode::Tab => {
             dialog.move_hunk(true);

@@ -255,6 +255,23 @@ impl PermissionDialog {
     }
 }
 
+impl PermissionDialog {
+    /// Scrolls a question so its highlighted row is in view (from the top when it fits).
+    pub(super) fn follow_question_cursor(&mut self) {
+        let (width, height) = self.body_size();
+        let lines = build_body(self, width, &Theme::new(ColorDepth::None));
+        let pointer = lines.iter().position(|line| line.spans.first().is_some_and(|span| span.content == "❯ "));
+        let Some(row) = pointer else { return };
+        if row < height {
+            self.scroll = 0;
+        } else if row < self.scroll {
+            self.scroll = row;
+        } else if row >= self.scroll + height {
+            self.scroll = row + 1 - height;
+        }
+    }
+}
+
 /// Number of body lines at `width` (what the render scrolls over).
 pub(super) fn body_len(dialog: &PermissionDialog, width: usize) -> usize {
     match &dialog.body {
@@ -292,8 +309,9 @@ fn build_body(dialog: &PermissionDialog, width: usize, theme: &Theme) -> Vec<Lin
 /// the row for an answer of the user's own; the highlighted row has a pointer.
 fn question_lines(questions: &super::Questions, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let Some(question) = questions.question() else { return Vec::new() };
-    let mut lines =
-        prefixed(&question.question, &format!("[{}] ", question.header), "  ", theme.accent, theme.bold, width);
+    let header: String = question.header.chars().take(12).collect();
+    let header = if header.len() < question.header.len() { format!("{header}…") } else { header };
+    let mut lines = prefixed(&question.question, &format!("[{header}] "), "  ", theme.accent, theme.bold, width);
     lines.push(Line::default());
     for (index, option) in question.options.iter().enumerate() {
         let pointer = if questions.cursor == index { "❯ " } else { "  " };
