@@ -353,3 +353,29 @@ fn no_hook_approves_a_plan_for_the_user() {
     assert_eq!(result["is_error"], true, "{result}");
     assert!(result["content"].as_str().unwrap().contains("plan mode stays on"), "{result}");
 }
+
+#[test]
+fn notification_hooks_hear_of_a_dialog_and_of_an_idle_prompt() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let log = "{ cat; echo; } >> \"$CLAUDE_PROJECT_DIR/notes.jsonl\"";
+    workspace.write_config("settings.json", &settings(json!({"Notification": command_hook(log)})));
+    let server = FakeServer::spawn(edit_then_answer()).unwrap();
+    let mut command = tandem_e2e::pty::anthropic_command(&workspace, &server);
+    command.env("TANDEM_IDLE_NOTICE_MS", "300");
+    let pty = tandem_e2e::pty::Pty::spawn(command, 40, 120);
+    pty.expect_text("Ask tandem anything");
+    submit(&pty, "Change the greeting");
+    pty.expect_text("Allow Edit?");
+    pty.send("y");
+    expect_idle_with(&pty, "Done.");
+    let notes = || std::fs::read_to_string(workspace.path().join("notes.jsonl")).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !notes().contains("idle_prompt") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let lines: Vec<Value> = notes().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let kinds: Vec<&str> = lines.iter().map(|line| line["notification_type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["permission_prompt", "idle_prompt"], "{lines:?}");
+    assert!(lines[0]["message"].as_str().unwrap().contains("Edit"));
+}

@@ -188,9 +188,29 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         let mut session = turn::Session::new(config, shared, event_tx);
         session.announce();
         session.session_start_hooks().await;
-        while let Some(work) = turn_rx.recv().await {
+        // After a turn, a Notification hook hears once if the user leaves tandem waiting (Claude Code's
+        // `idle_prompt`).
+        let mut idle_since: Option<tokio::time::Instant> = None;
+        loop {
+            let work = match idle_since {
+                Some(since) if session.has_idle_hooks() => {
+                    tokio::select! {
+                        work = turn_rx.recv() => work,
+                        _ = tokio::time::sleep_until(since + session_hooks::idle_notice_after()) => {
+                            idle_since = None;
+                            session.idle_notification().await;
+                            continue;
+                        }
+                    }
+                }
+                _ => turn_rx.recv().await,
+            };
+            let Some(work) = work else { break };
             match work {
-                Work::Turn(text) => session.run_input(text).await,
+                Work::Turn(text) => {
+                    session.run_input(text).await;
+                    idle_since = Some(tokio::time::Instant::now());
+                }
                 Work::SetModel(model) => session.set_model(&model),
                 Work::Clear => session.clear_with_hooks().await,
                 Work::Compact(instructions) => session.compact_now(instructions).await,

@@ -12,6 +12,13 @@ use crate::protocol::Event;
 /// spend the budget in a loop the user can't see the end of).
 pub(super) const MAX_STOP_CONTINUATIONS: u32 = 8;
 
+/// How long tandem waits for the next prompt before Notification hooks hear `idle_prompt`: Claude Code's 60 s,
+/// or `TANDEM_IDLE_NOTICE_MS` (for tests and impatient users).
+pub(super) fn idle_notice_after() -> std::time::Duration {
+    let ms = std::env::var("TANDEM_IDLE_NOTICE_MS").ok().and_then(|ms| ms.parse().ok()).unwrap_or(60_000);
+    std::time::Duration::from_millis(ms)
+}
+
 /// What a UserPromptSubmit hook decided about a prompt.
 pub(super) enum PromptVerdict {
     /// Send it, with this context from the hooks.
@@ -66,6 +73,18 @@ impl Session {
         let mut fields = Map::new();
         fields.insert("reason".into(), json!(reason));
         self.fire_hooks(HookEvent::SessionEnd, Some(reason), fields, None).await;
+    }
+
+    pub(super) fn has_idle_hooks(&self) -> bool {
+        self.config.hooks.has(HookEvent::Notification)
+    }
+
+    /// Notification `idle_prompt`: the answer is there and the user has not come back to it.
+    pub(super) async fn idle_notification(&self) {
+        let mut fields = Map::new();
+        fields.insert("message".into(), json!("tandem is waiting for your input"));
+        fields.insert("notification_type".into(), json!("idle_prompt"));
+        self.fire_hooks(HookEvent::Notification, Some("idle_prompt"), fields, None).await;
     }
 
     /// `/clear` with its hooks: the old session ends, a new one starts.
