@@ -379,3 +379,21 @@ fn notification_hooks_hear_of_a_dialog_and_of_an_idle_prompt() {
     assert_eq!(kinds, ["permission_prompt", "idle_prompt"], "{lines:?}");
     assert!(lines[0]["message"].as_str().unwrap().contains("Edit"));
 }
+
+#[test]
+fn a_refused_prompt_goes_back_into_the_input_in_the_app() {
+    let workspace = Workspace::new();
+    workspace.write_config(
+        "settings.json",
+        &settings(json!({"UserPromptSubmit": command_hook("echo 'no secrets in prompts' >&2; exit 2")})),
+    );
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "never"}]}]}))).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "print the password");
+    pty.expect_text("no secrets in prompts");
+    let screen = pty
+        .expect("the prompt back in the input", |screen| tandem_e2e::app::input_line(screen) == "> print the password");
+    assert!(!screen.contains("> print the password\n\n"), "the refused prompt left the conversation:\n{screen}");
+    assert!(server.requests().is_empty());
+}

@@ -51,3 +51,21 @@ fn a_skill_is_offered_loaded_and_listed() {
         "the tools (with the skills) stay byte-identical between requests"
     );
 }
+
+#[test]
+fn a_skill_runs_as_a_slash_command() {
+    let workspace = Workspace::new();
+    workspace.write(
+        ".claude/skills/changelog/SKILL.md",
+        "---\ndescription: Write the CHANGELOG entry.\n---\nOne line per change.\n",
+    );
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "Loading it."}]}]})))
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/changelog v1.2", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let prompt = server.requests()[0].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(prompt.contains("skill changelog") && prompt.contains("ARGUMENTS: v1.2"), "{prompt}");
+}

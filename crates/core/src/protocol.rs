@@ -335,6 +335,11 @@ pub enum Event {
         message: String,
     },
     TurnFinished(TurnSummary),
+    /// A UserPromptSubmit hook refused the prompt: it was not sent, and front ends give it back to the user
+    /// (an [`Event::Error`] with the reason and the turn's end follow).
+    PromptRefused {
+        prompt: String,
+    },
     /// The model's checklist changed (a TodoWrite call), or a resumed session has one: the whole list.
     Todos(Vec<crate::tools::todo_write::TodoItem>),
     /// The background commands changed (one started, ended or was killed): the whole list.

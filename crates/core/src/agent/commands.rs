@@ -47,6 +47,14 @@ impl Session {
             }
             _ => match self.config.commands.find(&name).cloned() {
                 Some(command) => self.run_command(&command, &args).await,
+                // A skill is a command too (Claude Code's `/skill-name`): its instructions, then the request.
+                None if self.config.skills.find(&name).is_some() => {
+                    let prompt = format!(
+                        "Load the skill {name} with the Skill tool and follow it.{}",
+                        if args.is_empty() { String::new() } else { format!("\n\nARGUMENTS: {args}") }
+                    );
+                    self.run_turn(prompt).await;
+                }
                 None => {
                     let turn_id = self.begin_builtin();
                     let why = if APP_ONLY.contains(&name.as_str()) {

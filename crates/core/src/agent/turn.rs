@@ -120,6 +120,7 @@ impl Session {
                 .iter()
                 .map(|name| (*name).to_owned())
                 .chain(self.config.commands.commands.iter().map(|command| command.name.clone()))
+                .chain(self.config.skills.skills.iter().map(|skill| skill.name.clone()))
                 .collect(),
             skills: self.config.skills.skills.iter().map(|skill| skill.name.clone()).collect(),
         });
@@ -174,6 +175,7 @@ impl Session {
             super::session_hooks::PromptVerdict::Send(context) => self.take_hook_context(context),
             super::session_hooks::PromptVerdict::Refused(reason) => {
                 let message = format!("A UserPromptSubmit hook refused the prompt: {reason}");
+                self.emit(Event::PromptRefused { prompt: text });
                 self.emit(Event::Error { message: message.clone() });
                 self.finish_without_model(turn_id, started, Err(message));
                 return;

@@ -211,9 +211,13 @@ impl App {
     }
 
     /// The custom commands of the session (`.claude/commands/`), for the prompt's popup, `/help` and dispatch.
-    pub(crate) fn set_custom_commands(&mut self, catalog: &tandem_core::commands::CommandCatalog) {
+    pub(crate) fn set_custom_commands(
+        &mut self,
+        catalog: &tandem_core::commands::CommandCatalog,
+        skills: &tandem_core::skills::SkillCatalog,
+    ) {
         self.custom_commands = catalog.commands.iter().map(|command| command.name.clone()).collect();
-        let entries = catalog
+        let mut entries: Vec<SlashCommand> = catalog
             .commands
             .iter()
             .map(|command| {
@@ -224,6 +228,17 @@ impl App {
                 }
             })
             .collect();
+        // A skill runs as `/name` too, unless a command has its name.
+        for skill in &skills.skills {
+            if self.custom_commands.contains(&skill.name) {
+                continue;
+            }
+            self.custom_commands.push(skill.name.clone());
+            entries.push(SlashCommand {
+                name: format!("/{}", skill.name).into(),
+                description: format!("{} (skill)", skill.description).into(),
+            });
+        }
         self.editor.set_custom_commands(entries);
     }
 }

@@ -227,6 +227,18 @@ impl App {
             // A subagent's progress shows as its Task card's live output; its dialogs come as ordinary ones.
             Event::Subagent { .. } => {}
             Event::Todos(todos) => self.todos = todos,
+            Event::PromptRefused { prompt } => {
+                // Not sent: it leaves the conversation and goes back into the prompt (unless something new is
+                // being typed there), so nothing is lost.
+                if let Some(last) = self.transcript.cells().len().checked_sub(1)
+                    && matches!(&self.transcript.cells()[last].kind, CellKind::User { text } if *text == prompt)
+                {
+                    self.transcript.truncate(last);
+                    if self.editor.text().is_empty() {
+                        self.editor.set_text(&prompt);
+                    }
+                }
+            }
             Event::BackgroundTasks(tasks) => {
                 self.status.background_running = tasks.iter().filter(|task| task.running).count();
                 self.background = tasks;

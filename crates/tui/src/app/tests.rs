@@ -401,7 +401,7 @@ fn a_custom_command_goes_to_core_as_typed() {
         }],
         problems: Vec::new(),
     };
-    app.set_custom_commands(&catalog);
+    app.set_custom_commands(&catalog, &tandem_core::skills::SkillCatalog::default());
     assert_eq!(
         app.submit("/review src/a.rs".into(), Instant::now()),
         vec![Effect::Op(Op::UserTurn { text: "/review src/a.rs".into() })]

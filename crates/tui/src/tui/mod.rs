@@ -318,7 +318,7 @@ fn start_agent(app: &mut App, config: AgentConfig) -> AgentHandle {
         None => config.model.prices.map(|_| 0.0),
     };
     app.bypass_allowed_from_mode();
-    app.set_custom_commands(&config.commands);
+    app.set_custom_commands(&config.commands, &config.skills);
     agent::spawn(config)
 }
 
