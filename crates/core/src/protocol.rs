@@ -49,6 +49,10 @@ pub enum Op {
     ListHooks,
     /// Let the project's own hooks run, now and in later sessions while they stay as they are (`/hooks trust`).
     TrustProjectHooks,
+    /// Stop a `run_in_background` command (`/bashes kill ID`); answered with an [`Event::Info`] or an error.
+    KillBackground {
+        id: String,
+    },
     /// Ends the agent task.
     Shutdown,
 }
@@ -285,6 +289,8 @@ pub enum Event {
         suggested_rule: String,
         /// Why this call asks, when it is not obvious (outside the workspace, a protected path…).
         reason: Option<String>,
+        /// The subagent that makes the call (its type), when it is not the session the user talks to.
+        agent: Option<String>,
     },
     ToolCallOutput {
         call_id: String,

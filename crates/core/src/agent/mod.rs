@@ -99,6 +99,7 @@ enum Work {
     Compact(Option<String>),
     ListHooks,
     TrustHooks,
+    KillBackground(String),
 }
 
 /// State shared between the op router and the turn runner.
@@ -173,6 +174,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                         break;
                     }
                 }
+                Op::KillBackground { id } => {
+                    if turn_tx.send(Work::KillBackground(id)).is_err() {
+                        break;
+                    }
+                }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
@@ -218,6 +224,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::RemoveRule(rule) => session.remove_rule(&rule),
                 Work::ListHooks => session.list_hooks(),
                 Work::TrustHooks => session.trust_project_hooks(),
+                Work::KillBackground(id) => session.kill_background(&id),
             }
         }
         session.session_end_hooks("other").await;

@@ -271,8 +271,18 @@ async fn forward(
     let mut finished = None;
     while let Some(event) = events.recv().await {
         match event {
-            Event::PermissionRequested { .. } => {
-                let _ = parent.send(event);
+            Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule, reason, .. } => {
+                let agent = Some(agent_type.clone());
+                let _ = parent.send(Event::PermissionRequested {
+                    call_id,
+                    tool,
+                    risk,
+                    input,
+                    preview,
+                    suggested_rule,
+                    reason,
+                    agent,
+                });
             }
             Event::ToolCallStarted { ref name, ref summary, .. } => {
                 if let Some(live) = &live {

@@ -342,6 +342,7 @@ impl ToolRunner<'_> {
             preview,
             suggested_rule,
             reason,
+            agent: None,
         });
         let answer = tokio::select! {
             _ = self.context.cancel.cancelled() => {

@@ -370,6 +370,14 @@ impl Session {
         }));
     }
 
+    /// `/bashes kill ID`: the user stops a background command.
+    pub(super) fn kill_background(&self, id: &str) {
+        match self.background.kill(id) {
+            Ok(message) => self.emit(Event::Info { message }),
+            Err(message) => self.emit(Event::Error { message }),
+        }
+    }
+
     pub(super) fn todos(&self) -> &[crate::tools::todo_write::TodoItem] {
         &self.todos
     }

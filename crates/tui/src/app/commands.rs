@@ -163,6 +163,14 @@ impl App {
                 vec![Effect::ListSessions]
             }
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
+            "bashes" if args.starts_with("kill") => {
+                let id = args.trim_start_matches("kill").trim();
+                if id.is_empty() {
+                    self.notice(NoticeKind::Error, "Say which: /bashes kill bash_1 (/bashes lists them).");
+                    return Vec::new();
+                }
+                vec![Effect::Op(Op::KillBackground { id: id.to_owned() })]
+            }
             "bashes" => {
                 let list: Vec<String> = self
                     .background
@@ -176,7 +184,7 @@ impl App {
                     "No background commands. The model starts them with Bash run_in_background; they are killed when the session ends.".to_owned()
                 } else {
                     format!(
-                        "Background commands (the model reads them with BashOutput, stops them with KillShell):\n{}",
+                        "Background commands (the model reads them with BashOutput; /bashes kill ID stops one):\n{}",
                         list.join("\n")
                     )
                 };

@@ -34,6 +34,7 @@ fn asking(width: u16, height: u16) -> App {
             preview: Some(Preview::Command { command: "make deploy ENV=staging".into(), cwd: "/work/project".into() }),
             suggested_rule: "Bash(make deploy:*)".into(),
             reason: None,
+            agent: None,
         },
     );
     app

@@ -157,7 +157,7 @@ impl App {
                     }
                 });
             }
-            Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule, reason } => {
+            Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule, reason, agent } => {
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     let preview = preview.clone();
                     self.transcript.update(index, |cell| {
@@ -169,7 +169,8 @@ impl App {
                 }
                 let dialog =
                     PermissionDialog::new(call_id, tool, risk, input, preview, suggested_rule, self.cwd.clone())
-                        .with_reason(reason);
+                        .with_reason(reason)
+                        .for_agent(agent);
                 self.dialogs.push_back(dialog);
             }
             Event::ToolCallPreview { call_id, preview } => {

@@ -48,6 +48,7 @@ fn bash_dialog(app: &mut App, id: &str) {
             preview: Some(Preview::Command { command: "make deploy".into(), cwd: "/work/project".into() }),
             suggested_rule: "Bash(make deploy:*)".into(),
             reason: None,
+            agent: None,
         },
     );
 }

@@ -177,6 +177,7 @@ fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
                 preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
                 suggested_rule: "Bash(ls:*)".into(),
                 reason: None,
+                agent: None,
             },
         );
     }
@@ -408,5 +409,25 @@ fn a_custom_command_goes_to_core_as_typed() {
     );
     assert!(
         matches!(&app.transcript.cells().last().unwrap().kind, CellKind::User { text } if text == "/review src/a.rs")
+    );
+}
+
+#[test]
+fn bashes_lists_background_commands_and_kills_one() {
+    let mut app = app(80, 24);
+    core(
+        &mut app,
+        Event::BackgroundTasks(vec![tandem_core::protocol::BackgroundTask {
+            id: "bash_1".into(),
+            command: "npm run dev".into(),
+            running: true,
+        }]),
+    );
+    assert_eq!(app.status.background_running, 1);
+    app.submit("/bashes".into(), Instant::now());
+    assert!(screen(&app).contains("bash_1  running  npm run dev"), "{}", screen(&app));
+    assert_eq!(
+        app.submit("/bashes kill bash_1".into(), Instant::now()),
+        vec![Effect::Op(Op::KillBackground { id: "bash_1".into() })]
     );
 }

@@ -118,6 +118,8 @@ pub struct PermissionDialog {
     suggested_rule: String,
     /// Why the call asks, when the policy said (outside the workspace, protected path…).
     reason: Option<String>,
+    /// The subagent that asks, when it is one.
+    agent: Option<String>,
     body: Body,
     /// Per-hunk review, only for diffs of two hunks or more (one hunk is simply yes or no).
     review: Option<HunkReview>,
@@ -190,6 +192,7 @@ impl PermissionDialog {
             tool,
             risk,
             reason: None,
+            agent: None,
             suggested_rule,
             body,
             review,
@@ -206,6 +209,12 @@ impl PermissionDialog {
     /// Shows why the call asks (from the permission request).
     pub fn with_reason(mut self, reason: Option<String>) -> Self {
         self.reason = reason;
+        self
+    }
+
+    /// Names the subagent that asks (shown in the title).
+    pub fn for_agent(mut self, agent: Option<String>) -> Self {
+        self.agent = agent;
         self
     }
 

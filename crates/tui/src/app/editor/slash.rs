@@ -31,7 +31,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/init", "Ask the model to write a CLAUDE.md for this project"),
     SlashCommand::builtin("/memory", "Show saved memories; /memory N opens one in $EDITOR"),
     SlashCommand::builtin("/permissions", "List permission rules and remove them"),
-    SlashCommand::builtin("/bashes", "List the commands running in the background"),
+    SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
     SlashCommand::builtin("/resume", "Resume a saved session of this directory"),
     SlashCommand::builtin("/quit", "Exit tandem"),

@@ -123,11 +123,15 @@ impl PermissionDialog {
             Risk::Medium => ("medium risk", theme.risk_medium),
             Risk::High => ("high risk", theme.risk_high),
         };
-        Line::from(vec![
+        let mut title = vec![
             Span::styled(format!(" Allow {}? ", self.tool), theme.dialog_title),
             Span::styled(risk, style),
             Span::raw(" "),
-        ])
+        ];
+        if let Some(agent) = &self.agent {
+            title.push(Span::styled(format!("· asked by the {agent} subagent "), theme.accent));
+        }
+        Line::from(title)
     }
 
     /// The body's lines at `width`, from the cache when nothing changed since the last render.
