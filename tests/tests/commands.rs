@@ -105,3 +105,24 @@ fn the_tui_lists_a_command_in_the_popup_and_runs_it() {
     assert!(screen.contains("/review main.rs speed"), "the transcript shows what was typed:\n{screen}");
     assert_eq!(first_prompt(&server), "Review main.rs, looking for speed. All arguments: main.rs speed\n");
 }
+
+#[test]
+fn a_command_runs_its_allowed_shell_lines_and_includes_files() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "the release is on Friday\n");
+    workspace.write(
+        ".claude/commands/status.md",
+        "---\nallowed-tools: Bash(echo:*)\n---\nState: !`echo all-green`\nDenied: !`touch planted.txt`\nNotes: @notes.txt\n",
+    );
+    let server = FakeServer::spawn(answer("Noted.")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/status", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let prompt = first_prompt(&server);
+    assert!(prompt.contains("State: all-green"), "the allowed line ran: {prompt}");
+    assert!(prompt.contains("Denied: !`touch planted.txt`"), "the other stayed text: {prompt}");
+    assert!(!workspace.path().join("planted.txt").exists(), "a line no rule allows must not run");
+    assert!(prompt.contains("Contents of notes.txt:") && prompt.contains("the release is on Friday"), "{prompt}");
+    assert!(run.stderr.contains("was not run"), "{}", run.stderr);
+}

@@ -195,11 +195,6 @@ impl CustomCommand {
         }
         out
     }
-
-    /// Lines Claude Code would run before sending (`` !`cmd` ``) — tandem sends them as text; front ends say so.
-    pub fn has_shell_lines(&self) -> bool {
-        self.body.contains("!`")
-    }
 }
 
 /// Splits arguments at whitespace, keeping "double" or 'single' quoted groups together.

@@ -73,14 +73,6 @@ impl Session {
 
     /// A custom command's turn: its prompt, with its rules and model for this turn only.
     async fn run_command(&mut self, command: &CustomCommand, args: &str) {
-        if command.has_shell_lines() {
-            self.emit(Event::Info {
-                message: format!(
-                    "/{}: tandem does not run the command's !`…` lines before sending; the model sees them as text.",
-                    command.name
-                ),
-            });
-        }
         for rule in &command.allowed_tools {
             if let Err(problem) = lock(&self.shared.policy).add_rule(RuleKind::Allow, rule, Scope::Command) {
                 self.emit(Event::Error {
@@ -95,7 +87,8 @@ impl Session {
             }
             std::mem::replace(&mut self.config.model, info)
         });
-        self.run_turn(command.expand(args)).await;
+        let prompt = self.with_command_context(&command.name, command.expand(args)).await;
+        self.run_turn(prompt).await;
         if let Some(previous) = previous {
             self.config.model = previous;
         }

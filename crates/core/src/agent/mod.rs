@@ -7,6 +7,7 @@
 //! The agent never talks to a front end except through [`Op`] and [`Event`]. Ops are routed by a small task so
 //! that an interrupt or a permission answer is seen while a turn is running.
 
+mod command_context;
 mod commands;
 mod compaction;
 mod items;
