@@ -57,7 +57,7 @@ pub fn settings_files(config_dir: &Path, claude_user_dir: Option<&Path>, project
 pub fn load(config_dir: &Path, claude_user_dir: Option<&Path>, project_root: &Path) -> HookSet {
     let mut set = HookSet::default();
     for (file, project) in settings_files(config_dir, claude_user_dir, project_root) {
-        let text = match std::fs::read_to_string(&file) {
+        let text = match crate::permissions::settings::read_settings_text(&file) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
             Err(err) => {

@@ -246,7 +246,7 @@ impl Settings {
 /// with nothing but whitespace (a `touch`ed file means "no settings", not "broken"), and an error that says why
 /// (with the JSON error's line and column) for anything else.
 fn read_settings_object(file: &Path) -> Result<Option<Map<String, Value>>, String> {
-    let text = match std::fs::read_to_string(file) {
+    let text = match read_settings_text(file) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot be read: {err}")),
@@ -259,6 +259,21 @@ fn read_settings_object(file: &Path) -> Result<Option<Map<String, Value>>, Strin
         Ok(_) => Err("the top level is not a JSON object".to_owned()),
         Err(err) => Err(format!("not valid JSON: {err}")),
     }
+}
+
+/// Largest settings file read.
+const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A settings file's text: only a regular file (a link to `/dev/zero` would be read forever) of sane size.
+pub fn read_settings_text(file: &Path) -> std::io::Result<String> {
+    let meta = std::fs::metadata(file)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_SETTINGS_BYTES {
+        return Err(std::io::Error::other(format!("larger than {} MB", MAX_SETTINGS_BYTES / (1024 * 1024))));
+    }
+    std::fs::read_to_string(file)
 }
 
 /// Parses a rule from a settings file or a flag: [`Rule::parse`], plus the checks that keep a typo from meaning

@@ -380,3 +380,14 @@ fn settings_files_per_scope() {
     assert_eq!(settings_file(Scope::Flag, config, root), None);
     assert_eq!(settings_file(Scope::Session, config, root), None);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_settings_file_that_is_not_a_regular_file_is_reported_not_read() {
+    let f = Fixture::new();
+    let file = f.file(Scope::Local);
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+    let problems = f.load(&f.root).problems;
+    assert!(problems.iter().any(|p| p.contains("not a regular file")), "{problems:?}");
+}
