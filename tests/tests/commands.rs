@@ -126,3 +126,24 @@ fn a_command_runs_its_allowed_shell_lines_and_includes_files() {
     assert!(prompt.contains("Contents of notes.txt:") && prompt.contains("the release is on Friday"), "{prompt}");
     assert!(run.stderr.contains("was not run"), "{}", run.stderr);
 }
+
+#[test]
+fn the_apps_informational_commands_answer_headless_too() {
+    let workspace = Workspace::new();
+    workspace.write(".claude/commands/review.md", REVIEW);
+    let server = FakeServer::spawn(answer("I wrote CLAUDE.md.")).unwrap();
+    let result = |prompt: &str| {
+        let mut command = workspace.anthropic(&server);
+        command.args(["-p", prompt, "--output-format", "json"]);
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{prompt}: {run:?}");
+        run.result()["result"].as_str().unwrap().to_owned()
+    };
+    assert!(result("/cost").starts_with("Session cost: $0.0000"));
+    let help = result("/help");
+    assert!(help.contains("/compact") && help.contains("/review — Review one file"), "{help}");
+    assert!(result("/hooks").contains("No hooks"));
+    assert!(server.requests().is_empty(), "none of these asks the model");
+    assert_eq!(result("/init"), "I wrote CLAUDE.md.");
+    assert!(first_prompt(&server).contains("create a CLAUDE.md"));
+}

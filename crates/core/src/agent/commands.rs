@@ -12,11 +12,10 @@ use crate::permissions::{RuleKind, Scope};
 use crate::protocol::{Event, RunOutcome};
 
 /// The built-in commands a prompt can run (in any front end).
-pub(super) const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model"];
+pub(super) const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "init", "cost", "hooks", "help"];
 
 /// The app's commands that mean nothing without it.
-const APP_ONLY: &[&str] =
-    &["help", "mode", "cost", "copy", "init", "memory", "permissions", "hooks", "bashes", "resume", "quit", "exit"];
+const APP_ONLY: &[&str] = &["mode", "copy", "memory", "permissions", "bashes", "resume", "quit", "exit"];
 
 impl Session {
     /// Runs what the user submitted: a slash command, or a prompt.
@@ -44,6 +43,44 @@ impl Session {
                 let turn_id = self.begin_builtin();
                 self.set_model(&args);
                 self.finish_without_model(turn_id, started, Ok(format!("The model is now {args}.")));
+            }
+            "init" => self.run_turn(crate::prompt::INIT_PROMPT.to_owned()).await,
+            "cost" => {
+                let turn_id = self.begin_builtin();
+                let cost =
+                    self.cost().map_or("unknown (no prices for this model)".to_owned(), |cost| format!("${cost:.4}"));
+                let usage = self.total_usage;
+                let text = format!(
+                    "Session cost: {cost}. Tokens: {} input, {} output, {} written to cache, {} read from cache.",
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_creation_input_tokens,
+                    usage.cache_read_input_tokens
+                );
+                self.finish_without_model(turn_id, started, Ok(text));
+            }
+            "hooks" => {
+                let turn_id = self.begin_builtin();
+                self.finish_without_model(turn_id, started, Ok(self.hooks_listing()));
+            }
+            "help" => {
+                let turn_id = self.begin_builtin();
+                let mut names: Vec<String> = HEADLESS_BUILTINS.iter().map(|name| format!("/{name}")).collect();
+                names.extend(
+                    self.config
+                        .commands
+                        .commands
+                        .iter()
+                        .map(|command| format!("/{} — {}", command.name, command.description)),
+                );
+                names.extend(
+                    self.config
+                        .skills
+                        .skills
+                        .iter()
+                        .map(|skill| format!("/{} — {} (skill)", skill.name, skill.description)),
+                );
+                self.finish_without_model(turn_id, started, Ok(format!("Commands here:\n{}", names.join("\n"))));
             }
             _ => match self.config.commands.find(&name).cloned() {
                 Some(command) => self.run_command(&command, &args).await,

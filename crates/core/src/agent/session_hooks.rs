@@ -178,6 +178,11 @@ impl Session {
 impl Session {
     /// `/hooks`: every configured hook, whether it runs, and what in the settings could not be used.
     pub(super) fn list_hooks(&self) {
+        self.emit(Event::Info { message: self.hooks_listing() });
+    }
+
+    /// What `/hooks` says.
+    pub(super) fn hooks_listing(&self) -> String {
         let hooks = &self.config.hooks;
         let mut lines = hooks.describe();
         if lines.is_empty() {
@@ -190,7 +195,7 @@ impl Session {
             lines.push("The project's hooks are off: /hooks trust lets them run (until they change).".to_owned());
         }
         lines.extend(hooks.set().problems.iter().map(|problem| format!("Problem: {problem}")));
-        self.emit(Event::Info { message: format!("Hooks:\n{}", lines.join("\n")) });
+        format!("Hooks:\n{}", lines.join("\n"))
     }
 
     /// `/hooks trust`: the project's hooks run from now on, and in later sessions while they stay the same.

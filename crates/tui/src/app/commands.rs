@@ -10,13 +10,6 @@ use super::cells::NoticeKind;
 use super::editor::SlashCommand;
 use super::{App, Effect};
 
-/// What `/init` asks the model to do (the file is written through the normal Write permission).
-const INIT_PROMPT: &str = "Please analyze this codebase and create a CLAUDE.md file in the repository root for future \
-sessions of an AI coding assistant. Include: the commands to build, test (also a single test) and lint; the \
-high-level architecture and where things live, only what needs reading several files to understand; and the \
-project's conventions that are not obvious. Be concise; don't list every file or repeat generic advice. If a \
-CLAUDE.md or AGENTS.md exists, improve it instead of starting over.";
-
 impl App {
     /// The saved memories arrived (`/memory`, read by the runtime from core's memory module): the list, or
     /// the N-th topic opened in `$EDITOR` when one was named.
@@ -151,7 +144,7 @@ impl App {
                     self.editor.set_text(&format!("/{}", command.trim()));
                     return Vec::new();
                 }
-                self.submit(INIT_PROMPT.to_owned(), now)
+                self.submit(tandem_core::prompt::INIT_PROMPT.to_owned(), now)
             }
             "memory" => vec![Effect::ListMemories { open: args.parse().ok() }],
             "resume" | "continue" => {
