@@ -65,6 +65,13 @@ pub fn civil_date(secs: u64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
+/// What `/init` asks the model to do (the file is written through the normal Write permission).
+pub const INIT_PROMPT: &str = "Please analyze this codebase and create a CLAUDE.md file in the repository root for future \
+sessions of an AI coding assistant. Include: the commands to build, test (also a single test) and lint; the \
+high-level architecture and where things live, only what needs reading several files to understand; and the \
+project's conventions that are not obvious. Be concise; don't list every file or repeat generic advice. If a \
+CLAUDE.md or AGENTS.md exists, improve it instead of starting over.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,10 +104,3 @@ mod tests {
         assert_eq!(civil_date(951_782_400), (2000, 2, 29));
     }
 }
-
-/// What `/init` asks the model to do (the file is written through the normal Write permission).
-pub const INIT_PROMPT: &str = "Please analyze this codebase and create a CLAUDE.md file in the repository root for future \
-sessions of an AI coding assistant. Include: the commands to build, test (also a single test) and lint; the \
-high-level architecture and where things live, only what needs reading several files to understand; and the \
-project's conventions that are not obvious. Be concise; don't list every file or repeat generic advice. If a \
-CLAUDE.md or AGENTS.md exists, improve it instead of starting over.";
