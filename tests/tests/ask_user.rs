@@ -124,3 +124,30 @@ fn an_approved_plan_ends_plan_mode_and_a_rejected_one_keeps_it() {
     assert!(status_line(&screen).contains("accept edits"), "{screen}");
     assert!(last_result(&server)["content"].as_str().unwrap().contains("plan mode is off"));
 }
+
+#[test]
+fn the_picker_keeps_its_place_after_a_resize_and_a_suspend() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [questions()]},
+        {"blocks": [{"type": "text", "text": "Postgres on macOS."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 100, &[]);
+    submit(&pty, "add a cache");
+    pty.expect_text("The model asks 1/2");
+    pty.send(keys::DOWN);
+    pty.resize(24, 80);
+    pty.expect("the picker at 80 columns", |screen| {
+        screen.contains("❯ 2. Postgres") && screen.contains("The model asks 1/2")
+    });
+    tandem_e2e::app::suspend_and_continue(&pty);
+    pty.expect("the picker back after fg", |screen| screen.contains("❯ 2. Postgres"));
+    pty.send(keys::ENTER);
+    pty.expect_text("Which platforms?");
+    pty.send("2");
+    pty.send(keys::ENTER);
+    expect_idle_with(&pty, "Postgres on macOS.");
+    let text = last_result(&server)["content"].as_str().unwrap().to_owned();
+    assert!(text.contains("= \"Postgres\"") && text.contains("= \"macOS\""), "{text}");
+}

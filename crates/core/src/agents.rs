@@ -92,12 +92,8 @@ pub fn directories(
     claude_user_dir: Option<&Path>,
     config_dir: &Path,
 ) -> Vec<(PathBuf, &'static str)> {
-    let mut dirs = vec![(config_dir.join("agents"), "user")];
-    if let Some(dir) = claude_user_dir {
-        dirs.push((dir.join("agents"), "user"));
-    }
-    dirs.push((project_root.join(".tandem").join("agents"), "project"));
-    dirs.push((project_root.join(".claude").join("agents"), "project"));
+    let mut dirs = crate::front_matter::extension_dirs("agents", project_root, claude_user_dir, config_dir);
+    dirs.reverse();
     dirs
 }
 

@@ -46,15 +46,7 @@ pub fn directories(
     claude_user_dir: Option<&Path>,
     config_dir: &Path,
 ) -> Vec<(PathBuf, &'static str)> {
-    let mut dirs = vec![
-        (project_root.join(".claude").join("commands"), "project"),
-        (project_root.join(".tandem").join("commands"), "project"),
-    ];
-    if let Some(dir) = claude_user_dir {
-        dirs.push((dir.join("commands"), "user"));
-    }
-    dirs.push((config_dir.join("commands"), "user"));
-    dirs
+    crate::front_matter::extension_dirs("commands", project_root, claude_user_dir, config_dir)
 }
 
 /// Reads every command file of `dirs`. Never fails: problems are in the catalog.

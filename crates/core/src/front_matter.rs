@@ -3,6 +3,26 @@
 
 use yaml_rust2::{Yaml, YamlLoader};
 
+/// The directories of one kind of extension file (`commands`, `skills`, `agents`), highest precedence first:
+/// the project's `.claude/<kind>` and `.tandem/<kind>`, then Claude Code's user `~/.claude/<kind>` and tandem's
+/// `<config dir>/<kind>`, each with its scope (`project` or `user`).
+pub fn extension_dirs(
+    kind: &str,
+    project_root: &std::path::Path,
+    claude_user_dir: Option<&std::path::Path>,
+    config_dir: &std::path::Path,
+) -> Vec<(std::path::PathBuf, &'static str)> {
+    let mut dirs = vec![
+        (project_root.join(".claude").join(kind), "project"),
+        (project_root.join(".tandem").join(kind), "project"),
+    ];
+    if let Some(dir) = claude_user_dir {
+        dirs.push((dir.join(kind), "user"));
+    }
+    dirs.push((config_dir.join(kind), "user"));
+    dirs
+}
+
 /// Largest command, skill or agent file read.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
 

@@ -47,15 +47,7 @@ pub fn directories(
     claude_user_dir: Option<&Path>,
     config_dir: &Path,
 ) -> Vec<(PathBuf, &'static str)> {
-    let mut dirs = vec![
-        (project_root.join(".claude").join("skills"), "project"),
-        (project_root.join(".tandem").join("skills"), "project"),
-    ];
-    if let Some(dir) = claude_user_dir {
-        dirs.push((dir.join("skills"), "user"));
-    }
-    dirs.push((config_dir.join("skills"), "user"));
-    dirs
+    crate::front_matter::extension_dirs("skills", project_root, claude_user_dir, config_dir)
 }
 
 /// Reads every skill of `dirs`. Never fails: problems are in the catalog.

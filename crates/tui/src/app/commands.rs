@@ -195,7 +195,13 @@ impl App {
                     Vec::new()
                 }
             },
-            other if self.custom_commands.iter().any(|command| command == other) => {
+            other
+                if self
+                    .editor
+                    .custom_commands()
+                    .iter()
+                    .any(|command| command.name.strip_prefix('/') == Some(other)) =>
+            {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
                     self.editor.set_text(&format!("/{}", command.trim()));
@@ -217,7 +223,6 @@ impl App {
         catalog: &tandem_core::commands::CommandCatalog,
         skills: &tandem_core::skills::SkillCatalog,
     ) {
-        self.custom_commands = catalog.commands.iter().map(|command| command.name.clone()).collect();
         let mut entries: Vec<SlashCommand> = catalog
             .commands
             .iter()
@@ -231,10 +236,9 @@ impl App {
             .collect();
         // A skill runs as `/name` too, unless a command has its name.
         for skill in &skills.skills {
-            if self.custom_commands.contains(&skill.name) {
+            if catalog.find(&skill.name).is_some() {
                 continue;
             }
-            self.custom_commands.push(skill.name.clone());
             entries.push(SlashCommand {
                 name: format!("/{}", skill.name).into(),
                 description: format!("{} (skill)", skill.description).into(),

@@ -150,8 +150,6 @@ pub struct App {
     pub(crate) bypass_allowed: bool,
     /// The transcript's height when last drawn while scrolled up (see [`App::hold_scroll_position`]).
     pub(crate) scroll_anchor: Option<usize>,
-    /// The names (without `/`) of the session's custom commands, which core expands.
-    pub(crate) custom_commands: Vec<String>,
     /// The model's checklist (TodoWrite), drawn above the input while a step is open.
     pub(crate) todos: Vec<tandem_core::tools::todo_write::TodoItem>,
     /// The session's `run_in_background` commands (`/bashes`).
@@ -195,7 +193,6 @@ impl App {
             code_block_cursor: 0,
             bypass_allowed,
             scroll_anchor: None,
-            custom_commands: Vec::new(),
             todos: Vec::new(),
             background: Vec::new(),
             printed_cells: 0,
