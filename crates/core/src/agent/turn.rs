@@ -100,7 +100,7 @@ impl Session {
 
     pub(super) fn announce(&mut self) {
         self.announce_session();
-        self.report_todos();
+        self.report_todos(0);
         for notice in &self.config.notices {
             self.emit(Event::Info { message: notice.clone() });
         }
@@ -324,7 +324,8 @@ impl Session {
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
             self.push_message(results);
-            self.report_todos();
+            // Only this round's call and results can have changed the list.
+            self.report_todos(self.messages.len().saturating_sub(2));
 
             if let Some(reason) = round.stopped {
                 let message = format!("A hook stopped the turn: {reason}");
@@ -384,8 +385,10 @@ impl Session {
 
     /// Tells front ends the checklist when a TodoWrite call changed it (a compacted conversation has no calls
     /// left: the list stays as it was).
-    pub(super) fn report_todos(&mut self) {
-        let Some(todos) = crate::tools::todo_write::current_todos(&self.messages) else { return };
+    /// `from` is the first message that may hold a new TodoWrite call.
+    pub(super) fn report_todos(&mut self, from: usize) {
+        let recent = &self.messages[from.min(self.messages.len())..];
+        let Some(todos) = crate::tools::todo_write::current_todos(recent) else { return };
         if todos != self.todos {
             self.todos = todos.clone();
             self.emit(Event::Todos(todos));
