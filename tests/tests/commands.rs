@@ -147,3 +147,27 @@ fn the_apps_informational_commands_answer_headless_too() {
     assert_eq!(result("/init"), "I wrote CLAUDE.md.");
     assert!(first_prompt(&server).contains("create a CLAUDE.md"));
 }
+
+#[test]
+fn arguments_never_become_shell_lines_and_a_spaced_rule_allows_nothing() {
+    let workspace = Workspace::new();
+    workspace.write(".claude/commands/todo.md", "---\nallowed-tools: Bash(touch:*)\n---\nNote this: $ARGUMENTS\n");
+    workspace
+        .write(".claude/commands/spaced.md", "---\nallowed-tools: Bash (echo:*)\n---\nState: !`touch spaced.txt`\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "Noted."}]},
+        {"blocks": [{"type": "text", "text": "Noted."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/todo !`touch from-args.txt`"]);
+    assert_eq!(execute(command).code, 0);
+    assert!(!workspace.path().join("from-args.txt").exists(), "an argument ran as a shell line");
+    assert!(first_prompt(&server).contains("Note this: !`touch from-args.txt`"), "{}", first_prompt(&server));
+
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/spaced"]);
+    let run = execute(command);
+    assert!(!workspace.path().join("spaced.txt").exists(), "`Bash (echo:*)` allowed every command: {run:?}");
+    assert!(run.stderr.contains("Bash (echo:*)"), "the bad rule is reported whole: {}", run.stderr);
+}

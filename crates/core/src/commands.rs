@@ -155,38 +155,44 @@ impl CustomCommand {
     /// The prompt for `args`: `$ARGUMENTS` is all of them, `$1`… each (quotes group words); arguments to a
     /// command that uses neither are appended, as Claude Code does.
     pub fn expand(&self, args: &str) -> String {
-        let positional = split_arguments(args);
-        let mut out = String::with_capacity(self.body.len() + args.len());
-        let mut used = false;
-        let mut rest = self.body.as_str();
-        while let Some(at) = rest.find('$') {
-            out.push_str(&rest[..at]);
-            let after = &rest[at + 1..];
-            if let Some(tail) = after.strip_prefix("ARGUMENTS") {
-                out.push_str(args);
-                used = true;
-                rest = tail;
-                continue;
-            }
-            let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-            match digits.parse::<usize>() {
-                Ok(index) if index > 0 => {
-                    out.push_str(positional.get(index - 1).map_or("", String::as_str));
-                    used = true;
-                    rest = &after[digits.len()..];
-                }
-                _ => {
-                    out.push('$');
-                    rest = after;
-                }
-            }
-        }
-        out.push_str(rest);
-        if !used && !args.is_empty() {
-            out.push_str(&format!("\n\nARGUMENTS: {args}"));
-        }
-        out
+        expand_text(&self.body, args)
     }
+}
+
+/// [`CustomCommand::expand`] of any text (a body whose `` !`…` `` lines already ran: arguments are put in
+/// afterwards, so an argument can never become a shell line).
+pub fn expand_text(body: &str, args: &str) -> String {
+    let positional = split_arguments(args);
+    let mut out = String::with_capacity(body.len() + args.len());
+    let mut used = false;
+    let mut rest = body;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+            out.push_str(args);
+            used = true;
+            rest = tail;
+            continue;
+        }
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        match digits.parse::<usize>() {
+            Ok(index) if index > 0 => {
+                out.push_str(positional.get(index - 1).map_or("", String::as_str));
+                used = true;
+                rest = &after[digits.len()..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    if !used && !args.is_empty() {
+        out.push_str(&format!("\n\nARGUMENTS: {args}"));
+    }
+    out
 }
 
 /// Splits arguments at whitespace, keeping "double" or 'single' quoted groups together.

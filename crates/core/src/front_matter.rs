@@ -116,11 +116,13 @@ impl Document {
         })
     }
 
-    /// A list field: a YAML list, or a text split at commas (Claude Code accepts both for `tools`).
+    /// A list field: a YAML list, or a text split at commas outside parentheses (Claude Code accepts both for
+    /// `tools` and `allowed-tools`). Only commas: `Bash (echo:*)` stays one (invalid) item rather than becoming
+    /// `Bash`, which would allow every command.
     pub fn list(&self, key: &str) -> Option<Vec<String>> {
         self.fields.iter().find(|(name, _)| name == key).map(|(_, value)| match value {
             Field::List(items) => items.clone(),
-            Field::Text(text) => crate::permissions::split_rule_list(text),
+            Field::Text(text) => split_commas(text),
         })
     }
 
@@ -167,6 +169,27 @@ fn unquote(text: &str) -> String {
     text.to_owned()
 }
 
+/// `a, b(x, y), c` → `a`, `b(x, y)`, `c`.
+fn split_commas(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for ch in text.chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(ch);
+    }
+    items.push(current);
+    items.into_iter().map(|item| item.trim().to_owned()).filter(|item| !item.is_empty()).collect()
+}
+
 fn field(value: &Yaml) -> Option<Field> {
     match value {
         Yaml::String(text) | Yaml::Real(text) => Some(Field::Text(text.clone())),
@@ -198,6 +221,8 @@ mod tests {
         assert_eq!(doc.text("description").as_deref(), Some("Review a PR"));
         assert_eq!(doc.raw("argument-hint").as_deref(), Some("[pr-number]"));
         assert_eq!(doc.list("allowed-tools").unwrap(), ["Bash(git diff:*)", "Read"]);
+        let spaced = Document::parse("---\nallowed-tools: Bash (echo:*), Bash(a, b)\n---\n").unwrap();
+        assert_eq!(spaced.list("allowed-tools").unwrap(), ["Bash (echo:*)", "Bash(a, b)"]);
         assert_eq!(doc.body, "Review PR $1.\n");
         let list = Document::parse("---\ntools:\n  - Read\n  - Grep\n---\nbody").unwrap();
         assert_eq!(list.list("tools").unwrap(), ["Read", "Grep"]);

@@ -17,10 +17,12 @@ use crate::tools::{Tool, ToolContext};
 const MAX_FILE_CHARS: usize = 100_000;
 
 impl Session {
-    /// The command's prompt with its `` !`…` `` outputs and `@file` contents.
-    pub(super) async fn with_command_context(&self, command: &str, prompt: String) -> String {
-        let mut out = self.run_shell_parts(command, prompt).await;
-        let files = self.file_parts(command, &out);
+    /// The command's prompt: its body with the `` !`…` `` outputs, then the arguments put in, then the `@file`
+    /// contents.
+    pub(super) async fn command_prompt(&self, command: &crate::commands::CustomCommand, args: &str) -> String {
+        let body = self.run_shell_parts(&command.name, command.body.clone()).await;
+        let mut out = crate::commands::expand_text(&body, args);
+        let files = self.file_parts(&command.name, &out);
         for (path, content) in files {
             out.push_str(&format!("\n\nContents of {path}:\n```\n{content}\n```"));
         }

@@ -124,7 +124,7 @@ impl Session {
             }
             std::mem::replace(&mut self.config.model, info)
         });
-        let prompt = self.with_command_context(&command.name, command.expand(args)).await;
+        let prompt = self.command_prompt(command, args).await;
         self.run_turn(prompt).await;
         if let Some(previous) = previous {
             self.config.model = previous;

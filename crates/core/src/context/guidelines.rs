@@ -91,6 +91,10 @@ struct Source {
 }
 
 fn read_source(path: &Path) -> Option<Source> {
+    // Checked before opening: opening a FIFO named CLAUDE.md would wait for a writer forever.
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let file = File::open(path).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() {
@@ -398,5 +402,14 @@ mod tests {
         let g = load(&config, &cwd);
         assert_eq!(g.files, vec![repo.join("AGENTS.md")]);
         assert!(g.text.ends_with("ok \u{fffd} bytes"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_claude_md_is_skipped_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("CLAUDE.md");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert!(read_source(&fifo).is_none());
     }
 }

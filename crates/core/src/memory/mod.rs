@@ -114,7 +114,10 @@ impl MemoryStore {
     pub fn topics(&self) -> Vec<MemoryTopic> {
         let mut topics = Vec::new();
         for scope in [MemoryScope::Project, MemoryScope::User] {
-            let index = std::fs::read_to_string(self.index_path(scope)).unwrap_or_default();
+            // Only a regular file: a FIFO in its place would block the read forever.
+            let path = self.index_path(scope);
+            let regular = std::fs::metadata(&path).is_ok_and(|meta| meta.is_file());
+            let index = if regular { std::fs::read_to_string(&path).unwrap_or_default() } else { String::new() };
             for line in index.lines() {
                 if let Some(file) = index::entry_file(line) {
                     topics.push(MemoryTopic {
@@ -153,7 +156,7 @@ impl MemoryStore {
     fn prompt_index(&self, scope: MemoryScope) -> Option<String> {
         let path = self.index_path(scope);
         // A linked index (to `/proc/self/environ`, say) would put another file into every prompt.
-        if links_on_the_way(self.dir(scope), &path) {
+        if links_on_the_way(self.dir(scope), &path) || !std::fs::metadata(&path).ok()?.is_file() {
             return None;
         }
         let mut bytes = Vec::new();
