@@ -83,6 +83,15 @@ pub enum PermissionAnswer {
     },
     /// Approve an ExitPlanMode plan and continue in this mode (default or acceptEdits).
     AllowWithMode(PermissionMode),
+    /// Allow the call with this input instead of the model's (an SDK host's `updatedInput`). It is checked against
+    /// the tool's schema like the model's; for AskUserQuestion, its `answers` object answers the questions.
+    AllowUpdated {
+        input: Value,
+    },
+    /// Deny with exactly this message as the tool result (an SDK host's own words, not "the user denied").
+    Reject {
+        message: String,
+    },
 }
 
 /// How long an "always" answer is remembered.
@@ -178,6 +187,16 @@ pub struct TurnSummary {
     /// The user interrupted the turn (then `outcome` is `ErrorDuringExecution`): front ends decide on this, not
     /// on the wording of `errors`.
     pub interrupted: bool,
+    /// The model request failed for good: its HTTP status (when the server answered) and error type.
+    pub api_error: Option<ApiFailure>,
+}
+
+/// A model request that failed for good, for Claude Code's `api_error_status` and synthetic error message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiFailure {
+    pub status: Option<u16>,
+    pub error_type: Option<String>,
+    pub message: String,
 }
 
 /// Core → front end.
@@ -195,6 +214,8 @@ pub enum Event {
         slash_commands: Vec<String>,
         /// The skills the model can load.
         skills: Vec<String>,
+        /// The subagents the Task tool can start, by name.
+        agents: Vec<String>,
     },
     /// A user turn begins (ids count up from 1 in a session); [`Event::TurnFinished`] carries the same id.
     TurnStarted {
@@ -254,6 +275,8 @@ pub enum Event {
         delay_ms: u64,
         reason: String,
         discarded_partial_output: bool,
+        /// The HTTP status of the failed attempt, when the server answered.
+        status: Option<u16>,
     },
     /// A complete assistant reply, appended to the conversation.
     AssistantMessage(AssistantMessage),

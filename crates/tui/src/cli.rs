@@ -62,7 +62,7 @@ pub struct Cli {
     pub disallowed_tools: Vec<String>,
 
     /// Subagents for the Task tool, as JSON: {"name": {"description": "…", "prompt": "…", "tools": […], "model": "…"}}.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub agents: Option<String>,
 
     /// More directories the session may work in (besides the current one).
@@ -94,17 +94,86 @@ pub struct Cli {
     pub dangerously_skip_permissions: bool,
 
     /// Replace the system prompt.
-    #[arg(long = "system-prompt")]
+    #[arg(long = "system-prompt", allow_hyphen_values = true)]
     pub system_prompt: Option<String>,
 
     /// Append to the system prompt.
-    #[arg(long = "append-system-prompt")]
+    #[arg(long = "append-system-prompt", allow_hyphen_values = true)]
     pub append_system_prompt: Option<String>,
 
     /// Don't capture the mouse, so the terminal's own text selection works (the wheel then scrolls the
     /// terminal, not the conversation). Also set by TANDEM_NO_MOUSE=1.
     #[arg(long = "no-mouse")]
     pub no_mouse: bool,
+
+    /// Input format with -p or stream-json output: `text` (the prompt) or `stream-json` (NDJSON user messages and
+    /// control requests on stdin, as the Claude Agent SDK sends them; runs headless until stdin closes).
+    #[arg(long = "input-format", value_enum)]
+    pub input_format: Option<InputFormat>,
+
+    /// Who answers permission requests headless: `stdio` asks the SDK host over the control protocol.
+    #[arg(long = "permission-prompt-tool")]
+    pub permission_prompt_tool: Option<String>,
+
+    /// The built-in tools the model gets: a comma list (`Read,Edit`), `""` for none, or `default`.
+    #[arg(long = "tools")]
+    pub tools: Option<String>,
+
+    /// Replace the system prompt with this file's text.
+    #[arg(long = "system-prompt-file")]
+    pub system_prompt_file: Option<PathBuf>,
+
+    /// More settings: a JSON object or a settings file's path, read after every other settings file.
+    #[arg(long = "settings", allow_hyphen_values = true)]
+    pub settings: Option<String>,
+
+    /// Which settings files are read: a comma list of user, project, local (default: all).
+    #[arg(long = "setting-sources")]
+    pub setting_sources: Option<String>,
+
+    /// Use this id (a UUID) for the new session.
+    #[arg(long = "session-id")]
+    pub session_id: Option<String>,
+
+    /// The model to switch to when the main one is overloaded or unavailable.
+    #[arg(long = "fallback-model")]
+    pub fallback_model: Option<String>,
+
+    /// How hard the model thinks: low, medium, high, xhigh, max.
+    #[arg(long = "effort")]
+    pub effort: Option<String>,
+
+    /// Extended thinking: adaptive, enabled or disabled.
+    #[arg(long = "thinking")]
+    pub thinking: Option<String>,
+
+    /// Extended thinking with this token budget.
+    #[arg(long = "max-thinking-tokens")]
+    pub max_thinking_tokens: Option<u32>,
+
+    /// How thinking is shown: summarized or omitted.
+    #[arg(long = "thinking-display")]
+    pub thinking_display: Option<String>,
+
+    /// Structured output: the final answer must be JSON valid against this JSON schema.
+    #[arg(long = "json-schema", allow_hyphen_values = true)]
+    pub json_schema: Option<String>,
+
+    /// With stream-json: also print hook events (hook_started, hook_response).
+    #[arg(long = "include-hook-events")]
+    pub include_hook_events: bool,
+
+    /// Anthropic beta headers to send (comma separated).
+    #[arg(long = "betas", num_args = 1.., action = clap::ArgAction::Append)]
+    pub betas: Vec<String>,
+
+    /// MCP servers (a file or JSON); repeatable.
+    #[arg(long = "mcp-config", num_args = 1.., action = clap::ArgAction::Append)]
+    pub mcp_config: Vec<String>,
+
+    /// Use only the MCP servers of --mcp-config.
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
 
     /// A scripted demo: a built-in model (no network, no key) works on a scratch copy of a small example
     /// project, showing a streamed answer, tool cards, an edit dialog and a command dialog.
@@ -122,4 +191,63 @@ pub enum OutputFormat {
     /// One JSON object per line as the run happens.
     #[value(name = "stream-json")]
     StreamJson,
+}
+
+/// What stdin carries in headless mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// The prompt, as text.
+    Text,
+    /// NDJSON frames: user messages and control requests (the Claude Agent SDK's protocol).
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+impl Cli {
+    /// Headless with NDJSON on stdin: the Agent SDK's mode (it passes no `-p`).
+    pub fn streaming_input(&self) -> bool {
+        self.input_format == Some(InputFormat::StreamJson)
+    }
+
+    /// Runs without the app: `-p`, or stream-json input.
+    pub fn headless(&self) -> bool {
+        self.print || self.streaming_input()
+    }
+}
+
+/// Parses argv like [`Cli::parse`], except that a flag this version does not know is dropped with a warning
+/// instead of failing: the Agent SDK passes options as flags, and a newer SDK knows flags this tandem does not.
+/// Returns the warnings (one per dropped flag) with the result.
+pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::Error>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let sdk_mode = args.iter().any(|arg| arg == "--input-format" || arg == "--input-format=stream-json");
+    loop {
+        let error = match Cli::try_parse_from(&args) {
+            Ok(cli) => return (Ok(cli), warnings),
+            Err(error) => error,
+        };
+        let unknown = match error.kind() {
+            clap::error::ErrorKind::UnknownArgument => error.get(clap::error::ContextKind::InvalidArg),
+            _ => None,
+        };
+        let Some(clap::error::ContextValue::String(flag)) = unknown else { return (Err(error), warnings) };
+        let flag = flag.clone();
+        let Some(position) = args.iter().position(|arg| arg.to_str() == Some(flag.as_str())) else {
+            return (Err(error), warnings);
+        };
+        if !flag.starts_with("--") {
+            return (Err(error), warnings);
+        }
+        args.remove(position);
+        // `--flag value`: in the SDK's argv (no positional prompt there) the value goes with the flag.
+        let takes_value = !flag.contains('=')
+            && sdk_mode
+            && args.get(position).and_then(|arg| arg.to_str()).is_some_and(|next| !next.starts_with("--"));
+        if takes_value {
+            let value = args.remove(position);
+            warnings.push(format!("ignoring unknown option {flag} {}", value.to_string_lossy()));
+        } else {
+            warnings.push(format!("ignoring unknown option {flag}"));
+        }
+    }
 }

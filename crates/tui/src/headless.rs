@@ -44,7 +44,7 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
         }
     });
 
-    let mut printer = Printer { session_id, api_key_source, options, stdout: std::io::stdout() };
+    let mut printer = Printer::new(session_id, api_key_source, options, Output::stdout());
     while let Some(event) = handle.events.recv().await {
         match event {
             Event::PermissionRequested { call_id, tool, .. }
@@ -59,11 +59,8 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
                 let answer = PermissionAnswer::Deny { feedback: Some(feedback) };
                 let _ = handle.ops.send(Op::PermissionAnswer { call_id, answer });
             }
-            Event::PermissionRequested { call_id, tool, .. } => {
-                let feedback = format!(
-                    "Permission to use {tool} was denied: tandem is running non-interactively (-p) and no rule allows this call. The user can allow it with --allowedTools or --permission-mode."
-                );
-                let answer = PermissionAnswer::Deny { feedback: Some(feedback) };
+            Event::PermissionRequested { call_id, tool, suggested_rule, .. } => {
+                let answer = PermissionAnswer::Reject { message: non_interactive_denial(&tool, &suggested_rule) };
                 let _ = handle.ops.send(Op::PermissionAnswer { call_id, answer });
             }
             Event::TurnFinished(summary) => {
@@ -81,32 +78,101 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
     1
 }
 
-struct Printer {
-    session_id: String,
-    /// Where the key came from (the variable's name, never its value), for the init line.
-    api_key_source: String,
-    options: HeadlessOptions,
-    stdout: std::io::Stdout,
+/// What the model is told when a call needs a person and none is there: what happened and how to allow it.
+pub(crate) fn non_interactive_denial(tool: &str, suggested_rule: &str) -> String {
+    let rule = suggested_rule.split(", ").next().filter(|rule| !rule.is_empty()).unwrap_or(tool);
+    format!(
+        "{tool} was not run: it is not allowed by the permission rules, and tandem is running non-interactively, so nobody could be asked. The user can allow it with --allowedTools '{rule}', a rule in settings, or --permission-mode."
+    )
 }
 
-impl Printer {
-    fn streaming(&self) -> bool {
-        self.options.format == OutputFormat::StreamJson
+/// Standard output for NDJSON frames, shared by everything that writes them (one whole line at a time).
+#[derive(Clone)]
+pub(crate) struct Output(std::sync::Arc<std::sync::Mutex<std::io::Stdout>>);
+
+impl Output {
+    pub(crate) fn stdout() -> Self {
+        Output(std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout())))
     }
 
-    fn line(&mut self, value: &Value) {
-        let mut out = self.stdout.lock();
-        // A closed stdout (e.g. piped into `head`) must not crash the run.
+    /// Writes one frame as one flushed line. A closed stdout (e.g. piped into `head`) must not crash the run.
+    pub(crate) fn line(&self, value: &Value) {
+        let guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut out = guard.lock();
         let _ = serde_json::to_writer(&mut out, value);
         let _ = out.write_all(b"\n");
         let _ = out.flush();
     }
 
-    fn event(&mut self, event: &Event) {
+    /// Writes plain text (text output mode).
+    pub(crate) fn text(&self, text: &str) {
+        let guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut out = guard.lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// What one model cost in this session, for the result's `modelUsage`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ModelTally {
+    pub usage: tandem_core::conversation::Usage,
+    pub cost_usd: f64,
+    /// Some of its usage had no price.
+    pub cost_unknown: bool,
+    pub context_window: u64,
+}
+
+pub(crate) struct Printer {
+    pub(crate) session_id: String,
+    /// Where the key came from (the variable's name, never its value), for the init line.
+    api_key_source: String,
+    options: HeadlessOptions,
+    out: Output,
+    /// The last init line, printed again at every turn in streaming-input mode.
+    pub(crate) init: Option<Value>,
+    /// The model in use, and what each model of the session used.
+    model: String,
+    model_usage: std::collections::BTreeMap<String, ModelTally>,
+    last_cost: Option<f64>,
+    /// How full the context is, for `get_context_usage`.
+    pub(crate) context: (u64, u64),
+    /// Print the init line when the session is configured (`-p`); streaming input prints it per turn instead.
+    pub(crate) init_at_start: bool,
+}
+
+impl Printer {
+    pub(crate) fn new(session_id: String, api_key_source: String, options: HeadlessOptions, out: Output) -> Self {
+        Printer {
+            session_id,
+            api_key_source,
+            options,
+            out,
+            init: None,
+            model: String::new(),
+            model_usage: Default::default(),
+            last_cost: Some(0.0),
+            context: (0, 0),
+            init_at_start: true,
+        }
+    }
+
+    fn streaming(&self) -> bool {
+        self.options.format == OutputFormat::StreamJson
+    }
+
+    pub(crate) fn line(&mut self, value: &Value) {
+        self.out.line(value);
+    }
+
+    pub(crate) fn model(&self) -> &str {
+        &self.model
+    }
+
+    pub(crate) fn event(&mut self, event: &Event) {
         match event {
-            Event::SessionConfigured { model, cwd, tools, permission_mode, slash_commands, skills, .. }
-                if self.streaming() =>
-            {
+            Event::SessionConfigured { model, cwd, tools, permission_mode, slash_commands, skills, agents, .. } => {
+                self.model = model.clone();
                 let mut value = stream_json::init(
                     &self.session_id,
                     &cwd.display().to_string(),
@@ -117,8 +183,29 @@ impl Printer {
                 value["apiKeySource"] = Value::String(self.api_key_source.clone());
                 value["slash_commands"] = serde_json::json!(slash_commands);
                 value["skills"] = serde_json::json!(skills);
-                self.line(&value);
+                value["agents"] = serde_json::json!(agents);
+                if self.streaming() && self.init_at_start {
+                    self.line(&value);
+                }
+                self.init = Some(value);
             }
+            Event::ModelChanged { model, .. } => {
+                self.model = model.clone();
+                if let Some(init) = &mut self.init {
+                    init["model"] = Value::String(model.clone());
+                }
+            }
+            Event::Usage { last, cost_usd, context_window, .. } => {
+                let tally = self.model_usage.entry(self.model.clone()).or_default();
+                tally.usage.accumulate(last);
+                tally.context_window = *context_window;
+                match (cost_usd, self.last_cost) {
+                    (Some(now), Some(before)) => tally.cost_usd += (now - before).max(0.0),
+                    _ => tally.cost_unknown = true,
+                }
+                self.last_cost = *cost_usd;
+            }
+            Event::Context { used, window } => self.context = (*used, *window),
             Event::RawStream(stream_event) if self.streaming() && self.options.include_partial_messages => {
                 let value = stream_json::stream_event(&self.session_id, stream_event);
                 self.line(&value);
@@ -131,7 +218,12 @@ impl Printer {
                 let value = stream_json::user(&self.session_id, message);
                 self.line(&value);
             }
-            Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output } => {
+            Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output, status } => {
+                if self.streaming() {
+                    let value =
+                        stream_json::api_retry(&self.session_id, *attempt, *max_attempts, *delay_ms, *status, reason);
+                    self.line(&value);
+                }
                 let discarded = if *discarded_partial_output { "; partial output discarded" } else { "" };
                 eprintln!(
                     "tandem: {reason} — retrying in {:.1}s (attempt {}/{max_attempts}{discarded})",
@@ -159,24 +251,54 @@ impl Printer {
         }
     }
 
-    fn finish(&mut self, summary: &TurnSummary) -> i32 {
+    pub(crate) fn finish(&mut self, summary: &TurnSummary) -> i32 {
         match self.options.format {
             OutputFormat::Text => {
                 if let Some(text) = &summary.result_text {
-                    let mut out = self.stdout.lock();
-                    let _ = writeln!(out, "{}", text.trim_end());
-                    let _ = out.flush();
+                    self.out.text(text.trim_end());
                 } else if summary.outcome != RunOutcome::ErrorDuringExecution || summary.interrupted {
                     for error in &summary.errors {
                         eprintln!("tandem: {error}");
                     }
                 }
+                if summary.stop_reason == Some(tandem_core::conversation::StopReason::MaxTokens) {
+                    eprintln!("tandem: warning: the answer was cut off at the model's output limit (max_tokens)");
+                }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                let value = stream_json::result(&self.session_id, summary);
+                if self.streaming()
+                    && let Some(failure) = &summary.api_error
+                {
+                    let value = stream_json::api_error_message(&self.session_id, failure);
+                    self.line(&value);
+                }
+                let value = stream_json::result(&self.session_id, summary, &self.model_usage_value());
                 self.line(&value);
             }
         }
         if summary.outcome == RunOutcome::Success { 0 } else { 1 }
+    }
+
+    /// `modelUsage`: per model, tokens, cost (0 and `costUnknown` when its prices are unknown) and limits.
+    fn model_usage_value(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        for (model, tally) in &self.model_usage {
+            let info = tandem_core::models::lookup(model);
+            let mut entry = serde_json::json!({
+                "inputTokens": tally.usage.input_tokens,
+                "outputTokens": tally.usage.output_tokens,
+                "cacheReadInputTokens": tally.usage.cache_read_input_tokens,
+                "cacheCreationInputTokens": tally.usage.cache_creation_input_tokens,
+                "webSearchRequests": 0,
+                "costUSD": tally.cost_usd,
+                "contextWindow": if tally.context_window > 0 { tally.context_window } else { info.context_window },
+                "maxOutputTokens": info.max_output_tokens,
+            });
+            if tally.cost_unknown {
+                entry["costUnknown"] = Value::Bool(true);
+            }
+            map.insert(model.clone(), entry);
+        }
+        Value::Object(map)
     }
 }

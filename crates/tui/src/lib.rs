@@ -7,6 +7,7 @@ pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod headless;
+pub mod sdk;
 pub mod setup;
 pub mod stream_json;
 pub mod tui;

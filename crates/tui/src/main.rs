@@ -3,7 +3,6 @@
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
 
 use tandem_tui::cli::Cli;
@@ -14,7 +13,11 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("sessions") {
         return list_sessions();
     }
-    let cli = match Cli::try_parse() {
+    let (parsed, warnings) = tandem_tui::cli::parse_tolerant(std::env::args_os().collect());
+    for warning in warnings {
+        eprintln!("tandem: warning: {warning}");
+    }
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
             ErrorKind::DisplayHelp
@@ -28,8 +31,11 @@ fn main() -> ExitCode {
     };
     init_logging();
 
-    if !cli.print {
+    if !cli.headless() {
         return interactive(cli);
+    }
+    if cli.streaming_input() {
+        return streaming(cli);
     }
     let prompt = match read_prompt(&cli) {
         Ok(prompt) => prompt,
@@ -54,6 +60,32 @@ fn main() -> ExitCode {
         }
     });
     // Don't wait for tool processes or streams that are still winding down.
+    runtime.shutdown_background();
+    ExitCode::from(code as u8)
+}
+
+/// `--input-format stream-json`: NDJSON frames on stdin (the Agent SDK's control protocol) until it closes.
+fn streaming(cli: Cli) -> ExitCode {
+    if cli.output_format != tandem_tui::cli::OutputFormat::StreamJson {
+        return usage_error("--input-format stream-json needs --output-format stream-json");
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
+    };
+    let Some(runtime) = runtime() else { return ExitCode::from(1) };
+    let code = runtime.block_on(async {
+        match setup::build(&cli, cwd) {
+            Ok(mut config) => {
+                config.raw_stream = cli.include_partial_messages;
+                tandem_tui::sdk::run(config, &cli).await
+            }
+            Err(error) => {
+                eprintln!("tandem: {}", error.0);
+                2
+            }
+        }
+    });
     runtime.shutdown_background();
     ExitCode::from(code as u8)
 }
@@ -146,23 +178,72 @@ fn interactive(cli: Cli) -> ExitCode {
     ExitCode::from(code as u8)
 }
 
-/// The prompt from the argument, or else from stdin when it is not a terminal.
+/// How long a prompt given as an argument waits for piped text to begin (stdin may be a pipe nobody writes to).
+const PIPED_TEXT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The prompt from the argument, from stdin when it is not a terminal, or both: `git diff | tandem -p "Review
+/// this"` sends the argument, a blank line, then the piped text.
 fn read_prompt(cli: &Cli) -> Result<String, String> {
-    if let Some(prompt) = cli.prompt.as_ref().filter(|prompt| !prompt.trim().is_empty()) {
-        return Ok(prompt.clone());
-    }
+    let argument = cli.prompt.clone().filter(|prompt| !prompt.trim().is_empty());
     let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        let mut text = String::new();
-        stdin
-            .lock()
-            .read_to_string(&mut text)
-            .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
-        if !text.trim().is_empty() {
-            return Ok(text);
+    let piped = if stdin.is_terminal() {
+        String::new()
+    } else {
+        let wait = argument.as_ref().map(|_| PIPED_TEXT_WAIT);
+        read_piped(wait).map_err(|error| format!("cannot read the prompt from stdin: {error}"))?
+    };
+    match (argument, piped.trim().is_empty()) {
+        (Some(prompt), true) => Ok(prompt),
+        (Some(prompt), false) => Ok(format!("{prompt}\n\n{piped}")),
+        (None, false) => Ok(piped),
+        (None, true) => Err("no prompt: pass it as an argument (tandem -p \"…\") or on stdin".into()),
+    }
+}
+
+/// All of stdin. With `first_byte_wait`, gives up (returning nothing) when no byte arrived by then.
+fn read_piped(first_byte_wait: Option<std::time::Duration>) -> std::io::Result<String> {
+    let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<Vec<u8>>>();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buffer = [0u8; 64 * 1024];
+        loop {
+            match stdin.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => {
+                    if tx.send(Ok(buffer[..read].to_vec())).is_err() {
+                        break;
+                    }
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    let _ = tx.send(Err(error));
+                    break;
+                }
+            }
+        }
+    });
+    let mut bytes = Vec::new();
+    let first = match first_byte_wait {
+        Some(wait) => match rx.recv_timeout(wait) {
+            Ok(chunk) => Some(chunk),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "tandem: warning: no input arrived on stdin in {}s; running the prompt without it",
+                    wait.as_secs()
+                );
+                return Ok(String::new());
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+        },
+        None => rx.recv().ok(),
+    };
+    if let Some(chunk) = first {
+        bytes.extend(chunk?);
+        for chunk in rx {
+            bytes.extend(chunk?);
         }
     }
-    Err("no prompt: pass it as an argument (tandem -p \"…\") or on stdin".into())
+    String::from_utf8(bytes).map_err(|_| std::io::Error::other("stdin is not UTF-8 text"))
 }
 
 fn usage_error(message: &str) -> ExitCode {

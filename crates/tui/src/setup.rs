@@ -250,7 +250,7 @@ fn hook_engine(
 ) -> Arc<HookEngine> {
     let set = hooks::load(config_dir, claude_dir, project_root);
     notices.extend(set.problems.iter().map(|problem| format!("Hooks: {problem}")));
-    let trusted = cli.print || hooks::trust::is_trusted(config_dir, project_root, &set.project_fingerprint());
+    let trusted = cli.headless() || hooks::trust::is_trusted(config_dir, project_root, &set.project_fingerprint());
     let engine = HookEngine::new(set, project_root.to_path_buf(), shell_env.clone(), trusted);
     let active: Vec<String> = engine.active().map(|entry| entry.describe()).collect();
     if !active.is_empty() {

@@ -17,10 +17,100 @@ pub fn init(session_id: &str, cwd: &str, model: &str, tools: &[String], permissi
         "tools": tools,
         "mcp_servers": [],
         "permissionMode": permission_mode,
+        "slash_commands": [],
         "apiKeySource": "none",
+        "claude_code_version": CLAUDE_CODE_COMPATIBLE_VERSION,
+        "tandem_version": env!("CARGO_PKG_VERSION"),
         "output_style": "default",
+        "agents": [],
+        "skills": [],
+        "plugins": [],
         "uuid": uuid(),
     })
+}
+
+/// The `claude_code_version` tandem reports: the Claude Code release whose headless interface and control
+/// protocol it speaks (the Agent SDK checks it against its minimum). tandem's own is `tandem_version`.
+pub const CLAUDE_CODE_COMPATIBLE_VERSION: &str = "2.1.332";
+
+/// `system/api_retry`: a request failed and is sent again; a consumer drops the attempt's partial stream events.
+pub fn api_retry(
+    session_id: &str,
+    attempt: u32,
+    max_attempts: u32,
+    delay_ms: u64,
+    status: Option<u16>,
+    reason: &str,
+) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": attempt,
+        "max_retries": max_attempts.saturating_sub(1),
+        "retry_delay_ms": delay_ms,
+        "error_status": status,
+        "error": reason,
+        "session_id": session_id,
+        "uuid": uuid(),
+    })
+}
+
+/// Claude Code's synthetic assistant message for a request that failed for good.
+pub fn api_error_message(session_id: &str, failure: &tandem_core::protocol::ApiFailure) -> Value {
+    let text = format!("API Error: {}", failure.message);
+    json!({
+        "type": "assistant",
+        "message": {
+            "id": uuid(),
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        },
+        "parent_tool_use_id": null,
+        "session_id": session_id,
+        "uuid": uuid(),
+        "timestamp": timestamp(),
+        "error": "unknown",
+        "is_api_error_message": true,
+        "api_error_status": failure.status,
+        "api_error_type": failure.error_type,
+    })
+}
+
+/// `system/session_state_changed` (`running`, `requires_action`, `idle`), for an SDK host only.
+pub fn session_state(session_id: &str, state: &str) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "session_state_changed",
+        "state": state,
+        "sdk_host_only": true,
+        "session_id": session_id,
+        "uuid": uuid(),
+    })
+}
+
+/// `system/status`: a model request is being sent.
+pub fn status_requesting(session_id: &str) -> Value {
+    json!({"type": "system", "subtype": "status", "status": "requesting", "session_id": session_id, "uuid": uuid()})
+}
+
+/// Now as an ISO 8601 UTC time with milliseconds, as Claude Code stamps its messages.
+pub fn timestamp() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs();
+    let (year, month, day) = tandem_core::prompt::civil_date(secs);
+    let rest = secs % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60,
+        now.subsec_millis()
+    )
 }
 
 /// The conversation was compacted.
@@ -51,6 +141,7 @@ pub fn assistant(session_id: &str, message: &AssistantMessage) -> Value {
         "parent_tool_use_id": null,
         "session_id": session_id,
         "uuid": uuid(),
+        "timestamp": timestamp(),
     })
 }
 
@@ -62,6 +153,7 @@ pub fn user(session_id: &str, message: &Message) -> Value {
         "parent_tool_use_id": null,
         "session_id": session_id,
         "uuid": uuid(),
+        "timestamp": timestamp(),
     })
 }
 
@@ -77,7 +169,7 @@ pub fn stream_event(session_id: &str, event: &StreamEvent) -> Value {
 }
 
 /// The last line: how the run ended.
-pub fn result(session_id: &str, summary: &TurnSummary) -> Value {
+pub fn result(session_id: &str, summary: &TurnSummary, model_usage: &Value) -> Value {
     let subtype = match summary.outcome {
         RunOutcome::Success => "success",
         RunOutcome::ErrorMaxTurns => "error_max_turns",
@@ -93,9 +185,13 @@ pub fn result(session_id: &str, summary: &TurnSummary) -> Value {
         "num_turns": summary.num_turns,
         "session_id": session_id,
         "stop_reason": summary.stop_reason,
-        "total_cost_usd": summary.total_cost_usd,
+        // The SDK types it as a number: 0 when the price is unknown (then `modelUsage` says `costUnknown`).
+        "total_cost_usd": summary.total_cost_usd.unwrap_or(0.0),
         "usage": summary.usage,
+        "modelUsage": model_usage,
         "permission_denials": summary.permission_denials,
+        "terminal_reason": terminal_reason(summary),
+        "api_error_status": summary.api_error.as_ref().and_then(|failure| failure.status),
         "uuid": uuid(),
     });
     if let Some(text) = &summary.result_text {
@@ -105,6 +201,18 @@ pub fn result(session_id: &str, summary: &TurnSummary) -> Value {
         value["errors"] = json!(summary.errors);
     }
     value
+}
+
+/// Why the run ended, in Claude Code's words.
+fn terminal_reason(summary: &TurnSummary) -> &'static str {
+    match summary.outcome {
+        RunOutcome::Success => "completed",
+        RunOutcome::ErrorMaxTurns => "max_turns",
+        RunOutcome::ErrorMaxBudgetUsd => "max_budget_usd",
+        RunOutcome::ErrorDuringExecution if summary.interrupted => "interrupted",
+        RunOutcome::ErrorDuringExecution if summary.api_error.is_some() => "api_error",
+        RunOutcome::ErrorDuringExecution => "error",
+    }
 }
 
 /// A provider-neutral stream event in Anthropic's SSE event shape.
@@ -185,8 +293,9 @@ mod tests {
             permission_denials: vec![],
             errors: vec![],
             interrupted: false,
+            api_error: None,
         };
-        let value = result("s", &summary);
+        let value = result("s", &summary, &json!({}));
         for field in [
             "type",
             "subtype",
@@ -203,7 +312,7 @@ mod tests {
         ] {
             assert!(value.get(field).is_some(), "{field}");
         }
-        assert_eq!(value["total_cost_usd"], Value::Null);
+        assert_eq!(value["total_cost_usd"], 0.0);
         assert_eq!(value["subtype"], "success");
     }
 }

@@ -12,7 +12,7 @@ use crate::permissions::{RuleKind, Scope};
 use crate::protocol::{Event, RunOutcome};
 
 /// The built-in commands a prompt can run (in any front end).
-pub(super) const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "init", "cost", "hooks", "help"];
+pub const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "init", "cost", "hooks", "help"];
 
 /// The app's commands that mean nothing without it.
 const APP_ONLY: &[&str] = &["mode", "copy", "memory", "permissions", "bashes", "resume", "quit", "exit"];
@@ -156,6 +156,7 @@ impl Session {
             total_cost_usd: self.cost(),
             permission_denials: Vec::new(),
             interrupted: false,
+            api_error: None,
             errors,
         }));
     }

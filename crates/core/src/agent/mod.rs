@@ -18,6 +18,7 @@ mod tool_calls;
 mod tool_hooks;
 mod turn;
 
+pub use commands::HEADLESS_BUILTINS;
 pub use turn::INTERRUPTED_NOTE;
 
 use std::collections::HashMap;

@@ -65,6 +65,7 @@ pub(super) async fn sample(
             delay_ms: delay.as_millis() as u64,
             reason: error.to_string(),
             discarded_partial_output: assembler.has_output(),
+            status: error.http_status(),
         });
         tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, "retrying model request: {error}");
         if sleep_or_cancel(delay, cancel).await.is_err() {

@@ -387,6 +387,34 @@ impl ToolRunner<'_> {
                 deny(call, reason, denials)
             }
             Ok(PermissionAnswer::AllowModified { content, note }) => Prepared::Modified { input, content, note },
+            Ok(PermissionAnswer::AllowUpdated { input: updated }) if call.name == ASK_USER_QUESTION => {
+                let questions: Vec<crate::tools::ask_user::Question> = updated
+                    .get("questions")
+                    .or_else(|| input.get("questions"))
+                    .and_then(|questions| serde_json::from_value(questions.clone()).ok())
+                    .unwrap_or_default();
+                let Some(answers) = updated.get("answers").and_then(Value::as_object) else {
+                    return deny(call, format!("{} was not answered: the host sent no answers.", call.name), denials);
+                };
+                let answers: Vec<String> = questions
+                    .iter()
+                    .map(|question| answers.get(&question.question).map(answer_text).unwrap_or_default())
+                    .collect();
+                Prepared::Finished {
+                    output: ToolOutput::ok(crate::tools::ask_user::answers_result(&questions, &answers)),
+                    status: ToolCallStatus::Completed,
+                }
+            }
+            Ok(PermissionAnswer::AllowUpdated { input: updated }) => {
+                if exit_plan {
+                    lock(&self.shared.policy).mode = PermissionMode::Default;
+                }
+                match self.tools.prepare(&call.name, &updated) {
+                    Ok(tool) => Prepared::Ready { tool, input: updated, notes },
+                    Err(output) => Prepared::Finished { output, status: ToolCallStatus::Failed },
+                }
+            }
+            Ok(PermissionAnswer::Reject { message }) => deny(call, message, denials),
             Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
                 self.remember(&rule, scope);
                 Prepared::Ready { tool, input, notes }
@@ -532,6 +560,15 @@ fn not_run() -> Prepared {
     Prepared::Finished {
         output: ToolOutput::error("Not run: interrupted by the user."),
         status: ToolCallStatus::Interrupted,
+    }
+}
+
+/// An answer in an SDK host's `answers` object: a string, or a list of choices joined like the dialog's.
+fn answer_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Array(items) => items.iter().map(answer_text).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
     }
 }
 

@@ -123,6 +123,7 @@ impl Session {
                 .chain(self.config.skills.skills.iter().map(|skill| skill.name.clone()))
                 .collect(),
             skills: self.config.skills.skills.iter().map(|skill| skill.name.clone()).collect(),
+            agents: self.config.agents.agents.iter().map(|agent| agent.name.clone()).collect(),
         });
     }
 
@@ -204,10 +205,13 @@ impl Session {
         let mut result_text = None;
         let mut stop_reason: Option<StopReason> = None;
         let mut stop_continuations = 0u32;
+        let mut api_error = None;
 
         let outcome = loop {
             if self.config.max_turns.is_some_and(|max| rounds >= max) {
-                errors.push(format!("Reached the maximum number of turns ({rounds})."));
+                // Claude Code's wording and count: the round that would have come next counts as a turn.
+                errors.push(format!("Reached maximum number of turns ({rounds})"));
+                rounds += 1;
                 break RunOutcome::ErrorMaxTurns;
             }
             rounds += 1;
@@ -246,6 +250,11 @@ impl Session {
                 Err(SampleError::Failed(error)) => {
                     let message = error.to_string();
                     self.emit(Event::Error { message: message.clone() });
+                    api_error = Some(crate::protocol::ApiFailure {
+                        status: error.http_status(),
+                        error_type: error.error_type(),
+                        message: message.clone(),
+                    });
                     errors.push(message);
                     break RunOutcome::ErrorDuringExecution;
                 }
@@ -368,6 +377,7 @@ impl Session {
             permission_denials: denials,
             interrupted: errors.iter().any(|error| error == INTERRUPTED_ERROR),
             errors,
+            api_error,
         }));
     }
 

@@ -141,6 +141,9 @@ pub struct HookEntry {
     /// reported (Claude Code's hooks always fail open).
     pub block_on_failure: bool,
     pub source: HookSource,
+    /// Set for a hook an SDK host registered (`initialize`'s `hookCallbackIds`): the host runs it when asked
+    /// with this id (a `hook_callback` control request); `command` is then only its name in listings.
+    pub callback: Option<String>,
 }
 
 impl HookEntry {
@@ -243,6 +246,7 @@ impl HookSet {
                         timeout,
                         block_on_failure,
                         source: source.clone(),
+                        callback: None,
                     });
                 }
                 Err(why) => self.problem(file, format!("hooks.{name}: a hook {why}; it is ignored")),
@@ -338,4 +342,63 @@ fn parse_hook(hook: &Value) -> Result<ParsedHook, String> {
         },
     };
     Ok((command, timeout, block_on_failure, problems))
+}
+
+/// Where hooks registered by an SDK host come from, for listings.
+pub const SDK_HOOKS_SOURCE: &str = "the SDK host (initialize)";
+
+/// The hooks an SDK host registers in its `initialize` request, in the SDK's shape: `{"<Event>": [{"matcher":
+/// "…", "hookCallbackIds": ["hook_0", …], "timeout": seconds}]}`. Each id becomes one hook the host runs; what
+/// can't be used is returned as problems, like a settings file's.
+pub fn sdk_hooks(hooks: &Value) -> (Vec<HookEntry>, Vec<String>) {
+    let mut set = HookSet::default();
+    let file = Path::new(SDK_HOOKS_SOURCE);
+    let Value::Object(hooks) = hooks else {
+        if !hooks.is_null() {
+            set.problem(file, "\"hooks\" is not an object of events; no hook of the host runs");
+        }
+        return (set.entries, set.problems);
+    };
+    let source = HookSource { file: file.to_path_buf(), project: false };
+    for (name, groups) in hooks {
+        let Some(event) = HookEvent::parse(name) else {
+            set.problem(file, format!("hook event {name:?} is not one tandem knows; its callbacks never run"));
+            continue;
+        };
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher_text = group.get("matcher").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let matcher = match Matcher::parse(&matcher_text) {
+                Ok(matcher) => matcher,
+                Err(why) => {
+                    set.problem(file, format!("hooks.{name}: matcher {matcher_text:?} is {why}; the entry is ignored"));
+                    continue;
+                }
+            };
+            let timeout = group
+                .get("timeout")
+                .and_then(Value::as_f64)
+                .filter(|seconds| *seconds > 0.0 && seconds.is_finite())
+                .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+                .unwrap_or(DEFAULT_TIMEOUT)
+                .min(MAX_TIMEOUT);
+            let block_on_failure = matches!(
+                group.get("onFailure").or_else(|| group.get("on_failure")).and_then(Value::as_str),
+                Some("block")
+            );
+            for id in group.get("hookCallbackIds").and_then(Value::as_array).into_iter().flatten() {
+                let Some(id) = id.as_str() else { continue };
+                set.entries.push(HookEntry {
+                    event,
+                    matcher: matcher.clone(),
+                    matcher_text: matcher_text.clone(),
+                    command: format!("SDK callback {id}"),
+                    timeout,
+                    block_on_failure,
+                    source: source.clone(),
+                    callback: Some(id.to_owned()),
+                });
+            }
+        }
+    }
+    (set.entries, set.problems)
 }

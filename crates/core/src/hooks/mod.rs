@@ -88,6 +88,18 @@ pub struct HookBase {
     pub permission_mode: crate::permissions::PermissionMode,
 }
 
+/// A host that runs some hooks itself: the Agent SDK registers Python or TypeScript functions as hooks, and
+/// tandem asks it to run one with a `hook_callback` control request. The answer is the hook's JSON output (the
+/// same object a command hook prints), or why it failed.
+pub trait HookHost: Send + Sync {
+    fn run_callback(
+        &self,
+        callback_id: &str,
+        input: Value,
+        tool_use_id: Option<String>,
+    ) -> futures::future::BoxFuture<'static, Result<Value, String>>;
+}
+
 /// The session's hooks and what they run with.
 pub struct HookEngine {
     set: HookSet,
@@ -95,6 +107,8 @@ pub struct HookEngine {
     env: Arc<crate::shell_env::ShellEnvPolicy>,
     /// Whether the project's own hooks may run (see the module docs).
     project_trusted: AtomicBool,
+    /// Runs the hooks an SDK host registered, when there is one.
+    host: Option<Arc<dyn HookHost>>,
 }
 
 impl std::fmt::Debug for HookEngine {
@@ -116,7 +130,20 @@ impl HookEngine {
         env: Arc<crate::shell_env::ShellEnvPolicy>,
         project_trusted: bool,
     ) -> Self {
-        HookEngine { set, project_dir, env, project_trusted: AtomicBool::new(project_trusted) }
+        HookEngine { set, project_dir, env, project_trusted: AtomicBool::new(project_trusted), host: None }
+    }
+
+    /// This engine plus the hooks an SDK host registered (see [`config::sdk_hooks`]), run by `host`.
+    pub fn with_host(&self, entries: Vec<HookEntry>, host: Arc<dyn HookHost>) -> HookEngine {
+        let mut set = self.set.clone();
+        set.entries.extend(entries);
+        HookEngine {
+            set,
+            project_dir: self.project_dir.clone(),
+            env: self.env.clone(),
+            project_trusted: AtomicBool::new(self.project_trusted()),
+            host: Some(host),
+        }
     }
 
     pub fn set(&self) -> &HookSet {
@@ -211,22 +238,59 @@ impl HookEngine {
         input.insert("permission_mode".into(), json!(base.permission_mode.as_str()));
         input.insert("hook_event_name".into(), json!(event.as_str()));
         input.extend(fields);
-        let stdin = serde_json::to_vec(&Value::Object(input)).unwrap_or_default();
+        let input = Value::Object(input);
+        let stdin = serde_json::to_vec(&input).unwrap_or_default();
         let runs = entries.iter().map(|entry| {
-            run::run(run::Launch {
-                command: &entry.command,
-                cwd: &base.cwd,
-                project_dir: &self.project_dir,
-                env: &self.env,
-                stdin: stdin.clone(),
-                timeout: entry.timeout,
-                cancel,
-            })
+            let input = input.clone();
+            let stdin = stdin.clone();
+            async move {
+                match &entry.callback {
+                    Some(id) => self.run_host_callback(id, input, entry.timeout, cancel).await,
+                    None => {
+                        run::run(run::Launch {
+                            command: &entry.command,
+                            cwd: &base.cwd,
+                            project_dir: &self.project_dir,
+                            env: &self.env,
+                            stdin,
+                            timeout: entry.timeout,
+                            cancel,
+                        })
+                        .await
+                    }
+                }
+            }
         });
         let finished = futures::future::join_all(runs).await;
         for (entry, finished) in entries.into_iter().zip(finished) {
             outcome.add(entry, finished);
         }
         outcome
+    }
+
+    /// Asks the SDK host to run one of its hooks; its answer counts like a command hook's JSON output.
+    async fn run_host_callback(
+        &self,
+        id: &str,
+        input: Value,
+        timeout: std::time::Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> run::Finished {
+        let finished = |exit: run::Exit, stdout: String| run::Finished { exit, stdout, stderr: String::new() };
+        let Some(host) = &self.host else {
+            return finished(run::Exit::SpawnFailed("no SDK host is connected to run it".into()), String::new());
+        };
+        let tool_use_id = input.get("tool_use_id").and_then(Value::as_str).map(str::to_owned);
+        let call = host.run_callback(id, input, tool_use_id);
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        tokio::select! {
+            _ = cancel.cancelled() => finished(run::Exit::Interrupted, String::new()),
+            answer = tokio::time::timeout(timeout, call) => match answer {
+                Err(_) => finished(run::Exit::TimedOut(timeout), String::new()),
+                Ok(Ok(output)) => finished(run::Exit::Code(0), output.to_string()),
+                Ok(Err(why)) => finished(run::Exit::SpawnFailed(format!("failed in the SDK host: {why}")), String::new()),
+            },
+        }
     }
 }

@@ -48,3 +48,22 @@ fn http_message(status: &u16, error_type: &Option<String>, message: &str, hint: 
     }
     out
 }
+
+impl ProviderError {
+    /// The HTTP status the server answered with, when it did.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            ProviderError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The provider's error type (`overloaded_error`…), when it sent one.
+    pub fn error_type(&self) -> Option<String> {
+        match self {
+            ProviderError::Http { error_type, .. } => error_type.clone(),
+            ProviderError::StreamError { error_type, .. } => Some(error_type.clone()),
+            _ => None,
+        }
+    }
+}

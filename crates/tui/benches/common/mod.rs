@@ -42,6 +42,7 @@ pub(crate) fn turn_finished() -> Event {
         permission_denials: Vec::new(),
         errors: Vec::new(),
         interrupted: false,
+        api_error: None,
     })
 }
 

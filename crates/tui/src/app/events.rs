@@ -113,7 +113,7 @@ impl App {
             Event::CompactionStarted { .. } => self.status.compacting = true,
             Event::CompactionFinished { .. } => self.status.compacting = false,
             Event::RawStream(_) => {}
-            Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output } => {
+            Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output, .. } => {
                 if discarded_partial_output {
                     self.discard_response();
                 }

@@ -181,6 +181,7 @@ fn the_retry_message_clears_when_the_retried_stream_delivers() {
             delay_ms: 100,
             reason: "connection refused".into(),
             discarded_partial_output: false,
+            status: None,
         },
     );
     assert!(app.status.retry.is_some());
@@ -203,6 +204,7 @@ fn a_connection_that_keeps_failing_shows_one_updating_line() {
                 delay_ms: 4000,
                 reason: "connection refused at http://127.0.0.1:9".into(),
                 discarded_partial_output: false,
+                status: None,
             },
         );
     }

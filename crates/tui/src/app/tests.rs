@@ -91,6 +91,7 @@ pub(super) fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
         permission_denials: vec![],
         errors,
         interrupted,
+        api_error: None,
     })
 }
 
@@ -153,6 +154,7 @@ fn a_retry_after_partial_output_discards_it() {
             delay_ms: 500,
             reason: "the connection to the model was lost".into(),
             discarded_partial_output: true,
+            status: None,
         },
     );
     stream_text(&mut app, 0, "the real answer\n");

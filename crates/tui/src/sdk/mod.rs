@@ -1,0 +1,269 @@
+//! Streaming input (`--input-format stream-json --output-format stream-json`): how the Claude Agent SDK drives
+//! a CLI. NDJSON frames come in on stdin (user messages, control requests, answers to tandem's own requests) and
+//! go out on stdout, one flushed line each; logs go to stderr. The session lives until stdin closes: each `user`
+//! frame is a turn of the same conversation. See shared/sdk-protocol.md for the protocol as the SDK uses it.
+//!
+//! The agent is started at the first frame, so the hooks and agents an `initialize` request carries are part of
+//! it from the start. Requests tandem sends (`can_use_tool`, `hook_callback`) wait for their answers beside the
+//! loop, so other frames (an interrupt, another control request) are read and handled meanwhile.
+
+pub mod control;
+mod requests;
+
+use serde_json::{Value, json};
+use tandem_core::agent::{self, AgentConfig};
+use tandem_core::protocol::{Event, Op, PermissionAnswer};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+
+use crate::cli::Cli;
+use crate::headless::{HeadlessOptions, Output, Printer, SESSION_END_WAIT};
+use crate::stream_json;
+use control::HostLink;
+
+/// Largest input line read (the SDK's own limit for a line is 1 MiB; an image may be larger).
+const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// What the stdin reader hands the loop.
+enum Inbound {
+    Frame(Value),
+    /// stdin closed (or failed).
+    Closed,
+}
+
+/// Runs the session until stdin closes; returns the exit code (1 when the last result was an error).
+pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
+    let out = Output::stdout();
+    let link = HostLink::new(out.clone());
+    let (frames_tx, mut frames) = mpsc::unbounded_channel::<Inbound>();
+    tokio::spawn(read_stdin(frames_tx, link.clone()));
+
+    let session_id = config.session_id.clone();
+    let endpoint = config.provider.endpoint();
+    let api_key_source = match (&endpoint.api_key, &endpoint.api_key_env) {
+        (Some(_), Some(var)) => var.clone(),
+        _ => "none".to_owned(),
+    };
+    let options = HeadlessOptions { format: cli.output_format, include_partial_messages: cli.include_partial_messages };
+    let mut printer = Printer::new(session_id.clone(), api_key_source.clone(), options, out.clone());
+    printer.init_at_start = false;
+    let stdio_prompts = cli.permission_prompt_tool.as_deref() == Some("stdio");
+    if let Some(tool) = cli.permission_prompt_tool.as_deref().filter(|tool| *tool != "stdio") {
+        eprintln!(
+            "tandem: warning: --permission-prompt-tool {tool}: only \"stdio\" (the SDK host answers) is supported; calls that need a decision are denied"
+        );
+    }
+
+    // The first frame decides how the agent starts: an `initialize` adds the host's hooks and agents.
+    let first = match frames.recv().await {
+        Some(Inbound::Frame(frame)) => frame,
+        _ => return 0,
+    };
+    let mut initialize_reply = None;
+    if is_control(&first, "initialize") {
+        let request = &first["request"];
+        let problems = requests::apply_initialize(&mut config, request, &link);
+        for problem in &problems {
+            eprintln!("tandem: warning: initialize: {problem}");
+        }
+        initialize_reply = Some((request_id(&first), requests::initialize_response(&config, &api_key_source)));
+    }
+    let mut handle = agent::spawn(config);
+    let ops = handle.ops.clone();
+    let mut state = State { ops: ops.clone(), running: 0, closed: false, last_code: 0 };
+    if let Some((id, response)) = initialize_reply {
+        out.line(&success(&id, response));
+    } else {
+        state.frame(first, &out, &mut printer);
+    }
+
+    let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, control::ToolVerdict)>();
+    loop {
+        tokio::select! {
+            inbound = frames.recv(), if !state.closed => match inbound {
+                Some(Inbound::Frame(frame)) => state.frame(frame, &out, &mut printer),
+                Some(Inbound::Closed) | None => {
+                    state.closed = true;
+                    if state.running == 0 {
+                        break;
+                    }
+                }
+            },
+            Some((call_id, verdict)) = answers.recv() => {
+                for warning in &verdict.warnings {
+                    eprintln!("tandem: warning: can_use_tool: {warning}");
+                }
+                if let Some(mode) = verdict.mode {
+                    let _ = ops.send(Op::SetPermissionMode(mode));
+                }
+                let _ = ops.send(Op::PermissionAnswer { call_id, answer: verdict.answer });
+                if verdict.interrupt {
+                    let _ = ops.send(Op::Interrupt);
+                }
+                out.line(&stream_json::session_state(&session_id, "running"));
+            }
+            event = handle.events.recv() => {
+                let Some(event) = event else {
+                    eprintln!("tandem: error: the agent stopped unexpectedly");
+                    return 1;
+                };
+                match event {
+                    Event::TurnStarted { .. } => {
+                        if let Some(init) = printer.init.clone() {
+                            let mut init = init;
+                            init["uuid"] = json!(agent::new_session_id());
+                            out.line(&init);
+                        }
+                    }
+                    Event::RequestStarted { .. } if cli.include_partial_messages => {
+                        out.line(&stream_json::status_requesting(&session_id));
+                    }
+                    Event::PermissionRequested { call_id, tool, input, suggested_rule, reason, agent, .. } => {
+                        if !stdio_prompts {
+                            let message = crate::headless::non_interactive_denial(&tool, &suggested_rule);
+                            let _ = ops.send(Op::PermissionAnswer { call_id, answer: PermissionAnswer::Reject { message } });
+                            continue;
+                        }
+                        out.line(&stream_json::session_state(&session_id, "requires_action"));
+                        let request = control::can_use_tool_request(
+                            &tool,
+                            &input,
+                            &call_id,
+                            &suggested_rule,
+                            reason.as_deref(),
+                            agent.as_deref(),
+                        );
+                        let (link, answers_tx) = (link.clone(), answers_tx.clone());
+                        tokio::spawn(async move {
+                            let answer = link.request(request).await;
+                            let _ = answers_tx.send((call_id, control::tool_verdict(answer, &input)));
+                        });
+                    }
+                    Event::TurnFinished(summary) => {
+                        state.last_code = printer.finish(&summary);
+                        state.running = state.running.saturating_sub(1);
+                        if state.running == 0 {
+                            out.line(&stream_json::session_state(&session_id, "idle"));
+                            if state.closed {
+                                break;
+                            }
+                        }
+                    }
+                    event => printer.event(&event),
+                }
+            }
+        }
+    }
+    link.close();
+    let _ = handle.ops.send(Op::Shutdown);
+    drop(handle.events);
+    let _ = tokio::time::timeout(SESSION_END_WAIT, handle.task).await;
+    state.last_code
+}
+
+/// The loop's state between frames.
+struct State {
+    ops: mpsc::UnboundedSender<Op>,
+    /// Turns asked for and not finished yet (a `user` frame during a turn is queued by the agent).
+    running: usize,
+    closed: bool,
+    last_code: i32,
+}
+
+impl State {
+    fn frame(&mut self, frame: Value, out: &Output, printer: &mut Printer) {
+        match frame.get("type").and_then(Value::as_str) {
+            Some("user") => match requests::user_prompt(&frame) {
+                Ok(text) => {
+                    if self.running == 0 {
+                        out.line(&stream_json::session_state(&printer.session_id, "running"));
+                    }
+                    self.running += 1;
+                    let _ = self.ops.send(Op::UserTurn { text });
+                }
+                Err(why) => eprintln!("tandem: warning: a user message was not understood ({why}); it is ignored"),
+            },
+            Some("control_request") => {
+                let id = request_id(&frame);
+                let request = frame.get("request").cloned().unwrap_or(Value::Null);
+                let reply = requests::handle(&request, &self.ops, printer);
+                out.line(&match reply {
+                    Ok(response) => success(&id, response),
+                    Err(error) => failure(&id, &error),
+                });
+            }
+            // The host gave up on one of its own requests: nothing of tandem's waits for it.
+            Some("control_cancel_request") | Some("keep_alive") => {}
+            Some(other) => eprintln!("tandem: warning: a {other:?} frame is not one tandem reads; it is ignored"),
+            None => eprintln!("tandem: warning: a frame without \"type\" was ignored"),
+        }
+    }
+}
+
+/// Reads NDJSON lines from stdin: answers to tandem's requests go straight to their waiters (so they arrive while
+/// the loop is busy), everything else to the loop. Lines that are not JSON objects are skipped, as the SDK does.
+async fn read_stdin(frames: mpsc::UnboundedSender<Inbound>, link: HostLink) {
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line).await {
+            Ok(0) => break,
+            Ok(_) if line.len() > MAX_LINE && !line.ends_with(b"\n") => {
+                eprintln!("tandem: error: an input line is longer than {} MiB; stopping", MAX_LINE >> 20);
+                break;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                eprintln!("tandem: error: cannot read stdin: {error}");
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if !text.starts_with('{') {
+            continue;
+        }
+        let frame: Value = match serde_json::from_str(text) {
+            Ok(frame) => frame,
+            Err(error) => {
+                eprintln!("tandem: warning: an input line is not valid JSON ({error}); it is ignored");
+                continue;
+            }
+        };
+        if frame.get("type").and_then(Value::as_str) == Some("control_response") {
+            let response = frame.get("response").cloned().unwrap_or(Value::Null);
+            if !link.answer(&response) {
+                eprintln!("tandem: warning: a control_response answers no request of tandem's; it is ignored");
+            }
+            continue;
+        }
+        if frames.send(Inbound::Frame(frame)).is_err() {
+            return;
+        }
+    }
+    let _ = frames.send(Inbound::Closed);
+}
+
+use tokio::io::AsyncReadExt as _;
+
+fn is_control(frame: &Value, subtype: &str) -> bool {
+    frame.get("type").and_then(Value::as_str) == Some("control_request")
+        && frame.pointer("/request/subtype").and_then(Value::as_str) == Some(subtype)
+}
+
+fn request_id(frame: &Value) -> String {
+    match frame.get("request_id") {
+        Some(Value::String(id)) => id.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+fn success(request_id: &str, response: Value) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}})
+}
+
+fn failure(request_id: &str, error: &str) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": error}})
+}
