@@ -221,6 +221,7 @@ impl Cli {
 pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::Error>, Vec<String>) {
     let mut warnings = Vec::new();
     let sdk_mode = args.iter().any(|arg| arg == "--input-format" || arg == "--input-format=stream-json");
+    let mut last_dropped: Option<usize> = None;
     loop {
         let error = match Cli::try_parse_from(&args) {
             Ok(cli) => return (Ok(cli), warnings),
@@ -235,19 +236,95 @@ pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::E
         let Some(position) = args.iter().position(|arg| arg.to_str() == Some(flag.as_str())) else {
             return (Err(error), warnings);
         };
+        // The value of an unknown flag dropped just before (`--flag value` where a prompt was given too).
+        if !flag.starts_with('-') {
+            if last_dropped == Some(position)
+                && let Some(warning) = warnings.last_mut()
+            {
+                args.remove(position);
+                warning.push(' ');
+                warning.push_str(&flag);
+                last_dropped = None;
+                continue;
+            }
+            return (Err(error), warnings);
+        }
         if !flag.starts_with("--") {
             return (Err(error), warnings);
         }
         args.remove(position);
+        last_dropped = Some(position);
         // `--flag value`: in the SDK's argv (no positional prompt there) the value goes with the flag.
         let takes_value = !flag.contains('=')
             && sdk_mode
             && args.get(position).and_then(|arg| arg.to_str()).is_some_and(|next| !next.starts_with("--"));
         if takes_value {
             let value = args.remove(position);
+            last_dropped = None;
             warnings.push(format!("ignoring unknown option {flag} {}", value.to_string_lossy()));
         } else {
             warnings.push(format!("ignoring unknown option {flag}"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> (Result<Cli, clap::Error>, Vec<String>) {
+        parse_tolerant(std::iter::once("tandem").chain(args.iter().copied()).map(Into::into).collect())
+    }
+
+    #[test]
+    fn the_sdks_argv_parses() {
+        let (cli, warnings) = parse(&[
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--system-prompt",
+            "",
+            "--allowedTools",
+            "Read",
+            "--max-turns",
+            "3",
+            "--permission-prompt-tool",
+            "stdio",
+            "--permission-mode",
+            "default",
+            "--resume=abc",
+            "--setting-sources=user,project",
+            "--input-format",
+            "stream-json",
+        ]);
+        let cli = cli.unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(cli.streaming_input() && cli.headless());
+        assert_eq!(cli.system_prompt.as_deref(), Some(""));
+        assert_eq!(cli.resume.as_deref(), Some("abc"));
+        assert_eq!(cli.setting_sources.as_deref(), Some("user,project"));
+    }
+
+    #[test]
+    fn unknown_flags_warn_and_lose_nothing_else() {
+        let (cli, warnings) = parse(&[
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--future-flag",
+            "value",
+            "--other-future",
+            "--max-turns",
+            "2",
+        ]);
+        let cli = cli.unwrap();
+        assert_eq!(cli.max_turns, Some(2));
+        assert_eq!(warnings, ["ignoring unknown option --future-flag value", "ignoring unknown option --other-future"]);
+        let (cli, warnings) = parse(&["-p", "hi", "--frobnicate", "3"]);
+        assert_eq!(cli.unwrap().prompt.as_deref(), Some("hi"));
+        assert_eq!(warnings, ["ignoring unknown option --frobnicate 3"]);
+        let (cli, _) = parse(&["-p", "--system-prompt", "-starts with a dash", "hi"]);
+        assert_eq!(cli.unwrap().system_prompt.as_deref(), Some("-starts with a dash"));
     }
 }

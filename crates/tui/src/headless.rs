@@ -137,6 +137,8 @@ pub(crate) struct Printer {
     last_cost: Option<f64>,
     /// How full the context is, for `get_context_usage`.
     pub(crate) context: (u64, u64),
+    /// The mode a host set since the session announced itself (the announcement may predate it).
+    mode: Option<tandem_core::permissions::PermissionMode>,
     /// Print the init line when the session is configured (`-p`); streaming input prints it per turn instead.
     pub(crate) init_at_start: bool,
 }
@@ -153,6 +155,7 @@ impl Printer {
             model_usage: Default::default(),
             last_cost: Some(0.0),
             context: (0, 0),
+            mode: None,
             init_at_start: true,
         }
     }
@@ -169,6 +172,14 @@ impl Printer {
         &self.model
     }
 
+    /// The session's permission mode changed: later init lines say so.
+    pub(crate) fn set_mode(&mut self, mode: tandem_core::permissions::PermissionMode) {
+        self.mode = Some(mode);
+        if let Some(init) = &mut self.init {
+            init["permissionMode"] = Value::String(mode.as_str().to_owned());
+        }
+    }
+
     pub(crate) fn event(&mut self, event: &Event) {
         match event {
             Event::SessionConfigured { model, cwd, tools, permission_mode, slash_commands, skills, agents, .. } => {
@@ -178,7 +189,7 @@ impl Printer {
                     &cwd.display().to_string(),
                     model,
                     tools,
-                    permission_mode.as_str(),
+                    self.mode.unwrap_or(*permission_mode).as_str(),
                 );
                 value["apiKeySource"] = Value::String(self.api_key_source.clone());
                 value["slash_commands"] = serde_json::json!(slash_commands);

@@ -74,8 +74,18 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
 
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let home_dir = home.clone();
-    let settings = settings::load_with_home(&paths.config_dir, &cwd, home.as_deref());
+    let sources = match cli.setting_sources.as_deref() {
+        Some(list) => settings::SettingSources::parse(list)
+            .map_err(|why| SetupError(format!("invalid --setting-sources {list:?}: {why}")))?,
+        None => settings::SettingSources::ALL,
+    };
+    let mut settings = settings::load_sources(&paths.config_dir, &cwd, home.as_deref(), sources);
+    let flag_settings = flag_settings(cli)?;
+    if let Some((label, document)) = &flag_settings {
+        settings.apply_document(Scope::Flag, label, document, &cwd, home.as_deref());
+    }
     let mut notices: Vec<String> = settings.problems.iter().map(|problem| format!("Settings: {problem}")).collect();
+    notices.extend(unapplied_flags(cli));
 
     let mode = if cli.dangerously_skip_permissions {
         PermissionMode::BypassPermissions
@@ -137,7 +147,18 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         return Err(SetupError("invalid --max-turns 0: it must be at least 1".into()));
     }
 
-    let prompt_options = PromptOptions { replace: cli.system_prompt.clone(), append: cli.append_system_prompt.clone() };
+    let replace = match &cli.system_prompt_file {
+        Some(file) => {
+            if cli.system_prompt.as_deref().is_some_and(|text| !text.is_empty()) {
+                return Err(SetupError("use --system-prompt or --system-prompt-file, not both".into()));
+            }
+            Some(std::fs::read_to_string(cwd.join(file)).map_err(|err| {
+                SetupError(format!("--system-prompt-file {}: cannot be read ({err})", file.display()))
+            })?)
+        }
+        None => cli.system_prompt.clone(),
+    };
+    let prompt_options = PromptOptions { replace, append: cli.append_system_prompt.clone() };
     let system = prompt::system_blocks(&prompt_options, &cwd, &prompt::today_utc());
 
     let mut compaction = CompactionPolicy::default();
@@ -208,8 +229,19 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     if !removed.iter().any(|tool| tool == tandem_core::tools::task::TASK_TOOL) {
         tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog: agents.clone() }));
     }
-    let hooks =
-        hook_engine(cli, &paths.config_dir, claude_dir.as_deref(), &settings.project_root, &shell_env, &mut notices);
+    let hook_files: Vec<(PathBuf, bool)> =
+        hooks::settings_files(&paths.config_dir, claude_dir.as_deref(), &settings.project_root)
+            .into_iter()
+            .filter(|(file, project)| sources.includes(file, *project))
+            .collect();
+    let mut hook_set = hooks::load_files(hook_files);
+    if let Some((label, document)) = &flag_settings {
+        hook_set.read_document(label, document, false);
+    }
+    let hooks = hook_engine(cli, hook_set, &paths.config_dir, &settings.project_root, &shell_env, &mut notices);
+    if let Some(list) = &cli.tools {
+        restrict_tools(&mut tools, list, &mut notices);
+    }
 
     Ok(AgentConfig {
         session_id: session_log.id().to_owned(),
@@ -242,13 +274,12 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
 /// Which hooks are active is said at the start, and so is every entry that could not be used.
 fn hook_engine(
     cli: &Cli,
+    set: hooks::HookSet,
     config_dir: &std::path::Path,
-    claude_dir: Option<&std::path::Path>,
     project_root: &std::path::Path,
     shell_env: &Arc<tandem_core::shell_env::ShellEnvPolicy>,
     notices: &mut Vec<String>,
 ) -> Arc<HookEngine> {
-    let set = hooks::load(config_dir, claude_dir, project_root);
     notices.extend(set.problems.iter().map(|problem| format!("Hooks: {problem}")));
     let trusted = cli.headless() || hooks::trust::is_trusted(config_dir, project_root, &set.project_fingerprint());
     let engine = HookEngine::new(set, project_root.to_path_buf(), shell_env.clone(), trusted);
@@ -268,6 +299,73 @@ fn hook_engine(
         ));
     }
     Arc::new(engine)
+}
+
+/// `--settings`: a JSON object, or the path of a settings file; with the name its problems are reported under.
+fn flag_settings(cli: &Cli) -> Result<Option<(PathBuf, serde_json::Map<String, serde_json::Value>)>, SetupError> {
+    let Some(value) = cli.settings.as_deref().map(str::trim).filter(|value| !value.is_empty()) else {
+        return Ok(None);
+    };
+    let (label, text) = if value.starts_with('{') {
+        (PathBuf::from("--settings"), value.to_owned())
+    } else {
+        let path = PathBuf::from(value);
+        let text = settings::read_settings_text(&path)
+            .map_err(|err| SetupError(format!("--settings {value}: cannot be read ({err})")))?;
+        (path, text)
+    };
+    match serde_json::from_str(&text) {
+        Ok(serde_json::Value::Object(document)) => Ok(Some((label, document))),
+        Ok(_) => Err(SetupError(format!("--settings {}: not a JSON object", label.display()))),
+        Err(err) => Err(SetupError(format!("--settings {}: not valid JSON ({err})", label.display()))),
+    }
+}
+
+/// `--tools`: only these built-in tools (`default` for all, `""` for none). A name tandem lacks is reported.
+fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String>) {
+    let list = list.trim();
+    if list == "default" {
+        return;
+    }
+    let wanted: Vec<String> = split_rule_list(list);
+    for name in &wanted {
+        if tools.get(name).is_none() {
+            notices.push(format!("--tools: tandem has no tool {name:?}; it is left out"));
+        }
+    }
+    // The Task tool answers to Claude Code's newer name too.
+    tools.retain(|name| wanted.iter().any(|wanted| wanted == name || (wanted == "Agent" && name == "Task")));
+}
+
+/// Flags tandem accepts (the Agent SDK passes them) but does not apply yet: each is said, never silently dropped.
+fn unapplied_flags(cli: &Cli) -> Vec<String> {
+    let mut notices = Vec::new();
+    let mut not_yet = |flag: &str, what: &str| notices.push(format!("{flag} is accepted but not applied yet: {what}"));
+    if cli.fallback_model.is_some() {
+        not_yet("--fallback-model", "an overloaded model is retried, not replaced");
+    }
+    if cli.effort.is_some() || cli.thinking.is_some() || cli.max_thinking_tokens.is_some() {
+        not_yet("--effort/--thinking/--max-thinking-tokens", "requests are sent without extended thinking");
+    }
+    if cli.thinking_display.is_some() {
+        not_yet("--thinking-display", "thinking is shown as the model sends it");
+    }
+    if cli.json_schema.is_some() {
+        not_yet("--json-schema", "the answer is not validated against the schema (no structured_output)");
+    }
+    if cli.include_hook_events {
+        not_yet("--include-hook-events", "hook events are not printed");
+    }
+    if !cli.betas.is_empty() {
+        not_yet("--betas", "no anthropic-beta header is sent for them");
+    }
+    if !cli.mcp_config.is_empty() || cli.strict_mcp_config {
+        not_yet("--mcp-config/--strict-mcp-config", "tandem does not start MCP servers yet");
+    }
+    if cli.permission_prompt_tool.is_some() && !cli.streaming_input() {
+        not_yet("--permission-prompt-tool", "it needs --input-format stream-json (an SDK host to ask)");
+    }
+    notices
 }
 
 /// A server on this machine (LM Studio, a local vLLM…): its tokens cost nothing.
@@ -304,15 +402,30 @@ fn open_session(
         if cli.fork_session {
             return Err(SetupError("--fork-session needs --continue or --resume".into()));
         }
-        let meta = SessionMeta::new(cwd, provider, model);
-        let writer = SessionWriter::create(&paths.data_dir, meta).map_err(|err| {
-            SetupError(format!("cannot create the session log in {}: {err}", paths.data_dir.display()))
+        let mut meta = SessionMeta::new(cwd, provider, model);
+        if let Some(id) = &cli.session_id {
+            if !is_uuid(id) {
+                return Err(SetupError(format!("invalid --session-id {id:?}: it must be a UUID")));
+            }
+            meta.id = id.to_ascii_lowercase();
+        }
+        let writer = SessionWriter::create(&paths.data_dir, meta).map_err(|err| match err.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                SetupError("--session-id: a session with this id exists already (resume it with --resume)".into())
+            }
+            _ => SetupError(format!("cannot create the session log in {}: {err}", paths.data_dir.display())),
         })?;
         return Ok((writer, None));
     };
     let loaded = session::load(&summary.path).map_err(|err| SetupError(err.to_string()))?;
+    if cli.session_id.is_some() && !cli.fork_session {
+        return Err(SetupError(
+            "--session-id with --resume or --continue needs --fork-session (the copy gets the id)".into(),
+        ));
+    }
+    let fork_id = cli.session_id.clone().map(|id| id.to_ascii_lowercase()).unwrap_or_else(session::new_session_id);
     let path = if cli.fork_session {
-        session::fork(&paths.data_dir, &summary.path, &session::new_session_id())
+        session::fork(&paths.data_dir, &summary.path, &fork_id)
             .map_err(|err| SetupError(format!("cannot fork {}: {err}", summary.path.display())))?
     } else {
         summary.path.clone()
@@ -320,6 +433,16 @@ fn open_session(
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
     let resume = Resume { messages: loaded.messages, usage: loaded.usage_total, cost_usd: loaded.cost_total };
     Ok((writer, Some(resume)))
+}
+
+/// `8-4-4-4-12` hex digits.
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(group, len)| group.len() == len && group.chars().all(|ch| ch.is_ascii_hexdigit()))
 }
 
 /// The sandbox for Bash commands: `--sandbox` > `sandbox` in config.toml > off. Without kernel support it is an

@@ -55,8 +55,13 @@ pub fn settings_files(config_dir: &Path, claude_user_dir: Option<&Path>, project
 
 /// Reads the hooks of every settings file (see the module docs). Never fails: problems are in the set.
 pub fn load(config_dir: &Path, claude_user_dir: Option<&Path>, project_root: &Path) -> HookSet {
+    load_files(settings_files(config_dir, claude_user_dir, project_root))
+}
+
+/// Reads the hooks of these settings files (with whether each is the project's).
+pub fn load_files(files: Vec<(PathBuf, bool)>) -> HookSet {
     let mut set = HookSet::default();
-    for (file, project) in settings_files(config_dir, claude_user_dir, project_root) {
+    for (file, project) in files {
         let text = match crate::permissions::settings::read_settings_text(&file) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,

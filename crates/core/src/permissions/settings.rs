@@ -160,6 +160,18 @@ impl Settings {
     /// Reads one settings file into `self`. A missing file is silently nothing (every file is optional).
     fn read_file(&mut self, scope: Scope, file: &Path, root: &Path, home: Option<&Path>) {
         let Some(document) = self.read_document(file) else { return };
+        self.apply_document(scope, file, &document, root, home);
+    }
+
+    /// Applies one settings document (a file's, or `--settings`' with `file` naming where it came from).
+    pub fn apply_document(
+        &mut self,
+        scope: Scope,
+        file: &Path,
+        document: &Map<String, Value>,
+        root: &Path,
+        home: Option<&Path>,
+    ) {
         // Nothing in a settings file is ignored without a word: what tandem does not do is said.
         for key in document.keys().filter(|key| !SUPPORTED_KEYS.contains(&key.as_str())) {
             self.problem(file, format!("\"{key}\" is not supported by tandem; it is ignored"));
@@ -327,10 +339,64 @@ pub fn load(config_dir: &Path, cwd: &Path) -> Settings {
 /// [`load`] with an explicit home directory (`None` when there is none: `~/` directories are then reported),
 /// so tests never depend on the real one.
 pub fn load_with_home(config_dir: &Path, cwd: &Path, home: Option<&Path>) -> Settings {
+    load_sources(config_dir, cwd, home, SettingSources::ALL)
+}
+
+/// Which settings files a session reads (`--setting-sources user,project,local`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SettingSources {
+    /// The user's own files.
+    pub user: bool,
+    /// The project's shared `settings.json` files.
+    pub project: bool,
+    /// The project's git-ignored `settings.local.json` files.
+    pub local: bool,
+}
+
+impl SettingSources {
+    pub const ALL: SettingSources = SettingSources { user: true, project: true, local: true };
+
+    /// Parses `user,project,local` (any subset, `""` for none).
+    pub fn parse(list: &str) -> Result<SettingSources, String> {
+        let mut sources = SettingSources { user: false, project: false, local: false };
+        for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            match name {
+                "user" => sources.user = true,
+                "project" => sources.project = true,
+                "local" => sources.local = true,
+                other => return Err(format!("{other:?} is not a setting source (use user, project, local)")),
+            }
+        }
+        Ok(sources)
+    }
+
+    /// Whether a settings file is read: `project` says it is the project's, its name says whether it is local.
+    pub fn includes(&self, file: &Path, project: bool) -> bool {
+        if !project {
+            return self.user;
+        }
+        if file.file_name().and_then(|name| name.to_str()) == Some(LOCAL_SETTINGS_FILE) {
+            self.local
+        } else {
+            self.project
+        }
+    }
+}
+
+/// [`load_with_home`], reading only the files of `sources`.
+pub fn load_sources(config_dir: &Path, cwd: &Path, home: Option<&Path>, sources: SettingSources) -> Settings {
     let root = project_root(cwd);
     let mut settings = Settings { project_root: root.clone(), ..Settings::default() };
     // Lowest `defaultMode` precedence first: each file's mode replaces the one before.
     for scope in [Scope::User, Scope::ClaudeProject, Scope::ClaudeLocal, Scope::Project, Scope::Local] {
+        let included = match scope {
+            Scope::User => sources.user,
+            Scope::ClaudeLocal | Scope::Local => sources.local,
+            _ => sources.project,
+        };
+        if !included {
+            continue;
+        }
         let Some(file) = settings_file(scope, config_dir, &root) else { continue };
         // Claude Code semantics: `/x` in the user file is relative to wherever the session runs.
         let rule_root = if scope == Scope::User { cwd } else { root.as_path() };

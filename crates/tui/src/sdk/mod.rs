@@ -95,6 +95,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                 }
                 if let Some(mode) = verdict.mode {
                     let _ = ops.send(Op::SetPermissionMode(mode));
+                    printer.set_mode(mode);
                 }
                 let _ = ops.send(Op::PermissionAnswer { call_id, answer: verdict.answer });
                 if verdict.interrupt {

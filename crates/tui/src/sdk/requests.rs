@@ -111,7 +111,7 @@ pub(super) fn user_prompt(frame: &Value) -> Result<String, String> {
 }
 
 /// Handles one control request from the host; the result is its response object or an error message.
-pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: &Printer) -> Result<Value, String> {
+pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: &mut Printer) -> Result<Value, String> {
     let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or_default();
     let sent = |op: Op| ops.send(op).map_err(|_| "the session has ended".to_owned());
     match subtype {
@@ -127,6 +127,7 @@ pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: 
                 format!("{text:?} is not a permission mode (use one of {})", names.join(", "))
             })?;
             sent(Op::SetPermissionMode(mode))?;
+            printer.set_mode(mode);
             Ok(json!({}))
         }
         "set_model" => {

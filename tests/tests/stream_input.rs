@@ -1,0 +1,325 @@
+//! `--input-format stream-json`: tandem driven frame by frame over stdin, as the Agent SDK drives it, with every
+//! frame's shape compared field by field with Claude Code's (shared/protocols.md, shared/sdk-protocol.md).
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tandem_e2e::{FakeServer, Scenario, TEST_KEY, Workspace};
+
+/// A running `tandem --input-format stream-json` and the frames it printed so far.
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    frames: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Host {
+    fn start(workspace: &Workspace, server: &FakeServer, args: &[&str]) -> Host {
+        let mut command = workspace.anthropic(server);
+        command
+            .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("start tandem");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, frames) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let line = line.expect("stdout line");
+                assert!(!line.contains(TEST_KEY), "the key leaked: {line}");
+                let value: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Host { child, stdin, frames, seen: Vec::new() }
+    }
+
+    fn send(&mut self, frame: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{frame}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn user(&mut self, content: Value) {
+        self.send(json!({"type": "user", "session_id": "", "message": {"role": "user", "content": content}, "parent_tool_use_id": null}));
+    }
+
+    /// The next frame that `wanted` accepts (every frame is kept in `seen`).
+    fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let frame = self.frames.recv_timeout(Duration::from_secs(30)).expect("a frame within 30 s");
+            self.seen.push(frame.clone());
+            if wanted(&frame) {
+                return frame;
+            }
+        }
+    }
+
+    fn response_to(&mut self, id: &str) -> Value {
+        self.until(|frame| frame["type"] == "control_response" && frame["response"]["request_id"] == id)
+    }
+
+    /// Closes stdin and waits for the exit code (the rest of stdout is collected into `seen`).
+    fn finish(mut self) -> (i32, Vec<Value>) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        while let Ok(frame) = self.frames.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(frame);
+        }
+        (status.code().unwrap_or(-1), self.seen)
+    }
+}
+
+fn kind(frame: &Value) -> String {
+    match frame["subtype"].as_str() {
+        Some(subtype) if frame["type"] != "control_response" => {
+            format!("{}/{subtype}", frame["type"].as_str().unwrap())
+        }
+        _ => frame["type"].as_str().unwrap().to_owned(),
+    }
+}
+
+fn has_keys(frame: &Value, keys: &[&str]) {
+    for key in keys {
+        assert!(frame.get(key).is_some(), "{} lacks {key}: {frame}", kind(frame));
+    }
+}
+
+fn text_reply(text: &str) -> Value {
+    json!({"blocks": [{"type": "text", "text": text, "chunks": 2}]})
+}
+
+fn scenario(replies: Value) -> FakeServer {
+    FakeServer::spawn(Scenario::from_json(&json!({"replies": replies}).to_string()).unwrap()).unwrap()
+}
+
+#[test]
+fn a_session_of_several_user_frames_until_stdin_closes() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([text_reply("First answer."), text_reply("Second answer.")]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    host.send(json!({"type": "control_request", "request_id": "req_1_abcd", "request": {"subtype": "initialize", "hooks": null}}));
+    let init = host.response_to("req_1_abcd");
+    let response = &init["response"]["response"];
+    has_keys(response, &["commands", "agents", "models", "claude_code_version", "current_permission_mode", "pid"]);
+    assert_eq!(init["response"]["subtype"], "success");
+
+    host.user(json!("First question"));
+    let first = host.until(|frame| frame["type"] == "result");
+    host.user(json!([{"type": "text", "text": "Second"}, {"type": "text", "text": "question"}]));
+    let second = host.until(|frame| frame["type"] == "result");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    assert_eq!(first["session_id"], second["session_id"]);
+    assert_eq!(first["result"], "First answer.");
+    assert_eq!(second["result"], "Second answer.");
+    // One conversation: the second request carries the first exchange; block content was joined.
+    let requests = server.requests();
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert!(messages[2].to_string().contains("Second\\n\\nquestion"), "{}", messages[2]);
+
+    let kinds: Vec<String> = frames.iter().map(kind).collect();
+    let states: Vec<&str> = frames
+        .iter()
+        .filter(|frame| frame["subtype"] == "session_state_changed")
+        .map(|frame| frame["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["running", "idle", "running", "idle"], "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|kind| *kind == "system/init").count(), 2, "{kinds:?}");
+    let idle = frames.iter().rposition(|frame| frame["state"] == "idle").unwrap();
+    let result = frames.iter().rposition(|frame| frame["type"] == "result").unwrap();
+    assert!(result < idle, "idle comes after the result: {kinds:?}");
+}
+
+#[test]
+fn frames_have_claude_codes_shapes() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "one\ntwo\n");
+    let server = scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        text_reply("It has two lines.")
+    ]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    host.user(json!("Read notes.txt"));
+    host.until(|frame| frame["type"] == "result");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    let find =
+        |wanted: &str| frames.iter().find(|frame| kind(frame) == wanted).unwrap_or_else(|| panic!("no {wanted}"));
+    let init = find("system/init");
+    has_keys(
+        init,
+        &[
+            "cwd",
+            "session_id",
+            "tools",
+            "mcp_servers",
+            "model",
+            "permissionMode",
+            "slash_commands",
+            "apiKeySource",
+            "claude_code_version",
+            "output_style",
+            "agents",
+            "skills",
+            "plugins",
+            "uuid",
+        ],
+    );
+    let assistant = find("assistant");
+    has_keys(assistant, &["message", "parent_tool_use_id", "session_id", "uuid", "timestamp"]);
+    has_keys(
+        &assistant["message"],
+        &["id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"],
+    );
+    let user = find("user");
+    has_keys(user, &["message", "parent_tool_use_id", "session_id", "uuid", "timestamp"]);
+    let block = &user["message"]["content"][0];
+    assert_eq!(block["type"], "tool_result");
+    assert_eq!(block["tool_use_id"], "toolu_read");
+    let result = find("result/success");
+    has_keys(
+        result,
+        &[
+            "subtype",
+            "is_error",
+            "duration_ms",
+            "duration_api_ms",
+            "num_turns",
+            "session_id",
+            "result",
+            "stop_reason",
+            "total_cost_usd",
+            "usage",
+            "modelUsage",
+            "permission_denials",
+            "terminal_reason",
+            "api_error_status",
+            "uuid",
+        ],
+    );
+    assert!(result["total_cost_usd"].is_number());
+    assert_eq!(result["num_turns"], 2);
+    let model_usage = result["modelUsage"].as_object().unwrap().values().next().unwrap();
+    has_keys(
+        model_usage,
+        &[
+            "inputTokens",
+            "outputTokens",
+            "cacheReadInputTokens",
+            "cacheCreationInputTokens",
+            "costUSD",
+            "contextWindow",
+            "maxOutputTokens",
+        ],
+    );
+}
+
+#[test]
+fn control_requests_are_answered_and_unknown_ones_get_an_error() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([text_reply("Hi.")]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    host.send(json!({"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize"}}));
+    host.response_to("r1");
+    host.send(json!({"type": "control_request", "request_id": "r2", "request": {"subtype": "no_such_thing"}}));
+    let unknown = host.response_to("r2");
+    assert_eq!(unknown["response"]["subtype"], "error");
+    assert!(unknown["response"]["error"].as_str().unwrap().contains("no_such_thing"));
+    host.send(json!({"type": "control_request", "request_id": "r3", "request": {"subtype": "set_permission_mode", "mode": "plan"}}));
+    assert_eq!(host.response_to("r3")["response"]["subtype"], "success");
+    host.send(json!({"type": "control_request", "request_id": "r4", "request": {"subtype": "set_permission_mode", "mode": "sideways"}}));
+    assert_eq!(host.response_to("r4")["response"]["subtype"], "error");
+    host.send(json!({"type": "control_request", "request_id": "r5", "request": {"subtype": "mcp_status"}}));
+    assert_eq!(host.response_to("r5")["response"]["response"], json!({"mcpServers": []}));
+    host.send(json!({"type": "control_request", "request_id": "r6", "request": {"subtype": "interrupt"}}));
+    assert_eq!(host.response_to("r6")["response"]["subtype"], "success");
+    // Garbage between frames is skipped, as the SDK's own reader does.
+    host.send(json!("not an object"));
+    host.user(json!("Hello"));
+    let result = host.until(|frame| frame["type"] == "result");
+    let init = host.seen.iter().find(|frame| kind(frame) == "system/init").unwrap().clone();
+    assert_eq!(init["permissionMode"], "plan");
+    assert_eq!(result["subtype"], "success");
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn can_use_tool_waits_while_other_frames_are_handled() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+        text_reply("Made it.")
+    ]));
+    let mut host = Host::start(&workspace, &server, &["--permission-prompt-tool", "stdio"]);
+    host.user(json!("Make a file"));
+    let ask = host.until(|frame| frame["type"] == "control_request");
+    let request = &ask["request"];
+    assert_eq!(request["subtype"], "can_use_tool");
+    assert_eq!(request["tool_name"], "Bash");
+    assert_eq!(request["tool_use_id"], "toolu_touch");
+    assert_eq!(request["input"], json!({"command": "touch made.txt"}));
+    assert_eq!(
+        request["permission_suggestions"][0]["rules"][0],
+        json!({"toolName": "Bash", "ruleContent": "touch made.txt"})
+    );
+    let states: Vec<&Value> = host.seen.iter().filter(|frame| frame["subtype"] == "session_state_changed").collect();
+    assert_eq!(states.last().unwrap()["state"], "requires_action");
+    // While the call waits, another control request is answered.
+    host.send(json!({"type": "control_request", "request_id": "ctx", "request": {"subtype": "get_context_usage"}}));
+    let usage = host.response_to("ctx");
+    assert!(usage["response"]["response"]["maxTokens"].as_u64().unwrap() > 0);
+    assert!(!workspace.path().join("made.txt").exists());
+    let id = ask["request_id"].as_str().unwrap();
+    host.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": id,
+        "response": {"behavior": "allow", "updatedInput": {"command": "touch made.txt"}}}}));
+    let result = host.until(|frame| frame["type"] == "result");
+    assert_eq!(result["result"], "Made it.");
+    assert!(workspace.path().join("made.txt").exists());
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn an_error_answer_denies_and_a_failed_request_is_a_synthetic_api_error() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+        {"fault": {"kind": "http", "status": 400}}
+    ]));
+    let mut host = Host::start(&workspace, &server, &["--permission-prompt-tool", "stdio"]);
+    host.user(json!("Make a file"));
+    let ask = host.until(|frame| frame["type"] == "control_request");
+    let id = ask["request_id"].as_str().unwrap();
+    host.send(json!({"type": "control_response", "response": {"subtype": "error", "request_id": id, "error": "callback raised"}}));
+    let result = host.until(|frame| frame["type"] == "result");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 1);
+    assert!(!workspace.path().join("made.txt").exists());
+    let results = tandem_e2e::tool_results(&server.requests()[1].body);
+    assert!(results[0]["content"].as_str().unwrap().contains("callback raised"), "{results:?}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["api_error_status"], 400);
+    assert_eq!(result["terminal_reason"], "api_error");
+    let synthetic = frames
+        .iter()
+        .chain(std::iter::once(&result))
+        .find(|frame| frame["type"] == "assistant" && frame["message"]["model"] == "<synthetic>");
+    let synthetic = synthetic.expect("the synthetic API error message");
+    assert_eq!(synthetic["is_api_error_message"], true);
+    assert!(synthetic["message"]["content"][0]["text"].as_str().unwrap().starts_with("API Error: "));
+}
