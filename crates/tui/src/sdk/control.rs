@@ -182,10 +182,7 @@ pub fn tool_verdict(answer: HostAnswer, original_input: &Value) -> ToolVerdict {
                     PermissionAnswer::AllowUpdated { input: input.clone() }
                 }
                 (None, Some((rules, scope))) => PermissionAnswer::AllowAlways { rule: rules.join(", "), scope },
-                (None, None) => match input {
-                    Some(input) => PermissionAnswer::AllowUpdated { input },
-                    None => PermissionAnswer::AllowOnce,
-                },
+                (None, None) => PermissionAnswer::AllowOnce,
             };
         }
         Some("deny") => {
