@@ -115,15 +115,33 @@ fn a_stream_dropped_mid_reply_is_retried_and_its_tool_call_never_runs() {
 }
 
 #[test]
-fn a_malformed_event_is_a_clear_error() {
+fn a_malformed_event_is_retried_like_a_dropped_stream() {
     let workspace = Workspace::new();
-    let reply = json!({"blocks": [{"type": "text", "text": "hello there", "chunks": 3}], "fault": {"kind": "malformed_at", "event": 3}});
-    let server = FakeServer::spawn(scenario(json!({"replies": [reply]}))).unwrap();
+    let broken = json!({"blocks": [{"type": "text", "text": "hello there", "chunks": 3}], "fault": {"kind": "malformed_at", "event": 3}});
+    let good = json!({"blocks": [{"type": "text", "text": "recovered"}]});
+    let server = FakeServer::spawn(scenario(json!({"replies": [broken, good]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "stream-json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.result()["result"], "recovered");
+    assert!(run.stderr.contains("malformed"), "{}", run.stderr);
+    // stream-json consumers hear that the attempt's partial events are void.
+    assert!(run.kinds().iter().any(|kind| kind == "system/api_retry"), "{:?}", run.kinds());
+}
+
+#[test]
+fn malformed_events_until_the_retries_are_spent_are_a_clear_error() {
+    let workspace = Workspace::new();
+    let broken = json!({"blocks": [{"type": "text", "text": "hello there", "chunks": 3}], "fault": {"kind": "malformed_at", "event": 3}});
+    let replies: Vec<_> = (0..10).map(|_| broken.clone()).collect();
+    let server = FakeServer::spawn(scenario(json!({"replies": replies}))).unwrap();
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "hi"]);
     let run = execute(command);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("malformed"), "{}", run.stderr);
+    assert_eq!(server.requests().len(), 10);
 }
 
 #[test]

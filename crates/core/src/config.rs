@@ -55,6 +55,14 @@ pub struct ConfigFile {
     pub compact_reserve_tokens: Option<u64>,
     /// What the processes tandem starts inherit of its environment (secrets are always removed).
     pub shell_environment_policy: Option<crate::shell_env::ShellEnvPolicy>,
+    /// Extended thinking: "adaptive", "enabled" or "disabled" (`--thinking` wins).
+    pub thinking: Option<String>,
+    /// The thinking budget in tokens (`--max-thinking-tokens` wins).
+    pub max_thinking_tokens: Option<u32>,
+    /// "low", "medium", "high", "xhigh" or "max" (`--effort` wins; `/effort` changes it for the session).
+    pub effort: Option<String>,
+    /// "summarized" or "omitted" (`--thinking-display` wins).
+    pub thinking_display: Option<String>,
 }
 
 /// A provider declared in `config.toml`.

@@ -17,6 +17,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;
+pub mod reasoning;
 pub mod sandbox;
 pub mod session;
 pub mod shell_env;

@@ -42,6 +42,27 @@ pub struct ModelInfo {
     pub prices: Option<Prices>,
     /// Whether the id was found in the table (otherwise the defaults were used).
     pub known: bool,
+    /// What kind of extended thinking it takes (Claude models).
+    pub thinking: ThinkingSupport,
+    /// It takes `output_config.effort` (Claude models).
+    pub effort: bool,
+    /// It takes `reasoning_effort` (OpenAI-compatible reasoning models).
+    pub reasoning_effort: bool,
+}
+
+/// What kind of extended thinking a model takes (`thinking` in assets/models.toml).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingSupport {
+    /// Not in the table: what the user asks for is sent as asked.
+    #[default]
+    Unknown,
+    /// It does not think.
+    None,
+    /// `thinking: {type: enabled, budget_tokens}`.
+    Budget,
+    /// `thinking: {type: adaptive}` as well as a budget.
+    Adaptive,
 }
 
 impl ModelInfo {
@@ -76,6 +97,12 @@ struct Entry {
     context_window: u64,
     max_output_tokens: u64,
     prices: Option<Prices>,
+    #[serde(default)]
+    thinking: Option<ThinkingSupport>,
+    #[serde(default)]
+    effort: bool,
+    #[serde(default)]
+    reasoning_effort: bool,
 }
 
 fn table() -> &'static Table {
@@ -109,6 +136,14 @@ pub fn models_for(kind: crate::provider::ProviderKind) -> Vec<String> {
         .collect()
 }
 
+/// Whether what follows a table id names another version rather than a snapshot of it: `claude-opus-4-7` is not
+/// `claude-opus-4` (a remainder of one or two digits is a minor version), `claude-opus-4-20250514` is.
+fn is_next_version(rest: &str) -> bool {
+    let digits: String = rest[1..].chars().take_while(char::is_ascii_digit).collect();
+    let after = &rest[1 + digits.len()..];
+    rest.starts_with('-') && (1..=2).contains(&digits.len()) && (after.is_empty() || after.starts_with(['-', '@', '.']))
+}
+
 /// Looks a model up by id, alias, or longest matching id prefix; a `vendor/` prefix is ignored.
 pub fn lookup(model_id: &str) -> ModelInfo {
     let table = table();
@@ -120,7 +155,9 @@ pub fn lookup(model_id: &str) -> ModelInfo {
             .model
             .iter()
             .filter(|entry| {
-                bare.starts_with(&entry.id) && bare[entry.id.len()..].starts_with(['-', '.', '@', '_'])
+                bare.starts_with(&entry.id)
+                    && bare[entry.id.len()..].starts_with(['-', '.', '@', '_'])
+                    && !is_next_version(&bare[entry.id.len()..])
                     || entry
                         .aliases
                         .iter()
@@ -136,6 +173,9 @@ pub fn lookup(model_id: &str) -> ModelInfo {
             max_output_tokens: entry.max_output_tokens,
             prices: entry.prices,
             known: true,
+            thinking: entry.thinking.unwrap_or(ThinkingSupport::None),
+            effort: entry.effort,
+            reasoning_effort: entry.reasoning_effort,
         },
         None => ModelInfo {
             id: model_id.to_owned(),
@@ -143,6 +183,10 @@ pub fn lookup(model_id: &str) -> ModelInfo {
             max_output_tokens: table.defaults.max_output_tokens,
             prices: None,
             known: false,
+            // A Claude model newer than the table may think; another unknown model is not sent thinking.
+            thinking: if bare.starts_with("claude-") { ThinkingSupport::Unknown } else { ThinkingSupport::None },
+            effort: false,
+            reasoning_effort: false,
         },
     }
 }
@@ -180,6 +224,10 @@ mod tests {
         assert_eq!(lookup("anthropic/claude-sonnet-4.5").prices, sonnet.prices);
         assert_eq!(lookup("claude-sonnet-4-20250514").id, "claude-sonnet-4-20250514");
         assert_eq!(lookup("claude-sonnet-4-20250514").prices.unwrap().input, 3.0);
+        // A newer minor version is not a snapshot of the older one.
+        assert!(!lookup("claude-opus-4-7").known);
+        assert!(!lookup("claude-sonnet-4-6-20260101").known);
+        assert!(lookup("claude-opus-4-1-20250805").known);
         assert_eq!(lookup("gpt-4o-mini").prices.unwrap().input, 0.15);
         assert_eq!(lookup("gpt-4o").prices.unwrap().input, 2.5);
         assert_eq!(lookup("qwen2.5-coder:7b").context_window, 32768);

@@ -33,6 +33,8 @@ pub enum Op {
     SetModel {
         model: String,
     },
+    /// The effort of the requests from now on (`None`: the model's default); answered with an [`Event::Info`].
+    SetEffort(Option<crate::reasoning::Effort>),
     /// Start a new conversation (the old one is dropped from the model's context).
     ClearConversation,
     /// Summarize the conversation now (`/compact [instructions]`).

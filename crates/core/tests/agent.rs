@@ -123,6 +123,8 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         skills: Default::default(),
         agents: Default::default(),
         raw_stream: false,
+        reasoning: Default::default(),
+        betas: Vec::new(),
     }
 }
 

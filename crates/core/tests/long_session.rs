@@ -65,6 +65,8 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         skills: Default::default(),
         agents: Default::default(),
         raw_stream: false,
+        reasoning: Default::default(),
+        betas: Vec::new(),
     }
 }
 

@@ -49,7 +49,8 @@ fn request(messages: Vec<Message>) -> ModelRequest {
             input_schema: json!({"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}),
         }],
         max_tokens: 4096,
-        thinking_budget: None,
+        reasoning: Default::default(),
+        betas: Vec::new(),
     }
 }
 
@@ -116,7 +117,7 @@ async fn anthropic_streams_thinking_text_and_a_tool_call() {
     let server = FakeServer::start(Scenario::new(vec![reply])).await.unwrap();
     let provider = anthropic(&server, Some(KEY));
     let mut req = request(vec![Message::user_text("read a")]);
-    req.thinking_budget = Some(1024);
+    req.reasoning.thinking = Some(tandem_core::reasoning::ThinkingParam::Enabled { budget_tokens: 1024 });
     let done = run(&provider, &req).await.unwrap();
 
     assert!(done.invalid_tool_inputs.is_empty());

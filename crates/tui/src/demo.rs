@@ -43,6 +43,9 @@ pub fn config(dir: &Path) -> AgentConfig {
         max_output_tokens: 8192,
         prices: Some(Prices::LOCAL),
         known: true,
+        thinking: tandem_core::models::ThinkingSupport::None,
+        effort: false,
+        reasoning_effort: false,
     };
     AgentConfig {
         session_id: tandem_core::session::new_session_id(),
@@ -70,5 +73,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         skills: Default::default(),
         agents: Default::default(),
         raw_stream: false,
+        reasoning: Default::default(),
+        betas: Vec::new(),
     }
 }

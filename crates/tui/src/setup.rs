@@ -266,6 +266,14 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         skills,
         agents,
         raw_stream: false,
+        reasoning: reasoning(cli, &file)?,
+        betas: cli
+            .betas
+            .iter()
+            .flat_map(|list| list.split(','))
+            .map(|beta| beta.trim().to_owned())
+            .filter(|beta| !beta.is_empty())
+            .collect(),
     })
 }
 
@@ -321,6 +329,34 @@ fn flag_settings(cli: &Cli) -> Result<Option<(PathBuf, serde_json::Map<String, s
     }
 }
 
+/// Thinking and effort: the flags, else config.toml. A value that isn't one is an error, not a silent default.
+fn reasoning(cli: &Cli, file: &config::ConfigFile) -> Result<tandem_core::reasoning::Reasoning, SetupError> {
+    use tandem_core::reasoning::{Effort, Reasoning, ThinkingMode};
+    let thinking = match cli.thinking.as_deref().or(file.thinking.as_deref()) {
+        None => None,
+        Some(text) => Some(
+            ThinkingMode::parse(text)
+                .ok_or_else(|| SetupError(format!("invalid thinking {text:?}: use adaptive, enabled or disabled")))?,
+        ),
+    };
+    let effort = match cli.effort.as_deref().or(file.effort.as_deref()) {
+        None => None,
+        Some(text) => Some(
+            Effort::parse(text)
+                .ok_or_else(|| SetupError(format!("invalid effort {text:?}: use low, medium, high, xhigh or max")))?,
+        ),
+    };
+    let display = match cli.thinking_display.as_deref().or(file.thinking_display.as_deref()) {
+        None => None,
+        Some(text @ ("summarized" | "omitted")) => Some(text.to_owned()),
+        Some(text) => {
+            return Err(SetupError(format!("invalid thinking display {text:?}: use summarized or omitted")));
+        }
+    };
+    let budget_tokens = cli.max_thinking_tokens.or(file.max_thinking_tokens);
+    Ok(Reasoning { thinking, budget_tokens, effort, display })
+}
+
 /// `--tools`: only these built-in tools (`default` for all, `""` for none). A name tandem lacks is reported.
 fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String>) {
     let list = list.trim();
@@ -344,20 +380,11 @@ fn unapplied_flags(cli: &Cli) -> Vec<String> {
     if cli.fallback_model.is_some() {
         not_yet("--fallback-model", "an overloaded model is retried, not replaced");
     }
-    if cli.effort.is_some() || cli.thinking.is_some() || cli.max_thinking_tokens.is_some() {
-        not_yet("--effort/--thinking/--max-thinking-tokens", "requests are sent without extended thinking");
-    }
-    if cli.thinking_display.is_some() {
-        not_yet("--thinking-display", "thinking is shown as the model sends it");
-    }
     if cli.json_schema.is_some() {
         not_yet("--json-schema", "the answer is not validated against the schema (no structured_output)");
     }
     if cli.include_hook_events {
         not_yet("--include-hook-events", "hook events are not printed");
-    }
-    if !cli.betas.is_empty() {
-        not_yet("--betas", "no anthropic-beta header is sent for them");
     }
     if !cli.mcp_config.is_empty() || cli.strict_mcp_config {
         not_yet("--mcp-config/--strict-mcp-config", "tandem does not start MCP servers yet");

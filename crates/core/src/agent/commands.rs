@@ -12,7 +12,7 @@ use crate::permissions::{RuleKind, Scope};
 use crate::protocol::{Event, RunOutcome};
 
 /// The built-in commands a prompt can run (in any front end).
-pub const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "init", "cost", "hooks", "help"];
+pub const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "effort", "init", "cost", "hooks", "help"];
 
 /// The app's commands that mean nothing without it.
 const APP_ONLY: &[&str] = &["mode", "copy", "memory", "permissions", "bashes", "resume", "quit", "exit"];
@@ -43,6 +43,31 @@ impl Session {
                 let turn_id = self.begin_builtin();
                 self.set_model(&args);
                 self.finish_without_model(turn_id, started, Ok(format!("The model is now {args}.")));
+            }
+            "effort" => {
+                let turn_id = self.begin_builtin();
+                let words: Vec<&str> = crate::reasoning::Effort::ALL.iter().map(|effort| effort.as_str()).collect();
+                let result = match args.trim() {
+                    "" => {
+                        let now = self.config.reasoning.effort.map_or("the model's default", |effort| effort.as_str());
+                        Ok(format!("Effort: {now}. Set it with /effort {} or /effort auto.", words.join("|")))
+                    }
+                    "auto" | "default" => {
+                        self.set_effort(None);
+                        Ok("Effort: the model's default.".to_owned())
+                    }
+                    text => match crate::reasoning::Effort::parse(text) {
+                        Some(effort) => {
+                            self.set_effort(Some(effort));
+                            Ok(format!("Effort: {}.", effort.as_str()))
+                        }
+                        None => Err(format!("/effort {text}: use one of {} or auto", words.join(", "))),
+                    },
+                };
+                if let Err(why) = &result {
+                    self.emit(Event::Error { message: why.clone() });
+                }
+                self.finish_without_model(turn_id, started, result);
             }
             "init" => self.run_turn(crate::prompt::INIT_PROMPT.to_owned()).await,
             "cost" => {

@@ -94,7 +94,8 @@ impl Session {
                 messages: compact::summary_request(&history, instructions.as_deref()),
                 tools: self.config.tools.specs(),
                 max_tokens: (self.config.compaction.reserve_tokens as u32).min(self.config.model.request_max_tokens()),
-                thinking_budget: None,
+                reasoning: Default::default(),
+                betas: self.config.betas.clone(),
             };
             // The summary's own text is not part of the conversation: front ends only hear about retries.
             let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();

@@ -74,6 +74,11 @@ pub struct AgentConfig {
     /// Also send the provider's raw stream events ([`crate::protocol::Event::RawStream`]), for stream-json's
     /// `--include-partial-messages`; front ends that draw use the item events.
     pub raw_stream: bool,
+    /// Extended thinking and effort as asked for (flags, config.toml, `/effort`); each request sends what its
+    /// model takes.
+    pub reasoning: crate::reasoning::Reasoning,
+    /// Anthropic beta headers asked for with `--betas`.
+    pub betas: Vec<String>,
 }
 
 /// The state a resumed session starts from.
@@ -95,6 +100,7 @@ pub struct AgentHandle {
 enum Work {
     Turn(String),
     SetModel(String),
+    SetEffort(Option<crate::reasoning::Effort>),
     Clear,
     ListRules,
     RemoveRule(crate::protocol::RuleListing),
@@ -136,6 +142,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 Op::SetModel { model } => {
                     if turn_tx.send(Work::SetModel(model)).is_err() {
+                        break;
+                    }
+                }
+                Op::SetEffort(effort) => {
+                    if turn_tx.send(Work::SetEffort(effort)).is_err() {
                         break;
                     }
                 }
@@ -220,6 +231,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                     idle_since = Some(tokio::time::Instant::now());
                 }
                 Work::SetModel(model) => session.set_model(&model),
+                Work::SetEffort(effort) => session.set_effort(effort),
                 Work::Clear => session.clear_with_hooks().await,
                 Work::Compact(instructions) => session.compact_now(instructions).await,
                 Work::ListRules => session.list_rules(),

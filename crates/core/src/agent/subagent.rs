@@ -58,6 +58,8 @@ pub(super) struct Launcher {
         Arc<Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<crate::protocol::PermissionAnswer>>>>,
     policy: Arc<Mutex<crate::permissions::PermissionPolicy>>,
     events: mpsc::UnboundedSender<Event>,
+    reasoning: crate::reasoning::Reasoning,
+    betas: Vec<String>,
     /// What subagents spent since the parent last took it (usage, cost; `None` once a price was unknown).
     spent: Mutex<(Usage, Option<f64>)>,
     /// Denials inside subagents, for the parent's result.
@@ -95,6 +97,8 @@ impl Launcher {
             config_dir: config.config_dir.clone(),
             hooks: config.hooks.clone(),
             compaction: config.compaction,
+            reasoning: config.reasoning.clone(),
+            betas: config.betas.clone(),
             max_turns: config.max_turns,
             budget: config.max_budget_usd.map(|max| {
                 let spent = config.resume.as_ref().and_then(|resume| resume.cost_usd).unwrap_or(0.0);
@@ -184,6 +188,8 @@ impl Launcher {
             skills: Arc::default(),
             agents: Arc::default(),
             raw_stream: false,
+            reasoning: self.reasoning.clone(),
+            betas: self.betas.clone(),
         }
     }
 

@@ -104,6 +104,7 @@ impl Session {
         for notice in &self.config.notices {
             self.emit(Event::Info { message: notice.clone() });
         }
+        self.report_reasoning();
     }
 
     /// Tells front ends which session this is (at the start, and again after `/clear` made a new one).
@@ -419,6 +420,15 @@ impl Session {
         self.config.model = info;
         self.log(&crate::session::SessionLine::Model { model: model.to_owned() });
         self.emit(Event::ModelChanged { model: model.to_owned(), context_window: self.config.model.context_window });
+        self.report_reasoning();
+    }
+
+    /// `/effort`: the effort of the requests from now on (`None` leaves it to the model).
+    pub(super) fn set_effort(&mut self, effort: Option<crate::reasoning::Effort>) {
+        self.config.reasoning.effort = effort;
+        let said = effort.map_or("the model's default".to_owned(), |effort| effort.as_str().to_owned());
+        self.emit(Event::Info { message: format!("Effort: {said}") });
+        self.report_reasoning();
     }
 
     /// Forgets the conversation (and what was read in it); totals and settings stay.
@@ -539,13 +549,33 @@ impl Session {
         if !context.is_empty() {
             system.push(crate::provider::SystemBlock { text: context, cache: true });
         }
+        let tools = self.config.tools.specs();
+        let (reasoning, _) = self.request_reasoning(!tools.is_empty());
+        let mut max_tokens = self.config.model.request_max_tokens();
+        if let Some(least) = reasoning.min_max_tokens {
+            max_tokens = max_tokens.max(least).min(self.config.model.max_output_tokens.max(1) as u32);
+        }
         ModelRequest {
             model: self.config.model.id.clone(),
             system,
             messages: self.messages.clone(),
-            tools: self.config.tools.specs(),
-            max_tokens: self.config.model.request_max_tokens(),
-            thinking_budget: None,
+            tools,
+            max_tokens,
+            reasoning,
+            betas: self.config.betas.clone(),
+        }
+    }
+
+    /// What requests to the current model carry for thinking and effort, and what it can't take.
+    pub(super) fn request_reasoning(&self, has_tools: bool) -> (crate::reasoning::RequestReasoning, Vec<String>) {
+        self.config.reasoning.for_model(&self.config.model, self.config.provider.endpoint().kind, has_tools)
+    }
+
+    /// Says what of the asked-for thinking and effort the current model does not take (at the start, and
+    /// when the model or the effort changes).
+    pub(super) fn report_reasoning(&self) {
+        for note in self.request_reasoning(!self.config.tools.names().is_empty()).1 {
+            self.emit(Event::Info { message: format!("Thinking: {note}") });
         }
     }
 }

@@ -284,7 +284,8 @@ mod tests {
             messages: messages.clone(),
             tools: vec![ToolSpec { name: "Read".into(), description: "reads".into(), input_schema: json!({}) }],
             max_tokens: 1,
-            thinking_budget: None,
+            reasoning: Default::default(),
+            betas: Vec::new(),
         };
         assert_eq!(TokenCounter::request_chars(&request), expected + 3 + 4 + 5 + 2);
     }

@@ -77,7 +77,10 @@ impl Provider for AnthropicProvider {
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
         Box::pin(async move {
             let body = request_body(request)?;
-            let headers = self.headers()?;
+            let mut headers = self.headers()?;
+            if let Some(betas) = beta_header(request) {
+                headers.insert("anthropic-beta", betas);
+            }
             tracing::debug!(url = %self.url, model = %request.model, bytes = body.len(), "anthropic request");
             let response = transport::post(&self.client, &self.endpoint, &self.url, headers, body).await?;
             Ok(sse::event_stream(response, AnthropicDecoder::new()))
@@ -86,6 +89,20 @@ impl Provider for AnthropicProvider {
 }
 
 // ---- request ----
+
+/// `anthropic-beta`: what the request's features need, then what the user asked for, each once.
+fn beta_header(request: &ModelRequest) -> Option<HeaderValue> {
+    let mut betas: Vec<&str> = request.reasoning.betas.to_vec();
+    for beta in request.betas.iter().flat_map(|list| list.split(',')).map(str::trim).filter(|beta| !beta.is_empty()) {
+        if !betas.contains(&beta) {
+            betas.push(beta);
+        }
+    }
+    if betas.is_empty() {
+        return None;
+    }
+    HeaderValue::from_str(&betas.join(",")).ok()
+}
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -97,8 +114,15 @@ struct Body<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     tools: &'a [ToolSpec],
     #[serde(skip_serializing_if = "Option::is_none")]
-    thinking: Option<Thinking>,
+    thinking: Option<&'a crate::reasoning::ThinkingParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig>,
     stream: bool,
+}
+
+#[derive(Serialize)]
+struct OutputConfig {
+    effort: crate::reasoning::Effort,
 }
 
 #[derive(Serialize)]
@@ -117,13 +141,6 @@ struct CacheControl {
 }
 
 const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
-
-#[derive(Serialize)]
-struct Thinking {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    budget_tokens: u32,
-}
 
 #[derive(Serialize)]
 struct WireMessage<'a> {
@@ -204,11 +221,11 @@ pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
         system,
         messages,
         tools: &request.tools,
-        thinking: request.thinking_budget.map(|budget_tokens| Thinking { kind: "enabled", budget_tokens }),
+        thinking: request.reasoning.thinking.as_ref(),
+        output_config: request.reasoning.effort.map(|effort| OutputConfig { effort }),
         stream: true,
     };
-    serde_json::to_vec(&body)
-        .map_err(|err| ProviderError::Malformed { message: format!("could not serialize the request: {err}") })
+    serde_json::to_vec(&body).map_err(|err| ProviderError::Request { message: format!("it does not serialize: {err}") })
 }
 
 // ---- response ----

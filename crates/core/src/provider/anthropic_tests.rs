@@ -19,7 +19,8 @@ fn request(messages: Vec<Message>) -> ModelRequest {
             input_schema: json!({"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}),
         }],
         max_tokens: 1024,
-        thinking_budget: None,
+        reasoning: Default::default(),
+        betas: Vec::new(),
     }
 }
 
@@ -54,7 +55,7 @@ fn conversation(turns: usize) -> Vec<Message> {
 #[test]
 fn body_has_the_documented_shape() {
     let mut req = request(conversation(1));
-    req.thinking_budget = Some(2048);
+    req.reasoning.thinking = Some(crate::reasoning::ThinkingParam::Enabled { budget_tokens: 2048 });
     let body = body_json(&req);
     assert_eq!(
         body,

@@ -28,9 +28,12 @@ pub enum ProviderError {
     /// The server sent an error event inside a successful stream (e.g. `overloaded_error`).
     #[error("the model API reported an error mid-stream: {error_type}: {message}")]
     StreamError { error_type: String, message: String },
-    /// The stream had an event we could not understand.
+    /// The stream had an event we could not understand (retried: a proxy may have garbled one response).
     #[error("the model API sent a malformed event: {message}")]
     Malformed { message: String },
+    /// The request could not be built (never sent, so never retried).
+    #[error("could not build the request: {message}")]
+    Request { message: String },
 }
 
 fn http_message(status: &u16, error_type: &Option<String>, message: &str, hint: &Option<String>) -> String {

@@ -95,8 +95,10 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
-    /// Extended thinking budget in tokens (Anthropic only); `None` leaves thinking off.
-    pub thinking_budget: Option<u32>,
+    /// Extended thinking and effort, as this model takes them ([`crate::reasoning::Reasoning::for_model`]).
+    pub reasoning: crate::reasoning::RequestReasoning,
+    /// Anthropic beta headers the user asked for (`--betas`), besides those the request's features need.
+    pub betas: Vec<String>,
 }
 
 /// The kind of a content block as it starts streaming.

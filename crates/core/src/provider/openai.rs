@@ -101,6 +101,8 @@ struct Body<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -245,11 +247,11 @@ pub fn request_body(request: &ModelRequest, max_completion_tokens: bool) -> Resu
         tools,
         max_tokens: (!max_completion_tokens).then_some(request.max_tokens),
         max_completion_tokens: max_completion_tokens.then_some(request.max_tokens),
+        reasoning_effort: request.reasoning.reasoning_effort,
         stream: true,
         stream_options: StreamOptions { include_usage: true },
     };
-    serde_json::to_vec(&body)
-        .map_err(|err| ProviderError::Malformed { message: format!("could not serialize the request: {err}") })
+    serde_json::to_vec(&body).map_err(|err| ProviderError::Request { message: format!("it does not serialize: {err}") })
 }
 
 // ---- response ----

@@ -54,7 +54,8 @@ fn request() -> ModelRequest {
             input_schema: json!({"type":"object","properties":{"city":{"type":"string"}}}),
         }],
         max_tokens: 512,
-        thinking_budget: Some(100),
+        reasoning: crate::reasoning::RequestReasoning { reasoning_effort: Some("low"), ..Default::default() },
+        betas: Vec::new(),
     }
 }
 
@@ -82,6 +83,7 @@ fn body_has_the_documented_shape() {
             "tools": [{"type":"function","function":{"name":"get_weather","description":"Weather",
                 "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],
             "max_tokens": 512,
+            "reasoning_effort": "low",
             "stream": true,
             "stream_options": {"include_usage": true}
         })

@@ -101,7 +101,8 @@ pub fn is_retryable(err: &ProviderError) -> bool {
                     | "529"
             )
         }
-        ProviderError::Malformed { .. } => false,
+        ProviderError::Malformed { .. } => true,
+        ProviderError::Request { .. } => false,
     }
 }
 
@@ -137,7 +138,8 @@ mod tests {
         assert!(is_retryable(&stream_error("overloaded_error")));
         assert!(is_retryable(&stream_error("api_error")));
         assert!(!is_retryable(&stream_error("invalid_request_error")));
-        assert!(!is_retryable(&ProviderError::Malformed { message: "m".into() }));
+        assert!(is_retryable(&ProviderError::Malformed { message: "m".into() }));
+        assert!(!is_retryable(&ProviderError::Request { message: "m".into() }));
     }
 
     #[test]

@@ -22,11 +22,15 @@ const MAX_MESSAGE_CHARS: usize = 500;
 /// How much of an error body is read at all.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// Sent with every request, so servers and proxies can tell tandem's traffic apart.
+pub const USER_AGENT: &str = concat!("tandem/", env!("CARGO_PKG_VERSION"));
+
 /// The shared client of a provider, or why it could not be built (reported on first use rather than panicking).
 pub(crate) type Client = Result<reqwest::Client, String>;
 
 pub(crate) fn build_client(idle_timeout: Duration) -> Client {
     reqwest::Client::builder()
+        .user_agent(USER_AGENT)
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(idle_timeout)
         .build()

@@ -119,6 +119,33 @@ impl App {
                 self.notice(NoticeKind::Info, format!("Permission mode: {}", mode.as_str()));
                 vec![Effect::Op(Op::SetPermissionMode(mode))]
             }
+            "effort" => {
+                let words: Vec<&str> =
+                    tandem_core::reasoning::Effort::ALL.iter().map(|effort| effort.as_str()).collect();
+                match args {
+                    "" => {
+                        self.notice(
+                            NoticeKind::Info,
+                            format!(
+                                "Set how hard the model thinks: /effort {} (auto: the model's default)",
+                                words.join("|")
+                            ),
+                        );
+                        Vec::new()
+                    }
+                    "auto" | "default" => vec![Effect::Op(Op::SetEffort(None))],
+                    text => match tandem_core::reasoning::Effort::parse(text) {
+                        Some(effort) => vec![Effect::Op(Op::SetEffort(Some(effort)))],
+                        None => {
+                            self.notice(
+                                NoticeKind::Error,
+                                format!("/effort {text}: use one of {} or auto", words.join(", ")),
+                            );
+                            Vec::new()
+                        }
+                    },
+                }
+            }
             "cost" | "usage" => {
                 let usage = self.status.usage;
                 let cost = match self.status.cost_usd {
