@@ -26,7 +26,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/compact", "Summarize the conversation to free context"),
     SlashCommand::builtin("/model", "Pick the model; /model NAME switches (sonnet, opus, haiku…)"),
     SlashCommand::builtin("/mode", "Show the permission mode; /mode NAME switches"),
-    SlashCommand::builtin("/effort", "How hard the model thinks: /effort low|medium|high|xhigh|max|auto"),
+    SlashCommand::builtin("/effort", "How hard the model thinks: /effort low…max, or auto"),
     SlashCommand::builtin("/cost", "Show token usage and cost"),
     SlashCommand::builtin("/copy", "Copy the last answer to the clipboard"),
     SlashCommand::builtin("/init", "Ask the model to write a CLAUDE.md for this project"),
