@@ -323,3 +323,51 @@ fn an_error_answer_denies_and_a_failed_request_is_a_synthetic_api_error() {
     assert_eq!(synthetic["is_api_error_message"], true);
     assert!(synthetic["message"]["content"][0]["text"].as_str().unwrap().starts_with("API Error: "));
 }
+
+#[test]
+fn tool_results_carry_claude_codes_per_tool_shapes() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "one\ntwo\nthree\n");
+    let server = scenario(json!([
+        {"blocks": [
+            {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt", "offset": 2}},
+            {"type": "tool_use", "id": "toolu_missing", "name": "Read", "input": {"file_path": "nope.txt"}}
+        ]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+            "input": {"file_path": "notes.txt", "old_string": "two", "new_string": "TWO"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": {"command": "echo out; echo err >&2"}}]},
+        text_reply("Done.")
+    ]));
+    let mut host = Host::start(&workspace, &server, &["--permission-mode", "bypassPermissions"]);
+    host.user(json!("Go"));
+    host.until(|frame| frame["type"] == "result");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    let result_of = |id: &str| {
+        frames
+            .iter()
+            .find(|frame| frame["type"] == "user" && frame["message"]["content"][0]["tool_use_id"] == id)
+            .unwrap_or_else(|| panic!("no user frame for {id}"))["tool_use_result"]
+            .clone()
+    };
+    let read = result_of("toolu_read");
+    assert_eq!(read["type"], "text");
+    let file = &read["file"];
+    assert!(file["filePath"].as_str().unwrap().ends_with("notes.txt"));
+    assert_eq!(file["content"], "two\nthree");
+    assert_eq!(file["numLines"], 2);
+    assert_eq!(file["startLine"], 2);
+    assert_eq!(file["totalLines"], 3);
+    assert!(result_of("toolu_missing").as_str().unwrap().starts_with("Error: File does not exist"));
+    let edit = result_of("toolu_edit");
+    assert_eq!(edit["oldString"], "two");
+    assert_eq!(edit["newString"], "TWO");
+    assert_eq!(edit["originalFile"], "one\ntwo\nthree\n");
+    let hunk = &edit["structuredPatch"][0];
+    assert_eq!(hunk["oldStart"], 1);
+    assert_eq!(hunk["lines"], json!([" one", "-two", "+TWO", " three"]));
+    let bash = result_of("toolu_bash");
+    assert_eq!(bash["stdout"], "out");
+    assert_eq!(bash["stderr"], "err");
+    assert_eq!(bash["interrupted"], false);
+}

@@ -327,6 +327,8 @@ pub enum Event {
         is_error: bool,
         status: ToolCallStatus,
         duration_ms: u64,
+        /// The result in Claude Code's per-tool shape (stream-json's `tool_use_result`), when the tool gives one.
+        structured: Option<Value>,
     },
     /// Tool results sent back to the model as the next user message.
     ToolResults(Message),

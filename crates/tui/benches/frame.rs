@@ -164,6 +164,7 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
             is_error: false,
             status: ToolCallStatus::Completed,
             duration_ms: 42,
+            structured: None,
         };
         core(app, finished, now);
         round = 2;

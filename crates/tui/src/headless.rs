@@ -86,6 +86,16 @@ pub(crate) fn non_interactive_denial(tool: &str, suggested_rule: &str) -> String
     )
 }
 
+/// A call's `tool_use_result`: the tool's structured result, else its text (`Error: …` for a failure, as Claude
+/// Code writes it).
+fn tool_use_result(content: &str, is_error: bool, structured: &Option<Value>) -> Value {
+    match structured {
+        Some(structured) if !is_error => structured.clone(),
+        _ if is_error => Value::String(format!("Error: {content}")),
+        _ => Value::String(content.to_owned()),
+    }
+}
+
 /// Standard output for NDJSON frames, shared by everything that writes them (one whole line at a time).
 #[derive(Clone)]
 pub(crate) struct Output(std::sync::Arc<std::sync::Mutex<std::io::Stdout>>);
@@ -137,6 +147,8 @@ pub(crate) struct Printer {
     last_cost: Option<f64>,
     /// How full the context is, for `get_context_usage`.
     pub(crate) context: (u64, u64),
+    /// Finished calls' `tool_use_result`s, until their results are printed.
+    tool_results: std::collections::HashMap<String, Value>,
     /// The mode a host set since the session announced itself (the announcement may predate it).
     mode: Option<tandem_core::permissions::PermissionMode>,
     /// Print the init line when the session is configured (`-p`); streaming input prints it per turn instead.
@@ -155,6 +167,7 @@ impl Printer {
             model_usage: Default::default(),
             last_cost: Some(0.0),
             context: (0, 0),
+            tool_results: Default::default(),
             mode: None,
             init_at_start: true,
         }
@@ -225,9 +238,13 @@ impl Printer {
                 let value = stream_json::assistant(&self.session_id, message);
                 self.line(&value);
             }
+            Event::ToolCallFinished { call_id, content, is_error, structured, .. } if self.streaming() => {
+                self.tool_results.insert(call_id.clone(), tool_use_result(content, *is_error, structured));
+            }
             Event::ToolResults(message) if self.streaming() => {
-                let value = stream_json::user(&self.session_id, message);
-                self.line(&value);
+                for value in stream_json::users(&self.session_id, message, &mut self.tool_results) {
+                    self.line(&value);
+                }
             }
             Event::Retrying { attempt, max_attempts, delay_ms, reason, discarded_partial_output, status } => {
                 if self.streaming() {
@@ -243,14 +260,21 @@ impl Printer {
                 );
             }
             Event::Subagent { parent_call_id, event } if self.streaming() => {
-                let value = match event.as_ref() {
-                    Event::AssistantMessage(message) => stream_json::assistant(&self.session_id, message),
-                    Event::ToolResults(message) => stream_json::user(&self.session_id, message),
+                let values = match event.as_ref() {
+                    Event::AssistantMessage(message) => vec![stream_json::assistant(&self.session_id, message)],
+                    Event::ToolCallFinished { call_id, content, is_error, structured, .. } => {
+                        self.tool_results.insert(call_id.clone(), tool_use_result(content, *is_error, structured));
+                        return;
+                    }
+                    Event::ToolResults(message) => {
+                        stream_json::users(&self.session_id, message, &mut self.tool_results)
+                    }
                     _ => return,
                 };
-                let mut value = value;
-                value["parent_tool_use_id"] = Value::String(parent_call_id.clone());
-                self.line(&value);
+                for mut value in values {
+                    value["parent_tool_use_id"] = Value::String(parent_call_id.clone());
+                    self.line(&value);
+                }
             }
             Event::Error { message } => eprintln!("tandem: error: {message}"),
             Event::Info { message } => eprintln!("tandem: {message}"),

@@ -145,11 +145,39 @@ pub fn assistant(session_id: &str, message: &AssistantMessage) -> Value {
     })
 }
 
-/// Tool results going back to the model.
-pub fn user(session_id: &str, message: &Message) -> Value {
+/// Tool results going back to the model, one `user` frame per result as Claude Code sends them, each with its
+/// call's `tool_use_result` (taken from `results`) when there is one.
+pub fn users(
+    session_id: &str,
+    message: &Message,
+    results: &mut std::collections::HashMap<String, Value>,
+) -> Vec<Value> {
+    use tandem_core::conversation::ContentBlock;
+    let mut frames = Vec::new();
+    let mut rest = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::ToolResult { tool_use_id, .. } => {
+                let mut frame = user_blocks(session_id, std::slice::from_ref(block));
+                if let Some(result) = results.remove(tool_use_id) {
+                    frame["tool_use_result"] = result;
+                }
+                frames.push(frame);
+            }
+            other => rest.push(other.clone()),
+        }
+    }
+    // Hook context sent beside the results (PostToolUse additionalContext) is a frame of its own.
+    if !rest.is_empty() {
+        frames.push(user_blocks(session_id, &rest));
+    }
+    frames
+}
+
+fn user_blocks(session_id: &str, content: &[tandem_core::conversation::ContentBlock]) -> Value {
     json!({
         "type": "user",
-        "message": { "role": "user", "content": message.content },
+        "message": { "role": "user", "content": content },
         "parent_tool_use_id": null,
         "session_id": session_id,
         "uuid": uuid(),

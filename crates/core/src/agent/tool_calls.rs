@@ -142,6 +142,7 @@ impl ToolRunner<'_> {
                     is_error: output.is_error,
                     status,
                     duration_ms,
+                    structured: output.structured.clone(),
                 });
                 round.results.push(ContentBlock::ToolResult {
                     tool_use_id: call.id.clone(),

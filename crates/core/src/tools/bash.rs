@@ -229,7 +229,13 @@ impl CommandResult {
         if parts.is_empty() {
             parts.push("(no output)".to_string());
         }
-        ToolOutput { content: parts.join("\n"), is_error }
+        let structured = serde_json::json!({
+            "stdout": self.stdout.render(MAX_OUTPUT_CHARS),
+            "stderr": self.stderr.render(MAX_OUTPUT_CHARS),
+            "interrupted": matches!(self.outcome, Outcome::Interrupted | Outcome::TimedOut),
+            "isImage": false,
+        });
+        ToolOutput { content: parts.join("\n"), is_error, structured: Some(structured) }
     }
 }
 

@@ -71,6 +71,26 @@ impl Hunk {
     }
 }
 
+/// Claude Code's `structuredPatch`: the hunks as `{oldStart, oldLines, newStart, newLines, lines}` with each line
+/// prefixed by ` `, `-` or `+`.
+pub fn structured_patch(old: &str, new: &str) -> serde_json::Value {
+    let hunks: Vec<serde_json::Value> = hunks(old, new, DEFAULT_CONTEXT)
+        .iter()
+        .map(|hunk| {
+            let lines: Vec<String> =
+                hunk.lines.iter().map(|line| format!("{}{}", line.kind.prefix(), line.text)).collect();
+            serde_json::json!({
+                "oldStart": hunk.old_start,
+                "oldLines": hunk.old_len,
+                "newStart": hunk.new_start,
+                "newLines": hunk.new_len,
+                "lines": lines,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(hunks)
+}
+
 /// Total lines (added, removed) over hunks.
 pub fn counts(hunks: &[Hunk]) -> (usize, usize) {
     hunks.iter().map(Hunk::counts).fold((0, 0), |(a, r), (ha, hr)| (a + ha, r + hr))

@@ -96,7 +96,7 @@ impl TypedTool for EditTool {
         Box::pin(async move {
             let ctx = ctx.clone();
             match tokio::task::spawn_blocking(move || apply(&input, &ctx)).await {
-                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Ok((text, structured))) => ToolOutput::ok(text).with_structured(structured),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Edit failed: {err}")),
             }
@@ -104,12 +104,23 @@ impl TypedTool for EditTool {
     }
 }
 
-fn apply(input: &Input, ctx: &ToolContext) -> Result<String, String> {
+fn apply(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
     fs_util::write_atomic_create_dirs(&plan.path, &plan.new_bytes)
         .map_err(|err| format!("Cannot write {}: {err}", plan.path.display()))?;
     ctx.files.record_content(&plan.path, &plan.new_bytes);
-    Ok(plan.summary)
+    let old = plan.old_text.as_deref().unwrap_or_default();
+    let new = String::from_utf8_lossy(&plan.new_bytes);
+    let structured = serde_json::json!({
+        "filePath": plan.path.display().to_string(),
+        "oldString": input.old_string,
+        "newString": input.new_string,
+        "originalFile": super::structured_text(old),
+        "structuredPatch": super::diff::structured_patch(old, &new),
+        "userModified": false,
+        "replaceAll": input.replace_all,
+    });
+    Ok((plan.summary, structured))
 }
 
 fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {

@@ -76,20 +76,44 @@ pub enum Preview {
 }
 
 /// The result of a tool call, as the model will see it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    /// The result in Claude Code's per-tool shape (stream-json's `tool_use_result`: Read's `file`, Edit's
+    /// `structuredPatch`, Bash's `stdout`/`stderr`), for SDK hosts; the model only sees `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+}
+
+impl PartialEq for ToolOutput {
+    /// What the model sees: the structured copy is for hosts.
+    fn eq(&self, other: &Self) -> bool {
+        self.content == other.content && self.is_error == other.is_error
+    }
 }
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false }
+        ToolOutput { content: content.into(), is_error: false, structured: None }
     }
 
     pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true }
+        ToolOutput { content: content.into(), is_error: true, structured: None }
     }
+
+    pub fn with_structured(mut self, structured: Value) -> Self {
+        self.structured = Some(structured);
+        self
+    }
+}
+
+/// Largest text copied into a structured result (a host reads lines of at most 1 MiB).
+pub const MAX_STRUCTURED_TEXT: usize = 256 * 1024;
+
+/// `text` for a structured result, or `None` when it is too large to copy.
+pub fn structured_text(text: &str) -> Value {
+    if text.len() <= MAX_STRUCTURED_TEXT { Value::String(text.to_owned()) } else { Value::Null }
 }
 
 /// A predicate telling which paths must not be read.

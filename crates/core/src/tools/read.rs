@@ -83,7 +83,8 @@ impl TypedTool for ReadTool {
             let limit = usize::try_from(input.limit.unwrap_or(DEFAULT_LIMIT as u64)).unwrap_or(usize::MAX);
             let job = move || read_file(&path, &shown, start, limit, &files);
             match tokio::task::spawn_blocking(job).await {
-                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Ok((text, Some(structured)))) => ToolOutput::ok(text).with_structured(structured),
+                Ok(Ok((text, None))) => ToolOutput::ok(text),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Read failed: {err}")),
             }
@@ -92,7 +93,14 @@ impl TypedTool for ReadTool {
 }
 
 /// Reads lines `start..start+limit` (1-based) of `path` and records the file in `files`.
-fn read_file(path: &Path, shown: &str, start: usize, limit: usize, files: &FileState) -> Result<String, String> {
+/// Returns the text the model sees and, when lines were shown, Claude Code's structured `file` result.
+fn read_file(
+    path: &Path,
+    shown: &str,
+    start: usize,
+    limit: usize,
+    files: &FileState,
+) -> Result<(String, Option<Value>), String> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(not_found_message(path)),
@@ -134,15 +142,18 @@ fn read_file(path: &Path, shown: &str, start: usize, limit: usize, files: &FileS
     let content_hash = hash.finish();
     files.record(path, Snapshot { len: total_bytes, mtime: meta.modified().ok(), hash: content_hash });
     if files.repeat_read(path, content_hash, start, limit) {
-        return Ok(format!(
-            "{shown} is unchanged since you last read it (the same lines are already in this conversation above); \
-             read it again only after it changes."
+        return Ok((
+            format!(
+                "{shown} is unchanged since you last read it (the same lines are already in this conversation above); \
+                 read it again only after it changes."
+            ),
+            None,
         ));
     }
 
     let total = lines.total_lines();
     if total == 0 {
-        return Ok(format!("The file {shown} exists but is empty (0 lines)."));
+        return Ok((format!("The file {shown} exists but is empty (0 lines)."), None));
     }
     if start > total {
         return Err(format!(
@@ -150,6 +161,16 @@ fn read_file(path: &Path, shown: &str, start: usize, limit: usize, files: &FileS
             plural(total)
         ));
     }
+    let structured = serde_json::json!({
+        "type": "text",
+        "file": {
+            "filePath": path.display().to_string(),
+            "content": super::structured_text(lines.raw.strip_suffix('\n').unwrap_or(&lines.raw)),
+            "numLines": lines.last_shown + 1 - start.min(lines.last_shown + 1),
+            "startLine": start,
+            "totalLines": total,
+        },
+    });
     let mut out = lines.out;
     if lines.last_shown < total {
         let why = if lines.output_capped { " (output size limit reached)" } else { "" };
@@ -161,7 +182,7 @@ fn read_file(path: &Path, shown: &str, start: usize, limit: usize, files: &FileS
     } else if out.ends_with('\n') {
         out.pop();
     }
-    Ok(out)
+    Ok((out, Some(structured)))
 }
 
 fn plural(n: usize) -> &'static str {
@@ -192,6 +213,8 @@ struct LineWindow {
     current_started: bool,
     current_last_byte: u8,
     out: String,
+    /// The shown lines as they are in the file (for the structured result), without numbers.
+    raw: String,
     last_shown: usize,
     output_capped: bool,
 }
@@ -207,6 +230,7 @@ impl LineWindow {
             current_started: false,
             current_last_byte: 0,
             out: String::new(),
+            raw: String::new(),
             last_shown: 0,
             output_capped: false,
         }
@@ -295,6 +319,10 @@ impl LineWindow {
             return;
         }
         self.out.push_str(&formatted);
+        if self.raw.len() <= super::MAX_STRUCTURED_TEXT {
+            self.raw.push_str(&line);
+            self.raw.push('\n');
+        }
         self.last_shown = self.line_no;
     }
 }
@@ -309,13 +337,13 @@ mod dedup_tests {
         let path = dir.path().join("a.txt");
         std::fs::write(&path, "one\ntwo\n").unwrap();
         let files = FileState::default();
-        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().contains("one"));
-        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().contains("unchanged"));
-        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().contains("two"), "another window is read");
+        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().0.contains("one"));
+        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().0.contains("unchanged"));
+        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().0.contains("two"), "another window is read");
         std::fs::write(&path, "one\nTWO\n").unwrap();
-        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().contains("TWO"), "a change is read");
+        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().0.contains("TWO"), "a change is read");
         files.forget_reads();
-        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().contains("TWO"), "after compaction");
+        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().0.contains("TWO"), "after compaction");
     }
 }
 

@@ -114,7 +114,7 @@ impl TypedTool for WriteTool {
         Box::pin(async move {
             let ctx = ctx.clone();
             match tokio::task::spawn_blocking(move || write(&input, &ctx)).await {
-                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Ok((text, structured))) => ToolOutput::ok(text).with_structured(structured),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Write failed: {err}")),
             }
@@ -122,8 +122,25 @@ impl TypedTool for WriteTool {
     }
 }
 
-fn write(input: &Input, ctx: &ToolContext) -> Result<String, String> {
+fn write(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
+    let old_text = plan.old.as_ref().map(|old| String::from_utf8_lossy(old).into_owned());
+    let structured = serde_json::json!({
+        "type": if plan.old.is_some() { "update" } else { "create" },
+        "filePath": plan.path.display().to_string(),
+        "content": super::structured_text(&plan.content),
+        "structuredPatch": match &old_text {
+            Some(old) => super::diff::structured_patch(old, &plan.content),
+            None => Value::Array(Vec::new()),
+        },
+        "originalFile": old_text.as_deref().map_or(Value::Null, super::structured_text),
+    });
+    let summary = write_and_summarize(&plan, ctx)?;
+    Ok((summary, structured))
+}
+
+/// Writes the file (unless it already has the content) and says what changed.
+fn write_and_summarize(plan: &Plan, ctx: &ToolContext) -> Result<String, String> {
     let lines = line_count(&plan.content);
     let summary = match &plan.old {
         Some(old) if old.as_slice() == plan.content.as_bytes() => {

@@ -198,7 +198,7 @@ impl App {
                     });
                 }
             }
-            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms } => {
+            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms, .. } => {
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     self.transcript.update(index, |cell| {
                         if let CellKind::Tool(card) = &mut cell.kind {

@@ -248,6 +248,7 @@ fn two_cards(app: &mut App) {
                 is_error: false,
                 status: tandem_core::protocol::ToolCallStatus::Completed,
                 duration_ms: 5,
+                structured: None,
             },
         );
         if id == "first" {

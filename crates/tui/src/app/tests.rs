@@ -111,6 +111,7 @@ pub(super) fn conversation(app: &mut App) {
             is_error: false,
             status: ToolCallStatus::Completed,
             duration_ms: 3,
+            structured: None,
         },
     );
     stream_text(app, 0, "Done: the greeting now says hello to tandem.\n");
