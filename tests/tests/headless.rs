@@ -325,3 +325,41 @@ fn system_prompt_flags_shape_the_request() {
     assert_eq!(system.as_array().unwrap().last().unwrap()["text"], "Answer in French.");
     assert!(!server.requests()[0].body.to_string().contains(TEST_KEY));
 }
+
+#[test]
+fn a_budget_with_an_unpriced_model_is_refused_up_front() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}]}"#).unwrap())
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--model", "mystery-model-1", "--max-budget-usd", "1"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--max-budget-usd needs the model's prices"), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_resumed_session_s_budget_counts_this_run_only() {
+    let workspace = Workspace::new();
+    // The first run spends about $3 (a million input tokens of Sonnet); the second may spend $0.5 more.
+    let scenario = Scenario::from_json(
+        r#"{"replies":[
+            {"blocks":[{"type":"text","text":"first"}],"usage":{"input_tokens":1000000,"output_tokens":10}},
+            {"blocks":[{"type":"text","text":"second"}]}
+        ]}"#,
+    )
+    .unwrap();
+    let server = FakeServer::spawn(scenario).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "one", "--output-format", "json"]);
+    let first = execute(command);
+    assert_eq!(first.code, 0, "{first:?}");
+    let session = first.result()["session_id"].as_str().unwrap().to_owned();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "two", "--output-format", "json", "--resume", &session, "--max-budget-usd", "0.5"]);
+    let second = execute(command);
+    assert_eq!(second.code, 0, "{second:?}");
+    assert_eq!(second.result()["result"], "second");
+}

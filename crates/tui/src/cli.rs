@@ -49,7 +49,8 @@ pub struct Cli {
     #[arg(long = "max-turns")]
     pub max_turns: Option<u32>,
 
-    /// Maximum spend in US dollars for the session.
+    /// Maximum spend in US dollars for this run (with --resume or --continue, what the session spent before does
+    /// not count); subagents' spending counts too. Needs a model with known prices.
     #[arg(long = "max-budget-usd")]
     pub max_budget_usd: Option<f64>,
 

@@ -174,6 +174,12 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         compaction.reserve_tokens = reserve;
     }
 
+    if cli.max_budget_usd.is_some() && model.prices.is_none() {
+        return Err(SetupError(format!(
+            "--max-budget-usd needs the model's prices, and {} has none in assets/models.toml: tandem could not tell when the budget is spent",
+            model.id
+        )));
+    }
     let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id)?;
     // Every project's transcripts are off limits to reads, except this session's own saved outputs.
     let own_outputs = session_log.path().with_extension("");

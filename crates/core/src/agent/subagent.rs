@@ -100,10 +100,8 @@ impl Launcher {
             reasoning: config.reasoning.clone(),
             betas: config.betas.clone(),
             max_turns: config.max_turns,
-            budget: config.max_budget_usd.map(|max| {
-                let spent = config.resume.as_ref().and_then(|resume| resume.cost_usd).unwrap_or(0.0);
-                Arc::new(SharedBudget { max, spent: Mutex::new(spent) })
-            }),
+            // This run's spending counts (not what a resumed session spent before), as in the session itself.
+            budget: config.max_budget_usd.map(|max| Arc::new(SharedBudget { max, spent: Mutex::new(0.0) })),
             session_dir: config.session_log.as_ref().map(|log| log.path().with_extension("")),
             parent_session_id: config.session_id.clone(),
             pending: shared.pending.clone(),

@@ -36,6 +36,8 @@ pub(super) struct Session {
     pub(super) total_usage: Usage,
     /// Spend so far; `None` once any response came from a model whose price is unknown.
     pub(super) total_cost: Option<f64>,
+    /// What a resumed session had spent before this run: `--max-budget-usd` counts this run's spending only.
+    cost_before_run: f64,
     /// The previous turn ended in an interrupt; the model hears about it with the next message.
     interrupted: bool,
     /// Tokens of the context, from reported usage plus an estimate of what was added since.
@@ -82,6 +84,7 @@ impl Session {
             files: Arc::new(FileState::default()),
             total_usage: resume.usage,
             total_cost: if resumed { resume.cost_usd } else { Some(0.0) },
+            cost_before_run: if resumed { resume.cost_usd.unwrap_or(0.0) } else { 0.0 },
             interrupted: false,
             counter: TokenCounter::new(),
             reported_len,
@@ -357,9 +360,10 @@ impl Session {
                 break RunOutcome::ErrorMaxBudgetUsd;
             }
             if let (Some(budget), Some(cost)) = (self.config.max_budget_usd, self.cost())
-                && cost >= budget
+                && cost - self.cost_before_run >= budget
             {
-                errors.push(format!("Reached the maximum budget (${budget:.4}; spent ${cost:.4})."));
+                let cost = cost - self.cost_before_run;
+                errors.push(format!("Reached the maximum budget (${budget:.4}; spent ${cost:.4} in this run)."));
                 break RunOutcome::ErrorMaxBudgetUsd;
             }
         };
