@@ -114,6 +114,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         sandbox: None,
         shell_env: Default::default(),
         config_dir: std::env::temp_dir().join("tandem-agent-test-config"),
+        claude_dir: None,
         notices: Vec::new(),
         session_log: None,
         resume: None,

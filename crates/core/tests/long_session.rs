@@ -56,6 +56,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         sandbox: None,
         shell_env: Default::default(),
         config_dir: config_dir.to_path_buf(),
+        claude_dir: None,
         notices: Vec::new(),
         session_log: None,
         resume: None,

@@ -61,6 +61,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         sandbox: None,
         shell_env: Arc::default(),
         config_dir: paths.config_dir,
+        claude_dir: None,
         notices: vec![format!(
             "DEMO — a scripted model, no network, no key. The project is a scratch copy in {} (removed on exit).",
             dir.display()

@@ -79,7 +79,9 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
             .map_err(|why| SetupError(format!("invalid --setting-sources {list:?}: {why}")))?,
         None => settings::SettingSources::ALL,
     };
-    let mut settings = settings::load_sources(&paths.config_dir, &cwd, home.as_deref(), sources);
+    let claude_settings_dir = hooks::claude_user_dir(&env, home.as_deref());
+    let mut settings =
+        settings::load_sources(&paths.config_dir, claude_settings_dir.as_deref(), &cwd, home.as_deref(), sources);
     let flag_settings = flag_settings(cli)?;
     if let Some((label, document)) = &flag_settings {
         settings.apply_document(Scope::Flag, label, document, &cwd, home.as_deref());
@@ -263,6 +265,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         sandbox,
         shell_env,
         config_dir: paths.config_dir.clone(),
+        claude_dir: claude_dir.clone(),
         notices,
         session_log: Some(session_log),
         resume,

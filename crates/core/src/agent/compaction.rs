@@ -20,9 +20,20 @@ use crate::session::CompactTrigger;
 const SUMMARY_ATTEMPTS: usize = 4;
 
 impl Session {
+    /// The guideline files in effect now (re-read every time: an edit counts from the next request).
+    pub(super) fn guidelines(&self) -> guidelines::Guidelines {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let dirs = guidelines::UserDirs {
+            config_dir: &self.config.config_dir,
+            claude_dir: self.config.claude_dir.as_deref(),
+            home: home.as_deref(),
+        };
+        guidelines::load_from(&dirs, &self.config.cwd)
+    }
+
     /// Project guidelines and the memory index, as one block (empty when there is neither).
     pub(super) fn context_block(&self) -> String {
-        let guidelines = guidelines::load(&self.config.config_dir, &self.config.cwd);
+        let guidelines = self.guidelines();
         let root = crate::permissions::settings::project_root(&self.config.cwd);
         let memory = MemoryStore::new(&self.config.config_dir, &root).index_text();
         match (guidelines.text.is_empty(), memory.is_empty()) {
@@ -79,7 +90,7 @@ impl Session {
             let added = &self.messages[self.reported_len.min(self.messages.len())..];
             self.counter.context_used(added)
         };
-        let guidelines = guidelines::load(&self.config.config_dir, &self.config.cwd);
+        let guidelines = self.guidelines();
         let instructions = match (guidelines.summary_instructions, extra) {
             (Some(from_file), Some(from_user)) => Some(format!("{from_file}\n\n{from_user}")),
             (from_file, from_user) => from_user.or(from_file),

@@ -55,6 +55,8 @@ pub struct AgentConfig {
     pub shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
     /// Where "always, everywhere" answers are saved (`settings.json` in it).
     pub config_dir: PathBuf,
+    /// Claude Code's user directory (`~/.claude`, `$CLAUDE_CONFIG_DIR`): its `CLAUDE.md` is a user guideline file.
+    pub claude_dir: Option<PathBuf>,
     /// Shown once at the start (settings problems, sandbox notes).
     pub notices: Vec<String>,
     /// Where the session is recorded (append-only JSONL), when it is.

@@ -60,6 +60,7 @@ pub(super) struct Launcher {
     events: mpsc::UnboundedSender<Event>,
     reasoning: crate::reasoning::Reasoning,
     betas: Vec<String>,
+    claude_dir: Option<std::path::PathBuf>,
     /// What subagents spent since the parent last took it (usage, cost; `None` once a price was unknown).
     spent: Mutex<(Usage, Option<f64>)>,
     /// Denials inside subagents, for the parent's result.
@@ -99,6 +100,7 @@ impl Launcher {
             compaction: config.compaction,
             reasoning: config.reasoning.clone(),
             betas: config.betas.clone(),
+            claude_dir: config.claude_dir.clone(),
             max_turns: config.max_turns,
             // This run's spending counts (not what a resumed session spent before), as in the session itself.
             budget: config.max_budget_usd.map(|max| Arc::new(SharedBudget { max, spent: Mutex::new(0.0) })),
@@ -177,6 +179,7 @@ impl Launcher {
             sandbox: self.sandbox.clone(),
             shell_env: self.shell_env.clone(),
             config_dir: self.config_dir.clone(),
+            claude_dir: self.claude_dir.clone(),
             notices: Vec::new(),
             session_log,
             resume: None,

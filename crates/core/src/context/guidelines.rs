@@ -42,14 +42,28 @@ pub struct Guidelines {
     pub summary_instructions: Option<String>,
 }
 
+/// Where the user's own guideline files are: tandem's config directory, and Claude Code's (`~/.claude`, or
+/// `$CLAUDE_CONFIG_DIR`), whose `CLAUDE.md` is read first. `home` is where `@~/…` imports point.
+#[derive(Clone, Copy, Debug)]
+pub struct UserDirs<'a> {
+    pub config_dir: &'a Path,
+    pub claude_dir: Option<&'a Path>,
+    pub home: Option<&'a Path>,
+}
+
 /// The candidate guideline files for a session in `cwd`, in order (whether or not they exist).
 pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = USER_FILES.iter().map(|name| config_dir.join(name)).collect();
+    candidates_for(&UserDirs { config_dir, claude_dir: None, home: None }, cwd)
+}
+
+fn candidates_for(dirs: &UserDirs, cwd: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = dirs.claude_dir.map(|dir| dir.join("CLAUDE.md")).into_iter().collect();
+    paths.extend(USER_FILES.iter().map(|name| dirs.config_dir.join(name)));
     let root = project_root(cwd);
     // `project_root` is an ancestor of `cwd` (or `cwd` itself), so this walks root → cwd.
-    let mut dirs: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(&root)).collect();
-    dirs.reverse();
-    for dir in dirs {
+    let mut project_dirs: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(&root)).collect();
+    project_dirs.reverse();
+    for dir in project_dirs {
         paths.extend(PROJECT_FILES.iter().map(|name| dir.join(name)));
     }
     paths
@@ -57,27 +71,88 @@ pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
 
 /// Reads the guidelines for a session in `cwd` with user files from `config_dir`. Never fails.
 pub fn load(config_dir: &Path, cwd: &Path) -> Guidelines {
-    let mut seen = HashSet::new();
-    let mut sources = Vec::new();
+    load_from(&UserDirs { config_dir, claude_dir: None, home: None }, cwd)
+}
+
+/// [`load`] with Claude Code's user directory too, following `@path` imports ([`super::imports`]).
+pub fn load_from(dirs: &UserDirs, cwd: &Path) -> Guidelines {
+    let mut walk =
+        Walk { dirs, seen: HashSet::new(), sources: Vec::new(), problems: Vec::new(), real_root: PathBuf::new() };
     let root = project_root(cwd);
-    let real_root = root.canonicalize().unwrap_or(root);
-    for path in candidates(config_dir, cwd) {
+    walk.real_root = root.canonicalize().unwrap_or(root);
+    for path in candidates_for(dirs, cwd) {
+        let user_file = walk.is_user_file(&path);
         // `CLAUDE.md` is often a symlink to `AGENTS.md` (or the config dir sits inside the repository): the same
         // file must not be sent twice.
         let Ok(real) = path.canonicalize() else { continue };
         // A project's guideline file that is a link out of the project (to `~/.ssh/id_rsa`, say) would send
         // that file to the model: only files inside the project are read from it.
-        if !path.starts_with(config_dir) && !real.starts_with(&real_root) {
+        if !user_file && !real.starts_with(&walk.real_root) {
             continue;
         }
-        if !seen.insert(real) {
+        if !walk.seen.insert(real) {
             continue;
         }
-        if let Some(source) = read_source(&path) {
-            sources.push(source);
+        walk.include(&path, None, user_file, 0);
+    }
+    let mut guidelines = assemble(&walk.sources);
+    if !walk.problems.is_empty() {
+        guidelines.text.push_str(&format!("\n\n[Imports not followed: {}]", walk.problems.join("; ")));
+    }
+    guidelines
+}
+
+/// The files found so far, and the imports that were not followed.
+struct Walk<'a> {
+    dirs: &'a UserDirs<'a>,
+    seen: HashSet<PathBuf>,
+    sources: Vec<Source>,
+    problems: Vec<String>,
+    real_root: PathBuf,
+}
+
+impl Walk<'_> {
+    fn is_user_file(&self, path: &Path) -> bool {
+        path.starts_with(self.dirs.config_dir) || self.dirs.claude_dir.is_some_and(|dir| path.starts_with(dir))
+    }
+
+    /// Adds `path` (already checked) and, below [`super::imports::MAX_DEPTH`], what it imports.
+    fn include(&mut self, path: &Path, imported_by: Option<&Path>, user_file: bool, depth: usize) {
+        let Some(mut source) = read_source(path) else { return };
+        source.imported_by = imported_by.map(Path::to_path_buf);
+        let targets = super::imports::targets(&source.text);
+        self.sources.push(source);
+        for target in targets {
+            let Some(resolved) = super::imports::resolve(&target, path, self.dirs.home) else {
+                self.problems.push(format!("@{target} in {} (no home directory)", path.display()));
+                continue;
+            };
+            let Ok(real) = resolved.canonicalize() else {
+                self.problems.push(format!("@{target} in {} (not found)", path.display()));
+                continue;
+            };
+            if !user_file && !real.starts_with(&self.real_root) {
+                self.problems.push(format!(
+                    "@{target} in {} (outside the project: a project's file may only import the project's files)",
+                    path.display()
+                ));
+                continue;
+            }
+            if depth + 1 > super::imports::MAX_DEPTH {
+                self.problems.push(format!(
+                    "@{target} in {} (imports nest at most {} deep)",
+                    path.display(),
+                    super::imports::MAX_DEPTH
+                ));
+                continue;
+            }
+            // Already included (or a cycle back to an importer): once is enough.
+            if !self.seen.insert(real) {
+                continue;
+            }
+            self.include(&resolved, Some(path), user_file, depth + 1);
         }
     }
-    assemble(&sources)
 }
 
 /// One file's content, as read.
@@ -88,6 +163,8 @@ struct Source {
     size: usize,
     /// The read stopped at [`MAX_FILE_READ`] before the end of the file.
     capped: bool,
+    /// The guideline file whose `@path` brought this one in.
+    imported_by: Option<PathBuf>,
 }
 
 fn read_source(path: &Path) -> Option<Source> {
@@ -107,7 +184,7 @@ fn read_source(path: &Path) -> Option<Source> {
         return None;
     }
     let size = usize::try_from(meta.len()).unwrap_or(usize::MAX).max(bytes.len());
-    Some(Source { path: path.to_path_buf(), text, size, capped: size > bytes.len() })
+    Some(Source { path: path.to_path_buf(), text, size, capped: size > bytes.len(), imported_by: None })
 }
 
 /// Concatenates the sources under headings, cutting at [`MAX_GUIDELINES_BYTES`].
@@ -131,7 +208,14 @@ fn assemble(sources: &[Source]) -> Guidelines {
             continue;
         }
         let separator = if out.text.is_empty() { "" } else { "\n\n" };
-        let heading = format!("{separator}# Guidelines from {}\n\n", source.path.display());
+        let heading = match &source.imported_by {
+            Some(importer) => format!(
+                "{separator}# Guidelines from {} (imported by {})\n\n",
+                source.path.display(),
+                importer.display()
+            ),
+            None => format!("{separator}# Guidelines from {}\n\n", source.path.display()),
+        };
         let Some(room) = MAX_GUIDELINES_BYTES.checked_sub(out.text.len() + heading.len()).filter(|&room| room > 0)
         else {
             // Not even the heading fits: the file is left out whole.

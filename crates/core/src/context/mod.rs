@@ -2,4 +2,5 @@
 
 pub mod compact;
 pub mod guidelines;
+pub mod imports;
 pub mod tokens;

@@ -46,6 +46,8 @@ const SUPPORTED_PERMISSION_KEYS: &[&str] = &["allow", "ask", "deny", "defaultMod
 /// Where a rule came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
+    /// Claude Code's user file, `~/.claude/settings.json` (read, never written by tandem).
+    ClaudeUser,
     /// `<config dir>/settings.json`.
     User,
     /// `.tandem/settings.json`, committed.
@@ -68,6 +70,7 @@ impl Scope {
     /// A short name for `/permissions` listings and messages.
     pub fn as_str(self) -> &'static str {
         match self {
+            Scope::ClaudeUser => "claude user",
             Scope::User => "user",
             Scope::Project => "project",
             Scope::Local => "local",
@@ -319,7 +322,7 @@ pub fn settings_file(scope: Scope, config_dir: &Path, project_root: &Path) -> Op
         Scope::Local => Some(project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE)),
         Scope::ClaudeProject => Some(project_root.join(CLAUDE_DIR).join(SETTINGS_FILE)),
         Scope::ClaudeLocal => Some(project_root.join(CLAUDE_DIR).join(LOCAL_SETTINGS_FILE)),
-        Scope::Flag | Scope::Session | Scope::Command => None,
+        Scope::ClaudeUser | Scope::Flag | Scope::Session | Scope::Command => None,
     }
 }
 
@@ -339,7 +342,7 @@ pub fn load(config_dir: &Path, cwd: &Path) -> Settings {
 /// [`load`] with an explicit home directory (`None` when there is none: `~/` directories are then reported),
 /// so tests never depend on the real one.
 pub fn load_with_home(config_dir: &Path, cwd: &Path, home: Option<&Path>) -> Settings {
-    load_sources(config_dir, cwd, home, SettingSources::ALL)
+    load_sources(config_dir, None, cwd, home, SettingSources::ALL)
 }
 
 /// Which settings files a session reads (`--setting-sources user,project,local`).
@@ -384,9 +387,22 @@ impl SettingSources {
 }
 
 /// [`load_with_home`], reading only the files of `sources`.
-pub fn load_sources(config_dir: &Path, cwd: &Path, home: Option<&Path>, sources: SettingSources) -> Settings {
+/// `claude_dir` is Claude Code's user directory: its `settings.json` is a user file read before tandem's own.
+pub fn load_sources(
+    config_dir: &Path,
+    claude_dir: Option<&Path>,
+    cwd: &Path,
+    home: Option<&Path>,
+    sources: SettingSources,
+) -> Settings {
     let root = project_root(cwd);
     let mut settings = Settings { project_root: root.clone(), ..Settings::default() };
+    if let Some(file) = claude_dir.map(|dir| dir.join(SETTINGS_FILE)).filter(|_| sources.user)
+        && file != config_dir.join(SETTINGS_FILE)
+    {
+        // Claude Code semantics: `/x` in a user file is relative to wherever the session runs.
+        settings.read_file(Scope::ClaudeUser, &file, cwd, home);
+    }
     // Lowest `defaultMode` precedence first: each file's mode replaces the one before.
     for scope in [Scope::User, Scope::ClaudeProject, Scope::ClaudeLocal, Scope::Project, Scope::Local] {
         let included = match scope {

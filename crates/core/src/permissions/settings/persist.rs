@@ -37,7 +37,12 @@ pub fn persist_rule(
             ensure_git_ignored(project_root)?;
             settings_file(Scope::Local, config_dir, project_root)
         }
-        Scope::ClaudeProject | Scope::ClaudeLocal | Scope::Flag | Scope::Session | Scope::Command => None,
+        Scope::ClaudeUser
+        | Scope::ClaudeProject
+        | Scope::ClaudeLocal
+        | Scope::Flag
+        | Scope::Session
+        | Scope::Command => None,
     }
     .ok_or_else(|| format!("rules are not saved to {} settings", scope.as_str()))?;
 

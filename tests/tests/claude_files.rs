@@ -1,0 +1,122 @@
+//! Claude Code's own files: `~/.claude/CLAUDE.md` and `~/.claude/settings.json` count as the user's, and
+//! `@path` imports in guideline files are followed as Claude Code follows them.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+use tandem_e2e::{FakeServer, Scenario, Workspace, execute, tool_results};
+
+fn one_reply() -> FakeServer {
+    FakeServer::spawn(Scenario::from_json(r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}]}"#).unwrap())
+        .unwrap()
+}
+
+fn system_text(server: &FakeServer) -> String {
+    let body = &server.requests()[0].body;
+    body["system"].as_array().unwrap().iter().filter_map(|block| block["text"].as_str()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn claude_user_guidelines_and_imports_reach_the_model() {
+    let workspace = Workspace::new();
+    std::fs::create_dir_all(workspace.path().join(".git")).unwrap();
+    workspace.write_config("claude/CLAUDE.md", "User rule: USER-GUIDE.\n@~/personal.md\n");
+    workspace.write(
+        "CLAUDE.md",
+        "Project rule.\nSee @docs/style.md and @docs/missing.md, mail me@example.com.\n@../outside.md\n",
+    );
+    workspace.write("docs/style.md", "STYLE-GUIDE: tabs.\n@nested/deeper.md\n");
+    workspace.write("docs/nested/deeper.md", "DEEPER-GUIDE.\n@../style.md\n");
+    std::fs::write(workspace.path().parent().unwrap().join("outside.md"), "OUTSIDE-SECRET").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("personal.md"), "PERSONAL-GUIDE").unwrap();
+    let server = one_reply();
+    let mut command = workspace.anthropic(&server);
+    command.env("HOME", home.path()).args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let system = system_text(&server);
+    for wanted in ["USER-GUIDE", "PERSONAL-GUIDE", "STYLE-GUIDE", "DEEPER-GUIDE"] {
+        assert!(system.contains(wanted), "{wanted} missing:\n{system}");
+    }
+    // The cycle back to style.md ends; nothing outside the project comes in through a project file.
+    assert_eq!(system.matches("STYLE-GUIDE").count(), 1, "{system}");
+    assert!(!system.contains("OUTSIDE-SECRET"), "{system}");
+    assert!(system.contains("outside the project"), "{system}");
+    assert!(system.contains("docs/missing.md"), "the missing import is named: {system}");
+    assert!(system.contains("(imported by"), "{system}");
+}
+
+#[test]
+fn claude_user_settings_rules_apply() {
+    let workspace = Workspace::new();
+    workspace.write("a.txt", "a\n");
+    workspace.write_config("claude/settings.json", r#"{"permissions": {"allow": ["Bash(touch made.txt)"]}}"#);
+    let server = FakeServer::spawn(
+        Scenario::from_json(
+            &json!({"replies": [
+                {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+                {"blocks": [{"type": "text", "text": "done"}]}
+            ]})
+            .to_string(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "make it", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(workspace.path().join("made.txt").exists(), "{:?}", tool_results(&server.requests()[1].body));
+    // --setting-sources without user leaves the file out.
+    std::fs::remove_file(workspace.path().join("made.txt")).unwrap();
+    let server = FakeServer::spawn(
+        Scenario::from_json(
+            &json!({"replies": [
+                {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+                {"blocks": [{"type": "text", "text": "done"}]}
+            ]})
+            .to_string(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "make it", "--output-format", "json", "--setting-sources", "project,local"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!workspace.path().join("made.txt").exists());
+}
+
+#[test]
+fn settings_flag_takes_json_or_a_file() {
+    let workspace = Workspace::new();
+    let scenario = || {
+        Scenario::from_json(
+            &json!({"replies": [
+                {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+                {"blocks": [{"type": "text", "text": "done"}]}
+            ]})
+            .to_string(),
+        )
+        .unwrap()
+    };
+    let server = FakeServer::spawn(scenario()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "make it", "--settings", r#"{"permissions": {"allow": ["Bash(touch made.txt)"]}}"#]);
+    assert_eq!(execute(command).code, 0);
+    assert!(workspace.path().join("made.txt").exists());
+    std::fs::remove_file(workspace.path().join("made.txt")).unwrap();
+    let file = workspace.write_config("extra-settings.json", r#"{"permissions": {"allow": ["Bash(touch made.txt)"]}}"#);
+    let server = FakeServer::spawn(scenario()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "make it", "--settings"]).arg(&file);
+    assert_eq!(execute(command).code, 0);
+    assert!(workspace.path().join("made.txt").exists());
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "x", "--settings", "{not json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--settings"), "{}", run.stderr);
+}
