@@ -278,6 +278,14 @@ async def case_append_system_prompt():
     return summary(messages)
 
 
+async def case_structured_output():
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    messages = await collect("What is 6 times 7?", options(output_format={"type": "json_schema", "schema": schema}))
+    [result] = results_of(messages)
+    assert result.structured_output == {"answer": 42}, result
+    return summary(messages)
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

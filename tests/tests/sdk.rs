@@ -327,3 +327,11 @@ fn append_system_prompt_keeps_tandems_and_adds() {
     assert!(system.contains("Always end with APPENDED-MARK."), "{system}");
     assert!(system.contains("tandem"), "{system}");
 }
+
+#[test]
+fn output_format_gives_structured_output() {
+    let scenario = json!({"replies": [{"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "StructuredOutput",
+        "input": {"answer": 42}}]}]});
+    let Some(case) = run_case("structured_output", scenario, Provider::Anthropic, &[]) else { return };
+    assert_eq!(case.server.requests().len(), 1);
+}

@@ -149,6 +149,8 @@ pub enum RunOutcome {
     ErrorMaxTurns,
     ErrorMaxBudgetUsd,
     ErrorDuringExecution,
+    /// `--json-schema`: the model did not give valid structured output in the attempts it had.
+    ErrorMaxStructuredOutputRetries,
 }
 
 /// A `run_in_background` command, for front ends to list.
@@ -191,6 +193,8 @@ pub struct TurnSummary {
     pub interrupted: bool,
     /// The model request failed for good: its HTTP status (when the server answered) and error type.
     pub api_error: Option<ApiFailure>,
+    /// `--json-schema`: the accepted output (success only).
+    pub structured_output: Option<Value>,
 }
 
 /// A model request that failed for good, for Claude Code's `api_error_status` and synthetic error message.

@@ -126,6 +126,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         raw_stream: false,
         reasoning: Default::default(),
         betas: Vec::new(),
+        structured_output: None,
     }
 }
 

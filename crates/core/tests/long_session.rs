@@ -68,6 +68,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         raw_stream: false,
         reasoning: Default::default(),
         betas: Vec::new(),
+        structured_output: None,
     }
 }
 

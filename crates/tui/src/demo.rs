@@ -76,5 +76,6 @@ pub fn config(dir: &Path) -> AgentConfig {
         raw_stream: false,
         reasoning: Default::default(),
         betas: Vec::new(),
+        structured_output: None,
     }
 }

@@ -250,6 +250,20 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     if let Some(list) = &cli.tools {
         restrict_tools(&mut tools, list, &mut notices);
     }
+    let mut system = system;
+    let structured_output = match cli.json_schema.as_deref() {
+        Some(text) => {
+            let schema: serde_json::Value = serde_json::from_str(text)
+                .map_err(|err| SetupError(format!("--json-schema: not valid JSON ({err})")))?;
+            let tool = tandem_core::tools::structured_output::StructuredOutputTool::new(schema)
+                .map_err(|why| SetupError(format!("--json-schema: {why}")))?;
+            let accepted = tool.accepted();
+            tools.register(Arc::new(tool));
+            system.push(tandem_core::provider::SystemBlock { text: STRUCTURED_OUTPUT_PROMPT.to_owned(), cache: false });
+            Some(accepted)
+        }
+        None => None,
+    };
 
     Ok(AgentConfig {
         session_id: session_log.id().to_owned(),
@@ -276,6 +290,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         agents,
         raw_stream: false,
         reasoning: reasoning(cli, &file)?,
+        structured_output,
         betas: cli
             .betas
             .iter()
@@ -338,6 +353,10 @@ fn flag_settings(cli: &Cli) -> Result<Option<(PathBuf, serde_json::Map<String, s
     }
 }
 
+/// Told to the model when its answer must match `--json-schema`.
+const STRUCTURED_OUTPUT_PROMPT: &str = "The user needs your final answer as structured data: when you have it, \
+call the StructuredOutput tool with JSON matching its input schema. That call is your final answer.";
+
 /// Thinking and effort: the flags, else config.toml. A value that isn't one is an error, not a silent default.
 fn reasoning(cli: &Cli, file: &config::ConfigFile) -> Result<tandem_core::reasoning::Reasoning, SetupError> {
     use tandem_core::reasoning::{Effort, Reasoning, ThinkingMode};
@@ -388,9 +407,6 @@ fn unapplied_flags(cli: &Cli) -> Vec<String> {
     let mut not_yet = |flag: &str, what: &str| notices.push(format!("{flag} is accepted but not applied yet: {what}"));
     if cli.fallback_model.is_some() {
         not_yet("--fallback-model", "an overloaded model is retried, not replaced");
-    }
-    if cli.json_schema.is_some() {
-        not_yet("--json-schema", "the answer is not validated against the schema (no structured_output)");
     }
     if cli.include_hook_events {
         not_yet("--include-hook-events", "hook events are not printed");

@@ -202,6 +202,7 @@ pub fn result(session_id: &str, summary: &TurnSummary, model_usage: &Value) -> V
         RunOutcome::Success => "success",
         RunOutcome::ErrorMaxTurns => "error_max_turns",
         RunOutcome::ErrorMaxBudgetUsd => "error_max_budget_usd",
+        RunOutcome::ErrorMaxStructuredOutputRetries => "error_max_structured_output_retries",
         RunOutcome::ErrorDuringExecution => "error_during_execution",
     };
     let mut value = json!({
@@ -225,6 +226,9 @@ pub fn result(session_id: &str, summary: &TurnSummary, model_usage: &Value) -> V
     if let Some(text) = &summary.result_text {
         value["result"] = json!(text);
     }
+    if let Some(output) = &summary.structured_output {
+        value["structured_output"] = output.clone();
+    }
     if !summary.errors.is_empty() {
         value["errors"] = json!(summary.errors);
     }
@@ -237,6 +241,7 @@ fn terminal_reason(summary: &TurnSummary) -> &'static str {
         RunOutcome::Success => "completed",
         RunOutcome::ErrorMaxTurns => "max_turns",
         RunOutcome::ErrorMaxBudgetUsd => "max_budget_usd",
+        RunOutcome::ErrorMaxStructuredOutputRetries => "max_structured_output_retries",
         RunOutcome::ErrorDuringExecution if summary.interrupted => "interrupted",
         RunOutcome::ErrorDuringExecution if summary.api_error.is_some() => "api_error",
         RunOutcome::ErrorDuringExecution => "error",
@@ -322,6 +327,7 @@ mod tests {
             errors: vec![],
             interrupted: false,
             api_error: None,
+            structured_output: None,
         };
         let value = result("s", &summary, &json!({}));
         for field in [

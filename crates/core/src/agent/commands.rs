@@ -182,6 +182,7 @@ impl Session {
             permission_denials: Vec::new(),
             interrupted: false,
             api_error: None,
+            structured_output: None,
             errors,
         }));
     }

@@ -81,6 +81,9 @@ pub struct AgentConfig {
     pub reasoning: crate::reasoning::Reasoning,
     /// Anthropic beta headers asked for with `--betas`.
     pub betas: Vec<String>,
+    /// `--json-schema`: where the StructuredOutput tool puts an accepted answer (the tool is in `tools`). A turn
+    /// ends once it is there, and fails after [`crate::tools::structured_output::MAX_RETRIES`] misses.
+    pub structured_output: Option<Arc<Mutex<Option<serde_json::Value>>>>,
 }
 
 /// The state a resumed session starts from.

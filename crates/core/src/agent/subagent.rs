@@ -25,8 +25,12 @@ use crate::tools::task::SubagentLauncher;
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
 /// Tools a subagent never has.
-const SUBAGENT_EXCLUDED: &[&str] =
-    &[crate::tools::task::TASK_TOOL, crate::tools::ask_user::ASK_USER_QUESTION, crate::tools::ask_user::EXIT_PLAN_MODE];
+const SUBAGENT_EXCLUDED: &[&str] = &[
+    crate::tools::structured_output::STRUCTURED_OUTPUT,
+    crate::tools::task::TASK_TOOL,
+    crate::tools::ask_user::ASK_USER_QUESTION,
+    crate::tools::ask_user::EXIT_PLAN_MODE,
+];
 
 /// Who a session works for, when it is a subagent.
 #[derive(Clone, Debug)]
@@ -191,6 +195,7 @@ impl Launcher {
             raw_stream: false,
             reasoning: self.reasoning.clone(),
             betas: self.betas.clone(),
+            structured_output: None,
         }
     }
 

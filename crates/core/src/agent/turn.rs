@@ -210,6 +210,11 @@ impl Session {
         let mut stop_reason: Option<StopReason> = None;
         let mut stop_continuations = 0u32;
         let mut api_error = None;
+        let mut structured_output = None;
+        let mut structured_misses = 0u32;
+        if let Some(slot) = &self.config.structured_output {
+            lock(slot).take();
+        }
 
         let outcome = loop {
             if self.config.max_turns.is_some_and(|max| rounds >= max) {
@@ -296,6 +301,16 @@ impl Session {
                     self.push_user(vec![ContentBlock::text(format!("Stop hook feedback:\n{instruction}"))]);
                     continue;
                 }
+                // `--json-schema`: an answer in prose is not the answer; the model is reminded, a few times.
+                if self.config.structured_output.is_some() {
+                    structured_misses += 1;
+                    if structured_misses > crate::tools::structured_output::MAX_RETRIES {
+                        errors.push(structured_failure(structured_misses));
+                        break RunOutcome::ErrorMaxStructuredOutputRetries;
+                    }
+                    self.push_user(vec![ContentBlock::text(crate::tools::structured_output::REMINDER)]);
+                    continue;
+                }
                 result_text = Some(assembled.message.to_message().text());
                 break RunOutcome::Success;
             }
@@ -339,6 +354,25 @@ impl Session {
             self.push_message(results);
             // Only this round's call and results can have changed the list.
             self.report_todos(self.messages.len().saturating_sub(2));
+            if let Some(slot) = &self.config.structured_output {
+                if let Some(accepted) = lock(slot).take() {
+                    result_text = Some(accepted.to_string());
+                    structured_output = Some(accepted);
+                    stop_reason = Some(StopReason::EndTurn);
+                    break RunOutcome::Success;
+                }
+                let tried = assembled
+                    .message
+                    .tool_uses()
+                    .any(|(_, name, _)| name == crate::tools::structured_output::STRUCTURED_OUTPUT);
+                if tried {
+                    structured_misses += 1;
+                    if structured_misses > crate::tools::structured_output::MAX_RETRIES {
+                        errors.push(structured_failure(structured_misses));
+                        break RunOutcome::ErrorMaxStructuredOutputRetries;
+                    }
+                }
+            }
 
             if let Some(reason) = round.stopped {
                 let message = format!("A hook stopped the turn: {reason}");
@@ -383,6 +417,7 @@ impl Session {
             interrupted: errors.iter().any(|error| error == INTERRUPTED_ERROR),
             errors,
             api_error,
+            structured_output: if outcome == RunOutcome::Success { structured_output } else { None },
         }));
     }
 
@@ -582,4 +617,9 @@ impl Session {
             self.emit(Event::Info { message: format!("Thinking: {note}") });
         }
     }
+}
+
+/// Why a `--json-schema` run failed.
+fn structured_failure(attempts: u32) -> String {
+    format!("Failed to provide valid structured output after {attempts} attempts")
 }

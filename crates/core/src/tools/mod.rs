@@ -19,6 +19,7 @@ pub mod save_memory;
 pub mod schema;
 pub mod search_sessions;
 pub mod skill;
+pub mod structured_output;
 pub mod task;
 pub mod todo_write;
 pub mod typed;

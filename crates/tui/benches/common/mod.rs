@@ -43,6 +43,7 @@ pub(crate) fn turn_finished() -> Event {
         errors: Vec::new(),
         interrupted: false,
         api_error: None,
+        structured_output: None,
     })
 }
 

@@ -279,7 +279,9 @@ impl App {
                             self.notice(NoticeKind::Warning, "Interrupted · tell the model what to do instead");
                         }
                     }
-                    RunOutcome::ErrorMaxTurns | RunOutcome::ErrorMaxBudgetUsd => {
+                    RunOutcome::ErrorMaxTurns
+                    | RunOutcome::ErrorMaxBudgetUsd
+                    | RunOutcome::ErrorMaxStructuredOutputRetries => {
                         for error in &summary.errors {
                             self.notice(NoticeKind::Warning, error.clone());
                         }

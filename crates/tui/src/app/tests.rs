@@ -92,6 +92,7 @@ pub(super) fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
         errors,
         interrupted,
         api_error: None,
+        structured_output: None,
     })
 }
 
