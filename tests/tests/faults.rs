@@ -236,3 +236,21 @@ fn a_provider_declared_in_config_toml_is_used() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(server.requests()[0].body["model"], "my-model");
 }
+
+#[test]
+fn an_overloaded_model_gives_way_to_the_fallback_model() {
+    let workspace = Workspace::new();
+    let mut replies: Vec<serde_json::Value> =
+        (0..10).map(|_| json!({"fault": {"kind": "http", "status": 529}})).collect();
+    replies.push(json!({"blocks": [{"type": "text", "text": "from the fallback"}]}));
+    let server = FakeServer::spawn(scenario(json!({"replies": replies}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json", "--model", "claude-opus-4-5", "--fallback-model", "sonnet"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.result()["result"], "from the fallback");
+    assert!(run.stderr.contains("switching to the fallback model"), "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "claude-opus-4-5");
+    assert_eq!(requests.last().unwrap().body["model"], "claude-sonnet-4-5");
+}

@@ -127,6 +127,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         reasoning: Default::default(),
         betas: Vec::new(),
         structured_output: None,
+        fallback_model: None,
     }
 }
 

@@ -69,6 +69,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         reasoning: Default::default(),
         betas: Vec::new(),
         structured_output: None,
+        fallback_model: None,
     }
 }
 

@@ -77,5 +77,6 @@ pub fn config(dir: &Path) -> AgentConfig {
         reasoning: Default::default(),
         betas: Vec::new(),
         structured_output: None,
+        fallback_model: None,
     }
 }

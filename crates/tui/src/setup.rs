@@ -176,6 +176,11 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         compaction.reserve_tokens = reserve;
     }
 
+    if let Some(fallback) = &cli.fallback_model
+        && models::lookup(fallback).id == model.id
+    {
+        return Err(SetupError(format!("--fallback-model {fallback} is the main model; name another one")));
+    }
     if cli.max_budget_usd.is_some() && model.prices.is_none() {
         return Err(SetupError(format!(
             "--max-budget-usd needs the model's prices, and {} has none in assets/models.toml: tandem could not tell when the budget is spent",
@@ -291,6 +296,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         raw_stream: false,
         reasoning: reasoning(cli, &file)?,
         structured_output,
+        fallback_model: cli.fallback_model.clone(),
         betas: cli
             .betas
             .iter()
@@ -405,9 +411,6 @@ fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String
 fn unapplied_flags(cli: &Cli) -> Vec<String> {
     let mut notices = Vec::new();
     let mut not_yet = |flag: &str, what: &str| notices.push(format!("{flag} is accepted but not applied yet: {what}"));
-    if cli.fallback_model.is_some() {
-        not_yet("--fallback-model", "an overloaded model is retried, not replaced");
-    }
     if cli.include_hook_events {
         not_yet("--include-hook-events", "hook events are not printed");
     }

@@ -84,6 +84,9 @@ pub struct AgentConfig {
     /// `--json-schema`: where the StructuredOutput tool puts an accepted answer (the tool is in `tools`). A turn
     /// ends once it is there, and fails after [`crate::tools::structured_output::MAX_RETRIES`] misses.
     pub structured_output: Option<Arc<Mutex<Option<serde_json::Value>>>>,
+    /// `--fallback-model`: used from then on when a request to the model fails for good because it is
+    /// overloaded or unavailable.
+    pub fallback_model: Option<String>,
 }
 
 /// The state a resumed session starts from.

@@ -196,6 +196,7 @@ impl Launcher {
             reasoning: self.reasoning.clone(),
             betas: self.betas.clone(),
             structured_output: None,
+            fallback_model: None,
         }
     }
 

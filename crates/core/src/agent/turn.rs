@@ -256,6 +256,17 @@ impl Session {
                     errors.push(INTERRUPTED_ERROR.into());
                     break RunOutcome::ErrorDuringExecution;
                 }
+                Err(SampleError::Failed(error)) if self.should_fall_back(&error) => {
+                    let fallback = self.config.fallback_model.take().unwrap_or_default();
+                    let message = format!(
+                        "{} is unavailable ({error}); switching to the fallback model {fallback}",
+                        self.config.model.id
+                    );
+                    self.emit(Event::Info { message });
+                    self.set_model(&fallback);
+                    rounds -= 1;
+                    continue;
+                }
                 Err(SampleError::Failed(error)) => {
                     let message = error.to_string();
                     self.emit(Event::Error { message: message.clone() });
@@ -460,6 +471,14 @@ impl Session {
         self.log(&crate::session::SessionLine::Model { model: model.to_owned() });
         self.emit(Event::ModelChanged { model: model.to_owned(), context_window: self.config.model.context_window });
         self.report_reasoning();
+    }
+
+    /// Whether a failed request means "use the fallback model": it is overloaded or not available, and there is
+    /// a fallback that is another model.
+    fn should_fall_back(&self, error: &crate::provider::ProviderError) -> bool {
+        let unavailable = matches!(error.http_status(), Some(404 | 529))
+            || error.error_type().is_some_and(|kind| kind == "overloaded_error" || kind == "not_found_error");
+        unavailable && self.config.fallback_model.as_ref().is_some_and(|model| *model != self.config.model.id)
     }
 
     /// `/effort`: the effort of the requests from now on (`None` leaves it to the model).
