@@ -371,3 +371,39 @@ fn tool_results_carry_claude_codes_per_tool_shapes() {
     assert_eq!(bash["stderr"], "err");
     assert_eq!(bash["interrupted"], false);
 }
+
+#[test]
+fn an_image_block_reaches_either_provider() {
+    let image = json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="});
+    let content = json!([{"type": "text", "text": "What is in this picture?"}, {"type": "image", "source": image}]);
+    // Anthropic: the block as the SDK sent it.
+    let workspace = Workspace::new();
+    let server = scenario(json!([text_reply("A cat.")]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    host.user(content.clone());
+    assert_eq!(host.until(|frame| frame["type"] == "result")["result"], "A cat.");
+    assert_eq!(host.finish().0, 0);
+    let sent = &server.requests()[0].body["messages"][0]["content"];
+    assert_eq!(sent[0]["text"], "What is in this picture?");
+    assert_eq!(sent[1]["type"], "image");
+    assert_eq!(sent[1]["source"], image);
+    // OpenAI-compatible: a data URL part.
+    let server = scenario(json!([text_reply("A cat.")]));
+    let mut command = workspace.openai(&server);
+    command
+        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let frame = json!({"type": "user", "message": {"role": "user", "content": content}});
+    writeln!(child.stdin.take().unwrap(), "{frame}").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let user = &server.requests()[0].body["messages"][1];
+    assert_eq!(user["role"], "user");
+    assert_eq!(user["content"][0], json!({"type": "text", "text": "What is in this picture?"}));
+    assert_eq!(
+        user["content"][1],
+        json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+    );
+}

@@ -42,6 +42,11 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// An image in a user message (from an SDK host): Anthropic's `source`, `{"type": "base64", "media_type",
+    /// "data"}` or `{"type": "url", "url"}`, kept as given.
+    Image {
+        source: Value,
+    },
 }
 
 impl ContentBlock {

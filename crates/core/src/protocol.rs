@@ -21,6 +21,12 @@ pub enum Op {
     UserTurn {
         text: String,
     },
+    /// A user message with images (an SDK host's content blocks): like [`Op::UserTurn`], the images sent after
+    /// the text, each an Anthropic image `source` (`{"type": "base64", "media_type", "data"}` or `{"type": "url"}`).
+    UserTurnWithImages {
+        text: String,
+        images: Vec<Value>,
+    },
     /// The answer to a [`Event::PermissionRequested`] with the same call id.
     PermissionAnswer {
         call_id: String,

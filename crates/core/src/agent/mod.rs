@@ -107,6 +107,7 @@ pub struct AgentHandle {
 /// Work for the turn runner, in the order the front end asked for it.
 enum Work {
     Turn(String),
+    TurnWithImages(String, Vec<serde_json::Value>),
     SetModel(String),
     SetEffort(Option<crate::reasoning::Effort>),
     Clear,
@@ -150,6 +151,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 Op::SetModel { model } => {
                     if turn_tx.send(Work::SetModel(model)).is_err() {
+                        break;
+                    }
+                }
+                Op::UserTurnWithImages { text, images } => {
+                    if turn_tx.send(Work::TurnWithImages(text, images)).is_err() {
                         break;
                     }
                 }
@@ -236,6 +242,12 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
             match work {
                 Work::Turn(text) => {
                     session.run_input(text).await;
+                    idle_since = Some(tokio::time::Instant::now());
+                }
+                Work::TurnWithImages(text, images) => {
+                    session.attachments =
+                        images.into_iter().map(|source| crate::conversation::ContentBlock::Image { source }).collect();
+                    session.run_turn(text).await;
                     idle_since = Some(tokio::time::Instant::now());
                 }
                 Work::SetModel(model) => session.set_model(&model),

@@ -36,6 +36,8 @@ pub(super) struct Session {
     pub(super) total_usage: Usage,
     /// Spend so far; `None` once any response came from a model whose price is unknown.
     pub(super) total_cost: Option<f64>,
+    /// Images to send with the next prompt (after its text).
+    pub(super) attachments: Vec<ContentBlock>,
     /// What a resumed session had spent before this run: `--max-budget-usd` counts this run's spending only.
     cost_before_run: f64,
     /// The previous turn ended in an interrupt; the model hears about it with the next message.
@@ -84,6 +86,7 @@ impl Session {
             files: Arc::new(FileState::default()),
             total_usage: resume.usage,
             total_cost: if resumed { resume.cost_usd } else { Some(0.0) },
+            attachments: Vec::new(),
             cost_before_run: if resumed { resume.cost_usd.unwrap_or(0.0) } else { 0.0 },
             interrupted: false,
             counter: TokenCounter::new(),
@@ -180,6 +183,7 @@ impl Session {
             super::session_hooks::PromptVerdict::Send(context) => self.take_hook_context(context),
             super::session_hooks::PromptVerdict::Refused(reason) => {
                 let message = format!("A UserPromptSubmit hook refused the prompt: {reason}");
+                self.attachments.clear();
                 self.emit(Event::PromptRefused { prompt: text });
                 self.emit(Event::Error { message: message.clone() });
                 self.finish_without_model(turn_id, started, Err(message));
@@ -199,6 +203,7 @@ impl Session {
             self.log(&crate::session::SessionLine::Title { title });
         }
         let mut content = vec![ContentBlock::text(text)];
+        content.append(&mut self.attachments);
         content.extend(hook_blocks);
         self.push_user(content);
 

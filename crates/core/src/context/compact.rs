@@ -176,6 +176,8 @@ fn shrink_for_summary(message: &Message) -> Message {
         .iter()
         .filter_map(|block| match block {
             ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => None,
+            // The summary model reads what the images were about from the conversation, not the pixels.
+            ContentBlock::Image { .. } => Some(ContentBlock::text("[an image the user attached]")),
             ContentBlock::ToolResult { tool_use_id, content, is_error } => Some(ContentBlock::ToolResult {
                 tool_use_id: tool_use_id.clone(),
                 content: truncate_middle(content, TOOL_OUTPUT_LIMIT),

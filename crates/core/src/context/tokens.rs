@@ -140,11 +140,16 @@ impl TokenCounter {
     }
 }
 
+/// What an image counts for, in characters of text (the counter's unit): 1,600 tokens.
+const IMAGE_CHARS: usize = 1600 * 4;
+
 fn block_chars(block: &ContentBlock) -> usize {
     match block {
         ContentBlock::Text { text } => text.len(),
         ContentBlock::Thinking { thinking, .. } => thinking.len(),
         ContentBlock::RedactedThinking { data } => data.len(),
+        // Anthropic counts an image as about (width × height) / 750 tokens, at most about 1,600: the most is assumed.
+        ContentBlock::Image { .. } => IMAGE_CHARS,
         ContentBlock::ToolUse { id, name, input } => {
             TOOL_BLOCK_OVERHEAD_CHARS + id.len() + name.len() + json_len(input)
         }

@@ -182,7 +182,7 @@ fn message_breakpoint(messages: &[Message]) -> Option<(usize, usize)> {
     let block = messages[last].content.iter().rposition(|block| match block {
         ContentBlock::Text { text } => !text.is_empty(),
         ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => false,
-        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
+        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => true,
     })?;
     Some((last, block))
 }

@@ -121,6 +121,11 @@ enum WireMessage<'a> {
     User {
         content: Cow<'a, str>,
     },
+    /// A user message with images: content parts (`text`, `image_url`).
+    #[serde(rename = "user")]
+    UserParts {
+        content: Vec<Value>,
+    },
     Assistant {
         content: Option<Cow<'a, str>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -196,6 +201,23 @@ fn push_message<'a>(message: &'a Message, out: &mut Vec<WireMessage<'a>>) {
                     out.push(WireMessage::Tool { tool_call_id: tool_use_id, content });
                 }
             }
+            let images: Vec<Value> = message
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::Image { source } => image_part(source),
+                    _ => None,
+                })
+                .collect();
+            if !images.is_empty() {
+                let mut parts: Vec<Value> = joined_text(&message.content)
+                    .map(|text| serde_json::json!({"type": "text", "text": text}))
+                    .into_iter()
+                    .collect();
+                parts.extend(images);
+                out.push(WireMessage::UserParts { content: parts });
+                return;
+            }
             match joined_text(&message.content) {
                 Some(content) => out.push(WireMessage::User { content }),
                 None if !had_results => out.push(WireMessage::User { content: Cow::Borrowed("") }),
@@ -221,6 +243,20 @@ fn push_message<'a>(message: &'a Message, out: &mut Vec<WireMessage<'a>>) {
             out.push(WireMessage::Assistant { content, tool_calls });
         }
     }
+}
+
+/// An Anthropic image source as Chat Completions' `image_url` part: a `data:` URL for base64 data, the URL as is.
+fn image_part(source: &Value) -> Option<Value> {
+    let url = match source.get("type").and_then(Value::as_str) {
+        Some("base64") => format!(
+            "data:{};base64,{}",
+            source.get("media_type").and_then(Value::as_str).unwrap_or("image/png"),
+            source.get("data").and_then(Value::as_str)?
+        ),
+        Some("url") => source.get("url").and_then(Value::as_str)?.to_owned(),
+        _ => return None,
+    };
+    Some(serde_json::json!({"type": "image_url", "image_url": {"url": url}}))
 }
 
 /// The JSON body for `request`. Deterministic, so that local servers' prompt caches hit.

@@ -113,7 +113,7 @@ fn units(message: &Message) -> impl Iterator<Item = &str> {
             ContentBlock::Text { text } => out.push(text.as_str()),
             ContentBlock::ToolResult { content, .. } => out.push(content.as_str()),
             ContentBlock::ToolUse { input, .. } => strings(input, &mut out),
-            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } | ContentBlock::Image { .. } => {}
         }
         out
     })

@@ -174,13 +174,13 @@ struct State {
 impl State {
     fn frame(&mut self, frame: Value, out: &Output, printer: &mut Printer) {
         match frame.get("type").and_then(Value::as_str) {
-            Some("user") => match requests::user_prompt(&frame) {
-                Ok(text) => {
+            Some("user") => match requests::user_turn(&frame) {
+                Ok(turn) => {
                     if self.running == 0 {
                         out.line(&stream_json::session_state(&printer.session_id, "running"));
                     }
                     self.running += 1;
-                    let _ = self.ops.send(Op::UserTurn { text });
+                    let _ = self.ops.send(turn);
                 }
                 Err(why) => eprintln!("tandem: warning: a user message was not understood ({why}); it is ignored"),
             },

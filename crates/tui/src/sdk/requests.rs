@@ -88,23 +88,33 @@ pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str) ->
     })
 }
 
-/// The prompt of a `user` frame: its `content` string, or its text blocks joined.
-pub(super) fn user_prompt(frame: &Value) -> Result<String, String> {
+/// The turn a `user` frame asks for: its `content` string, or its text blocks joined and its images.
+pub(super) fn user_turn(frame: &Value) -> Result<Op, String> {
     let content = frame.pointer("/message/content").ok_or("it has no message.content")?;
     match content {
-        Value::String(text) => Ok(text.clone()),
+        Value::String(text) => Ok(Op::UserTurn { text: text.clone() }),
         Value::Array(blocks) => {
             let mut texts = Vec::new();
+            let mut images = Vec::new();
             for block in blocks {
                 match block.get("type").and_then(Value::as_str) {
                     Some("text") => texts.push(block.get("text").and_then(Value::as_str).unwrap_or_default()),
+                    Some("image") => match block.get("source") {
+                        Some(source)
+                            if matches!(source.get("type").and_then(Value::as_str), Some("base64" | "url")) =>
+                        {
+                            images.push(source.clone())
+                        }
+                        _ => return Err("an image block needs a base64 or url source".into()),
+                    },
                     Some(other) => {
-                        return Err(format!("a {other:?} content block is not supported yet (only text)"));
+                        return Err(format!("a {other:?} content block is not supported (text and image are)"));
                     }
                     None => return Err("a content block has no type".into()),
                 }
             }
-            Ok(texts.join("\n\n"))
+            let text = texts.join("\n\n");
+            if images.is_empty() { Ok(Op::UserTurn { text }) } else { Ok(Op::UserTurnWithImages { text, images }) }
         }
         _ => Err("message.content is neither a string nor a list of blocks".into()),
     }
@@ -171,10 +181,19 @@ mod tests {
     #[test]
     fn user_content_may_be_a_string_or_text_blocks() {
         let frame = json!({"type": "user", "message": {"role": "user", "content": "hi"}});
-        assert_eq!(user_prompt(&frame).unwrap(), "hi");
+        assert_eq!(user_turn(&frame).unwrap(), Op::UserTurn { text: "hi".into() });
         let frame = json!({"type": "user", "message": {"role": "user", "content": [
             {"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}});
-        assert_eq!(user_prompt(&frame).unwrap(), "one\n\ntwo");
-        assert!(user_prompt(&json!({"type": "user"})).is_err());
+        assert_eq!(user_turn(&frame).unwrap(), Op::UserTurn { text: "one\n\ntwo".into() });
+        let image = json!({"type": "base64", "media_type": "image/png", "data": "iVBOR"});
+        let frame = json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "what is this?"}, {"type": "image", "source": image}]}});
+        assert_eq!(
+            user_turn(&frame).unwrap(),
+            Op::UserTurnWithImages { text: "what is this?".into(), images: vec![image] }
+        );
+        assert!(user_turn(&json!({"type": "user"})).is_err());
+        let frame = json!({"type": "user", "message": {"content": [{"type": "image", "source": {"type": "file"}}]}});
+        assert!(user_turn(&frame).is_err());
     }
 }

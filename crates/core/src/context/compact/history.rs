@@ -105,7 +105,7 @@ pub(super) fn is_cut_point(messages: &[Message], index: usize) -> bool {
 fn belongs_to(role: Role, block: &ContentBlock) -> bool {
     match block {
         ContentBlock::Text { .. } => true,
-        ContentBlock::ToolResult { .. } => role == Role::User,
+        ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => role == Role::User,
         ContentBlock::ToolUse { .. } | ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {
             role == Role::Assistant
         }
