@@ -363,3 +363,24 @@ fn a_resumed_session_s_budget_counts_this_run_only() {
     assert_eq!(second.code, 0, "{second:?}");
     assert_eq!(second.result()["result"], "second");
 }
+
+#[test]
+fn a_local_servers_context_window_is_learned_from_the_server() {
+    let workspace = Workspace::new();
+    let scenario = Scenario::from_json(
+        r#"{"replies":[{"blocks":[{"type":"text","text":"ok"}]}],
+            "server_info":{"/props":{"default_generation_settings":{"n_ctx":6000}}}}"#,
+    )
+    .unwrap();
+    let server = FakeServer::spawn(scenario).unwrap();
+    let mut command = workspace.tandem();
+    command.env("OPENAI_BASE_URL", format!("{}/v1", server.url())).env("OPENAI_API_KEY", "none");
+    command.args(["--provider", "openai", "--model", "tiny-local-model", "-p", "hi", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("llama.cpp reports a context window of 6000 tokens"), "{}", run.stderr);
+    // The reply may only have what the window has left after the request (and never the table's 8192).
+    let max_tokens = server.requests()[0].body["max_tokens"].as_u64().unwrap();
+    assert!(max_tokens <= 3000, "{max_tokens}");
+    assert_eq!(run.result()["modelUsage"]["tiny-local-model"]["contextWindow"], 6000);
+}

@@ -44,12 +44,16 @@ pub struct Scenario {
     /// a real server rejects it before any model runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_api_key: Option<String>,
+    /// What the server says about itself, by path: a GET or POST to a path here (`/props` as llama.cpp,
+    /// `/v1/models` as vLLM, `/api/show` as Ollama) answers with this JSON, consumes no reply and is not recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_info: BTreeMap<String, Value>,
 }
 
 impl Scenario {
     /// A scenario that plays `replies` in order.
     pub fn new(replies: Vec<Reply>) -> Self {
-        Scenario { replies, require_api_key: None }
+        Scenario { replies, require_api_key: None, server_info: BTreeMap::new() }
     }
 
     /// Parses the JSON format (`{"replies":[...]}`).

@@ -213,6 +213,7 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         .route("/v1/messages", post(anthropic_route))
         .route("/v1/chat/completions", post(openai_route))
         .route("/health", get(|| async { "ok" }))
+        .fallback(server_info_route)
         // Agent requests carry whole conversations: axum's 2 MB default would reject long sessions.
         .layer(DefaultBodyLimit::disable())
         .with_state(shared);
@@ -225,6 +226,17 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         .await;
     if let Err(e) = result {
         eprintln!("fake-llm: server error: {e}");
+    }
+}
+
+/// Any other path: the scenario's `server_info` for it (a local server describing itself), else 404.
+async fn server_info_route(State(shared): State<Arc<Shared>>, uri: Uri) -> Response {
+    let info = shared.lock().scenario.server_info.get(uri.path()).cloned();
+    match info {
+        Some(body) => axum::response::IntoResponse::into_response(axum::Json(body)),
+        None => {
+            axum::response::IntoResponse::into_response((axum::http::StatusCode::NOT_FOUND, "fake-llm: no such route"))
+        }
     }
 }
 

@@ -67,7 +67,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let mut model = models::lookup(&resolved.model);
     let local_model = resolved.endpoint.kind == ProviderKind::Openai
         && model.prices.is_none()
-        && is_loopback(&resolved.endpoint.base_url);
+        && tandem_core::provider::limits::is_local(&resolved.endpoint.base_url);
     if LOCAL_PROVIDERS.contains(&resolved.endpoint.name.as_str()) || local_model {
         model.prices = Some(Prices::LOCAL);
     }
@@ -421,13 +421,6 @@ fn unapplied_flags(cli: &Cli) -> Vec<String> {
         not_yet("--permission-prompt-tool", "it needs --input-format stream-json (an SDK host to ask)");
     }
     notices
-}
-
-/// A server on this machine (LM Studio, a local vLLM…): its tokens cost nothing.
-fn is_loopback(base_url: &str) -> bool {
-    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
-    let host = rest.split(['/', ':']).next().unwrap_or_default();
-    host == "localhost" || host.starts_with("127.") || rest.starts_with("[::1]")
 }
 
 /// The session log: a new one, or the one `--continue`/`--resume` names (copied first with `--fork-session`),

@@ -220,6 +220,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let task = tokio::spawn(async move {
         let mut session = turn::Session::new(config, shared, event_tx);
         session.announce();
+        session.learn_server_limits().await;
         session.session_start_hooks().await;
         // After a turn, a Notification hook hears once if the user leaves tandem waiting (Claude Code's
         // `idle_prompt`).

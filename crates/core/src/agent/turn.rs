@@ -237,6 +237,10 @@ impl Session {
                 tokens = self.request_tokens(&request);
             }
             self.emit(Event::Context { used: tokens, window: self.config.model.context_window });
+            // A reply can only have what the window has left after the request (a small local model's window
+            // fills up fast).
+            let room = self.config.model.context_window.saturating_sub(tokens).max(MIN_REPLY_TOKENS);
+            request.max_tokens = request.max_tokens.min(u32::try_from(room).unwrap_or(u32::MAX));
             let request_chars = TokenCounter::request_chars(&request);
             self.emit(Event::RequestStarted { round: rounds });
             let api_started = Instant::now();
@@ -486,6 +490,29 @@ impl Session {
         unavailable && self.config.fallback_model.as_ref().is_some_and(|model| *model != self.config.model.id)
     }
 
+    /// A model the table doesn't know, on a server on this machine: its context window is what the server says
+    /// (a llama.cpp started with `-c 4096` is not the table's default 128k), so compaction and `max_tokens` fit.
+    pub(super) async fn learn_server_limits(&mut self) {
+        let endpoint = self.config.provider.endpoint().clone();
+        if self.config.model.known
+            || endpoint.kind != crate::provider::ProviderKind::Openai
+            || !crate::provider::limits::is_local(&endpoint.base_url)
+        {
+            return;
+        }
+        let Some(limits) = crate::provider::limits::discover(&endpoint, &self.config.model.id).await else { return };
+        let model = &mut self.config.model;
+        model.context_window = limits.context_window;
+        model.max_output_tokens = model.max_output_tokens.min((limits.context_window / 2).max(1));
+        let message = format!(
+            "{} reports a context window of {} tokens for {}: tandem keeps within it (replies up to {} tokens).",
+            limits.source, limits.context_window, model.id, model.max_output_tokens
+        );
+        let changed = Event::ModelChanged { model: model.id.clone(), context_window: model.context_window };
+        self.emit(Event::Info { message });
+        self.emit(changed);
+    }
+
     /// `/effort`: the effort of the requests from now on (`None` leaves it to the model).
     pub(super) fn set_effort(&mut self, effort: Option<crate::reasoning::Effort>) {
         self.config.reasoning.effort = effort;
@@ -647,3 +674,6 @@ impl Session {
 fn structured_failure(attempts: u32) -> String {
     format!("Failed to provide valid structured output after {attempts} attempts")
 }
+
+/// The least `max_tokens` asked for, even when the estimate says the window is (nearly) full.
+const MIN_REPLY_TOKENS: u64 = 256;

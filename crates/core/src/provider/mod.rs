@@ -11,6 +11,7 @@
 pub mod anthropic;
 pub mod assemble;
 pub mod error;
+pub mod limits;
 pub mod local;
 pub mod openai;
 pub mod retry;
