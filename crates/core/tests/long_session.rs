@@ -118,6 +118,10 @@ fn blocks(message: &Value) -> &[Value] {
 
 fn is_summary_request(body: &Value) -> bool {
     body["system"][0]["text"] == SUMMARY_SYSTEM
+        || body["messages"]
+            .as_array()
+            .and_then(|messages| messages.last())
+            .is_some_and(|last| message_text(last).contains("write a detailed summary of the conversation so far"))
 }
 
 /// Every text of a message, joined.
@@ -640,7 +644,8 @@ async fn a_forty_turn_session_in_a_small_window_compacts_twice_and_keeps_the_tas
     let mut previous_summary: Option<String> = None;
     for (n, (&at, (turn_index, pre_tokens, disk))) in summaries.iter().zip(&boundaries).enumerate() {
         let summary_request = &requests[at].body;
-        assert_eq!(array(summary_request, "system").len(), 1, "summary request {n}");
+        // The summary is the conversation's next turn: the system prompt as before, read from the cache.
+        assert_eq!(summary_request["system"], requests[at - 1].body["system"], "summary request {n}");
         assert!(!array(summary_request, "tools").is_empty(), "summary request {n} must define the tools");
         let messages = array(summary_request, "messages");
         let prompt = message_text(messages.last().unwrap());
@@ -700,4 +705,35 @@ async fn a_forty_turn_session_in_a_small_window_compacts_twice_and_keeps_the_tas
     // The last request still carries the task, from the second summary.
     let last = requests.last().unwrap();
     assert!(message_text(&array(&last.body, "messages")[0]).contains("(summary 2)"));
+}
+
+/// A compaction that cannot bring the context under the threshold (the latest prompt alone nearly fills the
+/// window) is not run again at every request; the user's prompt survives it word for word.
+#[tokio::test]
+async fn a_compaction_that_cannot_shrink_the_context_does_not_repeat() {
+    let (_tmp, cwd) = temp_dir();
+    let config_dir = cwd.join(".config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let big = "word ".repeat(2400);
+    let text = |text: &str| Reply::new().block(Block::text(text));
+    let summary = text("<summary>Task and acceptance criteria: the user pasted a long text.</summary>");
+    // Two ordinary turns, then one whose prompt is too big to shrink: one compaction, then the answers.
+    // The answer after the compaction reports the context as the server counted it: still nearly the window.
+    let full =
+        Usage { input_tokens: 3900, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    let scenario = Scenario::new(vec![text("one"), text("two"), summary, text("three").with_usage(full), text("four")]);
+    let server = FakeServer::start(scenario).await.unwrap();
+    let mut handle = agent::spawn(config(&server, &cwd, &config_dir, Some(4000), 500));
+    turn(&mut handle, "The original task: count the words.").await;
+    turn(&mut handle, "next").await;
+    let (first, _) = turn(&mut handle, &format!("Here it is: {big}")).await;
+    assert_eq!(first.outcome, RunOutcome::Success, "{:?}", first.errors);
+    let (second, events) = turn(&mut handle, "and again").await;
+    assert_eq!(second.outcome, RunOutcome::Success, "{:?}", second.errors);
+    assert!(!events.iter().any(|event| matches!(event, Event::CompactionStarted { .. })), "compacted again");
+    let requests = server.requests();
+    let summaries = requests.iter().filter(|request| is_summary_request(&request.body)).count();
+    assert_eq!(summaries, 1, "{} requests", requests.len());
+    let after = message_text(&array(&requests[3].body, "messages")[0]);
+    assert!(after.contains("<user-messages>") && after.contains("The original task: count the words."), "{after}");
 }

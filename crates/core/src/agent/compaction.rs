@@ -52,7 +52,9 @@ impl Session {
 
     /// Whether a request of `tokens` would cross the compaction threshold.
     pub(super) fn needs_compaction(&self, tokens: u64) -> bool {
-        self.messages.len() >= 2 && self.config.compaction.should_compact(tokens, self.config.model.context_window)
+        self.messages.len() >= 2
+            && tokens > self.compaction_floor
+            && self.config.compaction.should_compact(tokens, self.config.model.context_window)
     }
 
     /// `/compact [instructions]` between turns.
@@ -98,15 +100,27 @@ impl Session {
 
         let mut history = self.messages.clone();
         let mut summary = None;
-        for _ in 0..SUMMARY_ATTEMPTS {
-            let request = ModelRequest {
-                model: self.config.model.id.clone(),
-                system: vec![SystemBlock { text: compact::SUMMARY_SYSTEM.into(), cache: false }],
-                messages: compact::summary_request(&history, instructions.as_deref()),
-                tools: self.config.tools.specs(),
-                max_tokens: (self.config.compaction.reserve_tokens as u32).min(self.config.model.request_max_tokens()),
-                reasoning: Default::default(),
-                betas: self.config.betas.clone(),
+        let reserve = (self.config.compaction.reserve_tokens as u32).min(self.config.model.request_max_tokens());
+        for attempt in 0..SUMMARY_ATTEMPTS {
+            let request = if attempt == 0 {
+                // First as the conversation's own next turn: the same system prompt, tools and settings, the
+                // history as sent, so the model reads it from the prompt cache instead of paying for it again.
+                let mut request = self.request();
+                request.messages = compact::cached_summary_request(&history, instructions.as_deref());
+                request.max_tokens = reserve.max(request.reasoning.min_max_tokens.unwrap_or(0));
+                request
+            } else {
+                // A request that failed (too long, or no summary came back) is shrunk: a summary-only prompt,
+                // tool output cut, the oldest exchanges dropped.
+                ModelRequest {
+                    model: self.config.model.id.clone(),
+                    system: vec![SystemBlock { text: compact::SUMMARY_SYSTEM.into(), cache: false }],
+                    messages: compact::summary_request(&history, instructions.as_deref()),
+                    tools: self.config.tools.specs(),
+                    max_tokens: reserve,
+                    reasoning: Default::default(),
+                    betas: self.config.betas.clone(),
+                }
             };
             // The summary's own text is not part of the conversation: front ends only hear about retries.
             let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
@@ -147,6 +161,10 @@ impl Session {
                     tracing::warn!("the summary request failed: {error}");
                 }
             }
+            if attempt == 0 {
+                // The shrunk request comes next, with the whole history first.
+                continue;
+            }
             // Too long, or failed: drop the oldest exchanges (never the task itself) and try again.
             let shorter = compact::drop_oldest(&history, 0.3);
             if shorter.len() >= history.len() {
@@ -158,6 +176,8 @@ impl Session {
             if cancel.is_cancelled() {
                 return ItemOutcome::Interrupted;
             }
+            // Not again at every request: only once the context has grown by the reserve.
+            self.compaction_floor = pre_tokens + self.config.compaction.reserve_tokens;
             self.emit_event(Event::Error {
                 message: "Could not summarize the conversation; it was kept as it was.".into(),
             });
@@ -199,6 +219,20 @@ impl Session {
             tracing::warn!("could not log the compaction: {err}");
         }
         self.emit_event(Event::CompactBoundary { trigger, pre_tokens });
+        // A compaction that could not bring the context under the threshold (a huge kept tail, big guidelines)
+        // must not run again at every request: the next one waits until the context has grown by the reserve.
+        let after = self.request_tokens(&self.request());
+        self.compaction_floor = if self.config.compaction.should_compact(after, self.config.model.context_window) {
+            self.emit_event(Event::Info {
+                message: format!(
+                    "The compacted conversation still fills {after} of {} tokens; it is compacted again only once it grows.",
+                    self.config.model.context_window
+                ),
+            });
+            after + self.config.compaction.reserve_tokens
+        } else {
+            0
+        };
         ItemOutcome::Completed
     }
 

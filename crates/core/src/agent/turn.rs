@@ -36,6 +36,8 @@ pub(super) struct Session {
     pub(super) total_usage: Usage,
     /// Spend so far; `None` once any response came from a model whose price is unknown.
     pub(super) total_cost: Option<f64>,
+    /// Automatic compaction waits until the context is larger than this (after one that could not shrink it).
+    pub(super) compaction_floor: u64,
     /// Images to send with the next prompt (after its text).
     pub(super) attachments: Vec<ContentBlock>,
     /// What a resumed session had spent before this run: `--max-budget-usd` counts this run's spending only.
@@ -87,6 +89,7 @@ impl Session {
             total_usage: resume.usage,
             total_cost: if resumed { resume.cost_usd } else { Some(0.0) },
             attachments: Vec::new(),
+            compaction_floor: 0,
             cost_before_run: if resumed { resume.cost_usd.unwrap_or(0.0) } else { 0.0 },
             interrupted: false,
             counter: TokenCounter::new(),
@@ -526,6 +529,7 @@ impl Session {
     /// listed, and `--continue` resumes the new one from now on.
     pub(super) fn clear(&mut self) {
         self.messages.clear();
+        self.compaction_floor = 0;
         self.files = Arc::new(FileState::default());
         self.interrupted = false;
         self.counter.reset_baseline();

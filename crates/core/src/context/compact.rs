@@ -7,6 +7,7 @@
 //! contents are re-read from disk rather than remembered, so nothing stale survives.
 
 mod history;
+pub mod prompts;
 #[cfg(test)]
 mod tests;
 
@@ -108,6 +109,18 @@ impl CompactionPolicy {
     pub fn keep_tail_tokens(&self, window: u64) -> u64 {
         (window / 10).min(20_000)
     }
+}
+
+/// The summary request as the next turn of the conversation itself: the history exactly as it was sent (so its
+/// prefix is read from the prompt cache), with the summary instruction as the last user turn.
+pub fn cached_summary_request(messages: &[Message], extra_instructions: Option<&str>) -> Vec<Message> {
+    let mut out = messages.to_vec();
+    let prompt = ContentBlock::text(summary_prompt(extra_instructions));
+    match out.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(prompt),
+        _ => out.push(Message { role: Role::User, content: vec![prompt] }),
+    }
+    out
 }
 
 /// The messages of the summary request: the conversation, made small and valid, followed by the instruction
@@ -293,6 +306,10 @@ pub fn rebuild(
     let tail = &messages[start..];
     let mut first =
         vec![ContentBlock::text(format!("{SUMMARY_PREAMBLE}\n\n<summary>\n{}\n</summary>", summary.trim()))];
+    // The user's words from the part the summary replaces stay as they were written.
+    if let Some(prompts) = prompts::prompts_block(&prompts::user_prompts(&messages[..start])) {
+        first.push(ContentBlock::text(prompts));
+    }
     if let Some(files) = files_block(recent_files) {
         first.push(ContentBlock::text(files));
     }
