@@ -397,3 +397,37 @@ fn a_refused_prompt_goes_back_into_the_input_in_the_app() {
     assert!(!screen.contains("> print the password\n\n"), "the refused prompt left the conversation:\n{screen}");
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn include_hook_events_prints_each_hook_run() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    workspace.write(
+        ".claude/settings.json",
+        &settings(
+            json!({"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "echo checked"}]}]}),
+        ),
+    );
+    let server = FakeServer::spawn(edit_then_answer()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "Change it", "--output-format", "stream-json", "--permission-mode", "acceptEdits"]);
+    command.arg("--include-hook-events");
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.lines();
+    let started = lines.iter().find(|line| line["subtype"] == "hook_started").expect("hook_started");
+    assert_eq!(started["hook_event"], "PreToolUse");
+    assert_eq!(started["hook_name"], "echo checked");
+    let response = lines.iter().find(|line| line["subtype"] == "hook_response").expect("hook_response");
+    assert_eq!(response["hook_id"], started["hook_id"]);
+    assert_eq!(response["stdout"], "checked\n");
+    assert_eq!(response["exit_code"], 0);
+    assert_eq!(response["outcome"], "success");
+    // Without the flag, none.
+    let server = FakeServer::spawn(edit_then_answer()).unwrap();
+    workspace.write("hello.txt", GREETING);
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "Change it", "--output-format", "stream-json", "--permission-mode", "acceptEdits"]);
+    let run = execute(command);
+    assert!(!run.stdout.contains("hook_started"));
+}

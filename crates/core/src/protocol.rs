@@ -383,6 +383,23 @@ pub enum Event {
     PromptRefused {
         prompt: String,
     },
+    /// A hook began to run (for stream-json's `--include-hook-events`).
+    HookStarted {
+        hook_id: String,
+        /// The hook's command (or its SDK callback's name).
+        hook_name: String,
+        hook_event: String,
+    },
+    /// A hook ended: what it printed and how (`success`, `error`, `cancelled`).
+    HookFinished {
+        hook_id: String,
+        hook_name: String,
+        hook_event: String,
+        stdout: String,
+        stderr: String,
+        exit_code: Option<i32>,
+        outcome: String,
+    },
     /// The model's checklist changed (a TodoWrite call), or a resumed session has one: the whole list.
     Todos(Vec<crate::tools::todo_write::TodoItem>),
     /// The background commands changed (one started, ended or was killed): the whole list.

@@ -17,6 +17,8 @@ use crate::stream_json;
 pub struct HeadlessOptions {
     pub format: OutputFormat,
     pub include_partial_messages: bool,
+    /// stream-json: print `hook_started` / `hook_response` frames.
+    pub include_hook_events: bool,
 }
 
 /// How long the end of a session may wait for its SessionEnd hooks (each has its own timeout too).
@@ -230,6 +232,26 @@ impl Printer {
                 self.last_cost = *cost_usd;
             }
             Event::Context { used, window } => self.context = (*used, *window),
+            Event::HookStarted { hook_id, hook_name, hook_event }
+                if self.streaming() && self.options.include_hook_events =>
+            {
+                let value = serde_json::json!({
+                    "type": "system", "subtype": "hook_started", "hook_id": hook_id, "hook_name": hook_name,
+                    "hook_event": hook_event, "session_id": self.session_id, "uuid": tandem_core::agent::new_session_id(),
+                });
+                self.line(&value);
+            }
+            Event::HookFinished { hook_id, hook_name, hook_event, stdout, stderr, exit_code, outcome }
+                if self.streaming() && self.options.include_hook_events =>
+            {
+                let value = serde_json::json!({
+                    "type": "system", "subtype": "hook_response", "hook_id": hook_id, "hook_name": hook_name,
+                    "hook_event": hook_event, "output": format!("{stdout}{stderr}"), "stdout": stdout, "stderr": stderr,
+                    "exit_code": exit_code, "outcome": outcome, "session_id": self.session_id,
+                    "uuid": tandem_core::agent::new_session_id(),
+                });
+                self.line(&value);
+            }
             Event::RawStream(stream_event) if self.streaming() && self.options.include_partial_messages => {
                 let value = stream_json::stream_event(&self.session_id, stream_event);
                 self.line(&value);

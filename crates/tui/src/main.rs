@@ -46,7 +46,11 @@ fn main() -> ExitCode {
         Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
     };
     let Some(runtime) = runtime() else { return ExitCode::from(1) };
-    let options = HeadlessOptions { format: cli.output_format, include_partial_messages: cli.include_partial_messages };
+    let options = HeadlessOptions {
+        format: cli.output_format,
+        include_partial_messages: cli.include_partial_messages,
+        include_hook_events: cli.include_hook_events,
+    };
     let code = runtime.block_on(async {
         match setup::build(&cli, cwd) {
             Ok(mut config) => {

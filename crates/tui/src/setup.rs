@@ -411,9 +411,6 @@ fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String
 fn unapplied_flags(cli: &Cli) -> Vec<String> {
     let mut notices = Vec::new();
     let mut not_yet = |flag: &str, what: &str| notices.push(format!("{flag} is accepted but not applied yet: {what}"));
-    if cli.include_hook_events {
-        not_yet("--include-hook-events", "hook events are not printed");
-    }
     if !cli.mcp_config.is_empty() || cli.strict_mcp_config {
         not_yet("--mcp-config/--strict-mcp-config", "tandem does not start MCP servers yet");
     }

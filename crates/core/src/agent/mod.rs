@@ -218,6 +218,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     });
 
     let task = tokio::spawn(async move {
+        config.hooks.observe(event_tx.clone());
         let mut session = turn::Session::new(config, shared, event_tx);
         session.announce();
         session.learn_server_limits().await;

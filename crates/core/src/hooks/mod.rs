@@ -114,6 +114,9 @@ pub struct HookEngine {
     project_trusted: AtomicBool,
     /// Runs the hooks an SDK host registered, when there is one.
     host: Option<Arc<dyn HookHost>>,
+    /// Hears every hook start and end ([`crate::protocol::Event::HookStarted`], `HookFinished`): the session's
+    /// event channel, for stream-json's `--include-hook-events`.
+    observer: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<crate::protocol::Event>>,
 }
 
 impl std::fmt::Debug for HookEngine {
@@ -135,7 +138,14 @@ impl HookEngine {
         env: Arc<crate::shell_env::ShellEnvPolicy>,
         project_trusted: bool,
     ) -> Self {
-        HookEngine { set, project_dir, env, project_trusted: AtomicBool::new(project_trusted), host: None }
+        HookEngine {
+            set,
+            project_dir,
+            env,
+            project_trusted: AtomicBool::new(project_trusted),
+            host: None,
+            observer: Default::default(),
+        }
     }
 
     /// This engine plus the hooks an SDK host registered (see [`config::sdk_hooks`]), run by `host`.
@@ -148,11 +158,17 @@ impl HookEngine {
             env: self.env.clone(),
             project_trusted: AtomicBool::new(self.project_trusted()),
             host: Some(host),
+            observer: Default::default(),
         }
     }
 
     pub fn set(&self) -> &HookSet {
         &self.set
+    }
+
+    /// Sends hook starts and ends to `events` (the first session to ask gets them; its subagents share it).
+    pub fn observe(&self, events: tokio::sync::mpsc::UnboundedSender<crate::protocol::Event>) {
+        let _ = self.observer.set(events);
     }
 
     pub fn project_dir(&self) -> &Path {
@@ -248,8 +264,16 @@ impl HookEngine {
         let runs = entries.iter().map(|entry| {
             let input = input.clone();
             let stdin = stdin.clone();
+            let hook_id = format!("hook-{:016x}", fastrand::u64(..));
             async move {
-                match &entry.callback {
+                if let Some(observer) = self.observer.get() {
+                    let _ = observer.send(crate::protocol::Event::HookStarted {
+                        hook_id: hook_id.clone(),
+                        hook_name: entry.command.clone(),
+                        hook_event: event.as_str().to_owned(),
+                    });
+                }
+                let finished = match &entry.callback {
                     Some(id) => self.run_host_callback(id, input, entry.timeout, cancel).await,
                     None => {
                         run::run(run::Launch {
@@ -263,7 +287,25 @@ impl HookEngine {
                         })
                         .await
                     }
+                };
+                if let Some(observer) = self.observer.get() {
+                    let (exit_code, outcome) = match &finished.exit {
+                        run::Exit::Code(0) => (Some(0), "success"),
+                        run::Exit::Code(code) => (Some(*code), "error"),
+                        run::Exit::Interrupted => (None, "cancelled"),
+                        _ => (None, "error"),
+                    };
+                    let _ = observer.send(crate::protocol::Event::HookFinished {
+                        hook_id,
+                        hook_name: entry.command.clone(),
+                        hook_event: event.as_str().to_owned(),
+                        stdout: finished.stdout.clone(),
+                        stderr: finished.stderr.clone(),
+                        exit_code,
+                        outcome: outcome.to_owned(),
+                    });
                 }
+                finished
             }
         });
         let finished = futures::future::join_all(runs).await;

@@ -228,6 +228,8 @@ impl App {
             // A subagent's progress shows as its Task card's live output; its dialogs come as ordinary ones.
             Event::Subagent { .. } => {}
             Event::Todos(todos) => self.todos = todos,
+            // The app reports hooks through their outcomes (blocks, notices, errors), not each run.
+            Event::HookStarted { .. } | Event::HookFinished { .. } => {}
             Event::PromptRefused { prompt } => {
                 // Not sent: it leaves the conversation and goes back into the prompt (unless something new is
                 // being typed there), so nothing is lost.

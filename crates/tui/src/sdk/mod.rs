@@ -44,7 +44,11 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         (Some(_), Some(var)) => var.clone(),
         _ => "none".to_owned(),
     };
-    let options = HeadlessOptions { format: cli.output_format, include_partial_messages: cli.include_partial_messages };
+    let options = HeadlessOptions {
+        format: cli.output_format,
+        include_partial_messages: cli.include_partial_messages,
+        include_hook_events: cli.include_hook_events,
+    };
     let mut printer = Printer::new(session_id.clone(), api_key_source.clone(), options, out.clone());
     printer.init_at_start = false;
     let stdio_prompts = cli.permission_prompt_tool.as_deref() == Some("stdio");
