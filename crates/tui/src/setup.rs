@@ -339,8 +339,11 @@ fn hook_engine(
     Arc::new(engine)
 }
 
+/// `--settings`' document, with the name its problems are reported under.
+type FlagSettings = (PathBuf, serde_json::Map<String, serde_json::Value>);
+
 /// `--settings`: a JSON object, or the path of a settings file; with the name its problems are reported under.
-fn flag_settings(cli: &Cli) -> Result<Option<(PathBuf, serde_json::Map<String, serde_json::Value>)>, SetupError> {
+fn flag_settings(cli: &Cli) -> Result<Option<FlagSettings>, SetupError> {
     let Some(value) = cli.settings.as_deref().map(str::trim).filter(|value| !value.is_empty()) else {
         return Ok(None);
     };
