@@ -12,6 +12,15 @@ fn one_reply() -> FakeServer {
         .unwrap()
 }
 
+/// A model that runs `touch made.txt`, then says it is done.
+fn touch_then_done() -> FakeServer {
+    let replies = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+        {"blocks": [{"type": "text", "text": "done"}]}
+    ]});
+    FakeServer::spawn(Scenario::from_json(&replies.to_string()).unwrap()).unwrap()
+}
+
 fn system_text(server: &FakeServer) -> String {
     let body = &server.requests()[0].body;
     body["system"].as_array().unwrap().iter().filter_map(|block| block["text"].as_str()).collect::<Vec<_>>().join("\n")
@@ -53,17 +62,7 @@ fn claude_user_settings_rules_apply() {
     let workspace = Workspace::new();
     workspace.write("a.txt", "a\n");
     workspace.write_config("claude/settings.json", r#"{"permissions": {"allow": ["Bash(touch made.txt)"]}}"#);
-    let server = FakeServer::spawn(
-        Scenario::from_json(
-            &json!({"replies": [
-                {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
-                {"blocks": [{"type": "text", "text": "done"}]}
-            ]})
-            .to_string(),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let server = touch_then_done();
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "make it", "--output-format", "json"]);
     let run = execute(command);
@@ -71,17 +70,7 @@ fn claude_user_settings_rules_apply() {
     assert!(workspace.path().join("made.txt").exists(), "{:?}", tool_results(&server.requests()[1].body));
     // --setting-sources without user leaves the file out.
     std::fs::remove_file(workspace.path().join("made.txt")).unwrap();
-    let server = FakeServer::spawn(
-        Scenario::from_json(
-            &json!({"replies": [
-                {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
-                {"blocks": [{"type": "text", "text": "done"}]}
-            ]})
-            .to_string(),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let server = touch_then_done();
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "make it", "--output-format", "json", "--setting-sources", "project,local"]);
     let run = execute(command);
@@ -92,24 +81,14 @@ fn claude_user_settings_rules_apply() {
 #[test]
 fn settings_flag_takes_json_or_a_file() {
     let workspace = Workspace::new();
-    let scenario = || {
-        Scenario::from_json(
-            &json!({"replies": [
-                {"blocks": [{"type": "tool_use", "id": "toolu_touch", "name": "Bash", "input": {"command": "touch made.txt"}}]},
-                {"blocks": [{"type": "text", "text": "done"}]}
-            ]})
-            .to_string(),
-        )
-        .unwrap()
-    };
-    let server = FakeServer::spawn(scenario()).unwrap();
+    let server = touch_then_done();
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "make it", "--settings", r#"{"permissions": {"allow": ["Bash(touch made.txt)"]}}"#]);
     assert_eq!(execute(command).code, 0);
     assert!(workspace.path().join("made.txt").exists());
     std::fs::remove_file(workspace.path().join("made.txt")).unwrap();
     let file = workspace.write_config("extra-settings.json", r#"{"permissions": {"allow": ["Bash(touch made.txt)"]}}"#);
-    let server = FakeServer::spawn(scenario()).unwrap();
+    let server = touch_then_done();
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "make it", "--settings"]).arg(&file);
     assert_eq!(execute(command).code, 0);
