@@ -52,7 +52,7 @@ fn claude_user_guidelines_and_imports_reach_the_model() {
     // The cycle back to style.md ends; nothing outside the project comes in through a project file.
     assert_eq!(system.matches("STYLE-GUIDE").count(), 1, "{system}");
     assert!(!system.contains("OUTSIDE-SECRET"), "{system}");
-    assert!(system.contains("outside the project"), "{system}");
+    assert!(system.contains("not found in the project"), "{system}");
     assert!(system.contains("docs/missing.md"), "the missing import is named: {system}");
     assert!(system.contains("(imported by"), "{system}");
 }
@@ -98,4 +98,30 @@ fn settings_flag_takes_json_or_a_file() {
     let run = execute(command);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--settings"), "{}", run.stderr);
+}
+
+#[test]
+fn an_empty_or_relative_home_does_not_make_the_repositorys_files_the_users() {
+    let workspace = Workspace::new();
+    std::fs::create_dir_all(workspace.path().join(".git")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("SECRET"), "CANARY-OUTSIDE").unwrap();
+    let import = format!("@{}\n", outside.path().join("SECRET").display());
+    workspace.write(".claude/CLAUDE.md", &import);
+    workspace.write(".config/tandem/AGENTS.md", &import);
+    for home in ["", "."] {
+        let server = one_reply();
+        let mut command = workspace.anthropic(&server);
+        command.env("HOME", home).env_remove("CLAUDE_CONFIG_DIR").args(["-p", "hi"]);
+        assert_eq!(execute(command).code, 0);
+        let system = system_text(&server);
+        assert!(!system.contains("CANARY-OUTSIDE"), "HOME={home:?}: {system}");
+    }
+    // A config directory above the repository does not make the repository's files the user's either.
+    workspace.write("AGENTS.md", &import);
+    let server = one_reply();
+    let mut command = workspace.anthropic(&server);
+    command.env("TANDEM_CONFIG_DIR", workspace.path().parent().unwrap()).args(["-p", "hi"]);
+    assert_eq!(execute(command).code, 0);
+    assert!(!system_text(&server).contains("CANARY-OUTSIDE"));
 }

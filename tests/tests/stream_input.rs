@@ -59,7 +59,9 @@ impl Host {
     /// The next frame that `wanted` accepts (every frame is kept in `seen`).
     fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         loop {
-            let frame = self.frames.recv_timeout(Duration::from_secs(30)).expect("a frame within 30 s");
+            let Ok(frame) = self.frames.recv_timeout(Duration::from_secs(30)) else {
+                panic!("no frame within 30 s; seen: {:?}", self.seen.iter().map(kind).collect::<Vec<_>>());
+            };
             self.seen.push(frame.clone());
             if wanted(&frame) {
                 return frame;
@@ -406,4 +408,43 @@ fn an_image_block_reaches_either_provider() {
         user["content"][1],
         json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
     );
+}
+
+#[test]
+fn agents_and_hooks_from_initialize_are_the_sessions() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {
+            "description": "Check it", "prompt": "Check the thing.", "subagent_type": "checker"}}]},
+        text_reply("Checked: fine."),
+        text_reply("The checker says fine.")
+    ]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    let agents = json!({"checker": {"description": "Checks things", "prompt": "You are the CHECKER-PROMPT.", "tools": ["Read"]}});
+    let hooks = json!({"UserPromptSubmit": [{"matcher": null, "hookCallbackIds": ["hook_0"]}]});
+    host.send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": hooks, "agents": agents}}));
+    let init = host.response_to("init");
+    let names: Vec<&str> = init["response"]["response"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|agent| agent["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"checker"), "{names:?}");
+    host.user(json!("Run the checker"));
+    // The host's UserPromptSubmit callback is asked first; its context reaches the model.
+    let callback = host.until(|frame| frame["type"] == "control_request");
+    assert_eq!(callback["request"]["subtype"], "hook_callback");
+    assert_eq!(callback["request"]["callback_id"], "hook_0");
+    assert_eq!(callback["request"]["input"]["prompt"], "Run the checker");
+    let id = callback["request_id"].as_str().unwrap();
+    host.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response":
+        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "HOST-CONTEXT"}}}}));
+    let result = host.until(|frame| frame["type"] == "result");
+    assert_eq!(result["result"], "The checker says fine.");
+    assert_eq!(host.finish().0, 0);
+    let requests = server.requests();
+    assert!(requests[0].body["messages"].to_string().contains("HOST-CONTEXT"));
+    let subagent_system = requests[1].body["system"].to_string();
+    assert!(subagent_system.contains("CHECKER-PROMPT"), "{subagent_system}");
 }

@@ -101,6 +101,10 @@ impl Session {
         prompt: &str,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> PromptVerdict {
+        // A subagent's task is the model's words, not the user's: SubagentStart is its hook, not this one.
+        if self.role.is_some() {
+            return PromptVerdict::Send(Vec::new());
+        }
         let mut fields = Map::new();
         fields.insert("prompt".into(), json!(prompt));
         let outcome = self.fire_hooks(HookEvent::UserPromptSubmit, None, fields, Some(cancel)).await;

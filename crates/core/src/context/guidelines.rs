@@ -54,20 +54,35 @@ pub struct UserDirs<'a> {
 /// The candidate guideline files for a session in `cwd`, in order (whether or not they exist).
 pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
     candidates_for(&UserDirs { config_dir, claude_dir: None, home: None }, cwd)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
 }
 
-fn candidates_for(dirs: &UserDirs, cwd: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = dirs.claude_dir.map(|dir| dir.join("CLAUDE.md")).into_iter().collect();
-    paths.extend(USER_FILES.iter().map(|name| dirs.config_dir.join(name)));
+/// The candidates, each with whether it is one of the user's own files. A user directory given as a relative
+/// path (an empty or relative `$HOME`) would name files in the repository: such a directory is not read.
+fn candidates_for(dirs: &UserDirs, cwd: &Path) -> Vec<(PathBuf, bool)> {
+    let mut paths: Vec<(PathBuf, bool)> = Vec::new();
+    if let Some(dir) = dirs.claude_dir.filter(|dir| dir.is_absolute()) {
+        paths.push((dir.join("CLAUDE.md"), true));
+    }
+    if dirs.config_dir.is_absolute() {
+        paths.extend(USER_FILES.iter().map(|name| (dirs.config_dir.join(name), true)));
+    }
     let root = project_root(cwd);
     // `project_root` is an ancestor of `cwd` (or `cwd` itself), so this walks root → cwd.
     let mut project_dirs: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(&root)).collect();
     project_dirs.reverse();
     for dir in project_dirs {
-        paths.extend(PROJECT_FILES.iter().map(|name| dir.join(name)));
+        paths.extend(PROJECT_FILES.iter().map(|name| (dir.join(name), false)));
     }
     paths
 }
+
+/// At most this many imports not followed are named (a repository full of bad imports must not flood the prompt).
+const MAX_PROBLEMS: usize = 20;
+/// A path in such a note is cut to this many characters.
+const MAX_PROBLEM_PATH: usize = 160;
 
 /// Reads the guidelines for a session in `cwd` with user files from `config_dir`. Never fails.
 pub fn load(config_dir: &Path, cwd: &Path) -> Guidelines {
@@ -80,11 +95,13 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path) -> Guidelines {
         Walk { dirs, seen: HashSet::new(), sources: Vec::new(), problems: Vec::new(), real_root: PathBuf::new() };
     let root = project_root(cwd);
     walk.real_root = root.canonicalize().unwrap_or(root);
-    for path in candidates_for(dirs, cwd) {
-        let user_file = walk.is_user_file(&path);
+    for (path, user_candidate) in candidates_for(dirs, cwd) {
         // `CLAUDE.md` is often a symlink to `AGENTS.md` (or the config dir sits inside the repository): the same
         // file must not be sent twice.
         let Ok(real) = path.canonicalize() else { continue };
+        // A user file that is in the repository (a config directory inside it, or above the clone) is the
+        // repository's: its imports get the project's limits.
+        let user_file = user_candidate && !real.starts_with(&walk.real_root);
         // A project's guideline file that is a link out of the project (to `~/.ssh/id_rsa`, say) would send
         // that file to the model: only files inside the project are read from it.
         if !user_file && !real.starts_with(&walk.real_root) {
@@ -97,7 +114,12 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path) -> Guidelines {
     }
     let mut guidelines = assemble(&walk.sources);
     if !walk.problems.is_empty() {
-        guidelines.text.push_str(&format!("\n\n[Imports not followed: {}]", walk.problems.join("; ")));
+        let more = walk.problems.len().saturating_sub(MAX_PROBLEMS);
+        let mut named: Vec<String> = walk.problems.iter().take(MAX_PROBLEMS).cloned().collect();
+        if more > 0 {
+            named.push(format!("and {more} more"));
+        }
+        guidelines.text.push_str(&format!("\n\n[Imports not followed: {}]", named.join("; ")));
     }
     guidelines
 }
@@ -112,8 +134,19 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn is_user_file(&self, path: &Path) -> bool {
-        path.starts_with(self.dirs.config_dir) || self.dirs.claude_dir.is_some_and(|dir| path.starts_with(dir))
+    /// Notes an import that was not followed, once, with its paths cut short.
+    fn problem(&mut self, target: &str, importer: &Path, why: &str) {
+        let cut = |text: &str| {
+            if text.chars().count() > MAX_PROBLEM_PATH {
+                format!("{}…", text.chars().take(MAX_PROBLEM_PATH).collect::<String>())
+            } else {
+                text.to_owned()
+            }
+        };
+        let problem = format!("@{} in {} ({why})", cut(target), cut(&importer.display().to_string()));
+        if !self.problems.contains(&problem) {
+            self.problems.push(problem);
+        }
     }
 
     /// Adds `path` (already checked) and, below [`super::imports::MAX_DEPTH`], what it imports.
@@ -123,27 +156,24 @@ impl Walk<'_> {
         let targets = super::imports::targets(&source.text);
         self.sources.push(source);
         for target in targets {
-            let Some(resolved) = super::imports::resolve(&target, path, self.dirs.home) else {
-                self.problems.push(format!("@{target} in {} (no home directory)", path.display()));
+            // A project's file hears the same for a missing file as for one outside the project: the reply must
+            // not tell a repository which files exist elsewhere on the machine.
+            const HIDDEN: &str = "not found in the project: a project's file may only import the project's files";
+            let home = self.dirs.home.filter(|home| home.is_absolute());
+            let Some(resolved) = super::imports::resolve(&target, path, home) else {
+                self.problem(&target, path, if user_file { "no home directory" } else { HIDDEN });
                 continue;
             };
             let Ok(real) = resolved.canonicalize() else {
-                self.problems.push(format!("@{target} in {} (not found)", path.display()));
+                self.problem(&target, path, if user_file { "not found" } else { HIDDEN });
                 continue;
             };
             if !user_file && !real.starts_with(&self.real_root) {
-                self.problems.push(format!(
-                    "@{target} in {} (outside the project: a project's file may only import the project's files)",
-                    path.display()
-                ));
+                self.problem(&target, path, HIDDEN);
                 continue;
             }
             if depth + 1 > super::imports::MAX_DEPTH {
-                self.problems.push(format!(
-                    "@{target} in {} (imports nest at most {} deep)",
-                    path.display(),
-                    super::imports::MAX_DEPTH
-                ));
+                self.problem(&target, path, "imports nest at most 5 deep");
                 continue;
             }
             // Already included (or a cycle back to an importer): once is enough.
