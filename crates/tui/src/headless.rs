@@ -27,11 +27,7 @@ pub(crate) const SESSION_END_WAIT: std::time::Duration = std::time::Duration::fr
 /// Runs one prompt to its end; returns the process exit code (0 success, 1 error result).
 pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) -> i32 {
     let session_id = config.session_id.clone();
-    let endpoint = config.provider.endpoint();
-    let api_key_source = match (&endpoint.api_key, &endpoint.api_key_env) {
-        (Some(_), Some(var)) => var.clone(),
-        _ => "none".to_owned(),
-    };
+    let api_key_source = api_key_source(&config);
     let mut handle = agent::spawn(config);
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
 
@@ -80,6 +76,15 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
     1
 }
 
+/// Where the key came from, for init lines: the variable's name (never its value), or `none`.
+pub(crate) fn api_key_source(config: &AgentConfig) -> String {
+    let endpoint = config.provider.endpoint();
+    match (&endpoint.api_key, &endpoint.api_key_env) {
+        (Some(_), Some(var)) => var.clone(),
+        _ => "none".to_owned(),
+    }
+}
+
 /// What the model is told when a call needs a person and none is there: what happened and how to allow it.
 pub(crate) fn non_interactive_denial(tool: &str, suggested_rule: &str) -> String {
     let rule = suggested_rule.split(", ").next().filter(|rule| !rule.is_empty()).unwrap_or(tool);
@@ -98,19 +103,19 @@ fn tool_use_result(content: &str, is_error: bool, structured: &Option<Value>) ->
     }
 }
 
-/// Standard output for NDJSON frames, shared by everything that writes them (one whole line at a time).
-#[derive(Clone)]
-pub(crate) struct Output(std::sync::Arc<std::sync::Mutex<std::io::Stdout>>);
+/// Standard output for NDJSON frames, for everything that writes them: each frame is written under stdout's own
+/// lock, so lines from different tasks never interleave.
+#[derive(Clone, Copy)]
+pub(crate) struct Output;
 
 impl Output {
     pub(crate) fn stdout() -> Self {
-        Output(std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout())))
+        Output
     }
 
     /// Writes one frame as one flushed line. A closed stdout (e.g. piped into `head`) must not crash the run.
     pub(crate) fn line(&self, value: &Value) {
-        let guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut out = guard.lock();
+        let mut out = std::io::stdout().lock();
         let _ = serde_json::to_writer(&mut out, value);
         let _ = out.write_all(b"\n");
         let _ = out.flush();
@@ -118,8 +123,7 @@ impl Output {
 
     /// Writes plain text (text output mode).
     pub(crate) fn text(&self, text: &str) {
-        let guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut out = guard.lock();
+        let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     }
@@ -232,25 +236,12 @@ impl Printer {
                 self.last_cost = *cost_usd;
             }
             Event::Context { used, window } => self.context = (*used, *window),
-            Event::HookStarted { hook_id, hook_name, hook_event }
+            Event::HookStarted { .. } | Event::HookFinished { .. }
                 if self.streaming() && self.options.include_hook_events =>
             {
-                let value = serde_json::json!({
-                    "type": "system", "subtype": "hook_started", "hook_id": hook_id, "hook_name": hook_name,
-                    "hook_event": hook_event, "session_id": self.session_id, "uuid": tandem_core::agent::new_session_id(),
-                });
-                self.line(&value);
-            }
-            Event::HookFinished { hook_id, hook_name, hook_event, stdout, stderr, exit_code, outcome }
-                if self.streaming() && self.options.include_hook_events =>
-            {
-                let value = serde_json::json!({
-                    "type": "system", "subtype": "hook_response", "hook_id": hook_id, "hook_name": hook_name,
-                    "hook_event": hook_event, "output": format!("{stdout}{stderr}"), "stdout": stdout, "stderr": stderr,
-                    "exit_code": exit_code, "outcome": outcome, "session_id": self.session_id,
-                    "uuid": tandem_core::agent::new_session_id(),
-                });
-                self.line(&value);
+                if let Some(value) = stream_json::hook_event(&self.session_id, event) {
+                    self.line(&value);
+                }
             }
             Event::RawStream(stream_event) if self.streaming() && self.options.include_partial_messages => {
                 let value = stream_json::stream_event(&self.session_id, stream_event);

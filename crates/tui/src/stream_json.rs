@@ -55,6 +55,24 @@ pub fn api_retry(
     })
 }
 
+/// `system/hook_started` and `system/hook_response` (`--include-hook-events`); `None` for other events.
+pub fn hook_event(session_id: &str, event: &tandem_core::protocol::Event) -> Option<Value> {
+    use tandem_core::protocol::Event;
+    let value = match event {
+        Event::HookStarted { hook_id, hook_name, hook_event } => json!({
+            "type": "system", "subtype": "hook_started", "hook_id": hook_id, "hook_name": hook_name,
+            "hook_event": hook_event, "session_id": session_id, "uuid": uuid(),
+        }),
+        Event::HookFinished { hook_id, hook_name, hook_event, stdout, stderr, exit_code, outcome } => json!({
+            "type": "system", "subtype": "hook_response", "hook_id": hook_id, "hook_name": hook_name,
+            "hook_event": hook_event, "output": format!("{stdout}{stderr}"), "stdout": stdout, "stderr": stderr,
+            "exit_code": exit_code, "outcome": outcome, "session_id": session_id, "uuid": uuid(),
+        }),
+        _ => return None,
+    };
+    Some(value)
+}
+
 /// Claude Code's synthetic assistant message for a request that failed for good.
 pub fn api_error_message(session_id: &str, failure: &tandem_core::protocol::ApiFailure) -> Value {
     let text = format!("API Error: {}", failure.message);

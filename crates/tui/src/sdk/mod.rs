@@ -13,7 +13,7 @@ mod requests;
 use serde_json::{Value, json};
 use tandem_core::agent::{self, AgentConfig};
 use tandem_core::protocol::{Event, Op, PermissionAnswer};
-use tokio::io::AsyncBufReadExt;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt as _};
 use tokio::sync::mpsc;
 
 use crate::cli::Cli;
@@ -34,22 +34,18 @@ enum Inbound {
 /// Runs the session until stdin closes; returns the exit code (1 when the last result was an error).
 pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
     let out = Output::stdout();
-    let link = HostLink::new(out.clone());
+    let link = HostLink::new(out);
     let (frames_tx, mut frames) = mpsc::unbounded_channel::<Inbound>();
     tokio::spawn(read_stdin(frames_tx, link.clone()));
 
     let session_id = config.session_id.clone();
-    let endpoint = config.provider.endpoint();
-    let api_key_source = match (&endpoint.api_key, &endpoint.api_key_env) {
-        (Some(_), Some(var)) => var.clone(),
-        _ => "none".to_owned(),
-    };
+    let api_key_source = crate::headless::api_key_source(&config);
     let options = HeadlessOptions {
         format: cli.output_format,
         include_partial_messages: cli.include_partial_messages,
         include_hook_events: cli.include_hook_events,
     };
-    let mut printer = Printer::new(session_id.clone(), api_key_source.clone(), options, out.clone());
+    let mut printer = Printer::new(session_id.clone(), api_key_source.clone(), options, out);
     printer.init_at_start = false;
     let stdio_prompts = cli.permission_prompt_tool.as_deref() == Some("stdio");
     if let Some(tool) = cli.permission_prompt_tool.as_deref().filter(|tool| *tool != "stdio") {
@@ -249,8 +245,6 @@ async fn read_stdin(frames: mpsc::UnboundedSender<Inbound>, link: HostLink) {
     }
     let _ = frames.send(Inbound::Closed);
 }
-
-use tokio::io::AsyncReadExt as _;
 
 fn is_control(frame: &Value, subtype: &str) -> bool {
     frame.get("type").and_then(Value::as_str) == Some("control_request")
