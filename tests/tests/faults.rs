@@ -145,6 +145,56 @@ fn malformed_events_until_the_retries_are_spent_are_a_clear_error() {
 }
 
 #[test]
+fn a_stream_labelled_text_plain_or_not_at_all_is_still_read_on_both_providers() {
+    let workspace = Workspace::new();
+    for content_type in ["text/plain; charset=utf-8", ""] {
+        let reply = json!({"blocks": [{"type": "text", "text": "streamed anyway", "chunks": 3}],
+            "fault": {"kind": "content_type", "content_type": content_type}});
+        for openai in [false, true] {
+            let server = FakeServer::spawn(scenario(json!({"replies": [reply.clone()]}))).unwrap();
+            let mut command = if openai { workspace.openai(&server) } else { workspace.anthropic(&server) };
+            command.args(["-p", "hi"]);
+            let run = execute(command);
+            assert_eq!(
+                (run.code, run.stdout.trim()),
+                (0, "streamed anyway"),
+                "{content_type:?} openai={openai}: {run:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_byte_order_mark_the_parser_chokes_on_is_a_retried_malformed_stream_not_a_crash() {
+    let workspace = Workspace::new();
+    let bom = json!({"blocks": [{"type": "text", "text": "never seen"}], "fault": {"kind": "byte_order_mark"}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [bom, ok_reply()]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!((run.code, run.stdout.trim()), (0, "recovered"), "{run:?}");
+    assert!(run.stderr.contains("malformed") && run.stderr.contains("retrying"), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "a caught panic is not printed: {}", run.stderr);
+}
+
+#[test]
+fn a_json_document_where_a_stream_was_asked_for_is_a_clear_error() {
+    let workspace = Workspace::new();
+    let body = json!({"error": {"type": "proxy_error", "message": "upstream said no"}});
+    let reply = json!({"fault": {"kind": "http", "status": 200, "body": body}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [reply]}))).unwrap();
+    let mut command = workspace.openai(&server);
+    command.args(["-p", "hi"]);
+    let run = execute(command);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("upstream said no") && run.stderr.contains("instead of an event stream"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn invalid_tool_json_unknown_tools_and_missing_fields_are_results_the_model_sees() {
     let workspace = Workspace::new();
     let server = FakeServer::spawn(scenario(json!({"replies": [

@@ -1,5 +1,6 @@
-//! Streaming-response decoding throughput: the raw SSE parser, each protocol's decoder on top of it, and the
-//! assembler folding the decoded events into a message.
+//! Streaming-response decoding throughput: each protocol's decoder on top of eventsource-stream's parser (the
+//! one reqwest-eventsource runs on a live response), and the assembler folding the decoded events into a
+//! message.
 //!
 //! The bodies are synthetic recordings shaped like real replies (a long text answer in ~20-byte deltas, then a
 //! tool call whose input arrives as many small `input_json_delta` / `arguments` fragments), 2.0 and 4.4 MB,
@@ -10,17 +11,16 @@
 // Test code: a panic is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime};
 use serde_json::json;
+use tandem_core::provider::StreamEvent;
 use tandem_core::provider::anthropic::AnthropicDecoder;
 use tandem_core::provider::assemble::MessageAssembler;
 use tandem_core::provider::openai::OpenAiDecoder;
-use tandem_core::provider::sse::{EventDecoder, SseParser, StreamDecoder, decode_all};
-use tandem_core::provider::{ProviderError, StreamEvent};
+use tandem_core::provider::sse::{EventDecoder, decode_chunks};
 
 /// Size of one network read.
 const CHUNK: usize = 16 * 1024;
@@ -174,58 +174,32 @@ fn openai_body() -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Parses `body` in network-sized chunks; returns the number of events (and data bytes) seen.
+/// Frames `body` (in network-sized chunks) with eventsource-stream alone; returns the number of events and data
+/// bytes seen.
 fn parse(body: &[u8]) -> (usize, usize) {
-    let mut parser = SseParser::new();
-    let (mut events, mut bytes) = (0, 0);
-    let mut count = |event: tandem_core::provider::sse::SseEvent<'_>| {
-        events += 1;
-        bytes += event.data.len();
-    };
-    for chunk in body.chunks(CHUNK) {
-        parser.feed(chunk, &mut count);
-    }
-    parser.finish(&mut count);
-    (events, bytes)
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let chunks =
+        body.chunks(CHUNK).map(|chunk| Ok::<_, std::convert::Infallible>(bytes::Bytes::copy_from_slice(chunk)));
+    let mut events = futures::stream::iter(chunks).eventsource();
+    futures::executor::block_on(async {
+        let (mut count, mut data) = (0, 0);
+        while let Some(event) = events.next().await {
+            count += 1;
+            data += event.expect("the recorded body parses").data.len();
+        }
+        (count, data)
+    })
 }
 
-/// Decodes `body` in network-sized chunks, taking each event off the queue as the stream driver does.
-fn decode_chunked<D: EventDecoder>(decoder: D, body: &[u8]) -> usize {
-    let mut stream = StreamDecoder::new(decoder);
-    let mut queue = VecDeque::new();
-    let mut events = 0;
-    let mut drain = |queue: &mut VecDeque<Result<StreamEvent, ProviderError>>| {
-        while let Some(event) = queue.pop_front() {
-            black_box(&event);
-            events += 1;
-        }
-    };
-    for chunk in body.chunks(CHUNK) {
-        stream.feed(chunk, &mut queue);
-        drain(&mut queue);
-    }
-    stream.finish(&mut queue);
-    drain(&mut queue);
-    events
+/// Decodes `body` in network-sized chunks through the same parser and driver as a live response.
+fn decode_chunked<D: EventDecoder + Send + 'static>(decoder: D, body: &[u8]) -> Vec<StreamEvent> {
+    decode_chunks(decoder, body.chunks(CHUNK)).into_iter().map(|e| e.expect("the recorded body decodes")).collect()
 }
 
-/// Decodes and assembles in network-sized chunks: the whole path from body bytes to the assistant message.
-fn decode_and_assemble<D: EventDecoder>(decoder: D, body: &[u8]) -> usize {
-    let mut stream = StreamDecoder::new(decoder);
-    let mut queue = VecDeque::new();
-    let mut assembler = MessageAssembler::new();
-    let drain = |queue: &mut VecDeque<Result<StreamEvent, ProviderError>>, assembler: &mut MessageAssembler| {
-        while let Some(event) = queue.pop_front() {
-            assembler.push(&event.expect("the recorded body decodes")).expect("the events assemble");
-        }
-    };
-    for chunk in body.chunks(CHUNK) {
-        stream.feed(chunk, &mut queue);
-        drain(&mut queue, &mut assembler);
-    }
-    stream.finish(&mut queue);
-    drain(&mut queue, &mut assembler);
-    assembler.finish().message.content.len()
+/// Decodes and assembles: the whole path from body bytes to the assistant message.
+fn decode_and_assemble<D: EventDecoder + Send + 'static>(decoder: D, body: &[u8]) -> usize {
+    assemble(&decode_chunked(decoder, body))
 }
 
 fn assemble(events: &[StreamEvent]) -> usize {
@@ -238,9 +212,8 @@ fn assemble(events: &[StreamEvent]) -> usize {
 
 /// Decodes the whole body once, checking it is a complete, valid response (a broken generator would make the
 /// figures meaningless).
-fn decoded<D: EventDecoder>(decoder: D, body: &[u8]) -> Vec<StreamEvent> {
-    let events: Vec<StreamEvent> =
-        decode_all(decoder, body).into_iter().map(|e| e.expect("the recorded body decodes")).collect();
+fn decoded<D: EventDecoder + Send + 'static>(decoder: D, body: &[u8]) -> Vec<StreamEvent> {
+    let events = decode_chunked(decoder, body);
     assert!(matches!(events.last(), Some(StreamEvent::MessageStop)));
     assert_eq!(assemble(&events), 2, "a text block and a tool call");
     events
@@ -271,17 +244,11 @@ fn bench_sse(c: &mut Criterion) {
     configure(&mut group);
     let (anthropic, openai) = (&bodies[0].1, &bodies[1].1);
     group.throughput(Throughput::Bytes(anthropic.len() as u64));
-    group.bench_function("anthropic", |b| b.iter(|| decode_chunked(AnthropicDecoder::new(), black_box(anthropic))));
+    group.bench_function("anthropic", |b| {
+        b.iter(|| decode_chunked(AnthropicDecoder::new(), black_box(anthropic)).len())
+    });
     group.throughput(Throughput::Bytes(openai.len() as u64));
-    group.bench_function("openai", |b| b.iter(|| decode_chunked(OpenAiDecoder::new(), black_box(openai))));
-    group.finish();
-
-    let mut group = c.benchmark_group("sse_decode_all");
-    configure(&mut group);
-    group.throughput(Throughput::Bytes(anthropic.len() as u64));
-    group.bench_function("anthropic", |b| b.iter(|| decode_all(AnthropicDecoder::new(), black_box(anthropic))));
-    group.throughput(Throughput::Bytes(openai.len() as u64));
-    group.bench_function("openai", |b| b.iter(|| decode_all(OpenAiDecoder::new(), black_box(openai))));
+    group.bench_function("openai", |b| b.iter(|| decode_chunked(OpenAiDecoder::new(), black_box(openai)).len()));
     group.finish();
 
     let mut group = c.benchmark_group("sse_decode_and_assemble");

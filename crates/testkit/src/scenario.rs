@@ -409,6 +409,14 @@ pub enum Fault {
         /// Events sent before going silent.
         events: usize,
     },
+    /// Stream normally, but label the body with this content type (empty: no `content-type` header at all), as
+    /// some local servers do.
+    ContentType {
+        /// The `content-type` header's value.
+        content_type: String,
+    },
+    /// Start the body with a UTF-8 byte-order mark (the SSE spec allows one).
+    ByteOrderMark,
 }
 
 fn default_error_type() -> String {
@@ -448,6 +456,11 @@ impl Fault {
     /// See [`Fault::ErrorEventAt`].
     pub fn error_event_at(event: usize, error_type: impl Into<String>, message: impl Into<String>) -> Self {
         Fault::ErrorEventAt { event, error_type: error_type.into(), message: message.into() }
+    }
+
+    /// See [`Fault::ContentType`].
+    pub fn content_type(content_type: impl Into<String>) -> Self {
+        Fault::ContentType { content_type: content_type.into() }
     }
 
     /// See [`Fault::StallAfter`].

@@ -346,7 +346,12 @@ async fn serve_turn(api: Api, turn: &Turn, request: &Value, shutdown: watch::Rec
         builder = builder.header("request-id", format!("req_fake_{}", turn.number));
     }
     let plan = if streaming {
-        builder = builder.header(CONTENT_TYPE, "text/event-stream").header(CACHE_CONTROL, "no-cache");
+        builder = match fault {
+            Some(Fault::ContentType { content_type }) if content_type.is_empty() => builder,
+            Some(Fault::ContentType { content_type }) => builder.header(CONTENT_TYPE, content_type.as_str()),
+            _ => builder.header(CONTENT_TYPE, "text/event-stream"),
+        };
+        builder = builder.header(CACHE_CONTROL, "no-cache");
         let frames = match api {
             Api::Anthropic => anthropic::stream_frames(turn),
             Api::OpenAi => {

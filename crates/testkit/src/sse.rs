@@ -89,7 +89,20 @@ pub(crate) trait FaultShapes {
 pub(crate) fn plan(mut frames: Vec<Frame>, fault: Option<&Fault>, shapes: &dyn FaultShapes, delay: Duration) -> Plan {
     let mut ending = Ending::Clean;
     match fault {
-        None | Some(Fault::Http { .. }) => {}
+        None | Some(Fault::Http { .. } | Fault::ContentType { .. }) => {}
+        Some(Fault::ByteOrderMark) => {
+            if let Some(first) = frames.first_mut() {
+                let mut bytes = b"\xef\xbb\xbf".to_vec();
+                bytes.extend_from_slice(&first.to_bytes());
+                return Plan {
+                    frames: std::iter::once(Bytes::from(bytes))
+                        .chain(frames[1..].iter().map(Frame::to_bytes))
+                        .collect(),
+                    ending,
+                    delay,
+                };
+            }
+        }
         Some(Fault::DropAfter { events }) => {
             frames.truncate(*events);
             ending = Ending::Abort;

@@ -10,6 +10,7 @@ use tandem_tui::headless::{self, HeadlessOptions};
 use tandem_tui::setup;
 
 fn main() -> ExitCode {
+    quiet_for_caught_panics();
     if std::env::args().nth(1).as_deref() == Some("sessions") {
         return list_sessions();
     }
@@ -254,6 +255,16 @@ fn usage_error(message: &str) -> ExitCode {
     let message = message.strip_prefix("error: ").unwrap_or(message);
     eprintln!("tandem: {message}");
     ExitCode::from(2)
+}
+
+/// A panic core catches and reports as an error (see `provider::sse::panic_is_caught`) is not printed as a crash.
+fn quiet_for_caught_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !tandem_core::provider::sse::panic_is_caught() {
+            previous(info);
+        }
+    }));
 }
 
 fn first_line(text: &str) -> String {

@@ -53,7 +53,6 @@ impl AnthropicProvider {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
         if let Some(key) = &self.endpoint.api_key {
             let mut value = HeaderValue::from_str(key.expose().trim()).map_err(|_| ProviderError::Connect {
                 url: self.url.clone(),
@@ -82,8 +81,7 @@ impl Provider for AnthropicProvider {
                 headers.insert("anthropic-beta", betas);
             }
             tracing::debug!(url = %self.url, model = %request.model, bytes = body.len(), "anthropic request");
-            let response = transport::post(&self.client, &self.endpoint, &self.url, headers, body).await?;
-            Ok(sse::event_stream(response, AnthropicDecoder::new()))
+            sse::open(&self.client, &self.endpoint, &self.url, headers, body, AnthropicDecoder::new()).await
         })
     }
 }

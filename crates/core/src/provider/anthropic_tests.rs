@@ -208,13 +208,7 @@ fn expected_events() -> Vec<StreamEvent> {
 }
 
 fn decode_chunks(chunks: &[&[u8]]) -> Vec<Result<StreamEvent, ProviderError>> {
-    let mut out = VecDeque::new();
-    let mut stream = sse::StreamDecoder::new(AnthropicDecoder::new());
-    for chunk in chunks {
-        stream.feed(chunk, &mut out);
-    }
-    stream.finish(&mut out);
-    out.into()
+    sse::decode_chunks(AnthropicDecoder::new(), chunks.iter().copied())
 }
 
 fn ok(events: Vec<Result<StreamEvent, ProviderError>>) -> Vec<StreamEvent> {
@@ -254,7 +248,7 @@ fn recorded_stream_assembles_into_a_message() {
 
 #[test]
 fn events_without_names_are_recognised_by_their_type() {
-    let body = STREAM.lines().filter(|l| !l.starts_with("event:")).collect::<Vec<_>>().join("\n");
+    let body = STREAM.lines().filter(|l| !l.starts_with("event:")).collect::<Vec<_>>().join("\n") + "\n\n";
     assert_eq!(ok(decode_all(AnthropicDecoder::new(), body.as_bytes())), expected_events());
 }
 

@@ -49,7 +49,6 @@ impl OpenAiProvider {
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
         let mut headers = HeaderMap::new();
         headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
         if let Some(key) = &self.endpoint.api_key {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose().trim())).map_err(|_| {
                 ProviderError::Connect {
@@ -77,8 +76,7 @@ impl Provider for OpenAiProvider {
             let body = request_body(request, uses_max_completion_tokens(&self.endpoint.base_url))?;
             let headers = self.headers()?;
             tracing::debug!(url = %self.url, model = %request.model, bytes = body.len(), "chat completions request");
-            let response = transport::post(&self.client, &self.endpoint, &self.url, headers, body).await?;
-            Ok(sse::event_stream(response, OpenAiDecoder::new()))
+            sse::open(&self.client, &self.endpoint, &self.url, headers, body, OpenAiDecoder::new()).await
         })
     }
 }

@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::provider::assemble::{Assembled, MessageAssembler};
-use crate::provider::sse::{StreamDecoder, decode_all};
+use crate::provider::sse::{decode_all, decode_chunks};
 use crate::provider::{SystemBlock, ToolSpec};
 
 fn request() -> ModelRequest {
@@ -206,12 +206,8 @@ fn standard_stream_decodes_at_every_split_point() {
     let bytes = body.as_bytes();
     assert_eq!(ok(decode(&body)), openai_expected());
     for at in 0..=bytes.len() {
-        let mut out = VecDeque::new();
-        let mut stream = StreamDecoder::new(OpenAiDecoder::new());
-        stream.feed(&bytes[..at], &mut out);
-        stream.feed(&bytes[at..], &mut out);
-        stream.finish(&mut out);
-        assert_eq!(ok(out.into()), openai_expected(), "split at {at}");
+        let events = decode_chunks(OpenAiDecoder::new(), [&bytes[..at], &bytes[at..]]);
+        assert_eq!(ok(events), openai_expected(), "split at {at}");
     }
     let message = assemble(&openai_expected()).message;
     assert_eq!(message.to_message().text(), "Let me check.");

@@ -1,162 +1,35 @@
-//! Server-sent events: an incremental parser and the driver that turns an HTTP body into an [`EventStream`].
+//! Server-sent events: the request goes out through reqwest-eventsource's [`EventSource`], and each protocol's
+//! [`EventDecoder`] turns the events it yields into [`StreamEvent`]s.
 //!
-//! The parser is written for the two things that matter here: it must be correct wherever the network happens
-//! to split the bytes (a `\r\n` can straddle two chunks, so can a multi-byte character or a whole event), and
-//! it must be fast, because every token of every reply goes through it. It never allocates per event: the
-//! event name and data are built in reused buffers and handed to a callback by reference.
+//! The event source's own reconnecting is switched off ([`Never`]): re-sending a model request is a decision
+//! for the agent loop, which must discard the partial answer and tell the front end (see `agent::turn`). A
+//! failure status is read from `Error::InvalidStatusCode`'s response (its headers carry `retry-after-ms` and
+//! `x-should-retry`, its body the server's message), and a JSON document where events were expected from
+//! `Error::InvalidContentType`'s. A success whose content type is not `text/event-stream` (some local servers
+//! label their stream `text/plain` or not at all) is still read as events, with the same crate's parser.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::header::HeaderMap;
+use reqwest_eventsource::retry::Never;
+use reqwest_eventsource::{Error as SourceError, Event, EventSource};
 
-use super::{EventStream, ProviderError, StreamEvent};
+use super::transport::{self, Client};
+use super::{Endpoint, EventStream, ProviderError, StreamEvent};
 
-/// One server-sent event, borrowed from the parser's buffers for the duration of a callback.
+/// One server-sent event, borrowed for the duration of a decoder call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SseEvent<'a> {
-    /// The `event:` field; empty when the server sent none (the spec's default type "message").
+    /// The `event:` field; `message` (the spec's default type) when the server sent none.
     pub event: &'a str,
     /// The `data:` lines joined with `\n`.
     pub data: &'a str,
-}
-
-/// An incremental parser for the `text/event-stream` format (WHATWG HTML §9.2.6).
-#[derive(Debug, Default)]
-pub struct SseParser {
-    /// Bytes of an unterminated line carried over from the previous chunk.
-    pending: Vec<u8>,
-    event: String,
-    data: String,
-    has_data: bool,
-    /// The previous chunk ended in `\r`, so a `\n` starting the next one belongs to that line break.
-    skip_lf: bool,
-    /// Nothing has been parsed yet: a byte-order mark may still have to be skipped.
-    at_start: bool,
-}
-
-impl SseParser {
-    pub fn new() -> Self {
-        SseParser { at_start: true, ..SseParser::default() }
-    }
-
-    /// Parses a chunk of the body, calling `on_event` for every event it completes.
-    pub fn feed(&mut self, chunk: &[u8], on_event: &mut impl FnMut(SseEvent<'_>)) {
-        if self.pending.is_empty() {
-            let used = self.parse_lines(chunk, on_event);
-            self.pending.extend_from_slice(&chunk[used..]);
-        } else {
-            let mut buf = std::mem::take(&mut self.pending);
-            buf.extend_from_slice(chunk);
-            let used = self.parse_lines(&buf, on_event);
-            buf.drain(..used);
-            self.pending = buf;
-        }
-    }
-
-    /// Ends the stream. An event whose lines all arrived but whose closing blank line did not is still
-    /// dispatched (some servers end the body right after the last `data:` line); an unterminated last line is
-    /// dropped, because a line cut off by a broken connection may be a truncated JSON document.
-    pub fn finish(&mut self, on_event: &mut impl FnMut(SseEvent<'_>)) {
-        self.pending.clear();
-        self.dispatch(on_event);
-    }
-
-    /// Parses the complete lines at the start of `bytes`; returns how many bytes were consumed.
-    fn parse_lines(&mut self, bytes: &[u8], on_event: &mut impl FnMut(SseEvent<'_>)) -> usize {
-        let mut pos = 0;
-        if self.skip_lf && !bytes.is_empty() {
-            self.skip_lf = false;
-            if bytes[0] == b'\n' {
-                pos = 1;
-            }
-        }
-        while let Some(offset) = find_line_end(&bytes[pos..]) {
-            let end = pos + offset;
-            let mut next = end + 1;
-            if bytes[end] == b'\r' {
-                match bytes.get(next) {
-                    Some(b'\n') => next += 1,
-                    Some(_) => {}
-                    None => self.skip_lf = true,
-                }
-            }
-            self.line(&bytes[pos..end], on_event);
-            pos = next;
-        }
-        pos
-    }
-
-    fn line(&mut self, mut line: &[u8], on_event: &mut impl FnMut(SseEvent<'_>)) {
-        if self.at_start {
-            self.at_start = false;
-            line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-        }
-        if line.is_empty() {
-            self.dispatch(on_event);
-            return;
-        }
-        let (field, value) = match line.iter().position(|&b| b == b':') {
-            Some(0) => return, // a comment, e.g. a keep-alive
-            Some(colon) => {
-                let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
-            }
-            None => (line, &b""[..]),
-        };
-        match field {
-            b"data" => {
-                if self.has_data {
-                    self.data.push('\n');
-                }
-                self.has_data = true;
-                push_utf8(&mut self.data, value);
-            }
-            b"event" => {
-                self.event.clear();
-                push_utf8(&mut self.event, value);
-            }
-            _ => {} // id, retry and unknown fields mean nothing to a one-shot request
-        }
-    }
-
-    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent<'_>)) {
-        if self.has_data {
-            on_event(SseEvent { event: &self.event, data: &self.data });
-        }
-        self.event.clear();
-        self.data.clear();
-        self.has_data = false;
-    }
-}
-
-fn push_utf8(out: &mut String, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => out.push_str(text),
-        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
-    }
-}
-
-/// Finds the first `\n` or `\r`, eight bytes at a time: most of a stream is long `data:` lines.
-fn find_line_end(bytes: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const LF: u64 = LO * b'\n' as u64;
-    const CR: u64 = LO * b'\r' as u64;
-    let mut words = bytes.chunks_exact(8);
-    let mut base = 0;
-    for word in &mut words {
-        let mut array = [0u8; 8];
-        array.copy_from_slice(word);
-        let x = u64::from_le_bytes(array);
-        let (a, b) = (x ^ LF, x ^ CR);
-        // A zero byte in `a` or `b` is a match. The lowest flagged byte is always a true match.
-        let found = (a.wrapping_sub(LO) & !a & HI) | (b.wrapping_sub(LO) & !b & HI);
-        if found != 0 {
-            return Some(base + (found.trailing_zeros() / 8) as usize);
-        }
-        base += 8;
-    }
-    words.remainder().iter().position(|&b| b == b'\n' || b == b'\r').map(|i| base + i)
 }
 
 /// What a decoder wants after an event.
@@ -175,80 +48,157 @@ pub trait EventDecoder {
     fn end(&mut self, out: &mut VecDeque<Result<StreamEvent, ProviderError>>);
 }
 
-/// An SSE parser and a protocol decoder together: bytes in, stream events out. Public so that benchmarks and
-/// tests can decode a recorded body without a server.
-#[derive(Debug)]
-pub struct StreamDecoder<D> {
-    parser: SseParser,
+/// What the body gave: an event, its clean end, or a failure (already put in a user's terms).
+enum Item {
+    Event(eventsource_stream::Event),
+    End,
+    Failed(ProviderError),
+}
+
+/// Sends a JSON POST as an event source and waits for the response's headers: a failure status, a connection
+/// that can't be made or a JSON error document is returned here, as the error the agent's retry logic reads;
+/// a stream is returned once the server has started one.
+pub(crate) async fn open<D: EventDecoder + Send + 'static>(
+    client: &Client,
+    endpoint: &Endpoint,
+    url: &str,
+    headers: HeaderMap,
+    body: Vec<u8>,
     decoder: D,
-    done: bool,
+) -> Result<EventStream, ProviderError> {
+    let client = client.as_ref().map_err(|message| ProviderError::Connect {
+        url: url.to_owned(),
+        message: format!("the HTTP client could not be set up: {message}"),
+    })?;
+    let request = client.post(url).headers(headers).body(body);
+    let mut source = EventSource::new(request).map_err(|err| ProviderError::Connect {
+        url: url.to_owned(),
+        message: format!("the request could not be prepared: {err}"),
+    })?;
+    source.set_retry_policy(Box::new(Never));
+    match source.next().await {
+        // The source says `Open` before any message.
+        Some(Ok(event)) => {
+            let first = futures::stream::iter(from_source(Ok(event)));
+            let rest = source.filter_map(|item| futures::future::ready(from_source(item)));
+            Ok(decode(first.chain(rest).boxed(), decoder))
+        }
+        Some(Err(SourceError::Transport(err))) => Err(transport::send_error(err, url, endpoint)),
+        Some(Err(SourceError::InvalidStatusCode(status, response))) if status.is_success() => {
+            Ok(decode(body_events(response), decoder))
+        }
+        Some(Err(SourceError::InvalidStatusCode(status, response))) => {
+            let headers = response.headers().clone();
+            let body = transport::read_limited(response).await;
+            Err(transport::http_error(status.as_u16(), &headers, &body, endpoint))
+        }
+        Some(Err(SourceError::InvalidContentType(content_type, response))) => {
+            let media = content_type.to_str().unwrap_or("").trim().to_ascii_lowercase();
+            if media.starts_with("application/json") {
+                // An error document from a proxy, or a server that ignored `stream: true`.
+                let (status, headers) = (response.status().as_u16(), response.headers().clone());
+                let body = transport::read_limited(response).await;
+                return Err(transport::http_error(status, &headers, &body, endpoint));
+            }
+            tracing::debug!(%url, content_type = %media, "reading a stream not labelled text/event-stream");
+            Ok(decode(body_events(response), decoder))
+        }
+        Some(Err(err)) => Err(ProviderError::Disconnected { message: format!("{url}: {err}") }),
+        None => Err(ProviderError::Disconnected { message: format!("{url}: the connection closed") }),
+    }
 }
 
-impl<D: EventDecoder> StreamDecoder<D> {
-    pub fn new(decoder: D) -> Self {
-        StreamDecoder { parser: SseParser::new(), decoder, done: false }
-    }
-
-    /// Whether the decoder has seen the end of the response; later bytes are ignored.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    pub fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<Result<StreamEvent, ProviderError>>) {
-        if self.done {
-            return;
-        }
-        let StreamDecoder { parser, decoder, done } = self;
-        parser.feed(chunk, &mut |event| {
-            if !*done && decoder.event(event, out) == Flow::Done {
-                *done = true;
-            }
-        });
-    }
-
-    /// The body ended cleanly.
-    pub fn finish(&mut self, out: &mut VecDeque<Result<StreamEvent, ProviderError>>) {
-        if self.done {
-            return;
-        }
-        let StreamDecoder { parser, decoder, done } = self;
-        parser.finish(&mut |event| {
-            if !*done && decoder.event(event, out) == Flow::Done {
-                *done = true;
-            }
-        });
-        if !self.done {
-            self.done = true;
-            self.decoder.end(out);
-        }
-    }
+/// The events of a response read directly, for a success the event source would not take as a stream.
+fn body_events(response: reqwest::Response) -> BoxStream<'static, Item> {
+    use eventsource_stream::{EventStreamError, Eventsource};
+    let events = response.bytes_stream().eventsource().map(|item| match item {
+        Ok(event) => Item::Event(event),
+        Err(EventStreamError::Transport(err)) => Item::Failed(transport::body_error(err)),
+        Err(EventStreamError::Utf8(_)) => Item::Failed(not_utf8()),
+        Err(EventStreamError::Parser(err)) => Item::Failed(unparseable(&err.input)),
+    });
+    events.chain(futures::stream::once(async { Item::End })).boxed()
 }
 
-/// Decodes everything in `body` as one complete response.
-pub fn decode_all<D: EventDecoder>(decoder: D, body: &[u8]) -> Vec<Result<StreamEvent, ProviderError>> {
-    let mut out = VecDeque::new();
-    let mut stream = StreamDecoder::new(decoder);
-    stream.feed(body, &mut out);
-    stream.finish(&mut out);
-    out.into()
+/// What an item of the event source means here; `Open` means nothing once the headers are in.
+fn from_source(item: Result<Event, SourceError>) -> Option<Item> {
+    Some(match item {
+        Ok(Event::Open) => return None,
+        Ok(Event::Message(event)) => Item::Event(event),
+        Err(SourceError::StreamEnded) => Item::End,
+        Err(SourceError::Transport(err)) => Item::Failed(transport::body_error(err)),
+        Err(SourceError::Utf8(_)) => Item::Failed(not_utf8()),
+        Err(SourceError::Parser(err)) => Item::Failed(unparseable(&err.input)),
+        Err(err) => Item::Failed(ProviderError::Disconnected { message: err.to_string() }),
+    })
+}
+
+fn not_utf8() -> ProviderError {
+    ProviderError::Malformed { message: "the event stream is not valid UTF-8".to_owned() }
+}
+
+fn unparseable(input: &str) -> ProviderError {
+    let excerpt = super::anthropic::excerpt(input);
+    ProviderError::Malformed { message: format!("the event stream could not be parsed at: {excerpt}") }
+}
+
+thread_local! {
+    static PARSING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is inside the event-stream parser, where a panic is caught and becomes a malformed-stream
+/// error (eventsource-stream 0.2.3 panics on a stream that starts with a byte-order mark). A panic hook asks
+/// this so that it neither prints nor restores the terminal for a panic that is handled.
+pub fn panic_is_caught() -> bool {
+    PARSING.with(Cell::get)
+}
+
+/// Polls the parser with panics caught: a bug in a dependency's parser ends the response with an error the
+/// agent retries, instead of taking the agent down.
+struct CatchPanics {
+    inner: Option<BoxStream<'static, Item>>,
+}
+
+impl futures::Stream for CatchPanics {
+    type Item = Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Item>> {
+        let Some(inner) = self.inner.as_mut() else { return Poll::Ready(None) };
+        let was = PARSING.with(|parsing| parsing.replace(true));
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll_next_unpin(cx)));
+        PARSING.with(|parsing| parsing.set(was));
+        match polled {
+            Ok(poll) => poll,
+            Err(payload) => {
+                self.inner = None;
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_owned());
+                tracing::warn!(panic = %what, "the event-stream parser panicked");
+                // The panic's first clause says what; the rest quotes the body at length.
+                let first = what.split([';', '\n']).next().unwrap_or_default();
+                let message = format!("the event-stream parser failed: {}", super::anthropic::excerpt(first));
+                Poll::Ready(Some(Item::Failed(ProviderError::Malformed { message })))
+            }
+        }
+    }
 }
 
 struct Driver<D> {
-    body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    decoder: StreamDecoder<D>,
+    items: BoxStream<'static, Item>,
+    decoder: D,
     queue: VecDeque<Result<StreamEvent, ProviderError>>,
-    /// Nothing more will be read from the body.
+    /// Nothing more will be read from the body: the decoder said it is done, or the body ended or failed.
     ended: bool,
 }
 
-/// Streams a successful response's body through `decoder`. The stream ends after the first error.
-pub(crate) fn event_stream<D: EventDecoder + Send + 'static>(response: reqwest::Response, decoder: D) -> EventStream {
-    let driver = Driver {
-        body: response.bytes_stream().boxed(),
-        decoder: StreamDecoder::new(decoder),
-        queue: VecDeque::new(),
-        ended: false,
-    };
+/// Runs `items` through `decoder`. The stream ends after the first error, and as soon as the decoder has seen
+/// the end of the response (later bytes are never read).
+fn decode<D: EventDecoder + Send + 'static>(items: BoxStream<'static, Item>, decoder: D) -> EventStream {
+    let items = CatchPanics { inner: Some(items) }.boxed();
+    let driver = Driver { items, decoder, queue: VecDeque::new(), ended: false };
     Box::pin(futures::stream::unfold(driver, |mut driver| async move {
         loop {
             if let Some(item) = driver.queue.pop_front() {
@@ -258,82 +208,116 @@ pub(crate) fn event_stream<D: EventDecoder + Send + 'static>(response: reqwest::
                 }
                 return Some((item, driver));
             }
-            if driver.ended || driver.decoder.is_done() {
+            if driver.ended {
                 return None;
             }
-            match driver.body.next().await {
-                Some(Ok(chunk)) => driver.decoder.feed(&chunk, &mut driver.queue),
-                Some(Err(err)) => {
-                    driver.ended = true;
-                    driver.queue.push_back(Err(super::transport::body_error(err)));
+            match driver.items.next().await {
+                Some(Item::Event(event)) => {
+                    let event = SseEvent { event: &event.event, data: &event.data };
+                    if driver.decoder.event(event, &mut driver.queue) == Flow::Done {
+                        driver.ended = true;
+                    }
                 }
-                None => {
+                Some(Item::Failed(err)) => {
                     driver.ended = true;
-                    driver.decoder.finish(&mut driver.queue);
+                    driver.queue.push_back(Err(err));
+                }
+                Some(Item::End) | None => {
+                    driver.ended = true;
+                    driver.decoder.end(&mut driver.queue);
                 }
             }
         }
     }))
 }
 
+/// Decodes a recorded body delivered in `chunks` (as network reads would split it) with the same parser and
+/// driver as a live response. Public so that benchmarks and tests can decode without a server.
+pub fn decode_chunks<'a, D: EventDecoder + Send + 'static>(
+    decoder: D,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> Vec<Result<StreamEvent, ProviderError>> {
+    use eventsource_stream::Eventsource;
+    let chunks: Vec<bytes::Bytes> = chunks.into_iter().map(bytes::Bytes::copy_from_slice).collect();
+    let events =
+        futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>)).eventsource().map(|item| {
+            match item {
+                Ok(event) => Item::Event(event),
+                Err(eventsource_stream::EventStreamError::Utf8(_)) => Item::Failed(not_utf8()),
+                Err(eventsource_stream::EventStreamError::Parser(err)) => Item::Failed(unparseable(&err.input)),
+                Err(eventsource_stream::EventStreamError::Transport(never)) => match never {},
+            }
+        });
+    let items = events.chain(futures::stream::once(async { Item::End })).boxed();
+    futures::executor::block_on(decode(items, decoder).collect())
+}
+
+/// Decodes everything in `body` as one complete response, read in one piece.
+pub fn decode_all<D: EventDecoder + Send + 'static>(
+    decoder: D,
+    body: &[u8],
+) -> Vec<Result<StreamEvent, ProviderError>> {
+    decode_chunks(decoder, [body])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_chunks(chunks: &[&[u8]]) -> Vec<(String, String)> {
-        let mut parser = SseParser::new();
-        let mut events = Vec::new();
-        let mut push = |e: SseEvent<'_>| events.push((e.event.to_owned(), e.data.to_owned()));
-        for chunk in chunks {
-            parser.feed(chunk, &mut push);
+    /// Records every event it is given as `Text` deltas of `event|data`, and ends cleanly.
+    struct Recorder;
+
+    impl EventDecoder for Recorder {
+        fn event(&mut self, event: SseEvent<'_>, out: &mut VecDeque<Result<StreamEvent, ProviderError>>) -> Flow {
+            out.push_back(Ok(StreamEvent::TextDelta { index: 0, text: format!("{}|{}", event.event, event.data) }));
+            if event.data == "[DONE]" { Flow::Done } else { Flow::Continue }
         }
-        parser.finish(&mut push);
+
+        fn end(&mut self, out: &mut VecDeque<Result<StreamEvent, ProviderError>>) {
+            out.push_back(Err(ProviderError::Disconnected { message: "ended".to_owned() }));
+        }
+    }
+
+    const ENDED: &str = "error: the connection to the model was lost: ended";
+
+    fn texts(events: Vec<Result<StreamEvent, ProviderError>>) -> Vec<String> {
         events
+            .into_iter()
+            .map(|event| match event {
+                Ok(StreamEvent::TextDelta { text, .. }) => text,
+                Ok(other) => panic!("{other:?}"),
+                Err(err) => format!("error: {err}"),
+            })
+            .collect()
     }
 
-    fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
-    }
-
-    const SAMPLE: &str = "\u{feff}: keep-alive\r\nevent: a\r\ndata: {\"x\":1}\r\n\r\n\
+    const SAMPLE: &str = ": keep-alive\r\nevent: a\r\ndata: {\"x\":1}\r\n\r\n\
         data: line1\ndata:line2\ndata\n\n\
         event: é\rdata:  two spaces\r\r\
         id: 7\nretry: 10\ndata: ünïcödé ✓\n\n\
-        data\n\n\
         event: ignored-without-data\n\n\
-        data: [DONE]\n\n";
+        data: [DONE]\n\ndata: never read\n\n";
 
-    fn expected() -> Vec<(String, String)> {
-        owned(&[
-            ("a", "{\"x\":1}"),
-            ("", "line1\nline2\n"),
-            ("é", " two spaces"),
-            ("", "ünïcödé ✓"),
-            ("", ""),
-            ("", "[DONE]"),
-        ])
+    fn expected() -> Vec<String> {
+        ["a|{\"x\":1}", "message|line1\nline2\n", "é| two spaces", "message|ünïcödé ✓", "message|[DONE]"]
+            .map(str::to_owned)
+            .to_vec()
     }
 
     #[test]
-    fn parses_fields_comments_and_line_endings() {
-        assert_eq!(parse_chunks(&[SAMPLE.as_bytes()]), expected());
+    fn fields_comments_line_endings_and_the_default_type() {
+        assert_eq!(texts(decode_all(Recorder, SAMPLE.as_bytes())), expected());
     }
 
     #[test]
-    fn any_split_into_two_chunks_gives_the_same_events() {
+    fn any_split_gives_the_same_events() {
         let bytes = SAMPLE.as_bytes();
         for at in 0..=bytes.len() {
-            assert_eq!(parse_chunks(&[&bytes[..at], &bytes[at..]]), expected(), "split at {at}");
+            assert_eq!(texts(decode_chunks(Recorder, [&bytes[..at], &bytes[at..]])), expected(), "split at {at}");
         }
-    }
-
-    #[test]
-    fn byte_by_byte_and_random_splits_give_the_same_events() {
-        let bytes = SAMPLE.as_bytes();
-        let singles: Vec<&[u8]> = bytes.chunks(1).collect();
-        assert_eq!(parse_chunks(&singles), expected());
+        assert_eq!(texts(decode_chunks(Recorder, bytes.chunks(1))), expected());
         let mut rng = fastrand::Rng::with_seed(7);
-        for _ in 0..200 {
+        for _ in 0..100 {
             let mut chunks = Vec::new();
             let mut rest = bytes;
             while !rest.is_empty() {
@@ -341,32 +325,30 @@ mod tests {
                 chunks.push(&rest[..n]);
                 rest = &rest[n..];
             }
-            assert_eq!(parse_chunks(&chunks), expected());
+            assert_eq!(texts(decode_chunks(Recorder, chunks)), expected());
         }
     }
 
     #[test]
-    fn end_of_body_dispatches_complete_lines_but_drops_a_cut_line() {
-        assert_eq!(parse_chunks(&[b"data: whole\n"]), owned(&[("", "whole")]));
-        assert_eq!(parse_chunks(&[b"data: {\"cut"]), owned(&[]));
-        assert_eq!(parse_chunks(&[b"data: a\n\ndata: {\"cut"]), owned(&[("", "a")]));
+    fn a_body_that_ends_is_the_decoders_to_judge_and_a_cut_event_is_dropped() {
+        assert_eq!(texts(decode_all(Recorder, b"data: whole\n\n")), ["message|whole", ENDED]);
+        // The event source dispatches an event at its blank line only, so neither a cut line nor a complete
+        // last event without one reaches the decoder (which then reports a body that ended early).
+        assert_eq!(texts(decode_all(Recorder, b"data: {\"cut")), [ENDED]);
+        assert_eq!(texts(decode_all(Recorder, b"data: a\n\ndata: b\n")), ["message|a", ENDED]);
     }
 
     #[test]
-    fn line_end_search_finds_the_first_break_at_every_offset() {
-        for len in 0..40 {
-            for at in 0..len {
-                for byte in [b'\n', b'\r'] {
-                    let mut bytes = vec![b'x'; len];
-                    bytes[at] = byte;
-                    if at + 3 < len {
-                        bytes[at + 3] = b'\n';
-                    }
-                    assert_eq!(find_line_end(&bytes), Some(at), "len {len} at {at}");
-                }
-            }
-            assert_eq!(find_line_end(&vec![0x8b; len]), None);
-            assert_eq!(find_line_end(&vec![0x0b; len]), None);
-        }
+    fn a_byte_order_mark_is_a_malformed_stream_not_a_panic() {
+        // The crate's parser slices one byte off a three-byte mark; the panic is caught and reported.
+        let events = decode_all(Recorder, "\u{feff}data: a\n\n".as_bytes());
+        assert!(matches!(&events[..], [Err(ProviderError::Malformed { .. })]), "{events:?}");
+        assert!(!panic_is_caught(), "the flag is reset after the poll");
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_malformed_stream() {
+        let events = decode_all(Recorder, b"data: ok\n\ndata: \xff\xfe\n\n");
+        assert!(matches!(events.last(), Some(Err(ProviderError::Malformed { .. }))), "{events:?}");
     }
 }

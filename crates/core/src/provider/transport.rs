@@ -37,43 +37,8 @@ pub(crate) fn build_client(idle_timeout: Duration) -> Client {
         .map_err(|err| error_chain(&err))
 }
 
-/// Sends a JSON POST and returns the response if its status is a success; otherwise reads the body and maps it
-/// to [`ProviderError::Http`].
-pub(crate) async fn post(
-    client: &Client,
-    endpoint: &Endpoint,
-    url: &str,
-    headers: HeaderMap,
-    body: Vec<u8>,
-) -> Result<reqwest::Response, ProviderError> {
-    let client = client.as_ref().map_err(|message| ProviderError::Connect {
-        url: url.to_owned(),
-        message: format!("the HTTP client could not be set up: {message}"),
-    })?;
-    let response =
-        client.post(url).headers(headers).body(body).send().await.map_err(|err| send_error(err, url, endpoint))?;
-    let status = response.status();
-    if status.is_success() {
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        // A JSON body on a 200 is an error document from a proxy or a server that ignored `stream: true`.
-        if content_type.starts_with("application/json") {
-            let headers = response.headers().clone();
-            let body = read_limited(response).await;
-            return Err(http_error(status.as_u16(), &headers, &body, endpoint));
-        }
-        return Ok(response);
-    }
-    let headers = response.headers().clone();
-    let body = read_limited(response).await;
-    Err(http_error(status.as_u16(), &headers, &body, endpoint))
-}
-
-async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error response's body.
+pub(crate) async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
     let mut body = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         body.extend_from_slice(&chunk);

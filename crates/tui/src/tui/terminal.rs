@@ -66,10 +66,13 @@ pub(super) fn restore() {
 }
 
 /// Restores the terminal before the default panic message is printed, so the message is readable and the
-/// shell is usable afterwards.
+/// shell is usable afterwards. A panic that core catches (inside the event-stream parser) leaves the screen alone.
 pub(super) fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if tandem_core::provider::sse::panic_is_caught() {
+            return;
+        }
         restore();
         previous(info);
     }));
