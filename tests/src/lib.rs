@@ -30,6 +30,13 @@ pub fn tandem_bin() -> PathBuf {
     bin
 }
 
+/// The fake MCP server (`tandem-fake-mcp`), built next to `tandem` by `cargo test --workspace`.
+pub fn fake_mcp_bin() -> PathBuf {
+    let bin = tandem_bin().with_file_name(format!("tandem-fake-mcp{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace`", bin.display());
+    bin
+}
+
 /// A scratch project directory plus an empty tandem config directory.
 pub struct Workspace {
     pub dir: tempfile::TempDir,

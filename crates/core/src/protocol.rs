@@ -228,6 +228,8 @@ pub enum Event {
         skills: Vec<String>,
         /// The subagents the Task tool can start, by name.
         agents: Vec<String>,
+        /// The MCP servers: (name, status) with Claude Code's status names (`pending`, `connected`, …).
+        mcp_servers: Vec<(String, String)>,
     },
     /// A user turn begins (ids count up from 1 in a session); [`Event::TurnFinished`] carries the same id.
     TurnStarted {

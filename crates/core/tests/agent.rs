@@ -128,6 +128,7 @@ fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> Age
         betas: Vec::new(),
         structured_output: None,
         fallback_model: None,
+        mcp: None,
     }
 }
 

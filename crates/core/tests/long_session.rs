@@ -70,6 +70,7 @@ fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64
         betas: Vec::new(),
         structured_output: None,
         fallback_model: None,
+        mcp: None,
     }
 }
 

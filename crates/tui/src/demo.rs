@@ -78,5 +78,6 @@ pub fn config(dir: &Path) -> AgentConfig {
         betas: Vec::new(),
         structured_output: None,
         fallback_model: None,
+        mcp: None,
     }
 }

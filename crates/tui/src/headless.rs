@@ -201,7 +201,17 @@ impl Printer {
 
     pub(crate) fn event(&mut self, event: &Event) {
         match event {
-            Event::SessionConfigured { model, cwd, tools, permission_mode, slash_commands, skills, agents, .. } => {
+            Event::SessionConfigured {
+                model,
+                cwd,
+                tools,
+                permission_mode,
+                slash_commands,
+                skills,
+                agents,
+                mcp_servers,
+                ..
+            } => {
                 self.model = model.clone();
                 let mut value = stream_json::init(
                     &self.session_id,
@@ -214,6 +224,10 @@ impl Printer {
                 value["slash_commands"] = serde_json::json!(slash_commands);
                 value["skills"] = serde_json::json!(skills);
                 value["agents"] = serde_json::json!(agents);
+                value["mcp_servers"] = mcp_servers
+                    .iter()
+                    .map(|(name, status)| serde_json::json!({"name": name, "status": status}))
+                    .collect();
                 if self.streaming() && self.init_at_start {
                     self.line(&value);
                 }

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod headless;
 pub mod sdk;
 pub mod setup;
+pub mod setup_mcp;
 pub mod stream_json;
 pub mod tui;
 pub mod ui;

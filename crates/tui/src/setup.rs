@@ -135,7 +135,8 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     tools.register(Arc::new(tandem_core::tools::bash_output::KillShellTool));
     tools.register(Arc::new(tandem_core::tools::ask_user::AskUserQuestionTool));
     tools.register(Arc::new(tandem_core::tools::ask_user::ExitPlanModeTool));
-    tools.retain(|name| !removed.iter().any(|tool| tool == name));
+    let denied = removed.clone();
+    tools.retain(move |name| !denied.iter().any(|rule| rule_removes(rule, name)));
 
     let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;
     permissions.sandboxed = sandbox.is_some();
@@ -255,6 +256,22 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     if let Some(list) = &cli.tools {
         restrict_tools(&mut tools, list, &mut notices);
     }
+    let mcp = crate::setup_mcp::start(
+        crate::setup_mcp::McpInputs {
+            cli,
+            project_root: &settings.project_root,
+            config_dir: &paths.config_dir,
+            cwd: &cwd,
+            home: home_dir.as_deref(),
+            choices: &settings.mcp_choices,
+            shell_env: shell_env.clone(),
+            context_window: model.context_window,
+        },
+        &mut notices,
+    );
+    if let Some(manager) = &mcp {
+        tools.add_source(manager.clone());
+    }
     let mut system = system;
     let structured_output = match cli.json_schema.as_deref() {
         Some(text) => {
@@ -297,6 +314,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         reasoning: reasoning(cli, &file)?,
         structured_output,
         fallback_model: cli.fallback_model.clone(),
+        mcp,
         betas: cli
             .betas
             .iter()
@@ -407,16 +425,32 @@ fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String
         }
     }
     // The Task tool answers to Claude Code's newer name too.
-    tools.retain(|name| wanted.iter().any(|wanted| wanted == name || (wanted == "Agent" && name == "Task")));
+    // MCP tools are not built-in ones: `--tools` leaves them alone (as in Claude Code).
+    tools.retain(move |name| {
+        name.starts_with(tandem_core::mcp::tool::PREFIX)
+            || name == tandem_core::mcp::search::TOOL_SEARCH
+            || wanted.iter().any(|wanted| wanted == name || (wanted == "Agent" && name == "Task"))
+    });
+}
+
+/// Whether a deny rule without a specifier takes the tool `name` out of the offer: the tool itself, or for
+/// `mcp__server` and `mcp__server__*` every tool of that server (a name that only looks like it is taken out too,
+/// which is the safe side).
+fn rule_removes(rule: &str, name: &str) -> bool {
+    if rule == name {
+        return true;
+    }
+    if !rule.starts_with(tandem_core::mcp::tool::PREFIX) {
+        return false;
+    }
+    let server = rule.strip_suffix("__*").unwrap_or(rule);
+    name.strip_prefix(server).is_some_and(|rest| rest.starts_with("__"))
 }
 
 /// Flags tandem accepts (the Agent SDK passes them) but does not apply yet: each is said, never silently dropped.
 fn unapplied_flags(cli: &Cli) -> Vec<String> {
     let mut notices = Vec::new();
     let mut not_yet = |flag: &str, what: &str| notices.push(format!("{flag} is accepted but not applied yet: {what}"));
-    if !cli.mcp_config.is_empty() || cli.strict_mcp_config {
-        not_yet("--mcp-config/--strict-mcp-config", "tandem does not start MCP servers yet");
-    }
     if cli.permission_prompt_tool.is_some() && !cli.streaming_input() {
         not_yet("--permission-prompt-tool", "it needs --input-format stream-json (an SDK host to ask)");
     }

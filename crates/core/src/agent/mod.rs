@@ -87,6 +87,9 @@ pub struct AgentConfig {
     /// `--fallback-model`: used from then on when a request to the model fails for good because it is
     /// overloaded or unavailable.
     pub fallback_model: Option<String>,
+    /// The session's MCP servers (their tools are in `tools` through the registry's source), for `/mcp`, `init`
+    /// and the SDK's `mcp_*` requests.
+    pub mcp: Option<Arc<crate::mcp::McpManager>>,
 }
 
 /// The state a resumed session starts from.

@@ -147,9 +147,10 @@ impl Launcher {
         let mut tools = self.tools.clone();
         // No Task (subagents don't nest) and nothing that needs the user: nobody answers a subagent's questions,
         // and only the session the user talks to can leave plan mode.
-        tools.retain(|name| {
+        let allowed = agent.tools.clone();
+        tools.retain(move |name| {
             !SUBAGENT_EXCLUDED.contains(&name)
-                && agent.tools.as_ref().is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
+                && allowed.as_ref().is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
         });
         let system = crate::prompt::system_blocks(
             &crate::prompt::PromptOptions { replace: Some(agent.prompt.clone()), append: None },
@@ -197,6 +198,7 @@ impl Launcher {
             betas: self.betas.clone(),
             structured_output: None,
             fallback_model: None,
+            mcp: None,
         }
     }
 

@@ -95,6 +95,7 @@ impl ToolRunner<'_> {
             interrupted: false,
             stopped: None,
         };
+        let mut images = Vec::new();
 
         let mut index = 0;
         while index < calls.len() {
@@ -134,7 +135,7 @@ impl ToolRunner<'_> {
             let outputs =
                 futures::future::join_all(group.iter().zip(prepared).map(|(call, step)| self.execute(call, step)))
                     .await;
-            for (call, (output, status, duration_ms)) in group.iter().zip(outputs) {
+            for (call, (mut output, status, duration_ms)) in group.iter().zip(outputs) {
                 round.interrupted |= status == ToolCallStatus::Interrupted;
                 let _ = self.events.send(Event::ToolCallFinished {
                     call_id: call.id.clone(),
@@ -144,6 +145,8 @@ impl ToolRunner<'_> {
                     duration_ms,
                     structured: output.structured.clone(),
                 });
+                let attached = output.images.take().map(|list| *list).unwrap_or_default();
+                images.extend(attached.into_iter().map(|source| ContentBlock::Image { source }));
                 round.results.push(ContentBlock::ToolResult {
                     tool_use_id: call.id.clone(),
                     content: output.content,
@@ -151,6 +154,8 @@ impl ToolRunner<'_> {
                 });
             }
         }
+        // Images go after every result: the results must come first in the message.
+        round.results.extend(images);
         round.interrupted |= self.context.cancel.is_cancelled();
         round.stopped = lock(&self.stopped).take();
         round
@@ -161,6 +166,10 @@ impl ToolRunner<'_> {
     async fn prepare(&self, call: &Call, denials: &mut Vec<PermissionDenial>) -> Prepared {
         if let Some(message) = &call.invalid_input {
             return failed(message.clone());
+        }
+        // A tool of an MCP server still starting: wait for the server rather than call the tool unknown.
+        if call.name.starts_with(crate::mcp::tool::PREFIX) && self.tools.get(&call.name).is_none() {
+            self.tools.settle(crate::mcp::manager::DEFAULT_STARTUP_TIMEOUT).await;
         }
         let mut tool = match self.tools.prepare(&call.name, &call.input) {
             Ok(tool) => tool,

@@ -124,7 +124,7 @@ impl Session {
             provider: self.config.provider.endpoint().name.clone(),
             model: self.config.model.id.clone(),
             cwd: self.config.cwd.clone(),
-            tools: self.config.tools.names().into_iter().map(str::to_owned).collect(),
+            tools: self.config.tools.names(),
             permission_mode: mode,
             slash_commands: super::commands::HEADLESS_BUILTINS
                 .iter()
@@ -134,6 +134,13 @@ impl Session {
                 .collect(),
             skills: self.config.skills.skills.iter().map(|skill| skill.name.clone()).collect(),
             agents: self.config.agents.agents.iter().map(|agent| agent.name.clone()).collect(),
+            mcp_servers: self
+                .config
+                .mcp
+                .iter()
+                .flat_map(|manager| manager.statuses())
+                .map(|server| (server.name, server.status.as_str().to_owned()))
+                .collect(),
         });
     }
 
@@ -232,6 +239,8 @@ impl Session {
                 break RunOutcome::ErrorMaxTurns;
             }
             rounds += 1;
+            // MCP servers that are quick to start make it into the request; slow ones join a later one.
+            self.config.tools.settle(crate::mcp::manager::FIRST_REQUEST_WAIT).await;
             let mut request = self.request();
             let mut tokens = self.request_tokens(&request);
             if self.needs_compaction(tokens) {

@@ -9,6 +9,7 @@ pub mod bash;
 mod bash_policy;
 mod command_paths;
 mod git_config;
+pub mod mcp_policy;
 pub mod paths;
 pub mod policy;
 pub mod rules;

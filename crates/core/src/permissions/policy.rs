@@ -71,6 +71,9 @@ impl PermissionPolicy {
 
     /// Decides whether `tool` may run with `input`.
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
+        if let Some(server) = tool.mcp_server() {
+            return self.decide_mcp(tool, server);
+        }
         if tool.name() == "Bash" {
             let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
             let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);

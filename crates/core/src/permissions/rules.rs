@@ -28,7 +28,9 @@ impl Rule {
             }
             None => (text, None),
         };
-        if tool.is_empty() || !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        // `mcp__server__*`: every tool of a server.
+        let name = if tool.starts_with("mcp__") { tool.strip_suffix("__*").unwrap_or(tool) } else { tool };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("rule {text:?} does not start with a tool name"));
         }
         if specifier.as_deref() == Some("") {

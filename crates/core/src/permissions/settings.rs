@@ -19,7 +19,7 @@ mod persist;
 #[cfg(test)]
 mod tests;
 
-pub use persist::{persist_rule, remove_rule};
+pub use persist::{persist_mcp_choice, persist_rule, remove_rule};
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,15 @@ pub const SETTINGS_FILE: &str = "settings.json";
 pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
 
 /// The top-level keys of a settings file tandem reads (the hooks are read by [`crate::hooks`]).
-const SUPPORTED_KEYS: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks"];
+const SUPPORTED_KEYS: &[&str] = &[
+    "$schema",
+    "permissions",
+    "hooks",
+    "disableAllHooks",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+];
 
 /// The keys under `permissions` tandem reads.
 const SUPPORTED_PERMISSION_KEYS: &[&str] = &["allow", "ask", "deny", "defaultMode", "additionalDirectories"];
@@ -132,6 +140,10 @@ pub struct Settings {
     pub problems: Vec<String>,
     /// The project root the project-level files were read from (see [`project_root`]).
     pub project_root: PathBuf,
+    /// What the user decided about the project's `.mcp.json` servers (`enableAllProjectMcpServers`,
+    /// `enabledMcpjsonServers`, `disabledMcpjsonServers`). The project's committed files can't decide it: a
+    /// repository must not approve the commands it ships.
+    pub mcp_choices: crate::mcp::config::ProjectChoices,
 }
 
 impl Settings {
@@ -179,6 +191,7 @@ impl Settings {
         for key in document.keys().filter(|key| !SUPPORTED_KEYS.contains(&key.as_str())) {
             self.problem(file, format!("\"{key}\" is not supported by tandem; it is ignored"));
         }
+        self.read_mcp_choices(scope, file, document);
         let Some(permissions) = document.get("permissions") else { return };
         let Value::Object(permissions) = permissions else {
             self.problem(file, "\"permissions\" is not an object; it is ignored");
@@ -238,6 +251,43 @@ impl Settings {
                 }
             }
             Some(_) => self.problem(file, "\"additionalDirectories\" is not an array of paths; it is ignored"),
+        }
+    }
+
+    fn read_mcp_choices(&mut self, scope: Scope, file: &Path, document: &Map<String, Value>) {
+        const KEYS: [&str; 3] = ["enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers"];
+        if !KEYS.iter().any(|key| document.contains_key(*key)) {
+            return;
+        }
+        if matches!(scope, Scope::Project | Scope::ClaudeProject) {
+            self.problem(
+                file,
+                "the project's committed settings can't approve its own .mcp.json servers; approve them in the TUI \
+                 or in a local or user settings file (ignored)",
+            );
+            return;
+        }
+        match document.get("enableAllProjectMcpServers") {
+            None => {}
+            Some(Value::Bool(all)) => self.mcp_choices.enable_all = *all,
+            Some(_) => self.problem(file, "\"enableAllProjectMcpServers\" is not true or false; it is ignored"),
+        }
+        for (key, disabled) in [("enabledMcpjsonServers", false), ("disabledMcpjsonServers", true)] {
+            let Some(value) = document.get(key) else { continue };
+            let Some(items) = value.as_array() else {
+                self.problem(file, format!("\"{key}\" is not an array of server names; it is ignored"));
+                continue;
+            };
+            for item in items {
+                let Some(name) = item.as_str() else {
+                    self.problem(file, format!("{key}: {item} is not a server name; ignored"));
+                    continue;
+                };
+                let list = if disabled { &mut self.mcp_choices.disabled } else { &mut self.mcp_choices.enabled };
+                if !list.iter().any(|n| n == name) {
+                    list.push(name.to_owned());
+                }
+            }
         }
     }
 

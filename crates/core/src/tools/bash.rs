@@ -235,7 +235,7 @@ impl CommandResult {
             "interrupted": matches!(self.outcome, Outcome::Interrupted | Outcome::TimedOut),
             "isImage": false,
         });
-        ToolOutput { content: parts.join("\n"), is_error, structured: Some(structured) }
+        ToolOutput { content: parts.join("\n"), is_error, structured: Some(structured), images: None }
     }
 }
 

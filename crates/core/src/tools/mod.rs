@@ -85,6 +85,11 @@ pub struct ToolOutput {
     /// `structuredPatch`, Bash's `stdout`/`stderr`), for SDK hosts; the model only sees `content`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<Value>,
+    /// Images that go with the result (an MCP tool's), as Anthropic image sources (`{"type": "base64",
+    /// "media_type", "data"}`): they follow the tool results in the same message.
+    /// (Boxed: results are passed by value everywhere and are rarely images.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Box<Vec<Value>>>,
 }
 
 impl PartialEq for ToolOutput {
@@ -96,11 +101,11 @@ impl PartialEq for ToolOutput {
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false, structured: None }
+        ToolOutput { content: content.into(), is_error: false, structured: None, images: None }
     }
 
     pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true, structured: None }
+        ToolOutput { content: content.into(), is_error: true, structured: None, images: None }
     }
 
     pub fn with_structured(mut self, structured: Value) -> Self {
@@ -175,7 +180,7 @@ impl ToolContext {
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// The name the model calls it by (Claude Code's names: `Read`, `Edit`, …).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// The description the model reads.
     /// Whether a call only looks something up (reads a file, searches): front ends show a run of such calls as
@@ -214,6 +219,11 @@ pub trait Tool: Send + Sync {
     /// fields, so a new tool shows sensibly without front-end changes.
     fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
         display_summary(input, ctx)
+    }
+
+    /// The MCP server the tool belongs to (`mcp__<server>__<tool>`), for permission rules naming the server.
+    fn mcp_server(&self) -> Option<&str> {
+        None
     }
 
     /// The path the call reads or writes, if any, for permission rules and display.

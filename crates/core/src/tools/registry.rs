@@ -1,5 +1,9 @@
 //! The set of tools a session offers the model, in a stable order (the tool list is part of the cached prompt
 //! prefix, so its order must not change between requests).
+//!
+//! Besides its own tools, a registry can draw on [`ToolSource`]s whose tools come and go while the session runs
+//! (MCP servers connecting, failing, being searched): they are listed after the built-in ones, in the order the
+//! source gives, and the registry's filters ([`ToolRegistry::retain`]) apply to them as they appear.
 
 use std::sync::Arc;
 
@@ -14,10 +18,30 @@ use super::write::WriteTool;
 use super::{Tool, ToolOutput, schema};
 use crate::provider::ToolSpec;
 
+/// Tools that appear while a session runs.
+pub trait ToolSource: Send + Sync {
+    /// The tools to offer the model now, in a stable order.
+    fn offered(&self) -> Vec<Arc<dyn Tool>>;
+
+    /// The tool called `name`, offered or not (a tool found by a search is callable before it is offered).
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>>;
+
+    /// Waits, at most `wait`, for tools that are about to appear (servers still starting).
+    fn settle(&self, wait: std::time::Duration) -> futures::future::BoxFuture<'_, ()> {
+        let _ = wait;
+        Box::pin(async {})
+    }
+}
+
+/// A predicate on tool names kept by [`ToolRegistry::retain`].
+type NameFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// Tools by name, in registration order.
 #[derive(Clone)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    filters: Vec<NameFilter>,
 }
 
 impl Default for ToolRegistry {
@@ -35,21 +59,43 @@ impl std::fmt::Debug for ToolRegistry {
 impl ToolRegistry {
     /// The built-in tools, in Claude Code's order: Bash, Glob, Grep, Read, Edit, Write.
     pub fn builtin() -> Self {
-        ToolRegistry {
-            tools: vec![
-                Arc::new(BashTool),
-                Arc::new(GlobTool),
-                Arc::new(GrepTool),
-                Arc::new(ReadTool),
-                Arc::new(EditTool),
-                Arc::new(WriteTool),
-            ],
-        }
+        let mut registry = ToolRegistry::empty();
+        registry.tools = vec![
+            Arc::new(BashTool),
+            Arc::new(GlobTool),
+            Arc::new(GrepTool),
+            Arc::new(ReadTool),
+            Arc::new(EditTool),
+            Arc::new(WriteTool),
+        ];
+        registry
     }
 
     /// No tools (e.g. to build a custom set with [`ToolRegistry::register`]).
     pub fn empty() -> Self {
-        ToolRegistry { tools: Vec::new() }
+        ToolRegistry { tools: Vec::new(), sources: Vec::new(), filters: Vec::new() }
+    }
+
+    /// Adds a source of tools that appear while the session runs (MCP servers).
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    fn kept(&self, name: &str) -> bool {
+        self.filters.iter().all(|keep| keep(name))
+    }
+
+    /// Every tool offered now: the registry's own, then the sources', filtered.
+    fn all(&self) -> Vec<Arc<dyn Tool>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.offered() {
+                if self.kept(tool.name()) && !all.iter().any(|t| t.name() == tool.name()) {
+                    all.push(tool);
+                }
+            }
+        }
+        all
     }
 
     /// Adds a tool at the end, or replaces the tool of the same name in place.
@@ -63,7 +109,13 @@ impl ToolRegistry {
     /// The tool called `name` (`Agent` is the Task tool, as in Claude Code).
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         let name = if name == super::task::AGENT_ALIAS { super::task::TASK_TOOL } else { name };
-        self.tools.iter().find(|t| t.name() == name).cloned()
+        if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
+            return Some(tool.clone());
+        }
+        if !self.kept(name) {
+            return None;
+        }
+        self.sources.iter().find_map(|source| source.get(name))
     }
 
     /// How a front end shows a call of `name` with `input`: whether the tool only looks things up, and its summary
@@ -75,25 +127,26 @@ impl ToolRegistry {
         }
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    pub fn names(&self) -> Vec<String> {
+        self.all().iter().map(|t| t.name().to_owned()).collect()
     }
 
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.all().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.len() == 0
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.iter()
+    /// The tools offered now (a snapshot: sources' tools may change after).
+    pub fn iter(&self) -> impl Iterator<Item = Arc<dyn Tool>> {
+        self.all().into_iter()
     }
 
     /// The tools as the model sees them, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        self.all()
             .iter()
             .map(|t| ToolSpec {
                 name: t.name().to_string(),
@@ -103,15 +156,23 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Keeps only the tools for which `keep(name)` is true (e.g. to apply `--disallowedTools`).
-    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+    /// Waits, at most `wait`, for the sources' tools that are about to appear.
+    pub async fn settle(&self, wait: std::time::Duration) {
+        futures::future::join_all(self.sources.iter().map(|source| source.settle(wait))).await;
+    }
+
+    /// Keeps only the tools for which `keep(name)` is true (e.g. to apply `--disallowedTools`), now and for the
+    /// tools sources offer later.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) {
         self.tools.retain(|t| keep(t.name()));
+        self.filters.push(Arc::new(keep));
     }
 
     /// The error result for a call to a tool that is not offered.
     pub fn unknown_tool_message(&self, name: &str) -> String {
-        let available = self.names().join(", ");
-        let near = self.tools.iter().find(|t| t.name().eq_ignore_ascii_case(name)).map(|t| t.name());
+        let names = self.names();
+        let available = names.join(", ");
+        let near = names.iter().find(|n| n.eq_ignore_ascii_case(name));
         match near {
             Some(near) => format!("No such tool: {name}. Did you mean {near}? Available tools: {available}."),
             None if self.is_empty() => format!("No such tool: {name}. No tools are available."),
@@ -155,7 +216,7 @@ mod tests {
     #[test]
     fn read_only_and_risk() {
         let registry = ToolRegistry::builtin();
-        let read_only: Vec<_> = registry.iter().filter(|t| t.is_read_only()).map(|t| t.name()).collect();
+        let read_only: Vec<_> = registry.iter().filter(|t| t.is_read_only()).map(|t| t.name().to_owned()).collect();
         assert_eq!(read_only, vec!["Glob", "Grep", "Read"]);
         assert_eq!(registry.get("Bash").unwrap().risk(), super::super::Risk::High);
         assert_eq!(registry.get("Edit").unwrap().risk(), super::super::Risk::Medium);

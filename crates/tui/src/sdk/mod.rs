@@ -9,6 +9,7 @@
 
 pub mod control;
 mod requests;
+mod sdk_mcp;
 
 use serde_json::{Value, json};
 use tandem_core::agent::{self, AgentConfig};
@@ -68,9 +69,10 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         }
         initialize_reply = Some((request_id(&first), requests::initialize_response(&config, &api_key_source)));
     }
+    let mcp = config.mcp.clone();
     let mut handle = agent::spawn(config);
     let ops = handle.ops.clone();
-    let mut state = State { ops: ops.clone(), running: 0, closed: false, last_code: 0 };
+    let mut state = State { ops: ops.clone(), running: 0, closed: false, last_code: 0, mcp };
     if let Some((id, response)) = initialize_reply {
         out.line(&success(&id, response));
     } else {
@@ -169,6 +171,7 @@ struct State {
     running: usize,
     closed: bool,
     last_code: i32,
+    mcp: Option<std::sync::Arc<tandem_core::mcp::McpManager>>,
 }
 
 impl State {
@@ -187,6 +190,18 @@ impl State {
             Some("control_request") => {
                 let id = request_id(&frame);
                 let request = frame.get("request").cloned().unwrap_or(Value::Null);
+                let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or_default();
+                if let Some(answer) = sdk_mcp::answer(subtype, &request, self.mcp.as_ref()) {
+                    // Reconnecting takes a while: answered when done, while other frames are read.
+                    let out = *out;
+                    tokio::spawn(async move {
+                        out.line(&match answer.await {
+                            Ok(response) => success(&id, response),
+                            Err(error) => failure(&id, &error),
+                        });
+                    });
+                    return;
+                }
                 let reply = requests::handle(&request, &self.ops, printer);
                 out.line(&match reply {
                     Ok(response) => success(&id, response),

@@ -149,7 +149,6 @@ pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: 
             sent(Op::SetModel { model })?;
             Ok(json!({}))
         }
-        "mcp_status" => Ok(json!({"mcpServers": []})),
         "get_context_usage" => {
             let (used, window) = printer.context;
             let percentage = if window == 0 { 0.0 } else { used as f64 * 100.0 / window as f64 };
@@ -168,7 +167,7 @@ pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: 
             Ok(json!({}))
         }
         "rewind_files" => Err("rewind_files is not supported by tandem yet".into()),
-        "mcp_reconnect" | "mcp_toggle" | "mcp_message" => Err("no MCP server is configured in this session".into()),
+        "mcp_message" => Err("SDK MCP servers (type \"sdk\") are not supported by tandem".into()),
         "" => Err("the control request has no subtype".into()),
         other => Err(format!("unknown control request subtype {other:?}")),
     }

@@ -75,6 +75,29 @@ pub fn remove_rule(file: &Path, kind: RuleKind, rule_text: &str) -> Result<bool,
     Ok(true)
 }
 
+/// Records the user's answer about a `.mcp.json` server in `<project root>/.tandem/settings.local.json`
+/// (`enabledMcpjsonServers` or `disabledMcpjsonServers`, the name taken out of the other list). Returns the file.
+pub fn persist_mcp_choice(project_root: &Path, server: &str, approved: bool) -> Result<PathBuf, String> {
+    ensure_git_ignored(project_root)?;
+    let file = project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE);
+    let mut document = read_for_update(&file)?.unwrap_or_default();
+    let (add, remove) = if approved {
+        ("enabledMcpjsonServers", "disabledMcpjsonServers")
+    } else {
+        ("disabledMcpjsonServers", "enabledMcpjsonServers")
+    };
+    if let Some(Value::Array(list)) = document.get_mut(remove) {
+        list.retain(|item| item.as_str() != Some(server));
+    }
+    let list = document.entry(add).or_insert_with(|| Value::Array(Vec::new()));
+    let Value::Array(list) = list else { return Err(format!("{}: \"{add}\" is not an array", file.display())) };
+    if !list.iter().any(|item| item.as_str() == Some(server)) {
+        list.push(Value::String(server.to_owned()));
+    }
+    write_document(&file, document)?;
+    Ok(file)
+}
+
 /// Whether a listed rule text is `text`, or parses to the same rule.
 fn same_rule(existing: &str, text: &str, rule: Option<&Rule>) -> bool {
     existing.trim() == text || rule.is_some_and(|rule| parse_rule(existing).as_ref() == Ok(rule))

@@ -1,0 +1,78 @@
+//! The session's MCP servers from Claude Code's files and the `--mcp-config` flags: loaded, reported, and started
+//! in the background (the session does not wait for them).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tandem_core::mcp::config::{self, LoadInputs, ProjectChoices};
+use tandem_core::mcp::{ManagerOptions, McpManager};
+use tandem_core::shell_env::ShellEnvPolicy;
+
+use crate::cli::Cli;
+
+/// What the MCP part of the setup needs.
+pub struct McpInputs<'a> {
+    pub cli: &'a Cli,
+    pub project_root: &'a Path,
+    pub config_dir: &'a Path,
+    pub cwd: &'a Path,
+    pub home: Option<&'a Path>,
+    pub choices: &'a ProjectChoices,
+    pub shell_env: Arc<ShellEnvPolicy>,
+    pub context_window: u64,
+}
+
+/// Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set).
+pub fn claude_json(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> Option<PathBuf> {
+    match env("CLAUDE_CONFIG_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) if Path::new(&dir).is_absolute() => Some(PathBuf::from(dir).join(".claude.json")),
+        _ => home.filter(|home| home.is_absolute()).map(|home| home.join(".claude.json")),
+    }
+}
+
+/// The servers of the session, started; `None` when there are none. Problems and servers waiting for approval
+/// are added to `notices`.
+pub fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<McpManager>> {
+    let env = |name: &str| std::env::var(name).ok();
+    let loaded = config::load(&LoadInputs {
+        project_root: inputs.project_root,
+        config_dir: inputs.config_dir,
+        claude_json: claude_json(&env, inputs.home),
+        flag_configs: &inputs.cli.mcp_config,
+        strict: inputs.cli.strict_mcp_config,
+        choices: inputs.choices,
+        env: &env,
+        cwd: inputs.cwd,
+    });
+    notices.extend(loaded.problems.iter().map(|problem| format!("MCP: {problem}")));
+    for server in &loaded.servers {
+        if let Err(reason) = &server.transport {
+            notices.push(format!("MCP: server {} ({}) can't be started: {reason}", server.name, server.origin));
+        }
+    }
+    if !loaded.awaiting_approval.is_empty() {
+        let names: Vec<&str> = loaded.awaiting_approval.iter().map(|server| server.name.as_str()).collect();
+        let how = if inputs.cli.headless() {
+            "approve them in the TUI, list them in enabledMcpjsonServers (or set enableAllProjectMcpServers) in \
+             .tandem/settings.local.json or your user settings, or pass the file with --mcp-config .mcp.json"
+        } else {
+            "tandem asks you about them"
+        };
+        notices.push(format!(
+            "MCP: the project's .mcp.json has servers that are not approved yet, so they are not started: {} ({how})",
+            names.join(", ")
+        ));
+    }
+    if !loaded.refused.is_empty() {
+        notices.push(format!("MCP: .mcp.json servers you turned down are not started: {}", loaded.refused.join(", ")));
+    }
+    if loaded.servers.is_empty() && loaded.awaiting_approval.is_empty() {
+        return None;
+    }
+    let mut problems = Vec::new();
+    let options = ManagerOptions::from_env(&env, inputs.shell_env, inputs.context_window, &mut problems);
+    notices.extend(problems.into_iter().map(|problem| format!("MCP: {problem}")));
+    let manager = McpManager::new(loaded, options);
+    manager.start();
+    Some(manager)
+}

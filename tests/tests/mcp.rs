@@ -1,0 +1,227 @@
+//! End to end: MCP servers (the rmcp-built fake in testkit, over stdio and HTTP) configured as a Claude Code user
+//! would, used by the real `tandem -p` against the fake LLM server.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::BufRead;
+
+use serde_json::{Value, json};
+use tandem_e2e::{FakeServer, Scenario, Workspace, execute, fake_mcp_bin, tool_results};
+
+fn scenario(replies: Value) -> Scenario {
+    Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()
+}
+
+fn call(id: &str, name: &str, input: Value) -> Value {
+    json!({"blocks": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
+}
+
+fn answer(text: &str) -> Value {
+    json!({"blocks": [{"type": "text", "text": text}]})
+}
+
+/// `--mcp-config` JSON for one stdio server `name` with these extra arguments.
+fn stdio_config(name: &str, args: &[&str]) -> String {
+    let mut all = vec!["--name".to_owned(), name.to_owned()];
+    all.extend(args.iter().map(|arg| (*arg).to_owned()));
+    json!({"mcpServers": {name: {"command": fake_mcp_bin(), "args": all}}}).to_string()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).map(str::to_owned).collect()
+}
+
+#[test]
+fn stdio_tools_reach_the_model_with_results_and_permissions() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!([
+        call("t1", "mcp__fake__echo", json!({"text": "hi"})),
+        call("t2", "mcp__fake__lookup", json!({"key": "k"})),
+        call("t3", "mcp__fake__env", json!({"name": "HOME"})),
+        call("t4", "mcp__fake__image", json!({})),
+        answer("done"),
+    ])))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &stdio_config("fake", &[])]);
+    command.args(["--allowedTools", "mcp__fake__echo,mcp__fake__image"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let init = &run.lines()[0];
+    assert_eq!(init["mcp_servers"][0]["name"], "fake", "{init}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let names = tool_names(&requests[1].body);
+    for tool in ["mcp__fake__echo", "mcp__fake__lookup", "mcp__fake__crash"] {
+        assert!(names.iter().any(|name| name == tool), "{tool} missing from {names:?}");
+    }
+    let echo = requests[1].body["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__fake__echo").unwrap();
+    assert_eq!(echo["input_schema"]["required"], json!(["text"]));
+    let results = tool_results(&requests[4].body);
+    assert_eq!(results[0]["content"], "echo: hi");
+    // Read-only by the server's annotation: allowed without a rule.
+    assert_eq!(results[1]["content"], "k = value-of-k");
+    // Not read-only, no rule: denied in non-interactive mode, and said so.
+    assert_eq!(results[2]["is_error"], true, "{results:?}");
+    assert!(results[2]["content"].as_str().unwrap().contains("mcp__fake__env"), "{results:?}");
+    // The image is attached after the results.
+    assert!(results[3]["content"].as_str().unwrap().contains("[image 1: image/png, attached]"), "{results:?}");
+    let last_user =
+        requests[4].body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap();
+    assert!(last_user["content"].as_array().unwrap().iter().any(|b| b["type"] == "image"), "{last_user}");
+    let denials = &run.result()["permission_denials"];
+    assert_eq!(denials[0]["tool_name"], "mcp__fake__env", "{denials}");
+}
+
+#[test]
+fn a_server_that_crashes_mid_call_is_an_error_result_and_is_restarted_on_next_use() {
+    let workspace = Workspace::new();
+    let record = workspace.path().join("calls.jsonl");
+    let server = FakeServer::spawn(scenario(json!([
+        call("t1", "mcp__fake__crash", json!({})),
+        call("t2", "mcp__fake__echo", json!({"text": "again"})),
+        answer("done"),
+    ])))
+    .unwrap();
+    let config = stdio_config("fake", &["--record", record.to_str().unwrap()]);
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &config]);
+    command.args(["--allowedTools", "mcp__fake"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let results = tool_results(&requests[2].body);
+    assert_eq!(results[0]["is_error"], true);
+    let crash = results[0]["content"].as_str().unwrap();
+    assert!(crash.contains("stopped during the call of crash"), "{crash}");
+    assert!(crash.contains("crashing as asked"), "the server's stderr explains it: {crash}");
+    assert_eq!(results[1]["content"], "echo: again", "restarted on the next call: {results:?}");
+    let calls = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(calls.lines().count(), 2, "{calls}");
+}
+
+#[test]
+fn a_slow_server_does_not_hold_up_the_first_request() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!([answer("hello")]))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    let config = stdio_config("slow", &["--slow-start", "5000"]);
+    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &config]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.lines()[0]["mcp_servers"], json!([{"name": "slow", "status": "pending"}]));
+    let requests = server.requests();
+    assert!(!tool_names(&requests[0].body).iter().any(|name| name.starts_with("mcp__")), "sent before it was ready");
+    assert_eq!(run.result()["result"], "hello");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_reported_and_the_session_goes_on() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!([call("t1", "mcp__gone__echo", json!({})), answer("ok")]))).unwrap();
+    let config =
+        json!({"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}, "bad": {"type": "ws", "url": "x"}}});
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &config.to_string()]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("bad"), "the unsupported entry is reported: {}", run.stderr);
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["is_error"], true);
+    assert!(results[0]["content"].as_str().unwrap().contains("mcp__gone__echo"), "{results:?}");
+}
+
+#[test]
+fn tool_search_keeps_two_hundred_schemas_out_of_the_requests_until_searched() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!([
+        call("t0", "mcp__big__echo", json!({"text": "warm"})),
+        call("t1", "ToolSearch", json!({"query": "select:tool_7"})),
+        call("t2", "mcp__big__tool_7", json!({"input": "x"})),
+        answer("done"),
+    ])))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args([
+        "-p",
+        "go",
+        "--output-format",
+        "stream-json",
+        "--mcp-config",
+        &stdio_config("big", &["--tools", "200"]),
+    ]);
+    command.args(["--allowedTools", "mcp__big"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    for request in &requests[1..] {
+        let names = tool_names(&request.body);
+        assert!(names.iter().any(|name| name == "ToolSearch"), "{names:?}");
+        assert!(!names.iter().any(|name| name.starts_with("mcp__")), "no MCP schema is sent: {names:?}");
+    }
+    assert_eq!(requests[2].body["tools"], requests[3].body["tools"], "the tool list stays byte-identical");
+    let results = tool_results(&requests[3].body);
+    assert_eq!(results[0]["content"], "echo: warm", "a deferred tool is callable by name");
+    let found = results[1]["content"].as_str().unwrap();
+    assert!(found.contains("mcp__big__tool_7") && found.contains("\"required\":[\"input\"]"), "{found}");
+    assert!(results[2]["content"].as_str().unwrap().starts_with("tool_7 got"), "{results:?}");
+}
+
+#[test]
+fn streamable_http_with_headers_from_the_environment() {
+    let mut child = std::process::Command::new(fake_mcp_bin())
+        .args(["--name", "web", "--http", "127.0.0.1:0", "--require-header", "x-token=s3cret"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(scenario(json!([call("t1", "mcp__web__echo", json!({"text": "over http"})), answer("ok")])))
+            .unwrap();
+    let config =
+        json!({"mcpServers": {"web": {"type": "http", "url": url, "headers": {"X-Token": "${MCP_TEST_TOKEN}"}}}});
+    let mut command = workspace.anthropic(&server);
+    command.env("MCP_TEST_TOKEN", "s3cret");
+    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &config.to_string()]);
+    command.args(["--allowedTools", "mcp__web__echo"]);
+    let run = execute(command);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["content"], "echo: over http", "{results:?}");
+}
+
+#[test]
+fn project_servers_start_only_once_approved() {
+    let workspace = Workspace::new();
+    let record = workspace.path().join("calls.jsonl");
+    let entry = json!({"command": fake_mcp_bin(), "args": ["--name", "proj", "--record", record]});
+    workspace.write(".mcp.json", &json!({"mcpServers": {"proj": entry}}).to_string());
+    // A repository can't approve its own servers.
+    workspace.write(".claude/settings.json", r#"{"enableAllProjectMcpServers": true}"#);
+    let replies = || json!([call("t1", "mcp__proj__echo", json!({"text": "p"})), answer("ok")]);
+
+    let server = FakeServer::spawn(scenario(replies())).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--allowedTools", "mcp__proj"]);
+    let run = execute(command);
+    assert_eq!(run.lines()[0]["mcp_servers"], json!([{"name": "proj", "status": "disabled"}]), "{run:?}");
+    assert!(run.stderr.contains("not approved yet"), "{}", run.stderr);
+    assert!(run.stderr.contains("can't approve its own"), "{}", run.stderr);
+    assert!(!record.exists(), "the project's command never ran");
+
+    let server = FakeServer::spawn(scenario(replies())).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--allowedTools", "mcp__proj"]);
+    command.args(["--settings", r#"{"enabledMcpjsonServers": ["proj"]}"#]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(tool_results(&server.requests()[1].body)[0]["content"], "echo: p");
+}
