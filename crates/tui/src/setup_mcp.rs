@@ -52,12 +52,8 @@ pub fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<Mcp
     }
     if !loaded.awaiting_approval.is_empty() {
         let names: Vec<&str> = loaded.awaiting_approval.iter().map(|server| server.name.as_str()).collect();
-        let how = if inputs.cli.headless() {
-            "approve them in the TUI, list them in enabledMcpjsonServers (or set enableAllProjectMcpServers) in \
-             .tandem/settings.local.json or your user settings, or pass the file with --mcp-config .mcp.json"
-        } else {
-            "tandem asks you about them"
-        };
+        let how = "list them in enabledMcpjsonServers (or set enableAllProjectMcpServers) in \
+                   .tandem/settings.local.json or your user settings, or pass the file with --mcp-config .mcp.json";
         notices.push(format!(
             "MCP: the project's .mcp.json has servers that are not approved yet, so they are not started: {} ({how})",
             names.join(", ")

@@ -124,7 +124,7 @@ pub struct ServerStatus {
 }
 
 /// Why a project server is not started yet.
-pub const NEEDS_APPROVAL: &str = "a server of the project's .mcp.json: it starts once you approve it (in the TUI, or enabledMcpjsonServers in .tandem/settings.local.json)";
+pub const NEEDS_APPROVAL: &str = "a server of the project's .mcp.json: it starts once you approve it (enabledMcpjsonServers in .tandem/settings.local.json)";
 
 struct Slot {
     status: Status,
