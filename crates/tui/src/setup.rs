@@ -565,3 +565,19 @@ fn sandbox_policy(
         .map_err(|err| SetupError(format!("cannot create the sandbox's private temp dir: {err}")))?;
     Ok(Some(policy))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::rule_removes;
+
+    #[test]
+    fn deny_rules_take_a_tool_or_a_whole_server_out_of_the_offer() {
+        assert!(rule_removes("Bash", "Bash"));
+        assert!(!rule_removes("Bash", "BashOutput"));
+        assert!(rule_removes("mcp__github", "mcp__github__create_issue"));
+        assert!(rule_removes("mcp__github__*", "mcp__github__create_issue"));
+        assert!(rule_removes("mcp__github__create_issue", "mcp__github__create_issue"));
+        assert!(!rule_removes("mcp__github__create_issue", "mcp__github__list_issues"));
+        assert!(!rule_removes("mcp__git", "mcp__github__create_issue"), "a server name is not a prefix");
+    }
+}
