@@ -266,13 +266,12 @@ impl McpManager {
         };
         let result = match opened {
             Ok((connection, offer)) => {
-                let tools = offer.tools.iter().map(|t| McpTool::new(name, t.clone(), self.this.clone())).collect();
-                let mut slot = server.slot();
-                slot.status = Status::Connected;
-                slot.connection = Some(connection.clone());
-                slot.offer = offer;
-                slot.tools = tools;
-                drop(slot);
+                {
+                    let mut slot = server.slot();
+                    slot.status = Status::Connected;
+                    slot.connection = Some(connection.clone());
+                }
+                self.install(server, offer);
                 tracing::info!(server = %name, "MCP server connected");
                 self.watch_lists(server.clone(), &connection);
                 Ok(connection)
@@ -299,16 +298,36 @@ impl McpManager {
                 changed.notified().await;
                 let (Some(connection), Some(manager)) = (connection.upgrade(), this.upgrade()) else { return };
                 if let Ok(offer) = connection.list(manager.options.startup_timeout).await {
-                    let name = server.config.name.clone();
-                    let tools = offer.tools.iter().map(|t| McpTool::new(&name, t.clone(), this.clone())).collect();
-                    let mut slot = server.slot();
-                    slot.offer = offer;
-                    slot.tools = tools;
-                    drop(slot);
+                    manager.install(&server, offer);
                     manager.changed();
                 }
             }
         });
+    }
+
+    /// Makes `offer` what `server` offers: its tools become the model's.
+    fn install(&self, server: &Server, offer: Offer) {
+        let name = &server.config.name;
+        let tools = offer.tools.iter().map(|tool| McpTool::new(name, tool.clone(), self.this.clone())).collect();
+        let mut slot = server.slot();
+        slot.offer = offer;
+        slot.tools = tools;
+    }
+
+    /// Puts `server` in `status` and ends its connection (closed cleanly when no call is using it).
+    async fn stop(&self, server: &Server, status: Status) {
+        let old = {
+            let mut slot = server.slot();
+            if matches!(status, Status::Disabled(_)) {
+                slot.tools.clear();
+            }
+            slot.status = status;
+            slot.connection.take()
+        };
+        self.changed();
+        if let Some(old) = old.and_then(|old| Arc::try_unwrap(old).ok()) {
+            old.close().await;
+        }
     }
 
     fn server(&self, name: &str) -> Option<&Arc<Server>> {
@@ -428,14 +447,7 @@ impl McpManager {
         if server.slot().needs_approval {
             return Err(format!("the MCP server {name} waits for your approval"));
         }
-        let old = {
-            let mut slot = server.slot();
-            slot.status = Status::Pending;
-            slot.connection.take()
-        };
-        if let Some(old) = old.and_then(|old| Arc::try_unwrap(old).ok()) {
-            old.close().await;
-        }
+        self.stop(server, Status::Pending).await;
         self.connect(server).await.map(|_| ())
     }
 
@@ -445,16 +457,7 @@ impl McpManager {
         if enabled {
             return self.reconnect(name).await;
         }
-        let old = {
-            let mut slot = server.slot();
-            slot.status = Status::Disabled("switched off in this session".into());
-            slot.tools.clear();
-            slot.connection.take()
-        };
-        self.changed();
-        if let Some(old) = old.and_then(|old| Arc::try_unwrap(old).ok()) {
-            old.close().await;
-        }
+        self.stop(server, Status::Disabled("switched off in this session".into())).await;
         Ok(())
     }
 

@@ -69,11 +69,7 @@ impl ToolSearchMode {
 
 /// The estimated tokens the tools' definitions take in a request (about four characters a token).
 pub fn schema_tokens(tools: &[Arc<McpTool>]) -> u64 {
-    let chars: usize = tools
-        .iter()
-        .map(|tool| tool.name().len() + tool.description_text().len() + tool.input_schema().to_string().len())
-        .sum();
-    (chars / 4) as u64
+    tools.iter().map(|tool| tool.schema_tokens).sum()
 }
 
 /// The `ToolSearch` tool.

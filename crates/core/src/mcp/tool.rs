@@ -44,11 +44,16 @@ pub struct McpTool {
     pub(super) remote: RemoteTool,
     /// Weak: the manager owns its tools, and a tool outliving the session must not keep servers running.
     pub(super) manager: Weak<McpManager>,
+    /// The estimated tokens its definition takes in a request (for tool search's budget), counted once.
+    pub(super) schema_tokens: u64,
 }
 
 impl McpTool {
     pub fn new(server: &str, remote: RemoteTool, manager: Weak<McpManager>) -> Arc<McpTool> {
-        Arc::new(McpTool { name: full_name(server, &remote.name), server: server.to_owned(), remote, manager })
+        let name = full_name(server, &remote.name);
+        let description = if remote.description.trim().is_empty() { 60 } else { remote.description.len() };
+        let schema_tokens = ((name.len() + description + remote.input_schema.to_string().len()) / 4) as u64;
+        Arc::new(McpTool { name, server: server.to_owned(), remote, manager, schema_tokens })
     }
 
     /// The server's name for the tool.
