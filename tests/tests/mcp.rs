@@ -225,3 +225,49 @@ fn project_servers_start_only_once_approved() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(tool_results(&server.requests()[1].body)[0]["content"], "echo: p");
 }
+
+#[test]
+fn tandem_mcp_add_list_get_remove_like_claude_mcp() {
+    let workspace = Workspace::new();
+    let mcp = |args: &[&str]| {
+        let mut command = workspace.tandem();
+        command.arg("mcp").args(args);
+        execute(command)
+    };
+    let bin = fake_mcp_bin();
+    let bin = bin.to_str().unwrap();
+    let added = mcp(&["add", "-e", "GREETING=hello", "helper", "--", bin, "--name", "helper"]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(added.stdout.contains("Added stdio MCP server helper to local config"), "{added:?}");
+    let shared = mcp(&["add-json", "-s", "project", "shared", &json!({"command": bin}).to_string()]);
+    assert_eq!(shared.code, 0, "{shared:?}");
+    let project: Value = serde_json::from_str(&workspace.read(".mcp.json")).unwrap();
+    assert_eq!(project["mcpServers"]["shared"]["command"], bin);
+    let duplicate = mcp(&["add", "helper", bin]);
+    assert_eq!(duplicate.code, 1);
+    assert!(duplicate.stderr.contains("already exists in local config"), "{duplicate:?}");
+    let sse = mcp(&["add", "-t", "sse", "old", "https://example.com/sse"]);
+    assert!(sse.code == 1 && sse.stderr.contains("not supported"), "{sse:?}");
+
+    let list = mcp(&["list"]);
+    assert_eq!(list.code, 0, "{list:?}");
+    assert!(list.stdout.contains(&format!("helper: {bin} --name helper - ✓ Connected")), "{}", list.stdout);
+    assert!(list.stdout.contains("shared: ") && list.stdout.contains("Needs approval"), "{}", list.stdout);
+    let get = mcp(&["get", "helper"]);
+    assert!(get.stdout.contains("Scope: Local config") && get.stdout.contains("GREETING=hello"), "{}", get.stdout);
+
+    // The added server is the session's.
+    let server =
+        FakeServer::spawn(scenario(json!([call("t1", "mcp__helper__env", json!({"name": "GREETING"})), answer("ok")])))
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--allowedTools", "mcp__helper"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(tool_results(&server.requests()[1].body)[0]["content"], "hello");
+
+    let removed = mcp(&["remove", "helper"]);
+    assert!(removed.stdout.contains("Removed MCP server helper from local config"), "{removed:?}");
+    assert!(mcp(&["get", "helper"]).stderr.contains("no MCP server named"));
+    assert_eq!(mcp(&["serve"]).code, 1);
+}

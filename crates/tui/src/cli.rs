@@ -11,7 +11,7 @@ use clap::{Parser, ValueEnum};
     version,
     about = "tandem — a terminal pair programmer",
     long_about = None,
-    after_help = "Other commands:\n  tandem sessions    list saved sessions (id, time, directory, title, turns, cost)"
+    after_help = "Other commands:\n  tandem sessions    list saved sessions (id, time, directory, title, turns, cost)\n  tandem mcp         configure and check MCP servers (list, get, add, add-json, remove)"
 )]
 pub struct Cli {
     /// The prompt. With -p it is run headless; otherwise the app opens with it submitted.

@@ -14,6 +14,9 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("sessions") {
         return list_sessions();
     }
+    if std::env::args().nth(1).as_deref() == Some("mcp") {
+        return ExitCode::from(tandem_tui::mcp_cli::run(std::env::args_os().skip(1).collect()));
+    }
     let (parsed, warnings) = tandem_tui::cli::parse_tolerant(std::env::args_os().collect());
     for warning in warnings {
         eprintln!("tandem: warning: {warning}");

@@ -334,6 +334,11 @@ fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) 
     Ok(Transport::Stdio { command, args, env: env_map, cwd })
 }
 
+/// Reads `entry` as a session would, with the process environment; for `tandem mcp add`'s checks.
+pub fn parse_entry_for_check(name: &str, entry: &Value) -> Result<(), String> {
+    parse_entry(name, entry, &|var| std::env::var(var).ok()).map(|_| ())
+}
+
 fn string_field<'a>(entry: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
     match entry.get(key) {
         None => Ok(None),

@@ -98,6 +98,22 @@ pub fn persist_mcp_choice(project_root: &Path, server: &str, approved: bool) -> 
     Ok(file)
 }
 
+/// Forgets every answer about `.mcp.json` servers in `<project root>/.tandem/settings.local.json` (`tandem mcp
+/// reset-project-choices`): the servers ask again. Returns the file when it changed.
+pub fn reset_mcp_choices(project_root: &Path) -> Result<Option<PathBuf>, String> {
+    let file = project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE);
+    let Some(mut document) = read_for_update(&file)? else { return Ok(None) };
+    let before = document.len();
+    for key in ["enabledMcpjsonServers", "disabledMcpjsonServers", "enableAllProjectMcpServers"] {
+        document.remove(key);
+    }
+    if document.len() == before {
+        return Ok(None);
+    }
+    write_document(&file, document)?;
+    Ok(Some(file))
+}
+
 /// Whether a listed rule text is `text`, or parses to the same rule.
 fn same_rule(existing: &str, text: &str, rule: Option<&Rule>) -> bool {
     existing.trim() == text || rule.is_some_and(|rule| parse_rule(existing).as_ref() == Ok(rule))
