@@ -271,3 +271,35 @@ fn tandem_mcp_add_list_get_remove_like_claude_mcp() {
     assert!(mcp(&["get", "helper"]).stderr.contains("no MCP server named"));
     assert_eq!(mcp(&["serve"]).code, 1);
 }
+
+#[test]
+fn server_prompts_run_as_slash_commands_and_mentions_attach_resources() {
+    let workspace = Workspace::new();
+    // Started with the session: the command is known once the server is up, not sent to the model as text.
+    let server = FakeServer::spawn(scenario(json!([answer("reviewed")]))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/mcp__fake__review error handling", "--mcp-config", &stdio_config("fake", &[])]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let body = &server.requests()[0].body;
+    let sent = body["messages"].to_string();
+    assert!(sent.contains("Please review error handling carefully."), "{sent}");
+    assert!(!sent.contains("/mcp__fake__review"), "{sent}");
+
+    let server = FakeServer::spawn(scenario(json!([answer("read it")]))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "summarize @fake:note://readme please", "--mcp-config", &stdio_config("fake", &[])]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains(r#"<mcp-resource server=\"fake\" uri=\"note://readme\">"#), "{sent}");
+
+    // An unknown resource is reported; the message still goes, as typed.
+    let server = FakeServer::spawn(scenario(json!([answer("hm")]))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "see @fake:note://missing", "--mcp-config", &stdio_config("fake", &[])]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("@fake:note://missing"), "{}", run.stderr);
+    assert!(server.requests()[0].body["messages"].to_string().contains("see @fake:note://missing"));
+}

@@ -61,8 +61,67 @@ pub enum Op {
     KillBackground {
         id: String,
     },
+    /// Act on the session's MCP servers (`/mcp`, the `.mcp.json` approval dialog); every change of theirs comes
+    /// as an [`Event::McpServers`].
+    Mcp(McpRequest),
     /// Ends the agent task.
     Shutdown,
+}
+
+/// What a front end asks of the MCP servers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum McpRequest {
+    /// Send the list now.
+    Refresh,
+    /// Stop a server and start it again.
+    Reconnect { server: String },
+    /// The user's answer about a `.mcp.json` server waiting for approval (remembered in
+    /// `.tandem/settings.local.json`).
+    Decide { server: String, choice: McpChoice },
+}
+
+/// Claude Code's three answers about a new `.mcp.json` server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McpChoice {
+    /// Use it and every future server of this project's `.mcp.json` (`enableAllProjectMcpServers`).
+    ApproveAll,
+    /// Use this one (`enabledMcpjsonServers`).
+    Approve,
+    /// Don't start it (`disabledMcpjsonServers`).
+    Refuse,
+}
+
+/// A server as front ends show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpServerView {
+    pub name: String,
+    /// `user`, `project`, `local` or `dynamic`.
+    pub scope: String,
+    /// `command args` or `url`.
+    pub target: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// Claude Code's status names: `pending`, `connected`, `failed`, `disabled`.
+    pub status: String,
+    /// Why it failed or is disabled.
+    pub reason: Option<String>,
+    pub needs_approval: bool,
+    /// The names the model calls its tools by.
+    pub tools: Vec<String>,
+    /// Resource URIs, for `@server:uri` mentions.
+    pub resources: Vec<String>,
+    /// Prompts, offered as `/mcp__server__prompt` commands.
+    pub prompts: Vec<McpPromptView>,
+}
+
+/// A server's prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpPromptView {
+    /// The slash command's name, without the slash: `mcp__server__prompt`.
+    pub command: String,
+    pub description: String,
+    /// Argument names in order (a required one first in the server's list is still in its place).
+    pub arguments: Vec<String>,
 }
 
 /// How the user answered a permission request.
@@ -370,6 +429,9 @@ pub enum Event {
     },
     /// The active permission rules, for `/permissions`.
     PermissionRules(Vec<RuleListing>),
+    /// The MCP servers, sent when the session starts and whenever one changes (status, tools, prompts), or an
+    /// [`Op::Mcp`] asked.
+    McpServers(Vec<McpServerView>),
     /// The conversation was compacted: earlier messages were replaced by a summary.
     CompactBoundary {
         trigger: crate::session::CompactTrigger,

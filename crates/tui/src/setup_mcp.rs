@@ -50,7 +50,8 @@ pub fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<Mcp
             notices.push(format!("MCP: server {} ({}) can't be started: {reason}", server.name, server.origin));
         }
     }
-    if !loaded.awaiting_approval.is_empty() {
+    // The app asks about each of them in a dialog; headless runs can't, so they say how to approve.
+    if !loaded.awaiting_approval.is_empty() && inputs.cli.headless() {
         let names: Vec<&str> = loaded.awaiting_approval.iter().map(|server| server.name.as_str()).collect();
         let how = "list them in enabledMcpjsonServers (or set enableAllProjectMcpServers) in \
                    .tandem/settings.local.json or your user settings, or pass the file with --mcp-config .mcp.json";

@@ -15,13 +15,19 @@ use crate::protocol::{Event, RunOutcome};
 pub const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "effort", "init", "cost", "hooks", "help"];
 
 /// The app's commands that mean nothing without it.
-const APP_ONLY: &[&str] = &["mode", "copy", "memory", "permissions", "bashes", "resume", "quit", "exit"];
+const APP_ONLY: &[&str] = &["mode", "copy", "memory", "permissions", "mcp", "bashes", "resume", "quit", "exit"];
 
 impl Session {
     /// Runs what the user submitted: a slash command, or a prompt.
     pub(super) async fn run_input(&mut self, text: String) {
-        let Some((name, args)) = parse_invocation(&text) else { return self.run_turn(text).await };
+        let Some((name, args)) = parse_invocation(&text) else {
+            let text = self.attach_mcp_resources(text).await;
+            return self.run_turn(text).await;
+        };
         let (name, args) = (name.to_owned(), args.to_owned());
+        if name.starts_with("mcp__") && self.run_mcp_prompt(&name, &args).await {
+            return;
+        }
         let started = Instant::now();
         match name.as_str() {
             "compact" => {

@@ -11,6 +11,8 @@ mod command_context;
 mod commands;
 mod compaction;
 mod items;
+mod mcp_input;
+mod mcp_ops;
 mod sampling;
 mod session_hooks;
 mod subagent;
@@ -144,6 +146,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     });
 
     let router_shared = shared.clone();
+    let router_mcp = config.mcp.clone();
+    let router_events = event_tx.clone();
     tokio::spawn(async move {
         while let Some(op) = op_rx.recv().await {
             match op {
@@ -210,6 +214,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                     }
                 }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
+                Op::Mcp(request) => mcp_ops::handle(router_mcp.clone(), request, router_events.clone()),
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
                     break;
@@ -222,8 +227,13 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
 
     let task = tokio::spawn(async move {
         config.hooks.observe(event_tx.clone());
+        let mcp = config.mcp.clone();
+        let mcp_events = event_tx.clone();
         let mut session = turn::Session::new(config, shared, event_tx);
         session.announce();
+        if let Some(manager) = mcp {
+            mcp_ops::watch(manager, mcp_events);
+        }
         session.learn_server_limits().await;
         session.session_start_hooks().await;
         // After a turn, a Notification hook hears once if the user leaves tandem waiting (Claude Code's

@@ -110,6 +110,8 @@ pub struct McpConfig {
     pub refused: Vec<String>,
     /// Problems with whole files (unreadable, not JSON), for the user to see.
     pub problems: Vec<String>,
+    /// The project the `.mcp.json` came from: approvals are remembered in its local settings.
+    pub project_root: PathBuf,
 }
 
 /// tandem's own file of user and local servers.
@@ -121,7 +123,7 @@ const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads every source into one list (see the module documentation for the order).
 pub fn load(inputs: &LoadInputs<'_>) -> McpConfig {
-    let mut config = McpConfig::default();
+    let mut config = McpConfig { project_root: inputs.project_root.to_path_buf(), ..McpConfig::default() };
     let mut chosen: BTreeMap<String, ServerConfig> = BTreeMap::new();
     let add = |entries: Vec<ServerConfig>, chosen: &mut BTreeMap<String, ServerConfig>| {
         for entry in entries {

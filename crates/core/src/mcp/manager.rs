@@ -151,15 +151,17 @@ impl Server {
 /// The session's servers.
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
-    options: ManagerOptions,
+    pub(super) options: ManagerOptions,
     this: Weak<McpManager>,
     search_tool: Arc<ToolSearchTool>,
     changes: tokio::sync::watch::Sender<u64>,
+    project_root: std::path::PathBuf,
 }
 
 impl McpManager {
     /// The servers of `config`, not started yet ([`McpManager::start`]).
     pub fn new(config: McpConfig, options: ManagerOptions) -> Arc<McpManager> {
+        let project_root = config.project_root.clone();
         let mut servers = Vec::new();
         let slot = |status: Status, needs_approval: bool| Slot {
             status,
@@ -190,6 +192,7 @@ impl McpManager {
             this: this.clone(),
             search_tool: Arc::new(ToolSearchTool { manager: this.clone() }),
             changes: tokio::sync::watch::channel(0).0,
+            project_root,
         })
     }
 
@@ -200,6 +203,11 @@ impl McpManager {
                 self.spawn_connect(server.clone());
             }
         }
+    }
+
+    /// The project whose `.mcp.json` servers this session has.
+    pub fn project_root(&self) -> &std::path::Path {
+        &self.project_root
     }
 
     /// Whether the session has any server at all.

@@ -14,5 +14,6 @@ pub fn install_crypto_provider() {
 pub mod manager;
 pub mod search;
 pub mod tool;
+pub mod views;
 
 pub use manager::{ManagerOptions, McpManager, ServerStatus, Status};

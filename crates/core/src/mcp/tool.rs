@@ -33,7 +33,7 @@ pub fn server_prefix(server: &str) -> String {
     format!("{PREFIX}{}", clean(server))
 }
 
-fn clean(text: &str) -> String {
+pub(crate) fn clean(text: &str) -> String {
     text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 

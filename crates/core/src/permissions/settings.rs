@@ -19,7 +19,7 @@ mod persist;
 #[cfg(test)]
 mod tests;
 
-pub use persist::{persist_mcp_choice, persist_rule, remove_rule, reset_mcp_choices};
+pub use persist::{persist_mcp_choice, persist_mcp_enable_all, persist_rule, remove_rule, reset_mcp_choices};
 
 use std::path::{Path, PathBuf};
 

@@ -183,6 +183,7 @@ impl App {
                 vec![Effect::ListSessions]
             }
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
+            "mcp" => self.open_mcp_view(),
             "bashes" if args.starts_with("kill") => {
                 let id = args.trim_start_matches("kill").trim();
                 if id.is_empty() {

@@ -97,7 +97,13 @@ pub struct Editor {
     /// Text columns the app last laid the editor out at, so Up/Down move by screen rows.
     wrap_width: Option<usize>,
     completion: Completion,
+    /// The project's and user's commands, then the MCP servers' prompts: what the popup offers after the
+    /// built-in commands.
     custom_commands: Vec<SlashCommand>,
+    /// How many of `custom_commands` are the project's and user's (the rest are MCP prompts).
+    own_commands: usize,
+    /// The MCP servers' resources as `@server:uri`, completed in the word being typed.
+    mentions: Vec<SlashCommand>,
 }
 
 impl Default for Editor {
@@ -123,6 +129,8 @@ impl Editor {
             wrap_width: None,
             completion: Completion::default(),
             custom_commands: Vec::new(),
+            own_commands: 0,
+            mentions: Vec::new(),
         }
     }
 
@@ -228,13 +236,45 @@ impl Editor {
         text::display(&self.text, &pastes, &rows)
     }
 
-    /// The slash commands matching the typed `/word`, for the popup; empty when it is closed (not a bare
-    /// `/word`, dismissed with Esc, or during Ctrl+R).
+    /// The slash commands matching the typed `/word`, or the resources matching the `@word` before the
+    /// cursor, for the popup; empty when it is closed (neither, dismissed with Esc, or during Ctrl+R).
     pub fn completions(&self) -> Vec<&SlashCommand> {
         if self.search.is_some() || self.completion.dismissed {
             return Vec::new();
         }
-        slash::matching(&self.text, &self.custom_commands)
+        let commands = slash::matching(&self.text, &self.custom_commands);
+        if !commands.is_empty() {
+            return commands;
+        }
+        match self.mention_at_cursor() {
+            Some(range) => {
+                let typed = &self.text[range];
+                self.mentions.iter().filter(|mention| mention.name.starts_with(typed)).collect()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// What a completion replaces: the whole text for a `/command`, else the `@word` before the cursor.
+    fn completion_range(&self) -> std::ops::Range<usize> {
+        if slash::matching(&self.text, &self.custom_commands).is_empty() {
+            self.mention_at_cursor().unwrap_or(0..self.text.len())
+        } else {
+            0..self.text.len()
+        }
+    }
+
+    /// The `@…` word that ends at the cursor, if the cursor ends one.
+    fn mention_at_cursor(&self) -> Option<std::ops::Range<usize>> {
+        let before = &self.text[..self.cursor];
+        let start = before.rfind(char::is_whitespace).map_or(0, |index| index + 1);
+        let at_end = self.text[self.cursor..].chars().next().is_none_or(char::is_whitespace);
+        (before[start..].starts_with('@') && at_end).then_some(start..self.cursor)
+    }
+
+    /// The MCP servers' resources, offered as `@server:uri` while a word starting with `@` is typed.
+    pub fn set_mentions(&mut self, mentions: Vec<SlashCommand>) {
+        self.mentions = mentions;
     }
 
     pub fn custom_commands(&self) -> &[SlashCommand] {
@@ -242,8 +282,17 @@ impl Editor {
     }
 
     /// The project's and the user's own commands, offered after the built-in ones.
-    pub fn set_custom_commands(&mut self, commands: Vec<SlashCommand>) {
+    pub fn set_custom_commands(&mut self, mut commands: Vec<SlashCommand>) {
+        let mcp = self.custom_commands.split_off(self.own_commands.min(self.custom_commands.len()));
+        self.own_commands = commands.len();
+        commands.extend(mcp);
         self.custom_commands = commands;
+    }
+
+    /// The MCP servers' prompts (`/mcp__server__prompt`), offered after the project's commands.
+    pub fn set_mcp_commands(&mut self, commands: Vec<SlashCommand>) {
+        self.custom_commands.truncate(self.own_commands);
+        self.custom_commands.extend(commands);
     }
 
     /// The highlighted row of [`Editor::completions`].

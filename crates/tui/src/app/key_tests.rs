@@ -314,6 +314,8 @@ fn help_lists_every_command_and_key_and_fits_in_80_columns() {
     short.submit("/help".into(), Instant::now());
     assert!(screen_at(&short, Instant::now()).contains("↑↓ scroll"));
     press(&mut short, key(KeyCode::PageDown), Instant::now());
+    assert!(short.show_help && screen_at(&short, Instant::now()).contains("/model"));
+    press(&mut short, key(KeyCode::End), Instant::now());
     assert!(short.show_help && screen_at(&short, Instant::now()).contains("/quit"));
     press(&mut short, key(KeyCode::Char('x')), Instant::now());
     assert!(!short.show_help);

@@ -39,6 +39,8 @@ impl App {
                 KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
                 KeyCode::PageDown => self.help_scroll = (self.help_scroll + 10).min(last),
                 KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                KeyCode::End | KeyCode::Char('G') => self.help_scroll = last,
+                KeyCode::Home | KeyCode::Char('g') => self.help_scroll = 0,
                 _ => {
                     self.show_help = false;
                     self.help_scroll = 0;
@@ -83,8 +85,14 @@ impl App {
             let action = dialog.handle_key(key);
             return self.on_dialog_action(action);
         }
+        if self.approval_server().is_some() {
+            return self.on_approval_key(key);
+        }
         if self.rules_view.is_some() {
             return self.on_rules_key(key);
+        }
+        if self.mcp.view.is_some() {
+            return self.on_mcp_view_key(key);
         }
         if self.session_picker.is_some() {
             return self.on_picker_key(key);

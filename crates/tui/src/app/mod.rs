@@ -7,6 +7,7 @@ pub mod editor;
 pub mod events;
 pub mod history;
 pub mod keys;
+pub mod mcp_view;
 pub mod onboarding;
 pub mod picker;
 pub mod restore;
@@ -17,6 +18,8 @@ pub mod transcript;
 mod dialog_tests;
 #[cfg(test)]
 mod key_tests;
+#[cfg(test)]
+mod mcp_tests;
 #[cfg(test)]
 mod tests;
 
@@ -123,6 +126,8 @@ pub struct App {
     pub help_scroll: usize,
     /// The `/permissions` list, while open.
     pub rules_view: Option<rules_view::RulesView>,
+    /// The MCP servers (`/mcp`, the `.mcp.json` approval dialog).
+    pub mcp: mcp_view::McpState,
     /// `--resume` without an id, or `/resume`: the saved sessions to pick from.
     pub session_picker: Option<picker::SessionPicker>,
     /// `/model` without a name: the models to pick from.
@@ -179,6 +184,7 @@ impl App {
             show_help: false,
             help_scroll: 0,
             rules_view: None,
+            mcp: mcp_view::McpState::default(),
             session_picker: None,
             model_picker: None,
             cwd,

@@ -149,10 +149,14 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     super::transcript::render_scroll_marker(&app.transcript, areas.transcript, scrolled, buf, &app.theme);
     if !app.dialogs.is_empty() {
         // The dialog has the keys: no cursor in the prompt, no other modal over it.
+    } else if let Some(server) = app.approval_server() {
+        super::mcp::render_mcp_approval(server, app.mcp.approval_selected, area, buf, &app.theme);
     } else if let Some(picker) = &app.model_picker {
         super::picker::render_model_picker(picker, centered(area, 60, picker.models.len() as u16 + 4), buf, &app.theme);
     } else if let Some(view) = &app.rules_view {
         super::rules::render_rules(view, area, buf, &app.theme);
+    } else if let Some(view) = &app.mcp.view {
+        super::mcp::render_mcp_view(&app.mcp.servers, view, area, buf, &app.theme);
     } else if app.show_help {
         render_help(app, area, buf);
     } else if app.focus == Focus::Input

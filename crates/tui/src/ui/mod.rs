@@ -7,6 +7,7 @@ pub mod highlight;
 pub mod input;
 pub mod list_modal;
 pub mod markdown;
+pub mod mcp;
 pub mod onboarding;
 pub mod permission;
 pub mod picker;

@@ -98,6 +98,17 @@ pub fn persist_mcp_choice(project_root: &Path, server: &str, approved: bool) -> 
     Ok(file)
 }
 
+/// Records "use this and every future `.mcp.json` server of this project" (`enableAllProjectMcpServers: true`)
+/// in `<project root>/.tandem/settings.local.json`. Returns the file.
+pub fn persist_mcp_enable_all(project_root: &Path) -> Result<PathBuf, String> {
+    ensure_git_ignored(project_root)?;
+    let file = project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE);
+    let mut document = read_for_update(&file)?.unwrap_or_default();
+    document.insert("enableAllProjectMcpServers".into(), Value::Bool(true));
+    write_document(&file, document)?;
+    Ok(file)
+}
+
 /// Forgets every answer about `.mcp.json` servers in `<project root>/.tandem/settings.local.json` (`tandem mcp
 /// reset-project-choices`): the servers ask again. Returns the file when it changed.
 pub fn reset_mcp_choices(project_root: &Path) -> Result<Option<PathBuf>, String> {

@@ -97,18 +97,21 @@ impl Editor {
         }
         let commands = self.completions();
         if let Some(selected) = commands.get(self.completion_selected()) {
-            let complete = commands.iter().any(|command| command.name == self.text);
-            if !complete || (self.completion.moved && selected.name != self.text) {
+            let typed = &self.text[self.completion_range()];
+            let complete = commands.iter().any(|command| command.name == typed);
+            if !complete || (self.completion.moved && selected.name != typed) {
                 return changed(self.complete());
             }
         }
         self.submit()
     }
 
-    /// Tab: the selected command's name and a space, ready for arguments (which closes the popup).
+    /// Tab: the selected command's name (or resource's `@server:uri`) and a space, ready for what follows
+    /// (which closes the popup).
     fn complete(&mut self) -> bool {
         let Some(command) = self.completions().get(self.completion_selected()).copied() else { return false };
-        self.replace(0..self.text.len(), &format!("{} ", command.name));
+        let name = format!("{} ", command.name);
+        self.replace(self.completion_range(), &name);
         true
     }
 

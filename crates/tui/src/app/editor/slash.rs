@@ -34,6 +34,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/permissions", "List permission rules and remove them"),
     SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
+    SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
     SlashCommand::builtin("/resume", "Resume a saved session of this directory"),
     SlashCommand::builtin("/quit", "Exit tandem"),
 ];
