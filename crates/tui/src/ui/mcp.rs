@@ -85,7 +85,10 @@ pub fn render_mcp_view(servers: &[McpServerView], view: &McpView, area: Rect, bu
                 if used >= visible {
                     break;
                 }
-                rows.push((false, vec![Span::styled(format!("  {}", truncate(line, inner_width.saturating_sub(4))), theme.dim)]));
+                rows.push((
+                    false,
+                    vec![Span::styled(format!("  {}", truncate(line, inner_width.saturating_sub(4))), theme.dim)],
+                ));
                 used += 1;
             }
         }
