@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-pub use tandem_testkit::{FakeServer, Scenario};
+pub use tandem_testkit::{FakeServer, Scenario, WebPage, WebSite};
 
 pub mod app;
 pub mod pty;
@@ -91,6 +91,8 @@ impl Workspace {
             "OPENAI_API_KEY",
             "OPENAI_BASE_URL",
             "OPENROUTER_API_KEY",
+            "ANTHROPIC_SMALL_FAST_MODEL",
+            "BRAVE_API_KEY",
             "TANDEM_LOG",
         ] {
             command.env_remove(var);

@@ -63,6 +63,23 @@ pub struct ConfigFile {
     pub effort: Option<String>,
     /// "summarized" or "omitted" (`--thinking-display` wins).
     pub thinking_display: Option<String>,
+    /// The small, fast model (served by the session's provider) that answers WebFetch's `prompt` over a page;
+    /// "" turns that off (the page's Markdown is returned). `ANTHROPIC_SMALL_FAST_MODEL` is read when unset.
+    pub small_model: Option<String>,
+    /// Where WebSearch searches (see [`WebSearchConfig`]).
+    pub web_search: Option<WebSearchConfig>,
+}
+
+/// `[web_search]` in `config.toml`: the search backend for WebSearch.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchConfig {
+    /// "anthropic" (the API's server-side web search), "searxng", "brave" or "off".
+    pub backend: String,
+    /// The SearXNG instance (its JSON API must be on), or another Brave Search API endpoint.
+    pub url: Option<String>,
+    /// The environment variable holding the backend's key (Brave: `BRAVE_API_KEY` when unset).
+    pub api_key_env: Option<String>,
 }
 
 /// A provider declared in `config.toml`.

@@ -24,3 +24,4 @@ pub mod session;
 pub mod shell_env;
 pub mod skills;
 pub mod tools;
+pub mod web;

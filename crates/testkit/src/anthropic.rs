@@ -97,6 +97,7 @@ pub(crate) fn stream_frames(turn: &Turn) -> Vec<Frame> {
             Block::RedactedThinking { data } => {
                 frames.push(start(json!({"type": "redacted_thinking", "data": data})));
             }
+            Block::Raw { block } => frames.push(start(block.clone())),
             Block::ToolUse { .. } => {
                 let Some(call) = turn.tool_call(block, tool_ordinal) else { continue };
                 tool_ordinal += 1;
@@ -141,6 +142,7 @@ pub(crate) fn message_body(turn: &Turn) -> Value {
                 Some(json!({"type": "thinking", "thinking": thinking, "signature": signature}))
             }
             Block::RedactedThinking { data } => Some(json!({"type": "redacted_thinking", "data": data})),
+            Block::Raw { block } => Some(block.clone()),
             Block::ToolUse { .. } => {
                 let call = turn.tool_call(block, tool_ordinal)?;
                 tool_ordinal += 1;

@@ -31,7 +31,9 @@ mod scenario;
 mod server;
 mod sse;
 mod turn;
+pub mod web;
 
 pub use record::RecordedRequest;
 pub use scenario::{Block, Fault, Reply, Scenario, ScenarioError, Usage};
 pub use server::{FakeServer, ServerOptions};
+pub use web::{WebPage, WebSite};

@@ -85,7 +85,7 @@ pub(crate) fn stream_frames(turn: &Turn, include_usage: bool) -> Vec<Frame> {
                     frames.push(delta(json!({"content": piece})));
                 }
             }
-            Block::Thinking { .. } | Block::RedactedThinking { .. } => {}
+            Block::Thinking { .. } | Block::RedactedThinking { .. } | Block::Raw { .. } => {}
             Block::ToolUse { .. } => {
                 let Some(call) = turn.tool_call(block, tool_ordinal) else { continue };
                 tool_ordinal += 1;

@@ -262,6 +262,9 @@ pub enum Block {
         #[serde(default = "two")]
         chunks: usize,
     },
+    /// A block sent exactly as given (a server tool's `server_tool_use` or `web_search_tool_result`): in a
+    /// stream, one `content_block_start` carrying it and its stop. Skipped on the OpenAI route.
+    Raw { block: Value },
 }
 
 fn one() -> usize {
@@ -315,7 +318,7 @@ impl Block {
     pub fn chunks(mut self, n: usize) -> Self {
         match &mut self {
             Block::Text { chunks, .. } | Block::Thinking { chunks, .. } | Block::ToolUse { chunks, .. } => *chunks = n,
-            Block::RedactedThinking { .. } => {}
+            Block::RedactedThinking { .. } | Block::Raw { .. } => {}
         }
         self
     }

@@ -11,6 +11,7 @@ pub mod mcp_cli;
 pub mod sdk;
 pub mod setup;
 pub mod setup_mcp;
+pub mod setup_web;
 pub mod stream_json;
 pub mod tui;
 pub mod ui;

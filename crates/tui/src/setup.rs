@@ -243,6 +243,20 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     if !removed.iter().any(|tool| tool == tandem_core::tools::task::TASK_TOOL) {
         tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog: agents.clone() }));
     }
+    let provider: Arc<dyn tandem_core::provider::Provider> =
+        Arc::from(tandem_core::provider::connect(resolved.endpoint.clone()));
+    let web = crate::setup_web::WebInputs {
+        file: &file,
+        endpoint: &resolved.endpoint,
+        provider: &provider,
+        model: &model,
+        env: &env,
+    };
+    for tool in crate::setup_web::tools(&web, &mut notices)? {
+        if !removed.iter().any(|rule| rule == tool.name()) {
+            tools.register(tool);
+        }
+    }
     let hook_files: Vec<(PathBuf, bool)> =
         hooks::settings_files(&paths.config_dir, claude_dir.as_deref(), &settings.project_root)
             .into_iter()
@@ -289,7 +303,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
 
     Ok(AgentConfig {
         session_id: session_log.id().to_owned(),
-        provider: Arc::from(tandem_core::provider::connect(resolved.endpoint)),
+        provider,
         model,
         system,
         tools,

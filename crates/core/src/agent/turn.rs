@@ -66,6 +66,8 @@ pub(super) struct Session {
     todos: Vec<crate::tools::todo_write::TodoItem>,
     /// Commands started with `run_in_background` (killed when the session is dropped).
     background: Arc<crate::tools::bash::background::BackgroundShells>,
+    /// What tools spent on model requests of their own (WebFetch's reader, WebSearch).
+    tool_spend: Arc<crate::tools::spend::ToolSpend>,
 }
 
 impl Session {
@@ -98,6 +100,7 @@ impl Session {
             turns: 0,
             hook_context: Vec::new(),
             launcher,
+            tool_spend: Arc::default(),
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
@@ -370,6 +373,7 @@ impl Session {
                         .map(|launcher| launcher as Arc<dyn crate::tools::task::SubagentLauncher>),
                     call_id: None,
                     background: self.background.clone(),
+                    spend: self.tool_spend.clone(),
                 },
             };
 
@@ -381,6 +385,7 @@ impl Session {
                 self.total_usage.accumulate(&usage);
                 self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);
             }
+            self.count_tool_spend();
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
             self.push_message(results);
@@ -637,6 +642,20 @@ impl Session {
         if let Some(message) = failed {
             self.emit(Event::Error { message });
         }
+    }
+
+    /// Adds what tools spent on requests of their own to the session's totals, its log and its budget.
+    fn count_tool_spend(&mut self) {
+        let (usage, cost) = self.tool_spend.take();
+        if usage == Usage::default() && cost == Some(0.0) {
+            return;
+        }
+        self.total_usage.accumulate(&usage);
+        self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);
+        if let (Some(budget), Some(cost)) = (&self.shared_budget, cost) {
+            budget.add(cost);
+        }
+        self.log(&crate::session::SessionLine::Usage { usage, cost_usd: cost, at: crate::session::now_secs() });
     }
 
     pub(super) fn cost(&self) -> Option<f64> {

@@ -14,6 +14,7 @@ pub mod paths;
 pub mod policy;
 pub mod rules;
 pub mod settings;
+pub mod web_policy;
 
 use serde::{Deserialize, Serialize};
 

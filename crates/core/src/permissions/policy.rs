@@ -74,6 +74,11 @@ impl PermissionPolicy {
         if let Some(server) = tool.mcp_server() {
             return self.decide_mcp(tool, server);
         }
+        match tool.name() {
+            crate::tools::web_fetch::WEB_FETCH_TOOL => return self.decide_web_fetch(input),
+            crate::tools::web_search::WEB_SEARCH_TOOL => return self.decide_web_search(input),
+            _ => {}
+        }
         if tool.name() == "Bash" {
             let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
             let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);

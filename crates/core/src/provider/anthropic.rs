@@ -50,22 +50,28 @@ impl AnthropicProvider {
     }
 
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &self.endpoint.api_key {
-            let mut value = HeaderValue::from_str(key.expose().trim()).map_err(|_| ProviderError::Connect {
-                url: self.url.clone(),
-                message: format!(
-                    "the API key contains characters that can't be sent in a header (check {})",
-                    self.endpoint.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY")
-                ),
-            })?;
-            value.set_sensitive(true);
-            headers.insert("x-api-key", value);
-        }
-        Ok(headers)
+        request_headers(&self.endpoint, &self.url)
     }
+}
+
+/// The headers every Messages request carries: the API version, the content type and the key (marked
+/// sensitive, so it never shows in a debug print).
+pub(crate) fn request_headers(endpoint: &Endpoint, url: &str) -> Result<HeaderMap, ProviderError> {
+    let mut headers = HeaderMap::new();
+    headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+    headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(key) = &endpoint.api_key {
+        let mut value = HeaderValue::from_str(key.expose().trim()).map_err(|_| ProviderError::Connect {
+            url: url.to_owned(),
+            message: format!(
+                "the API key contains characters that can't be sent in a header (check {})",
+                endpoint.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY")
+            ),
+        })?;
+        value.set_sensitive(true);
+        headers.insert("x-api-key", value);
+    }
+    Ok(headers)
 }
 
 impl Provider for AnthropicProvider {

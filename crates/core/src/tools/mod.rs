@@ -19,10 +19,13 @@ pub mod save_memory;
 pub mod schema;
 pub mod search_sessions;
 pub mod skill;
+pub mod spend;
 pub mod structured_output;
 pub mod task;
 pub mod todo_write;
 pub mod typed;
+pub mod web_fetch;
+pub mod web_search;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -152,6 +155,8 @@ pub struct ToolContext {
     pub call_id: Option<String>,
     /// The session's `run_in_background` commands.
     pub background: Arc<bash::background::BackgroundShells>,
+    /// Where tools that make model requests of their own record what those cost.
+    pub spend: Arc<spend::ToolSpend>,
 }
 
 impl ToolContext {
@@ -168,6 +173,7 @@ impl ToolContext {
             subagents: None,
             call_id: None,
             background: Arc::default(),
+            spend: Arc::default(),
         }
     }
 
