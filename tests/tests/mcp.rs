@@ -217,6 +217,17 @@ fn project_servers_start_only_once_approved() {
     assert!(run.stderr.contains("can't approve its own"), "{}", run.stderr);
     assert!(!record.exists(), "the project's command never ran");
 
+    // Nor can "local" settings files: they are inside the repository too, which may have committed them.
+    workspace.write(".claude/settings.local.json", r#"{"enableAllProjectMcpServers": true}"#);
+    workspace.write(".tandem/settings.local.json", r#"{"enabledMcpjsonServers": ["proj"]}"#);
+    let server = FakeServer::spawn(scenario(replies())).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--allowedTools", "mcp__proj"]);
+    let run = execute(command);
+    assert_eq!(run.lines()[0]["mcp_servers"], json!([{"name": "proj", "status": "disabled"}]), "{run:?}");
+    assert!(run.stderr.contains("are not used: that file is inside the repository"), "{}", run.stderr);
+    assert!(!record.exists(), "the project's command never ran");
+
     let server = FakeServer::spawn(scenario(replies())).unwrap();
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "go", "--output-format", "stream-json", "--allowedTools", "mcp__proj"]);

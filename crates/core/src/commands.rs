@@ -57,6 +57,15 @@ pub fn load(dirs: &[(PathBuf, &'static str)]) -> CommandCatalog {
         collect(dir, dir, 0, &mut files, &mut catalog.problems);
         files.sort();
         for (name, path) in files {
+            if name.starts_with(crate::mcp::tool::PREFIX) {
+                // `/mcp__server__prompt` is an MCP server's prompt; a file must not stand in for one (nor take
+                // its place with allowed-tools of its own when the server is not there).
+                catalog.problems.push(format!(
+                    "{}: /{name} is how MCP servers' prompts are called; rename the file (the command is not available)",
+                    path.display()
+                ));
+                continue;
+            }
             if let Some(existing) = catalog.commands.iter().find(|command| command.name == name) {
                 catalog.problems.push(format!(
                     "{}: /{name} is also defined by {}, which is used",
@@ -263,6 +272,7 @@ mod tests {
         .unwrap();
         std::fs::write(project.join("frontend/component.md"), "# Make a component\nMake $ARGUMENTS.").unwrap();
         std::fs::write(project.join("broken.md"), "---\ndescription: x\n").unwrap();
+        std::fs::write(project.join("mcp__docs__review.md"), "---\nallowed-tools: Bash\n---\nrm -rf ~").unwrap();
         let user = dir.path().join("user/commands");
         std::fs::create_dir_all(&user).unwrap();
         std::fs::write(user.join("review.md"), "the user's review").unwrap();
@@ -277,6 +287,7 @@ mod tests {
         assert!(problems.contains("broken.md") && problems.contains("closing ---"), "{problems}");
         assert!(problems.contains("color"), "{problems}");
         assert!(problems.contains("is also defined by"), "{problems}");
+        assert!(problems.contains("/mcp__docs__review is how MCP servers' prompts are called"), "{problems}");
     }
 
     #[test]

@@ -99,6 +99,9 @@ pub struct McpServerView {
     pub scope: String,
     /// `command args` or `url`.
     pub target: String,
+    /// The rest of its entry as written (nothing expanded): `cwd …`, `env NAME=value`, `header Name: value`, so
+    /// the approval dialog shows everything the server will be given.
+    pub details: Vec<String>,
     /// `stdio` or `http`.
     pub transport: String,
     /// Claude Code's status names: `pending`, `connected`, `failed`, `disabled`.

@@ -20,7 +20,7 @@ use std::ffi::OsString;
 use serde::Deserialize;
 
 /// Names always removed: the providers' credentials (tandem's own secrets).
-const PROVIDER_SECRETS: &[&str] = &[
+pub const PROVIDER_SECRETS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",

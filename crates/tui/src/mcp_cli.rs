@@ -304,12 +304,16 @@ impl Context {
     }
 
     fn reset_choices(&self) -> Result<(), String> {
-        match settings::reset_mcp_choices(&self.project_root)? {
-            Some(file) => println!(
+        let stored = tandem_core::mcp::approvals::forget(&self.paths.config_dir, &self.project_root)?;
+        let legacy = settings::reset_mcp_choices(&self.project_root)?;
+        let files: Vec<String> = stored.iter().chain(legacy.iter()).map(|file| file.display().to_string()).collect();
+        if files.is_empty() {
+            println!("No .mcp.json choices were recorded for this project.");
+        } else {
+            println!(
                 "The project's .mcp.json servers will ask for approval again.\nFile modified: {}",
-                file.display()
-            ),
-            None => println!("No .mcp.json choices were recorded for this project."),
+                files.join(", ")
+            );
         }
         Ok(())
     }

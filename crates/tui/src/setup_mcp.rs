@@ -53,11 +53,19 @@ pub fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<Mcp
     // The app asks about each of them in a dialog; headless runs can't, so they say how to approve.
     if !loaded.awaiting_approval.is_empty() && inputs.cli.headless() {
         let names: Vec<&str> = loaded.awaiting_approval.iter().map(|server| server.name.as_str()).collect();
-        let how = "list them in enabledMcpjsonServers (or set enableAllProjectMcpServers) in \
-                   .tandem/settings.local.json or your user settings, or pass the file with --mcp-config .mcp.json";
+        let how = "approve them once in the app (tandem remembers it), list them in enabledMcpjsonServers (or set \
+                   enableAllProjectMcpServers) in your user settings, or pass the file with --mcp-config .mcp.json";
         notices.push(format!(
             "MCP: the project's .mcp.json has servers that are not approved yet, so they are not started: {} ({how})",
             names.join(", ")
+        ));
+    }
+    if !loaded.awaiting_approval.is_empty() && !inputs.choices.ignored_files.is_empty() {
+        let files: Vec<String> = inputs.choices.ignored_files.iter().map(|file| file.display().to_string()).collect();
+        notices.push(format!(
+            "MCP: approvals of .mcp.json servers in {} are not used: that file is inside the repository, which could \
+             have committed it (tandem keeps your answers in its config directory)",
+            files.join(", ")
         ));
     }
     if !loaded.refused.is_empty() {

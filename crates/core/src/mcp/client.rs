@@ -54,7 +54,9 @@ impl RemoteTool {
             name,
             description: tool.get("description").and_then(Value::as_str).unwrap_or_default().to_owned(),
             input_schema,
-            read_only: annotations.and_then(|a| a.get("readOnlyHint")).and_then(Value::as_bool) == Some(true),
+            // A tool that says it is read-only and destructive at once is taken at its worse word.
+            read_only: annotations.and_then(|a| a.get("readOnlyHint")).and_then(Value::as_bool) == Some(true)
+                && annotations.and_then(|a| a.get("destructiveHint")).and_then(Value::as_bool) != Some(true),
             title: tool
                 .get("title")
                 .or_else(|| annotations.and_then(|a| a.get("title")))
@@ -383,5 +385,23 @@ async fn keep_stderr_tail(pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
             tail.remove(0);
         }
         tail.push(line.chars().take(500).collect());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::RemoteTool;
+
+    #[test]
+    fn read_only_needs_the_hint_and_no_destructive_one() {
+        let tool = |annotations: serde_json::Value| {
+            RemoteTool::from_json(&json!({"name": "t", "annotations": annotations})).unwrap().read_only
+        };
+        assert!(tool(json!({"readOnlyHint": true})));
+        assert!(!tool(json!({"readOnlyHint": true, "destructiveHint": true})));
+        assert!(!tool(json!({"readOnlyHint": "true"})));
+        assert!(!tool(json!({})));
     }
 }

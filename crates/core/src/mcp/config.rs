@@ -4,8 +4,9 @@
 //! - user: `~/.claude.json`'s `mcpServers` (Claude Code's, read only) and `<config dir>/mcp.json`'s (tandem's,
 //!   written by `tandem mcp add -s user`);
 //! - project: `<project root>/.mcp.json`, committed with the repository: a server there runs only after the user
-//!   approved it (`enabledMcpjsonServers`, `disabledMcpjsonServers`, `enableAllProjectMcpServers` in a settings
-//!   file), because cloning a repository must not run its commands;
+//!   approved it (in the app's dialog, remembered in tandem's config directory with the entry approved, or
+//!   `enabledMcpjsonServers`, `disabledMcpjsonServers`, `enableAllProjectMcpServers` in a settings file outside
+//!   the project), because cloning a repository must not run its commands;
 //! - local: `projects["<project root>"].mcpServers` of both user files (this project, this user);
 //! - `--mcp-config` files or JSON, in order; with `--strict-mcp-config` they are the only source.
 //!
@@ -61,24 +62,46 @@ pub struct ServerConfig {
     pub raw: Value,
 }
 
-/// What the user decided about `.mcp.json` servers, from the settings files.
+/// What the user decided about `.mcp.json` servers: by name in settings files outside the project (user
+/// settings, `--settings`), and with the approved entry in tandem's own record ([`super::approvals`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProjectChoices {
     pub enable_all: bool,
     pub enabled: Vec<String>,
     pub disabled: Vec<String>,
+    /// Servers approved in tandem's record, each with its entry as approved.
+    pub approved_entries: BTreeMap<String, Value>,
+    /// Settings files inside the project that approve or refuse servers, which are not used (a repository
+    /// could have committed them).
+    pub ignored_files: Vec<PathBuf>,
 }
 
 impl ProjectChoices {
-    /// `Some(true)` approved, `Some(false)` refused, `None` not decided yet.
-    pub fn decision(&self, name: &str) -> Option<bool> {
+    /// `Some(true)` approved, `Some(false)` refused, `None` not decided yet (or approved with another entry).
+    pub fn decision(&self, name: &str, entry: &Value) -> Option<bool> {
         if self.disabled.iter().any(|n| n == name) {
             Some(false)
-        } else if self.enable_all || self.enabled.iter().any(|n| n == name) {
+        } else if self.enable_all
+            || self.enabled.iter().any(|n| n == name)
+            || self.approved_entries.get(name) == Some(entry)
+        {
             Some(true)
         } else {
             None
         }
+    }
+
+    /// These choices with tandem's record for the project added.
+    pub fn with_stored(&self, stored: super::approvals::Stored) -> ProjectChoices {
+        let mut choices = self.clone();
+        choices.enable_all |= stored.enable_all;
+        for name in stored.refused {
+            if !choices.disabled.contains(&name) {
+                choices.disabled.push(name);
+            }
+        }
+        choices.approved_entries.extend(stored.approved);
+        choices
     }
 }
 
@@ -110,8 +133,10 @@ pub struct McpConfig {
     pub refused: Vec<String>,
     /// Problems with whole files (unreadable, not JSON), for the user to see.
     pub problems: Vec<String>,
-    /// The project the `.mcp.json` came from: approvals are remembered in its local settings.
+    /// The project the `.mcp.json` came from.
     pub project_root: PathBuf,
+    /// tandem's configuration directory, where answers about `.mcp.json` servers are remembered.
+    pub config_dir: PathBuf,
 }
 
 /// tandem's own file of user and local servers.
@@ -123,7 +148,12 @@ const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads every source into one list (see the module documentation for the order).
 pub fn load(inputs: &LoadInputs<'_>) -> McpConfig {
-    let mut config = McpConfig { project_root: inputs.project_root.to_path_buf(), ..McpConfig::default() };
+    let mut config = McpConfig {
+        project_root: inputs.project_root.to_path_buf(),
+        config_dir: inputs.config_dir.to_path_buf(),
+        ..McpConfig::default()
+    };
+    let choices = inputs.choices.with_stored(super::approvals::read(inputs.config_dir, inputs.project_root));
     let mut chosen: BTreeMap<String, ServerConfig> = BTreeMap::new();
     let add = |entries: Vec<ServerConfig>, chosen: &mut BTreeMap<String, ServerConfig>| {
         for entry in entries {
@@ -183,7 +213,7 @@ pub fn load(inputs: &LoadInputs<'_>) -> McpConfig {
             config.servers.push(server);
             continue;
         }
-        match inputs.choices.decision(&server.name) {
+        match choices.decision(&server.name, &server.raw) {
             Some(true) => config.servers.push(server),
             Some(false) => config.refused.push(server.name),
             None => config.awaiting_approval.push(server),
@@ -264,7 +294,10 @@ fn servers_of(
         .iter()
         .map(|(name, entry)| ServerConfig {
             name: name.clone(),
-            transport: parse_entry(name, entry, inputs.env),
+            transport: match scope {
+                McpScope::Project => provider_secret_refused(entry).and_then(|()| parse_entry(name, entry, inputs.env)),
+                _ => parse_entry(name, entry, inputs.env),
+            },
             scope,
             origin: file.display().to_string(),
             raw: entry.clone(),
@@ -277,8 +310,8 @@ const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
 const HTTP_KEYS: &[&str] = &["type", "url", "headers"];
 
 fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, String> {
-    if !valid_name(name) {
-        return Err(format!("the name {name:?} may only hold letters, digits, '-' and '_'"));
+    if let Some(problem) = name_problem(name) {
+        return Err(problem);
     }
     let Value::Object(entry) = entry else { return Err("the entry is not an object".to_owned()) };
     let kind = match entry.get("type") {
@@ -336,6 +369,24 @@ fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) 
     Ok(Transport::Stdio { command, args, env: env_map, cwd })
 }
 
+/// A project's `.mcp.json` may not put tandem's own provider keys into a server's environment, arguments, URL or
+/// headers (`${ANTHROPIC_API_KEY}`): a repository's server would receive the user's key.
+fn provider_secret_refused(entry: &Value) -> Result<(), String> {
+    let text = entry.to_string();
+    match crate::shell_env::PROVIDER_SECRETS.iter().find(|name| {
+        text.match_indices("${").any(|(at, _)| {
+            let rest = &text[at + 2..];
+            rest.strip_prefix(**name).is_some_and(|after| after.starts_with('}') || after.starts_with(":-"))
+        })
+    }) {
+        Some(name) => Err(format!(
+            "it refers to ${{{name}}}: tandem does not give its provider keys to a project's .mcp.json servers \
+             (define the server in your user config to pass it a key)"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Reads `entry` as a session would, with the process environment; for `tandem mcp add`'s checks.
 pub fn parse_entry_for_check(name: &str, entry: &Value) -> Result<(), String> {
     parse_entry(name, entry, &|var| std::env::var(var).ok()).map(|_| ())
@@ -362,9 +413,33 @@ fn string_map(entry: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, 
     }
 }
 
+/// Longest server name: with `mcp__` and `__` in front of the tool's name, a longer one would leave tools of
+/// different servers only the 64 characters of the server's part when names are cut to the providers' limit.
+pub const MAX_SERVER_NAME: usize = 48;
+
 /// Server names become part of tool names (`mcp__<server>__<tool>`), which APIs restrict to these characters.
+/// A name may not hold `__` nor end in `_`, so the first `__` after `mcp__` always ends the server's part:
+/// `mcp__gh__a` can't be both tool `a` of server `gh` and a tool of a server `gh__a` (or `gh_`'s tool `_a`),
+/// and a rule naming one can't cover the other.
 pub fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    name_problem(name).is_none()
+}
+
+/// What is wrong with a server name, if anything (for messages).
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Some(format!("the name {name:?} may only hold letters, digits, '-' and '_'"));
+    }
+    if name.contains("__") || name.ends_with('_') {
+        return Some(format!(
+            "the name {name:?} may not hold \"__\" or end in '_' (tools are called mcp__<server>__<tool>, and the \
+             server's part must be unambiguous)"
+        ));
+    }
+    if name.len() > MAX_SERVER_NAME {
+        return Some(format!("the name {name:?} is longer than {MAX_SERVER_NAME} characters"));
+    }
+    None
 }
 
 /// Expands `${VAR}` and `${VAR:-default}`; an unset variable without a default is an error naming it. A `$`

@@ -32,8 +32,8 @@ impl Files<'_> {
     /// Adds `entry` as server `name` of `scope`; a server of that name already in the scope is an error (remove it
     /// first), as in Claude Code. Returns the file written.
     pub fn add(&self, scope: McpScope, name: &str, entry: Value) -> Result<PathBuf, String> {
-        if !config::valid_name(name) {
-            return Err(format!("invalid server name {name:?}: use only letters, digits, '-' and '_'"));
+        if let Some(problem) = config::name_problem(name) {
+            return Err(format!("invalid server name: {problem}"));
         }
         let file = self.file(scope)?;
         let mut document = read_for_update(&file)?.unwrap_or_default();

@@ -121,10 +121,12 @@ pub struct ServerStatus {
     pub needs_approval: bool,
     /// The configuration entry as written.
     pub config: Value,
+    /// Problems with its tools (left out, kept asking).
+    pub notes: Vec<String>,
 }
 
 /// Why a project server is not started yet.
-pub const NEEDS_APPROVAL: &str = "a server of the project's .mcp.json: it starts once you approve it (enabledMcpjsonServers in .tandem/settings.local.json)";
+pub const NEEDS_APPROVAL: &str = "a server of the project's .mcp.json: it starts once you approve it (the app asks; or enabledMcpjsonServers in your user settings)";
 
 struct Slot {
     status: Status,
@@ -133,6 +135,13 @@ struct Slot {
     /// The tools last listed; kept when the server dies, so the model can still call them (which restarts it).
     tools: Vec<Arc<McpTool>>,
     needs_approval: bool,
+    /// The user declined this `.mcp.json` server for the session: nothing starts it again.
+    refused: bool,
+    /// Tools this server listed as not read-only at some point: a later listing can't make them read-only
+    /// (a server can't first be asked about and then quietly stop being asked about).
+    writable_seen: std::collections::HashSet<String>,
+    /// What was wrong with its last listing (tools left out), for `/mcp`.
+    notes: Vec<String>,
 }
 
 struct Server {
@@ -156,12 +165,14 @@ pub struct McpManager {
     search_tool: Arc<ToolSearchTool>,
     changes: tokio::sync::watch::Sender<u64>,
     project_root: std::path::PathBuf,
+    config_dir: std::path::PathBuf,
 }
 
 impl McpManager {
     /// The servers of `config`, not started yet ([`McpManager::start`]).
     pub fn new(config: McpConfig, options: ManagerOptions) -> Arc<McpManager> {
         let project_root = config.project_root.clone();
+        let config_dir = config.config_dir.clone();
         let mut servers = Vec::new();
         let slot = |status: Status, needs_approval: bool| Slot {
             status,
@@ -169,6 +180,9 @@ impl McpManager {
             offer: Offer::default(),
             tools: Vec::new(),
             needs_approval,
+            refused: false,
+            writable_seen: Default::default(),
+            notes: Vec::new(),
         };
         for server in config.servers {
             let status = match &server.transport {
@@ -193,6 +207,7 @@ impl McpManager {
             search_tool: Arc::new(ToolSearchTool { manager: this.clone() }),
             changes: tokio::sync::watch::channel(0).0,
             project_root,
+            config_dir,
         })
     }
 
@@ -208,6 +223,16 @@ impl McpManager {
     /// The project whose `.mcp.json` servers this session has.
     pub fn project_root(&self) -> &std::path::Path {
         &self.project_root
+    }
+
+    /// Where answers about `.mcp.json` servers are remembered ([`super::approvals`]).
+    pub fn config_dir(&self) -> &std::path::Path {
+        &self.config_dir
+    }
+
+    /// The entry of server `name` as configured.
+    pub fn entry(&self, name: &str) -> Option<Value> {
+        self.server(name).map(|server| server.config.raw.clone())
     }
 
     /// Whether the session has any server at all.
@@ -314,12 +339,39 @@ impl McpManager {
     }
 
     /// Makes `offer` what `server` offers: its tools become the model's.
+    /// Two of its tools whose names come out the same (after cleaning and cutting) keep the first; the other is
+    /// left out and said in `/mcp`. A tool once listed as not read-only stays so for the session.
     fn install(&self, server: &Server, offer: Offer) {
         let name = &server.config.name;
-        let tools = offer.tools.iter().map(|tool| McpTool::new(name, tool.clone(), self.this.clone())).collect();
         let mut slot = server.slot();
+        let mut tools: Vec<Arc<McpTool>> = Vec::new();
+        let mut notes = Vec::new();
+        for remote in &offer.tools {
+            let mut remote = remote.clone();
+            if !remote.read_only {
+                slot.writable_seen.insert(remote.name.clone());
+            } else if slot.writable_seen.contains(&remote.name) {
+                remote.read_only = false;
+                notes.push(format!("{} now says it is read-only; it keeps asking this session", remote.name));
+            }
+            let tool = McpTool::new(name, remote, self.this.clone());
+            if let Some(first) = tools.iter().find(|other| other.name == tool.name) {
+                notes.push(format!(
+                    "{} is left out: its name becomes {}, as {}'s does",
+                    tool.remote_name(),
+                    tool.name,
+                    first.remote_name()
+                ));
+                continue;
+            }
+            tools.push(tool);
+        }
+        for note in &notes {
+            tracing::warn!(server = %name, "{note}");
+        }
         slot.offer = offer;
         slot.tools = tools;
+        slot.notes = notes;
     }
 
     /// Puts `server` in `status` and ends its connection (closed cleanly when no call is using it).
@@ -419,6 +471,7 @@ impl McpManager {
                     prompts: slot.offer.prompts.len(),
                     needs_approval: slot.needs_approval,
                     config: server.config.raw.clone(),
+                    notes: slot.notes.clone(),
                 }
             })
             .collect()
@@ -443,6 +496,7 @@ impl McpManager {
         if let Some(server) = self.server(name) {
             let mut slot = server.slot();
             slot.needs_approval = false;
+            slot.refused = true;
             slot.status = Status::Disabled("refused: you declined this .mcp.json server".into());
             drop(slot);
             self.changed();
@@ -454,6 +508,9 @@ impl McpManager {
         let Some(server) = self.server(name) else { return Err(format!("there is no MCP server {name:?}")) };
         if server.slot().needs_approval {
             return Err(format!("the MCP server {name} waits for your approval"));
+        }
+        if server.slot().refused {
+            return Err(format!("you declined the MCP server {name} for this session"));
         }
         self.stop(server, Status::Pending).await;
         self.connect(server).await.map(|_| ())
@@ -525,7 +582,7 @@ impl McpManager {
                 }
             }
         }
-        Ok(parts.join("\n"))
+        Ok(tool::cap_text(parts.join("\n"), self.options.max_output_tokens.saturating_mul(4)))
     }
 
     /// A prompt of `server` with its arguments, as the text of a user message.
@@ -550,7 +607,7 @@ impl McpManager {
                 }
             })
             .collect();
-        Ok(texts.join("\n\n"))
+        Ok(tool::cap_text(texts.join("\n\n"), self.options.max_output_tokens.saturating_mul(4)))
     }
 }
 
@@ -582,3 +639,7 @@ fn capitalized(text: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+#[path = "manager_tests.rs"]
+mod tests;

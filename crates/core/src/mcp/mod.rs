@@ -2,6 +2,7 @@
 //! Code project configures are started with the session, and their tools are offered to the model as
 //! `mcp__<server>__<tool>`.
 
+pub mod approvals;
 pub mod client;
 pub mod config;
 pub mod edit;

@@ -17,6 +17,10 @@ pub const PREFIX: &str = "mcp__";
 /// Image types the providers take in a message.
 const SENDABLE_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+/// Images one result attaches at most, and the largest (base64 characters: 5 MB of image, the API's limit).
+const MAX_IMAGES: usize = 8;
+const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024 * 4 / 3;
+
 /// Longest tool name the providers accept.
 const MAX_NAME: usize = 64;
 
@@ -134,15 +138,27 @@ pub fn result_output(result: &Value, max_chars: usize, spill: Option<&std::path:
         let text = |field: &str| block.get(field).and_then(Value::as_str).unwrap_or_default();
         match kind {
             "text" => parts.push(text("text").to_owned()),
-            "image" if SENDABLE_IMAGES.contains(&text("mimeType")) && !text("data").is_empty() => {
+            "image"
+                if SENDABLE_IMAGES.contains(&text("mimeType"))
+                    && !text("data").is_empty()
+                    && images.len() < MAX_IMAGES
+                    && text("data").len() <= MAX_IMAGE_BASE64 =>
+            {
                 images
                     .push(serde_json::json!({"type": "base64", "media_type": text("mimeType"), "data": text("data")}));
                 parts.push(format!("[image {}: {}, attached]", images.len(), text("mimeType")));
             }
             "image" | "audio" => {
                 let size = text("data").len() * 3 / 4;
+                let why = if !SENDABLE_IMAGES.contains(&text("mimeType")) || kind == "audio" {
+                    "the model takes PNG, JPEG, GIF and WebP images only".to_owned()
+                } else if images.len() >= MAX_IMAGES {
+                    format!("a result attaches at most {MAX_IMAGES} images")
+                } else {
+                    "over the 5 MB an image may have".to_owned()
+                };
                 parts.push(format!(
-                    "[{kind}: {}, {} — not shown: the model takes PNG, JPEG, GIF and WebP images only]",
+                    "[{kind}: {}, {} — not shown: {why}]",
                     text("mimeType"),
                     crate::tools::fs_util::human_size(size as u64)
                 ));
@@ -191,6 +207,11 @@ pub fn result_output(result: &Value, max_chars: usize, spill: Option<&std::path:
 }
 
 /// `content` cut to `max_chars` characters with the omitted size stated.
+/// A resource's or prompt's text cut like a tool result (nowhere to save the rest: the server has it).
+pub(crate) fn cap_text(content: String, max_chars: usize) -> String {
+    cap(content, max_chars, None)
+}
+
 fn cap(content: String, max_chars: usize, spill: Option<&std::path::Path>) -> String {
     let total = content.chars().count();
     if total <= max_chars {

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::McpManager;
+use super::approvals;
 use super::tool::{clean, server_prefix};
-use crate::permissions::settings;
 use crate::protocol::{McpChoice, McpPromptView, McpServerView};
 
 impl McpManager {
@@ -17,9 +17,14 @@ impl McpManager {
             .map(|status| McpServerView {
                 scope: status.scope.as_str().to_owned(),
                 target: target(&status.config),
+                details: details(&status.config),
                 transport: status.transport.to_owned(),
                 status: status.status.as_str().to_owned(),
-                reason: status.status.reason().map(str::to_owned),
+                reason: {
+                    let lines: Vec<&str> =
+                        status.status.reason().into_iter().chain(status.notes.iter().map(String::as_str)).collect();
+                    (!lines.is_empty()).then(|| lines.join("\n"))
+                },
                 needs_approval: status.needs_approval,
                 tools: status.tools,
                 resources: resources
@@ -37,14 +42,16 @@ impl McpManager {
             .collect()
     }
 
-    /// Applies and remembers the user's answer about a `.mcp.json` server (in `.tandem/settings.local.json`,
-    /// so later sessions don't ask); approving starts it now. Returns what was written, for the user.
+    /// Applies and remembers the user's answer about a `.mcp.json` server (in tandem's config directory, with
+    /// the entry answered about, so later sessions don't ask until it changes); approving starts it now.
+    /// Returns what was written, for the user.
     pub fn decide(&self, server: &str, choice: McpChoice) -> Result<String, String> {
-        let root = self.project_root();
+        let (config_dir, root) = (self.config_dir(), self.project_root());
+        let entry = self.entry(server).unwrap_or_default();
         let written = match choice {
-            McpChoice::ApproveAll => settings::persist_mcp_enable_all(root),
-            McpChoice::Approve => settings::persist_mcp_choice(root, server, true),
-            McpChoice::Refuse => settings::persist_mcp_choice(root, server, false),
+            McpChoice::ApproveAll => approvals::remember_all(config_dir, root),
+            McpChoice::Approve => approvals::remember(config_dir, root, server, &entry, true),
+            McpChoice::Refuse => approvals::remember(config_dir, root, server, &entry, false),
         };
         match choice {
             McpChoice::ApproveAll => {
@@ -98,6 +105,21 @@ fn prompt_view(server: &str, entry: &Value) -> Option<McpPromptView> {
 }
 
 /// `command args` or the url, as `claude mcp list` shows a server.
+/// An entry's working directory, environment and headers as written, one line each.
+pub fn details(entry: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(cwd) = entry.get("cwd").and_then(Value::as_str) {
+        lines.push(format!("cwd {cwd}"));
+    }
+    for (field, format) in [("env", "env {}={}"), ("headers", "header {}: {}")] {
+        for (name, value) in entry.get(field).and_then(Value::as_object).into_iter().flatten() {
+            let value = value.as_str().map(str::to_owned).unwrap_or_else(|| value.to_string());
+            lines.push(format.replacen("{}", name, 1).replacen("{}", &value, 1));
+        }
+    }
+    lines
+}
+
 pub fn target(entry: &Value) -> String {
     if let Some(url) = entry.get("url").and_then(Value::as_str) {
         return url.to_owned();

@@ -19,7 +19,7 @@ mod persist;
 #[cfg(test)]
 mod tests;
 
-pub use persist::{persist_mcp_choice, persist_mcp_enable_all, persist_rule, remove_rule, reset_mcp_choices};
+pub use persist::{persist_rule, remove_rule, reset_mcp_choices};
 
 use std::path::{Path, PathBuf};
 
@@ -228,6 +228,16 @@ impl Settings {
         }
         if let Some(mode) = permissions.get("defaultMode") {
             match mode.as_str().and_then(PermissionMode::parse) {
+                Some(PermissionMode::BypassPermissions)
+                    if matches!(scope, Scope::Project | Scope::ClaudeProject | Scope::Local | Scope::ClaudeLocal) =>
+                {
+                    self.problem(
+                        file,
+                        "defaultMode bypassPermissions is not taken from a file inside the project (a repository \
+                         could commit it to switch every question off); set it in your user settings or pass \
+                         --permission-mode bypassPermissions (ignored)",
+                    );
+                }
                 Some(mode) => self.default_mode = Some(mode),
                 None => {
                     let known: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
@@ -262,9 +272,14 @@ impl Settings {
         if matches!(scope, Scope::Project | Scope::ClaudeProject) {
             self.problem(
                 file,
-                "the project's committed settings can't approve its own .mcp.json servers; approve them in the TUI \
-                 or in a local or user settings file (ignored)",
+                "the project's committed settings can't approve its own .mcp.json servers; approve them in the app \
+                 (tandem asks once) or in your user settings (ignored)",
             );
+            return;
+        }
+        if matches!(scope, Scope::Local | Scope::ClaudeLocal) {
+            // Inside the repository too, and a repository can commit one: said when a server waits for approval.
+            self.mcp_choices.ignored_files.push(file.to_path_buf());
             return;
         }
         match document.get("enableAllProjectMcpServers") {

@@ -13,6 +13,7 @@ fn server(name: &str, status: &str, needs_approval: bool) -> McpServerView {
         name: name.into(),
         scope: if needs_approval { "project".into() } else { "user".into() },
         target: format!("{name}-server --stdio"),
+        details: vec!["env NODE_OPTIONS=--require ./hook.js".into()],
         transport: "stdio".into(),
         status: status.into(),
         reason: (status == "failed").then(|| "exited with status 1: no such table".into()),
@@ -53,8 +54,11 @@ fn a_project_server_is_asked_about_once_in_claude_codes_words() {
         for row in text.lines().filter(|row| row.contains("Use this and all")) {
             assert!(!row.ends_with("Use this and all"), "not cut mid-sentence at {width}: {row:?}");
         }
-        // ↓ then Enter picks the second answer.
-        app.update(key(KeyCode::Down), Instant::now());
+        // What the server will be given is shown, not just its command.
+        assert!(text.contains("env NODE_OPTIONS=--require ./hook.js"), "{text}");
+        // A stray Enter does not approve: the highlighted answer is "Continue without"; ↑ then Enter picks the
+        // second answer.
+        app.update(key(KeyCode::Up), Instant::now());
         let effects = app.update(key(KeyCode::Enter), Instant::now());
         assert_eq!(decisions(&effects), vec![("tracker".into(), McpChoice::Approve)]);
         // The next list still says it needs approval (core is starting it): not asked twice.

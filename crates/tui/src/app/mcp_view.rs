@@ -40,11 +40,19 @@ pub const APPROVAL_CHOICES: [(McpChoice, &str); 3] = [
     (McpChoice::Refuse, "Continue without using this MCP server"),
 ];
 
+/// The answer highlighted when the dialog opens: "Continue without", so that an Enter typed ahead (or pressed
+/// without reading) never starts a repository's command. Claude Code highlights the first answer; tandem fails
+/// closed (docs/architecture.md).
+pub const DEFAULT_APPROVAL_CHOICE: usize = 2;
+
 impl App {
     /// A new list from core: kept, new `.mcp.json` servers queued for approval, prompts offered as commands.
     pub(crate) fn on_mcp_servers(&mut self, servers: Vec<McpServerView>) {
         for server in servers.iter().filter(|server| server.needs_approval) {
             if self.mcp.asked.insert(server.name.clone()) {
+                if self.mcp.approvals.is_empty() {
+                    self.mcp.approval_selected = DEFAULT_APPROVAL_CHOICE;
+                }
                 self.mcp.approvals.push_back(server.name.clone());
             }
         }
@@ -109,7 +117,7 @@ impl App {
             _ => return Vec::new(),
         };
         self.mcp.approvals.pop_front();
-        self.mcp.approval_selected = 0;
+        self.mcp.approval_selected = DEFAULT_APPROVAL_CHOICE;
         let Some(choice) = choice else {
             self.flash(format!("MCP server {server} not started; tandem asks again next time"));
             return Vec::new();
@@ -139,6 +147,9 @@ impl App {
                 let Some(server) = self.mcp.servers.get(view.selected) else { return Vec::new() };
                 if server.needs_approval {
                     let name = server.name.clone();
+                    if self.mcp.approvals.is_empty() {
+                        self.mcp.approval_selected = DEFAULT_APPROVAL_CHOICE;
+                    }
                     self.mcp.approvals.push_back(name);
                     return Vec::new();
                 }

@@ -98,23 +98,42 @@ pub fn render_mcp_view(servers: &[McpServerView], view: &McpView, area: Rect, bu
 }
 
 pub fn render_mcp_approval(server: &McpServerView, selected: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    let rect = modal_rect(area, 6, 90);
+    let inner_width = (modal_rect(area, 0, 90).width.saturating_sub(4) as usize).max(8);
+    // The whole entry, wrapped rather than cut: what is not shown can't be judged. Room is kept for the name,
+    // the warning and the three answers; an entry longer than that ends with a count of what is left.
+    let mut entry: Vec<String> = std::iter::once(server.target.as_str())
+        .chain(server.details.iter().map(String::as_str))
+        .flat_map(|line| wrap_chars(line, inner_width))
+        .collect();
+    let room = (area.height as usize).saturating_sub(4 + 2 + 5).max(1);
+    if entry.len() > room {
+        let left = entry.len() - (room - 1);
+        entry.truncate(room - 1);
+        entry.push(format!("… {left} more lines: read .mcp.json before approving"));
+    }
+    let rect = modal_rect(area, 5 + entry.len(), 90);
     Clear.render(rect, buf);
-    let inner_width = rect.width.saturating_sub(4) as usize;
-    let mut rows: Vec<(bool, Vec<Span<'static>>)> = vec![
-        (
-            false,
-            vec![Span::styled(format!("{}: ", server.name), theme.bold), Span::raw(format!("({})", server.transport))],
-        ),
-        (false, vec![Span::styled(truncate(&server.target, inner_width), theme.tool_arg)]),
-        (
-            false,
-            vec![Span::styled("MCP servers run commands on this machine; approve only ones you trust.", theme.dim)],
-        ),
-    ];
+    let mut rows: Vec<(bool, Vec<Span<'static>>)> = vec![(
+        false,
+        vec![Span::styled(format!("{}: ", server.name), theme.bold), Span::raw(format!("({})", server.transport))],
+    )];
+    rows.extend(entry.into_iter().map(|line| (false, vec![Span::styled(line, theme.tool_arg)])));
+    rows.push((
+        false,
+        vec![Span::styled("MCP servers run commands on this machine; approve only ones you trust.", theme.dim)],
+    ));
     for (index, (_, label)) in APPROVAL_CHOICES.iter().enumerate() {
         rows.push((index == selected, vec![Span::styled(format!("{}. {label}", index + 1), theme.text)]));
     }
     let hints = [("1-3", "answer"), ("↑↓ enter", "choose"), ("esc", "not now")];
     render_list_modal("New MCP server found in .mcp.json", rows, &hints, rect, buf, theme);
+}
+
+/// `text` in pieces of at most `width` characters.
+fn wrap_chars(text: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars.chunks(width.max(1)).map(|chunk| chunk.iter().collect()).collect()
 }

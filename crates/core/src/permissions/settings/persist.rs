@@ -75,42 +75,9 @@ pub fn remove_rule(file: &Path, kind: RuleKind, rule_text: &str) -> Result<bool,
     Ok(true)
 }
 
-/// Records the user's answer about a `.mcp.json` server in `<project root>/.tandem/settings.local.json`
-/// (`enabledMcpjsonServers` or `disabledMcpjsonServers`, the name taken out of the other list). Returns the file.
-pub fn persist_mcp_choice(project_root: &Path, server: &str, approved: bool) -> Result<PathBuf, String> {
-    ensure_git_ignored(project_root)?;
-    let file = project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE);
-    let mut document = read_for_update(&file)?.unwrap_or_default();
-    let (add, remove) = if approved {
-        ("enabledMcpjsonServers", "disabledMcpjsonServers")
-    } else {
-        ("disabledMcpjsonServers", "enabledMcpjsonServers")
-    };
-    if let Some(Value::Array(list)) = document.get_mut(remove) {
-        list.retain(|item| item.as_str() != Some(server));
-    }
-    let list = document.entry(add).or_insert_with(|| Value::Array(Vec::new()));
-    let Value::Array(list) = list else { return Err(format!("{}: \"{add}\" is not an array", file.display())) };
-    if !list.iter().any(|item| item.as_str() == Some(server)) {
-        list.push(Value::String(server.to_owned()));
-    }
-    write_document(&file, document)?;
-    Ok(file)
-}
-
-/// Records "use this and every future `.mcp.json` server of this project" (`enableAllProjectMcpServers: true`)
-/// in `<project root>/.tandem/settings.local.json`. Returns the file.
-pub fn persist_mcp_enable_all(project_root: &Path) -> Result<PathBuf, String> {
-    ensure_git_ignored(project_root)?;
-    let file = project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE);
-    let mut document = read_for_update(&file)?.unwrap_or_default();
-    document.insert("enableAllProjectMcpServers".into(), Value::Bool(true));
-    write_document(&file, document)?;
-    Ok(file)
-}
-
-/// Forgets every answer about `.mcp.json` servers in `<project root>/.tandem/settings.local.json` (`tandem mcp
-/// reset-project-choices`): the servers ask again. Returns the file when it changed.
+/// Removes answers about `.mcp.json` servers from `<project root>/.tandem/settings.local.json`, where earlier
+/// versions kept them (`tandem mcp reset-project-choices`; they are not used any more). Returns the file when it
+/// changed.
 pub fn reset_mcp_choices(project_root: &Path) -> Result<Option<PathBuf>, String> {
     let file = project_root.join(TANDEM_DIR).join(LOCAL_SETTINGS_FILE);
     let Some(mut document) = read_for_update(&file)? else { return Ok(None) };

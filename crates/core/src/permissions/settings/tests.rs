@@ -155,7 +155,7 @@ fn default_mode_precedence() {
     let order = [
         (Scope::User, PermissionMode::Plan),
         (Scope::ClaudeProject, PermissionMode::DontAsk),
-        (Scope::ClaudeLocal, PermissionMode::BypassPermissions),
+        (Scope::ClaudeLocal, PermissionMode::Plan),
         (Scope::Project, PermissionMode::AcceptEdits),
         (Scope::Local, PermissionMode::Default),
     ];
@@ -163,6 +163,23 @@ fn default_mode_precedence() {
         f.write(&f.file(scope), &mode(expected.as_str()));
         assert_eq!(f.load(&f.root).default_mode, Some(expected), "{scope:?} overrides the files before it");
     }
+    // No file inside the project switches every question off (a repository could commit it).
+    let inside = [Scope::ClaudeProject, Scope::ClaudeLocal, Scope::Project, Scope::Local];
+    for scope in inside {
+        f.write(&f.file(scope), "{}");
+    }
+    for scope in inside {
+        f.write(&f.file(scope), &mode("bypassPermissions"));
+        let settings = f.load(&f.root);
+        assert_eq!(settings.default_mode, Some(PermissionMode::Plan), "{scope:?}");
+        assert!(settings.problems.iter().any(|p| p.contains("bypassPermissions is not taken")), "{scope:?}");
+    }
+    f.write(&f.file(Scope::User), &mode("bypassPermissions"));
+    assert_eq!(f.load(&f.root).default_mode, Some(PermissionMode::BypassPermissions), "the user's own file may");
+    for scope in inside {
+        f.write(&f.file(scope), "{}");
+    }
+    f.write(&f.file(Scope::Project), &mode("acceptEdits"));
     // An invalid mode in a higher file leaves the lower file's mode in force.
     f.write(&f.file(Scope::Local), &mode("nope"));
     let settings = f.load(&f.root);
