@@ -16,6 +16,11 @@ const NOT_CONTENT: &[&str] = &[
 /// ARIA roles of page furniture.
 const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "search", "dialog"];
 
+/// Elements nested deeper than this keep only their text. Everything after the parse walks the tree
+/// recursively (here and in htmd), and a page of 100,000 nested `<div>`s would otherwise overflow the stack and
+/// abort tandem.
+const MAX_DEPTH: usize = 128;
+
 /// A page's title and content as Markdown.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Page {
@@ -23,12 +28,34 @@ pub struct Page {
     pub markdown: String,
 }
 
+/// Nesting (as the tags say, elements with optional end tags aside) past which a page is not parsed: the HTML
+/// parser's scope checks walk the stack of open elements for most start tags, so its time grows with
+/// depth × tags, and a 10 MB page nested deep enough would take hours.
+const MAX_PARSE_NESTING: usize = 400;
+
+/// Elements that take no end tag, or whose end tag may be left out (they close themselves): they don't nest.
+const NOT_NESTING: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "p",
+    "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody", "tfoot", "colgroup", "rb", "rt", "rp",
+    "caption", "!doctype",
+];
+
 /// Converts an HTML document to Markdown, keeping its main content.
 pub fn to_markdown(html: &str) -> Page {
+    if nests_deeper_than(html, MAX_PARSE_NESTING) {
+        return Page {
+            title: None,
+            markdown: format!(
+                "[The page nests its elements more than {MAX_PARSE_NESTING} deep; its text follows without structure.]\n\n{}",
+                squeeze_blank_lines(&strip_tags(html))
+            ),
+        };
+    }
     let converter = HtmlToMarkdown::builder().skip_tags(NOT_CONTENT.to_vec()).build();
     let Ok(document) = converter.html_to_tree(html) else {
         return Page { title: None, markdown: String::new() };
     };
+    limit_depth(&document, MAX_DEPTH);
     let title = find(&document, &|node| tag(node) == Some("title")).map(|node| text_of(&node)).and_then(|title| {
         let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
         (!title.is_empty()).then_some(title)
@@ -44,6 +71,94 @@ pub fn to_markdown(html: &str) -> Page {
         }
     };
     Page { title, markdown: squeeze_blank_lines(&markdown) }
+}
+
+/// Whether the tags of `html` nest deeper than `limit` (a scan of the tags, not a parse).
+fn nests_deeper_than(html: &str, limit: usize) -> bool {
+    let bytes = html.as_bytes();
+    let mut depth = 0usize;
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
+        at += offset + 1;
+        let rest = &bytes[at..];
+        if rest.starts_with(b"!--") {
+            match html[at..].find("-->") {
+                Some(end) => at += end + 3,
+                None => break,
+            }
+            continue;
+        }
+        let closing = rest.first() == Some(&b'/');
+        let name_start = if closing { 1 } else { 0 };
+        let name: String = rest[name_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'!' || **b == b'-')
+            .map(|b| b.to_ascii_lowercase() as char)
+            .collect();
+        if name.is_empty() || NOT_NESTING.contains(&name.as_str()) {
+            continue;
+        }
+        let end = rest.iter().position(|&b| b == b'>').unwrap_or(rest.len());
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else if end == 0 || rest[end - 1] != b'/' {
+            depth += 1;
+            if depth > limit {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The text of `html` with every tag removed (entities left as written).
+fn strip_tags(html: &str) -> String {
+    let mut text = String::with_capacity(html.len() / 2);
+    let mut in_tag = false;
+    for ch in html.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => text.push(ch),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// Replaces the children of every node at `max` depth by one text node with their text, without recursion.
+fn limit_depth(root: &Rc<Node>, max: usize) {
+    let mut stack = vec![(root.clone(), 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth < max {
+            stack.extend(node.children.borrow().iter().map(|child| (child.clone(), depth + 1)));
+            continue;
+        }
+        if node.children.borrow().is_empty() {
+            continue;
+        }
+        let text = flat_text(&node);
+        // rcdom drops a subtree without recursion.
+        let dropped = std::mem::take(&mut *node.children.borrow_mut());
+        drop(dropped);
+        if !text.trim().is_empty() {
+            let contents = std::cell::RefCell::new(text.as_str().into());
+            node.children.borrow_mut().push(Node::new(NodeData::Text { contents }));
+        }
+    }
+}
+
+/// The text under `node` in document order, without recursion.
+fn flat_text(node: &Rc<Node>) -> String {
+    let mut text = String::new();
+    let mut stack = vec![node.clone()];
+    while let Some(next) = stack.pop() {
+        if let NodeData::Text { contents } = &next.data {
+            text.push_str(&contents.borrow());
+        }
+        stack.extend(next.children.borrow().iter().rev().cloned());
+    }
+    text
 }
 
 fn tag(node: &Node) -> Option<&str> {
@@ -184,6 +299,27 @@ mod tests {
             "<body><header>Logo</header><article><header><h1>Title</h1>Byline</header><p>x</p></article></body>";
         let md = to_markdown(article).markdown;
         assert!(md.contains("# Title") && md.contains("Byline") && !md.contains("Logo"), "{md}");
+    }
+
+    #[test]
+    fn a_page_nested_a_hundred_thousand_deep_is_text_not_a_crash_nor_a_hang() {
+        let html =
+            format!("<body><p>before</p>{}deep text{}</body>", "<div>".repeat(100_000), "</div>".repeat(100_000));
+        let page = to_markdown(&html).markdown;
+        assert!(page.starts_with("[The page nests its elements more than 400 deep"), "{page}");
+        assert!(page.ends_with("before\ndeep text") || page.ends_with("beforedeep text"), "{page}");
+        // Below the parse limit, what is deeper than the tree walks allow keeps its text.
+        let html = format!("<body><p>before</p>{}deep text{}</body>", "<div>".repeat(390), "</div>".repeat(390));
+        // The stack of a runtime's blocking thread, where WebFetch converts pages.
+        let converted = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || to_markdown(&html).markdown)
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(converted.starts_with("before") && converted.ends_with("deep text"), "{converted}");
+        assert!(!nests_deeper_than("<p>a<p>b<br><img src=x><li>c<div/><!-- <div> -->", 0));
+        assert!(nests_deeper_than("<div><span>", 1));
     }
 
     #[test]
