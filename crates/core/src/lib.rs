@@ -11,6 +11,7 @@ pub mod context;
 pub mod conversation;
 pub mod front_matter;
 pub mod hooks;
+pub mod inspect;
 pub mod mcp;
 pub mod memory;
 pub mod models;

@@ -7,6 +7,7 @@ pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod headless;
+pub mod inspect_cli;
 pub mod mcp_cli;
 pub mod sdk;
 pub mod setup;

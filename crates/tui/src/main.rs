@@ -14,6 +14,9 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("sessions") {
         return list_sessions();
     }
+    if std::env::args().nth(1).as_deref() == Some("inspect") {
+        return ExitCode::from(tandem_tui::inspect_cli::run(std::env::args_os().skip(1).collect()));
+    }
     if std::env::args().nth(1).as_deref() == Some("mcp") {
         return ExitCode::from(tandem_tui::mcp_cli::run(std::env::args_os().skip(1).collect()));
     }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tandem_core::conversation::{AssistantMessage, Message};
 use tandem_core::protocol::{RunOutcome, TurnSummary};
-use tandem_core::provider::{BlockStart, StreamEvent};
+use tandem_core::provider::StreamEvent;
 
 /// `{"type":"system","subtype":"init",…}`, once at the start of a run.
 pub fn init(session_id: &str, cwd: &str, model: &str, tools: &[String], permission_mode: &str) -> Value {
@@ -266,47 +266,9 @@ fn terminal_reason(summary: &TurnSummary) -> &'static str {
     }
 }
 
-/// A provider-neutral stream event in Anthropic's SSE event shape.
+/// An event in Anthropic's wire shape (both providers' streams are read into its vocabulary).
 pub fn anthropic_event(event: &StreamEvent) -> Value {
-    match event {
-        StreamEvent::MessageStart { id, model, usage } => json!({
-            "type": "message_start",
-            "message": {
-                "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
-                "stop_reason": null, "stop_sequence": null, "usage": usage,
-            },
-        }),
-        StreamEvent::BlockStart { index, block } => {
-            let content_block = match block {
-                BlockStart::Text => json!({"type": "text", "text": ""}),
-                BlockStart::Thinking => json!({"type": "thinking", "thinking": "", "signature": ""}),
-                BlockStart::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-                BlockStart::ToolUse { id, name } => json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
-            };
-            json!({"type": "content_block_start", "index": index, "content_block": content_block})
-        }
-        StreamEvent::TextDelta { index, text } => delta(*index, json!({"type": "text_delta", "text": text})),
-        StreamEvent::ThinkingDelta { index, thinking } => {
-            delta(*index, json!({"type": "thinking_delta", "thinking": thinking}))
-        }
-        StreamEvent::SignatureDelta { index, signature } => {
-            delta(*index, json!({"type": "signature_delta", "signature": signature}))
-        }
-        StreamEvent::ToolInputDelta { index, partial_json } => {
-            delta(*index, json!({"type": "input_json_delta", "partial_json": partial_json}))
-        }
-        StreamEvent::BlockStop { index } => json!({"type": "content_block_stop", "index": index}),
-        StreamEvent::MessageDelta { stop_reason, usage } => json!({
-            "type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-            "usage": usage,
-        }),
-        StreamEvent::MessageStop => json!({"type": "message_stop"}),
-    }
-}
-
-fn delta(index: usize, delta: Value) -> Value {
-    json!({"type": "content_block_delta", "index": index, "delta": delta})
+    tandem_core::inspect::event_json(event)
 }
 
 fn uuid() -> String {

@@ -124,9 +124,16 @@ impl Session {
             };
             // The summary's own text is not part of the conversation: front ends only hear about retries.
             let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
-            let reply =
-                sampling::sample(self.config.provider.as_ref(), &request, &self.config.retry, cancel, &events, false)
-                    .await;
+            let reply = sampling::sample(
+                self.config.provider.as_ref(),
+                &request,
+                &self.config.retry,
+                cancel,
+                &events,
+                false,
+                self.recorder.as_deref().map(|recorder| (recorder, "compaction")),
+            )
+            .await;
             while let Ok(event) = heard.try_recv() {
                 if matches!(event, Event::Retrying { .. }) {
                     self.emit_event(event);

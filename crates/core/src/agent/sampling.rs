@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::items::Items;
 use crate::conversation::ContentBlock;
+use crate::inspect::{Attempt, Recorder};
 use crate::protocol::{Event, ItemOutcome};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::retry::RetryPolicy;
@@ -26,6 +27,9 @@ pub(super) enum SampleError {
     Failed(ProviderError),
 }
 
+/// Where a round trip's attempts are recorded (the API inspector), and what the request is for.
+pub(super) type Recording<'a> = Option<(&'a Recorder, &'static str)>;
+
 pub(super) async fn sample(
     provider: &dyn Provider,
     request: &ModelRequest,
@@ -33,27 +37,40 @@ pub(super) async fn sample(
     cancel: &CancellationToken,
     events: &mpsc::UnboundedSender<Event>,
     raw: bool,
+    recording: Recording<'_>,
 ) -> Result<Assembled, SampleError> {
     let mut attempt = 1;
     loop {
         let mut assembler = MessageAssembler::new();
         let mut items = Items::default();
+        let mut record = recording
+            .map(|(recorder, purpose)| recorder.start(purpose, &request.model, attempt, provider.wire(request)));
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
-            result = stream_once(provider, request, &mut assembler, &mut items, events, raw) => Some(result),
+            result = stream_once(provider, request, &mut assembler, &mut items, events, raw, record.as_mut()) => Some(result),
+        };
+        let finish = |record: Option<Attempt>, error: Option<(String, Option<u16>)>, usage| {
+            if let (Some(mut record), Some((recorder, _))) = (record, recording) {
+                record.end(error, usage);
+                recorder.finish(record);
+            }
         };
         let error = match outcome {
             None => {
+                finish(record, Some(("interrupted by the user".into(), None)), None);
                 items.close_all(ItemOutcome::Interrupted, events);
                 return Err(SampleError::Interrupted { partial: partial_text(assembler) });
             }
             Some(Ok(())) => {
                 items.close_all(ItemOutcome::Completed, events);
-                return Ok(assembler.finish());
+                let assembled = assembler.finish();
+                finish(record, None, Some(assembled.message.usage));
+                return Ok(assembled);
             }
             Some(Err(error)) => error,
         };
+        finish(record, Some((error.to_string(), error.http_status())), None);
         let Some(delay) = retry.retry_delay(&error, attempt) else {
             items.close_all(ItemOutcome::Failed, events);
             return Err(SampleError::Failed(error));
@@ -82,10 +99,14 @@ async fn stream_once(
     items: &mut Items,
     events: &mpsc::UnboundedSender<Event>,
     raw: bool,
+    mut record: Option<&mut Attempt>,
 ) -> Result<(), ProviderError> {
     let mut stream = provider.stream(request).await?;
     while let Some(event) = stream.next().await {
         let event = event?;
+        if let Some(record) = record.as_deref_mut() {
+            record.event(&event);
+        }
         assembler.push(&event)?;
         items.on(&event, events);
         if raw {

@@ -68,6 +68,8 @@ pub(super) struct Session {
     background: Arc<crate::tools::bash::background::BackgroundShells>,
     /// What tools spent on model requests of their own (WebFetch's reader, WebSearch).
     tool_spend: Arc<crate::tools::spend::ToolSpend>,
+    /// Every model request and response, for the API inspector (sessions with a log).
+    pub(super) recorder: Option<Arc<crate::inspect::Recorder>>,
 }
 
 impl Session {
@@ -82,6 +84,10 @@ impl Session {
             .map(|_| Arc::new(super::subagent::Launcher::new(&config, &shared, &events)));
         let shared_budget = launcher.as_ref().and_then(|launcher| launcher.budget().cloned());
         let background = Arc::new(crate::tools::bash::background::BackgroundShells::new(Some(events.clone())));
+        let recorder = config
+            .session_log
+            .as_ref()
+            .map(|log| Arc::new(crate::inspect::Recorder::new(&log.path().with_extension(""))));
         Session {
             config,
             shared,
@@ -101,6 +107,7 @@ impl Session {
             hook_context: Vec::new(),
             launcher,
             tool_spend: Arc::default(),
+            recorder,
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
@@ -266,6 +273,7 @@ impl Session {
                 &cancel,
                 &self.events,
                 self.config.raw_stream,
+                self.recorder.as_deref().map(|recorder| (recorder, "turn")),
             )
             .await;
             api_ms += api_started.elapsed().as_millis() as u64;

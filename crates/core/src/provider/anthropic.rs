@@ -49,8 +49,13 @@ impl AnthropicProvider {
         &self.url
     }
 
-    fn headers(&self) -> Result<HeaderMap, ProviderError> {
-        request_headers(&self.endpoint, &self.url)
+    /// Everything a request carries: the common headers and the betas it needs.
+    fn full_headers(&self, request: &ModelRequest) -> Result<HeaderMap, ProviderError> {
+        let mut headers = request_headers(&self.endpoint, &self.url)?;
+        if let Some(betas) = beta_header(request) {
+            headers.insert("anthropic-beta", betas);
+        }
+        Ok(headers)
     }
 }
 
@@ -79,13 +84,21 @@ impl Provider for AnthropicProvider {
         &self.endpoint
     }
 
+    fn wire(&self, request: &ModelRequest) -> Option<super::WireRequest> {
+        let body = request_body(request).ok()?;
+        let headers = self.full_headers(request).ok()?;
+        Some(super::WireRequest {
+            method: "POST",
+            url: self.url.clone(),
+            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
+            body,
+        })
+    }
+
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
         Box::pin(async move {
             let body = request_body(request)?;
-            let mut headers = self.headers()?;
-            if let Some(betas) = beta_header(request) {
-                headers.insert("anthropic-beta", betas);
-            }
+            let headers = self.full_headers(request)?;
             tracing::debug!(url = %self.url, model = %request.model, bytes = body.len(), "anthropic request");
             sse::open(&self.client, &self.endpoint, &self.url, headers, body, AnthropicDecoder::new()).await
         })

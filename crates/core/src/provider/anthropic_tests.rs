@@ -344,8 +344,22 @@ fn key_goes_only_into_a_sensitive_header() {
         api_key_env: Some("ANTHROPIC_API_KEY".into()),
     });
     assert_eq!(provider.url(), "http://127.0.0.1:9/v1/messages");
-    let headers = provider.headers().unwrap();
+    let headers = request_headers(provider.endpoint(), provider.url()).unwrap();
     assert!(headers["x-api-key"].is_sensitive());
     assert_eq!(headers["anthropic-version"], API_VERSION);
     assert!(!format!("{headers:?}").contains("sk-secret"));
+    // What the inspector records of the same request.
+    let wire = provider.wire(&crate::provider::ModelRequest {
+        model: "m".into(),
+        system: Vec::new(),
+        messages: Vec::new(),
+        tools: Vec::new(),
+        max_tokens: 1,
+        reasoning: Default::default(),
+        betas: vec!["extra-beta".into()],
+    });
+    let wire = wire.unwrap();
+    assert!(wire.headers.contains(&("x-api-key".into(), "[redacted]".into())), "{:?}", wire.headers);
+    assert!(wire.headers.contains(&("anthropic-beta".into(), "extra-beta".into())), "{:?}", wire.headers);
+    assert!(!format!("{wire:?}").contains("sk-secret"));
 }

@@ -161,6 +161,47 @@ pub trait Provider: Send + Sync {
     /// Sends the request and returns the event stream once the response headers arrived with a success status.
     /// HTTP errors (status and body) are returned here, mapped to [`ProviderError`].
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>>;
+
+    /// The HTTP request [`Provider::stream`] sends for `request` — the same bytes, since serialization is
+    /// deterministic — with the key's header value redacted: what the request inspector shows, exports and
+    /// replays. `None` for a provider that speaks no HTTP (the demo).
+    fn wire(&self, request: &ModelRequest) -> Option<WireRequest> {
+        let _ = request;
+        None
+    }
+}
+
+/// A model request as it goes over the wire.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireRequest {
+    pub method: &'static str,
+    pub url: String,
+    /// Every header sent, in order; the key's value is `[redacted]`.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Header names whose values are secrets.
+const SECRET_HEADERS: &[&str] = &["x-api-key", "authorization", "proxy-authorization", "cookie", "api-key"];
+
+impl WireRequest {
+    /// `headers` as they are listed, secrets redacted, with the client's `user-agent` (which it adds itself).
+    pub fn listed_headers(headers: &reqwest::header::HeaderMap, user_agent: &str) -> Vec<(String, String)> {
+        let mut listed: Vec<(String, String)> = headers
+            .iter()
+            .map(|(name, value)| {
+                let name = name.as_str().to_owned();
+                let value = if SECRET_HEADERS.contains(&name.as_str()) || value.is_sensitive() {
+                    "[redacted]".to_owned()
+                } else {
+                    value.to_str().unwrap_or("[not text]").to_owned()
+                };
+                (name, value)
+            })
+            .collect();
+        listed.push(("user-agent".to_owned(), user_agent.to_owned()));
+        listed
+    }
 }
 
 /// Builds the provider for an endpoint.

@@ -71,6 +71,17 @@ impl Provider for OpenAiProvider {
         &self.endpoint
     }
 
+    fn wire(&self, request: &ModelRequest) -> Option<super::WireRequest> {
+        let body = request_body(request, uses_max_completion_tokens(&self.endpoint.base_url)).ok()?;
+        let headers = self.headers().ok()?;
+        Some(super::WireRequest {
+            method: "POST",
+            url: self.url.clone(),
+            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
+            body,
+        })
+    }
+
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
         Box::pin(async move {
             let body = request_body(request, uses_max_completion_tokens(&self.endpoint.base_url))?;

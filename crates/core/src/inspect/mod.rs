@@ -1,0 +1,198 @@
+//! The API inspector's record: every model request of a session — each attempt of it, retries included — with
+//! what came back, kept in the session's directory (`requests.jsonl`, one [`Exchange`] a line). Keys never reach
+//! it: the request's headers are listed with the key's value redacted ([`crate::provider::WireRequest`]), the body
+//! holds no key, and error messages are scrubbed where they are made. Bodies and event lists are bounded, the
+//! omitted amount stated.
+
+mod events;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::Usage;
+use crate::provider::{StreamEvent, WireRequest};
+
+pub use events::event_json;
+
+/// The record's file in a session's directory.
+pub const REQUESTS_FILE: &str = "requests.jsonl";
+/// Request body kept at most (bytes); a longer one is kept as the start of its text.
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Response events kept at most (bytes of their JSON).
+const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
+
+/// One attempt of one model request and its response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    /// Numbered from 1 in the session, in the order attempts started.
+    pub id: u64,
+    /// When it started (milliseconds since the Unix epoch).
+    pub at_ms: u64,
+    /// `turn` (the conversation's next reply) or `compaction` (a subagent's are in its own directory).
+    pub purpose: String,
+    pub model: String,
+    /// 1 for the first try, 2 for its first retry…
+    pub attempt: u32,
+    pub method: String,
+    pub url: String,
+    pub request_headers: Vec<(String, String)>,
+    /// The body as JSON, when it was kept whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<Value>,
+    /// The start of a body too large to keep whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body_start: Option<String>,
+    pub request_bytes: u64,
+    /// The HTTP status (200 once a stream opened), or none when no response came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The response's events in Anthropic's vocabulary (both providers' streams are read into it).
+    pub events: Vec<Value>,
+    /// Events left out past the size bound.
+    #[serde(default)]
+    pub events_omitted: u64,
+    /// Time to the first event (the response's headers for a failure), to the first text or tool input, to the
+    /// end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
+    pub total_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl Exchange {
+    /// What the response cost at the model's listed prices (`None`: no usage, or prices unknown).
+    pub fn cost_usd(&self) -> Option<f64> {
+        crate::models::lookup(&self.model).cost(self.usage.as_ref()?)
+    }
+}
+
+/// Writes a session's exchanges.
+#[derive(Debug)]
+pub struct Recorder {
+    file: PathBuf,
+    next_id: AtomicU64,
+    lock: Mutex<()>,
+}
+
+impl Recorder {
+    /// The record of the session whose directory is `dir` (made on the first write); numbering goes on after
+    /// what a resumed session recorded.
+    pub fn new(dir: &Path) -> Recorder {
+        let file = dir.join(REQUESTS_FILE);
+        let last = read(&file).last().map_or(0, |exchange| exchange.id);
+        Recorder { file, next_id: AtomicU64::new(last + 1), lock: Mutex::new(()) }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.file
+    }
+
+    /// Starts recording one attempt.
+    pub fn start(&self, purpose: &str, model: &str, attempt: u32, wire: Option<WireRequest>) -> Attempt {
+        let mut exchange = Exchange {
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_millis() as u64),
+            purpose: purpose.to_owned(),
+            model: model.to_owned(),
+            attempt,
+            ..Exchange::default()
+        };
+        if let Some(wire) = wire {
+            exchange.method = wire.method.to_owned();
+            exchange.url = wire.url;
+            exchange.request_headers = wire.headers;
+            exchange.request_bytes = wire.body.len() as u64;
+            if wire.body.len() <= MAX_BODY_BYTES {
+                exchange.request_body = serde_json::from_slice(&wire.body).ok();
+            }
+            if exchange.request_body.is_none() {
+                let cut = wire.body.len().min(MAX_BODY_BYTES);
+                exchange.request_body_start = Some(String::from_utf8_lossy(&wire.body[..cut]).into_owned());
+            }
+        }
+        Attempt { exchange, started: Instant::now(), event_bytes: 0 }
+    }
+
+    /// Appends a finished attempt (numbered now, so that ids follow the order they are written in).
+    pub fn finish(&self, mut attempt: Attempt) {
+        attempt.exchange.total_ms = attempt.started.elapsed().as_millis() as u64;
+        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        attempt.exchange.id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let Ok(line) = serde_json::to_string(&attempt.exchange) else { return };
+        if let Some(dir) = self.file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.file)
+            .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
+        if let Err(err) = written {
+            tracing::warn!(file = %self.file.display(), "the request record could not be written: {err}");
+        }
+    }
+}
+
+/// An attempt being recorded.
+#[derive(Debug)]
+pub struct Attempt {
+    exchange: Exchange,
+    started: Instant,
+    event_bytes: usize,
+}
+
+impl Attempt {
+    /// Notes a response event.
+    pub fn event(&mut self, event: &StreamEvent) {
+        let elapsed = self.started.elapsed().as_millis() as u64;
+        self.exchange.first_event_ms.get_or_insert(elapsed);
+        if matches!(
+            event,
+            StreamEvent::TextDelta { .. } | StreamEvent::ToolInputDelta { .. } | StreamEvent::ThinkingDelta { .. }
+        ) {
+            self.exchange.first_token_ms.get_or_insert(elapsed);
+        }
+        if self.exchange.status.is_none() {
+            self.exchange.status = Some(200);
+        }
+        let value = event_json(event);
+        let size = value.to_string().len();
+        if self.event_bytes + size > MAX_EVENT_BYTES {
+            self.exchange.events_omitted += 1;
+            return;
+        }
+        self.event_bytes += size;
+        self.exchange.events.push(value);
+    }
+
+    /// How the attempt ended: an error (with its HTTP status when there was one), or the message's usage.
+    pub fn end(&mut self, error: Option<(String, Option<u16>)>, usage: Option<Usage>) {
+        if let Some((message, status)) = error {
+            self.exchange.error = Some(message);
+            if status.is_some() {
+                self.exchange.status = status;
+            }
+            let elapsed = self.started.elapsed().as_millis() as u64;
+            self.exchange.first_event_ms.get_or_insert(elapsed);
+        }
+        self.exchange.usage = usage;
+    }
+}
+
+/// The exchanges of a record file, in order; lines that don't parse are skipped.
+pub fn read(file: &Path) -> Vec<Exchange> {
+    let Ok(text) = std::fs::read_to_string(file) else { return Vec::new() };
+    text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+}

@@ -1,0 +1,189 @@
+//! `tandem inspect SESSION [N] [--json | --curl]`: the API inspector's record, headless. Without `N`, the list of
+//! the session's model requests (and its subagents'); with `N`, that exchange in full as JSON (`--json`, the
+//! default) or as a `curl` command that sends the same request again (`--curl`, the key read from the
+//! environment at run time, never written out).
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use tandem_core::config::Paths;
+use tandem_core::inspect::{self, Exchange, REQUESTS_FILE};
+use tandem_core::session;
+
+/// `tandem inspect`: what a session sent to the model and what came back.
+#[derive(Debug, Parser)]
+#[command(name = "tandem inspect", about = "List a session's model requests, or show one (as JSON or curl)")]
+struct InspectCli {
+    /// The session's id (or a unique start of it), as `tandem sessions` lists them.
+    session: String,
+    /// The request to show (its number in the list).
+    request: Option<u64>,
+    /// Print the request as a curl command.
+    #[arg(long, conflicts_with = "json")]
+    curl: bool,
+    /// Print the request and its response as JSON (the default with a number).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `tandem inspect …` (`args` without the program name) and returns the exit code.
+pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
+    let cli = match InspectCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = Paths::discover(&env);
+    let found = match session::find(&paths.data_dir, &cli.session) {
+        Ok(found) => found,
+        Err(error) => {
+            eprintln!("tandem inspect: {error}");
+            return 1;
+        }
+    };
+    let exchanges = read_all(&found.path.with_extension(""));
+    let Some(number) = cli.request else {
+        print!("{}", list(&exchanges));
+        return 0;
+    };
+    let Some((_, exchange)) = exchanges.iter().find(|(_, exchange)| exchange.id == number) else {
+        eprintln!("tandem inspect: session {} has no request {number} (it has {})", found.id, exchanges.len());
+        return 1;
+    };
+    if cli.curl {
+        match curl(exchange) {
+            Ok(command) => println!("{command}"),
+            Err(why) => {
+                eprintln!("tandem inspect: {why}");
+                return 1;
+            }
+        }
+    } else {
+        println!("{}", serde_json::to_string_pretty(exchange).unwrap_or_default());
+    }
+    0
+}
+
+/// The session's exchanges, then each subagent's (labelled with the agent's file name).
+fn read_all(dir: &Path) -> Vec<(String, Exchange)> {
+    let mut all: Vec<(String, Exchange)> =
+        inspect::read(&dir.join(REQUESTS_FILE)).into_iter().map(|exchange| (String::new(), exchange)).collect();
+    let mut agents: Vec<PathBuf> = std::fs::read_dir(dir.join("subagents"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join(REQUESTS_FILE).is_file())
+        .collect();
+    agents.sort();
+    let mut next = all.iter().map(|(_, exchange)| exchange.id).max().unwrap_or(0);
+    for agent in agents {
+        let name = agent.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        for mut exchange in inspect::read(&agent.join(REQUESTS_FILE)) {
+            // Numbered after the session's own, so every request has one number in the list.
+            next += 1;
+            exchange.id = next;
+            all.push((name.clone(), exchange));
+        }
+    }
+    all
+}
+
+/// One line a request: number, time, what for, model, attempt, status, latency, tokens, cost.
+fn list(exchanges: &[(String, Exchange)]) -> String {
+    if exchanges.is_empty() {
+        return "No model requests were recorded for this session.\n".to_owned();
+    }
+    let mut out = format!(
+        "{:>4}  {:<8}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
+        "#", "time", "for", "model", "try", "status", "first", "total", "input", "cached", "output", "cost"
+    );
+    for (agent, exchange) in exchanges {
+        let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
+        let usage = exchange.usage.unwrap_or_default();
+        let status = match (exchange.status, &exchange.error) {
+            (Some(status), None) => status.to_string(),
+            (Some(status), Some(_)) => format!("{status}!"),
+            (None, Some(_)) => "error".to_owned(),
+            (None, None) => "-".to_owned(),
+        };
+        let ms = |value: Option<u64>| value.map_or("-".to_owned(), |ms| format!("{ms} ms"));
+        let cost = match (exchange.usage, exchange.cost_usd()) {
+            (None, _) => "-".to_owned(),
+            (Some(_), Some(cost)) => format!("${cost:.4}"),
+            (Some(_), None) => "?".to_owned(),
+        };
+        out.push_str(&format!(
+            "{:>4}  {:<8}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
+            exchange.id,
+            clock(exchange.at_ms),
+            cut(&purpose, 18),
+            cut(&exchange.model, 22),
+            exchange.attempt,
+            status,
+            ms(exchange.first_token_ms.or(exchange.first_event_ms)),
+            ms(Some(exchange.total_ms)),
+            usage.input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens,
+            cost,
+        ));
+        if let Some(error) = &exchange.error {
+            out.push_str(&format!("      {}\n", cut(error, 110)));
+        }
+    }
+    out
+}
+
+fn cut(text: &str, width: usize) -> String {
+    match text.char_indices().nth(width) {
+        Some((at, _)) => format!("{}…", &text[..text.char_indices().nth(width - 1).map_or(at, |(i, _)| i)]),
+        None => text.to_owned(),
+    }
+}
+
+/// `HH:MM:SS` (UTC) of a time in milliseconds since the epoch.
+fn clock(at_ms: u64) -> String {
+    let seconds = at_ms / 1000 % 86_400;
+    format!("{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60)
+}
+
+/// A curl command that sends the recorded request again: its URL, headers (the key from the environment
+/// variable the provider reads, never the key itself) and body.
+fn curl(exchange: &Exchange) -> Result<String, String> {
+    if exchange.url.is_empty() {
+        return Err(format!("request {} has no recorded HTTP request (the demo model)", exchange.id));
+    }
+    let body = match (&exchange.request_body, &exchange.request_body_start) {
+        (Some(body), _) => body.to_string(),
+        (None, Some(_)) => {
+            return Err(format!(
+                "request {}'s body was larger than the record keeps whole ({} bytes): it can't be sent again",
+                exchange.id, exchange.request_bytes
+            ));
+        }
+        (None, None) => String::new(),
+    };
+    let mut command = format!("curl -sS -N -X {} {}", exchange.method, shell_quote(&exchange.url));
+    for (name, value) in &exchange.request_headers {
+        let value = match (name.as_str(), value.as_str()) {
+            ("x-api-key", "[redacted]") => "$ANTHROPIC_API_KEY".to_owned(),
+            ("authorization", "[redacted]") => "Bearer $OPENAI_API_KEY".to_owned(),
+            (_, value) => value.to_owned(),
+        };
+        // Double quotes, so the shell puts the key in from the environment.
+        let header = format!("{name}: {value}").replace('\\', "\\\\").replace('"', "\\\"").replace('`', "\\`");
+        command.push_str(&format!(" \\\n  -H \"{header}\""));
+    }
+    command.push_str(&format!(" \\\n  --data-binary {}", shell_quote(&body)));
+    Ok(command)
+}
+
+/// `text` in single quotes for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
