@@ -15,17 +15,19 @@ use super::{Decision, PermissionMode, PermissionPolicy};
 use crate::tools::web_fetch::{WEB_FETCH_TOOL, input_url};
 use crate::tools::web_search::WEB_SEARCH_TOOL;
 use crate::web::address::{HostCheck, check_host};
-use crate::web::{domain_matches, fetch_url, rule_host};
+use crate::web::{domain_matches, fetch_url, rule_domain, rule_host};
 
 impl PermissionPolicy {
     pub(super) fn decide_web_fetch(&self, input: &Value) -> Decision {
         let url = fetch_url(input_url(input)).ok();
         let host = url.as_ref().map(rule_host).unwrap_or_default();
+        // A specifier that names no host (`domain:*`, `domain:h:8080`, anything but `domain:`) is read the safe
+        // way: a deny or ask rule with it covers every fetch, an allow rule with it allows none.
         let covers = |rule: &SourcedRule, allowing: bool| {
             rule.rule.tool == WEB_FETCH_TOOL
                 && match rule.rule.specifier.as_deref() {
                     None => true,
-                    Some(spec) if spec.starts_with("domain:") => domain_matches(spec, &host),
+                    Some(spec) if rule_domain(spec).is_some() => domain_matches(spec, &host),
                     Some(_) => !allowing,
                 }
         };
@@ -123,8 +125,8 @@ mod tests {
             ("http://0177.0.0.1/", "127.0.0.1"),
             ("http://127.0.0.1./", "127.0.0.1"),
             ("http://LOCALHOST./", "localhost"),
-            ("http://[::ffff:7f00:1]/", "[::ffff:7f00:1]"),
-            ("http://[::ffff:169.254.169.254]/", "[::ffff:a9fe:a9fe]"),
+            ("http://[::ffff:7f00:1]/", "127.0.0.1"),
+            ("http://[::ffff:169.254.169.254]/", "169.254.169.254"),
             ("http://0.0.0.0:8080/", "0.0.0.0"),
             ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
             ("http://metadata.google.internal/", "metadata.google.internal"),
@@ -158,6 +160,14 @@ mod tests {
             "unknown specifier: safe reading"
         );
         assert_eq!(decide(BypassPermissions, &[(Deny, "WebFetch(domain:example.com)")], url), "allow");
+        // A deny rule covers every spelling of its host, and one that names no host covers everything.
+        assert_eq!(
+            decide(BypassPermissions, &[(Deny, "WebFetch(domain:127.0.0.1)")], "http://[::ffff:127.0.0.1]:9/"),
+            "deny"
+        );
+        assert_eq!(decide(BypassPermissions, &[(Deny, "WebFetch(domain:*)")], url), "deny");
+        assert_eq!(decide(BypassPermissions, &[(Deny, "WebFetch(domain:127.0.0.1:9)")], url), "deny");
+        assert_eq!(decide(Default, &[(Allow, "WebFetch(domain:127.0.0.1:9)")], url), "ask WebFetch(domain:127.0.0.1)");
         let rules = [(Allow, "WebFetch(domain:127.0.0.1)"), (Ask, "WebFetch")];
         assert_eq!(decide(Default, &rules, url), "ask WebFetch(domain:127.0.0.1)");
         assert_eq!(decide(Default, &[(Allow, "Read")], url), "ask WebFetch(domain:127.0.0.1)", "other tools' rules");

@@ -87,7 +87,7 @@ impl WebFetchTool {
     async fn page_output(&self, page: Fetched, prompt: &str, ctx: &ToolContext) -> ToolOutput {
         let url = page.url.to_string();
         let started = page.elapsed;
-        let (title, text) = match page_text(&page).await {
+        let (title, text) = match page_text(&page, &ctx.cancel).await {
             Ok(converted) => converted,
             Err(message) => return ToolOutput::error(message),
         };
@@ -137,7 +137,10 @@ impl WebFetchTool {
 }
 
 /// The page's title and text: HTML as Markdown, other text as it is; binary content is refused.
-async fn page_text(page: &Fetched) -> Result<(Option<String>, String), String> {
+async fn page_text(
+    page: &Fetched,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<(Option<String>, String), String> {
     let kind = page.content_type.as_str();
     let sniff = &page.body[..page.body.len().min(8192)];
     let textual = kind.is_empty()
@@ -156,10 +159,27 @@ async fn page_text(page: &Fetched) -> Result<(Option<String>, String), String> {
     if !looks_html {
         return Ok((None, text));
     }
-    let converted = tokio::task::spawn_blocking(move || html::to_markdown(&text)).await;
-    let page = converted.map_err(|err| format!("converting the page failed: {err}"))?;
-    Ok((page.title, page.markdown))
+    // Off the runtime's threads, and never waited on for longer than the user wants or CONVERT_TIMEOUT.
+    let converting = tokio::task::spawn_blocking(move || html::to_markdown(&text));
+    let page = tokio::select! {
+        () = cancel.cancelled() => return Err("The fetch was interrupted.".into()),
+        () = tokio::time::sleep(CONVERT_TIMEOUT) => {
+            return Err(format!("Converting the page took longer than {} s; it was given up.", CONVERT_TIMEOUT.as_secs()))
+        }
+        converted = converting => converted.map_err(|err| format!("converting the page failed: {err}"))?,
+    };
+    let mut markdown = page.markdown;
+    if page.cut {
+        markdown = format!(
+            "[Only the first {} of the page's HTML were converted.]\n\n{markdown}",
+            human_size(html::MAX_PARSE_BYTES as u64)
+        );
+    }
+    Ok((page.title, markdown))
 }
+
+/// Longest a page's conversion is waited for.
+const CONVERT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// `text` cut to [`MAX_MARKDOWN_CHARS`] with the omitted size stated, saved whole first when there is a place.
 fn cap(text: &str, output_dir: Option<&std::path::Path>, call_id: Option<&str>) -> String {
@@ -168,7 +188,13 @@ fn cap(text: &str, output_dir: Option<&std::path::Path>, call_id: Option<&str>) 
         return text.to_owned();
     }
     let kept: String = text.chars().take(MAX_MARKDOWN_CHARS).collect();
-    let name = format!("webfetch-{}.md", call_id.unwrap_or("page"));
+    // The call id comes from the model's server: only its letters, digits, `-` and `_` make the file's name.
+    let id: String = call_id
+        .unwrap_or("page")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    let name = format!("webfetch-{id}.md");
     let saved = output_dir
         .map(|dir| dir.join(name))
         .filter(|path| crate::tools::fs_util::write_atomic_create_dirs(path, text.as_bytes()).is_ok());

@@ -30,6 +30,10 @@ pub enum HostCheck {
 struct Checked {
     addrs: Vec<SocketAddr>,
     at: Instant,
+    /// Two checks while this entry was fresh found different addresses (a name that changes its answer between
+    /// the checks of two calls, to get one allowed and the other fetched from where the first was not judged):
+    /// nothing is fetched from the host until the entry expires.
+    conflicted: bool,
 }
 
 fn checked() -> &'static Mutex<HashMap<(String, u16), Checked>> {
@@ -69,18 +73,42 @@ pub fn check_host(host: &str, port: u16) -> HostCheck {
     }
 }
 
-/// The addresses the permission check judged for `host`, if it checked it recently.
-pub fn pinned(host: &str, port: u16) -> Option<Vec<SocketAddr>> {
-    let map = checked().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    map.get(&(host.to_ascii_lowercase(), port))
-        .filter(|entry| entry.at.elapsed() < CHECK_TTL)
-        .map(|entry| entry.addrs.clone())
+/// What the permission check recorded for a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pinned {
+    /// Not checked recently.
+    Unchecked,
+    /// The addresses judged.
+    Addresses(Vec<SocketAddr>),
+    /// Checks found different addresses: not to be fetched.
+    Conflicted,
 }
 
+/// The addresses the permission check judged for `host`, if it checked it recently.
+pub fn pinned(host: &str, port: u16) -> Pinned {
+    let map = checked().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match map.get(&(host.to_ascii_lowercase(), port)).filter(|entry| entry.at.elapsed() < CHECK_TTL) {
+        None => Pinned::Unchecked,
+        Some(entry) if entry.conflicted => Pinned::Conflicted,
+        Some(entry) => Pinned::Addresses(entry.addrs.clone()),
+    }
+}
+
+/// Records what a check found. A fresh entry is never replaced: the fetch connects to the addresses first
+/// judged, and a later check that finds a private address where the first found none (or the other way round)
+/// marks the entry (a CDN's rotating public addresses are no conflict).
 fn record(host: &str, port: u16, addrs: Vec<SocketAddr>) {
     let mut map = checked().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     map.retain(|_, entry| entry.at.elapsed() < CHECK_TTL);
-    map.insert((host.to_ascii_lowercase(), port), Checked { addrs, at: Instant::now() });
+    let key = (host.to_ascii_lowercase(), port);
+    let private = |addrs: &[SocketAddr]| addrs.iter().any(|addr| private_reason(addr.ip()).is_some());
+    if let Some(entry) = map.get_mut(&key) {
+        if private(&entry.addrs) != private(&addrs) {
+            entry.conflicted = true;
+        }
+        return;
+    }
+    map.insert(key, Checked { addrs, at: Instant::now(), conflicted: false });
 }
 
 /// Resolves off the calling thread, giving up after [`RESOLVE_TIMEOUT`] (the system resolver can't be
@@ -220,8 +248,17 @@ mod tests {
     #[test]
     fn a_checked_literal_is_pinned_to_itself() {
         assert_eq!(check_host("[::1]", 8080), HostCheck::Private("[::1] is a loopback address".into()));
-        assert_eq!(pinned("[::1]", 8080), Some(vec!["[::1]:8080".parse().unwrap()]));
+        assert_eq!(pinned("[::1]", 8080), Pinned::Addresses(vec!["[::1]:8080".parse().unwrap()]));
         assert!(matches!(check_host("127.0.0.1", 9), HostCheck::Private(_)));
-        assert_eq!(pinned("127.0.0.1", 10), None, "another port was never checked");
+        assert_eq!(pinned("127.0.0.1", 10), Pinned::Unchecked, "another port was never checked");
+    }
+
+    #[test]
+    fn a_host_whose_checks_disagree_is_not_fetched_from() {
+        record("rebind.test", 443, vec!["93.184.216.34:443".parse().unwrap()]);
+        record("rebind.test", 443, vec!["93.184.216.35:443".parse().unwrap()]);
+        assert_eq!(pinned("rebind.test", 443), Pinned::Addresses(vec!["93.184.216.34:443".parse().unwrap()]));
+        record("rebind.test", 443, vec!["127.0.0.1:443".parse().unwrap()]);
+        assert_eq!(pinned("rebind.test", 443), Pinned::Conflicted);
     }
 }

@@ -1,5 +1,5 @@
 //! One WebFetch download: connections only to the addresses the permission check judged, redirects followed
-//! only within the same host (a leading `www.` aside), the body capped in size and the whole in time.
+//! only within the same host (its `www.` name is another host), the body capped in size and the whole in time.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::address::{self, HostCheck};
+use super::address::{self, HostCheck, Pinned};
 
 /// Bounds of one fetch.
 #[derive(Clone, Copy, Debug)]
@@ -106,7 +106,7 @@ fn timeout_message(limits: &FetchLimits) -> String {
 async fn request(url: &Url, remaining: Duration) -> Result<reqwest::Response, String> {
     let host = url.host_str().unwrap_or_default();
     let port = url.port_or_known_default().unwrap_or(443);
-    let (addrs, private) = addresses(host, port)?;
+    let addrs = addresses(host, port)?;
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(remaining)
@@ -115,10 +115,9 @@ async fn request(url: &Url, remaining: Duration) -> Result<reqwest::Response, St
     if !host.starts_with('[') && host.parse::<std::net::IpAddr>().is_err() {
         builder = builder.resolve_to_addrs(host, &addrs);
     }
-    if private {
-        // A proxy would resolve (and reach) the host itself.
-        builder = builder.no_proxy();
-    }
+    // Never through a proxy from the environment: a proxy resolves names itself, so the addresses the permission
+    // check judged would not be the ones reached (and a local proxy reaches the intranet).
+    builder = builder.no_proxy();
     let client = builder.build().map_err(|err| format!("can't set up the HTTP client: {err}"))?;
     client
         .get(url.clone())
@@ -128,25 +127,36 @@ async fn request(url: &Url, remaining: Duration) -> Result<reqwest::Response, St
         .map_err(|err| describe(url, &err))
 }
 
-/// The addresses to connect to for `host`: those the permission check judged, or, for a host it did not see
-/// (a same-site redirect to the `www.` name), public ones only.
-fn addresses(host: &str, port: u16) -> Result<(Vec<SocketAddr>, bool), String> {
-    if let Some(addrs) = address::pinned(host, port) {
-        let private = addrs.iter().any(|addr| address::private_reason(addr.ip()).is_some());
-        return Ok((addrs, private));
+/// The addresses to connect to for `host`: those the permission check judged, or, for a check more than five
+/// minutes old, those of a new check when the host is public.
+fn addresses(host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+    let conflicted = || {
+        format!(
+            "{host} resolved to different addresses on two checks (a name changing its answer, as in DNS rebinding); \
+             nothing was fetched from it. Try again in a few minutes."
+        )
+    };
+    match address::pinned(host, port) {
+        Pinned::Addresses(addrs) => return Ok(addrs),
+        Pinned::Conflicted => return Err(conflicted()),
+        Pinned::Unchecked => {}
     }
     match address::check_host(host, port) {
-        HostCheck::Public => Ok((address::pinned(host, port).unwrap_or_default(), false)),
-        HostCheck::Private(reason) => {
-            Err(format!("{reason}; a redirect there was not followed (only the host that was allowed is)."))
-        }
+        HostCheck::Public => match address::pinned(host, port) {
+            Pinned::Addresses(addrs) => Ok(addrs),
+            _ => Err(conflicted()),
+        },
+        HostCheck::Private(reason) => Err(format!(
+            "{reason}, and its permission check is more than five minutes old: call WebFetch again to have it judged anew."
+        )),
         HostCheck::Unresolved(reason) => Err(reason),
     }
 }
 
-/// The same host (ignoring a leading `www.`), scheme (or an upgrade to https) and port, and no credentials.
+/// The same host, scheme (or an upgrade to https) and port, and no credentials. Any other host — its `www.` name
+/// too — goes back to the model, whose next call is checked against the rules for that host.
 fn same_site(from: &Url, to: &Url) -> bool {
-    let strip = |url: &Url| url.host_str().unwrap_or_default().trim_start_matches("www.").to_ascii_lowercase();
+    let strip = super::rule_host;
     let scheme_ok = from.scheme() == to.scheme() || (from.scheme() == "http" && to.scheme() == "https");
     let upgrade_on_default_ports =
         from.scheme() == "http" && to.scheme() == "https" && from.port().is_none() && to.port().is_none();
@@ -198,7 +208,8 @@ mod tests {
     fn redirects_stay_on_the_same_site() {
         let from = url("https://example.com/a");
         assert!(same_site(&from, &url("https://example.com/b")));
-        assert!(same_site(&from, &url("https://www.example.com/b")));
+        assert!(!same_site(&from, &url("https://www.example.com/b")), "another host, checked by a new call");
+        assert!(!same_site(&url("https://x.com/"), &url("https://www.www.x.com/")));
         assert!(same_site(&url("http://example.com/"), &url("https://example.com/")));
         assert!(!same_site(&from, &url("https://evil.com/")));
         assert!(!same_site(&from, &url("https://example.com.evil.com/")));

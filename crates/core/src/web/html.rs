@@ -26,12 +26,19 @@ const MAX_DEPTH: usize = 128;
 pub struct Page {
     pub title: Option<String>,
     pub markdown: String,
+    /// Only the first [`MAX_PARSE_BYTES`] of the page were converted.
+    pub cut: bool,
 }
 
-/// Nesting (as the tags say, elements with optional end tags aside) past which a page is not parsed: the HTML
-/// parser's scope checks walk the stack of open elements for most start tags, so its time grows with
-/// depth × tags, and a 10 MB page nested deep enough would take hours.
-const MAX_PARSE_NESTING: usize = 400;
+/// HTML given to the parser at most; the rest of a bigger page is left out (and said).
+pub const MAX_PARSE_BYTES: usize = 1024 * 1024;
+
+/// Past these (as a scan of the tags finds them) a page is not parsed but given as plain text. The parser's
+/// cost grows with the depth of open elements times the tags, and each run of text re-opens every formatting
+/// element still active (`<b>`, `<i>`, `<a>`…), so a small page can make millions of nodes.
+const MAX_NESTING: usize = 400;
+const MAX_OPEN_FORMATTING: usize = 8;
+const MAX_TAGS: usize = 100_000;
 
 /// Elements that take no end tag, or whose end tag may be left out (they close themselves): they don't nest.
 const NOT_NESTING: &[&str] = &[
@@ -40,20 +47,36 @@ const NOT_NESTING: &[&str] = &[
     "caption", "!doctype",
 ];
 
-/// Converts an HTML document to Markdown, keeping its main content.
+/// The formatting elements the parser re-opens for each run of text.
+const FORMATTING: &[&str] =
+    &["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"];
+
+/// Converts an HTML document to Markdown, keeping its main content. Only the first [`MAX_PARSE_BYTES`] are
+/// read ([`Page::cut`] says so).
 pub fn to_markdown(html: &str) -> Page {
-    if nests_deeper_than(html, MAX_PARSE_NESTING) {
+    let cut = html.len() > MAX_PARSE_BYTES;
+    let html = if cut {
+        let mut end = MAX_PARSE_BYTES;
+        while !html.is_char_boundary(end) {
+            end -= 1;
+        }
+        &html[..end]
+    } else {
+        html
+    };
+    if let Some(why) = too_complex(html) {
         return Page {
             title: None,
             markdown: format!(
-                "[The page nests its elements more than {MAX_PARSE_NESTING} deep; its text follows without structure.]\n\n{}",
+                "[The page {why}; its text follows without structure.]\n\n{}",
                 squeeze_blank_lines(&strip_tags(html))
             ),
+            cut,
         };
     }
     let converter = HtmlToMarkdown::builder().skip_tags(NOT_CONTENT.to_vec()).build();
     let Ok(document) = converter.html_to_tree(html) else {
-        return Page { title: None, markdown: String::new() };
+        return Page { title: None, markdown: String::new(), cut };
     };
     limit_depth(&document, MAX_DEPTH);
     let title = find(&document, &|node| tag(node) == Some("title")).map(|node| text_of(&node)).and_then(|title| {
@@ -70,45 +93,67 @@ pub fn to_markdown(html: &str) -> Page {
             converter.tree_to_markdown(&document)
         }
     };
-    Page { title, markdown: squeeze_blank_lines(&markdown) }
+    Page { title, markdown: squeeze_blank_lines(&markdown), cut }
 }
 
-/// Whether the tags of `html` nest deeper than `limit` (a scan of the tags, not a parse).
-fn nests_deeper_than(html: &str, limit: usize) -> bool {
+/// Why the tags of `html` are too much for the parser, if they are (a scan of the tags, not a parse): open
+/// elements nested past [`MAX_NESTING`], more than [`MAX_OPEN_FORMATTING`] formatting elements open at once, or
+/// more than [`MAX_TAGS`] tags. A `/>` closes nothing (HTML ignores it on all but void elements, which never
+/// nest); an end tag closes the innermost open element of its name, and one that matches none is ignored.
+fn too_complex(html: &str) -> Option<String> {
     let bytes = html.as_bytes();
-    let mut depth = 0usize;
+    let mut open: Vec<String> = Vec::new();
+    let mut formatting = 0usize;
+    let mut tags = 0usize;
     let mut at = 0;
     while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
         at += offset + 1;
-        let rest = &bytes[at..];
-        if rest.starts_with(b"!--") {
+        if bytes[at..].starts_with(b"!--") {
             match html[at..].find("-->") {
                 Some(end) => at += end + 3,
                 None => break,
             }
             continue;
         }
-        let closing = rest.first() == Some(&b'/');
-        let name_start = if closing { 1 } else { 0 };
-        let name: String = rest[name_start..]
+        let closing = bytes.get(at) == Some(&b'/');
+        let name_start = at + usize::from(closing);
+        let name: String = bytes[name_start..]
             .iter()
             .take_while(|b| b.is_ascii_alphanumeric() || **b == b'!' || **b == b'-')
             .map(|b| b.to_ascii_lowercase() as char)
             .collect();
-        if name.is_empty() || NOT_NESTING.contains(&name.as_str()) {
+        if name.is_empty() {
             continue;
         }
-        let end = rest.iter().position(|&b| b == b'>').unwrap_or(rest.len());
+        // The tag ends at its `>`; without one, nothing after it is a tag.
+        let Some(end) = bytes[name_start..].iter().position(|&b| b == b'>') else { break };
+        at = name_start + end + 1;
+        tags += 1;
+        if tags > MAX_TAGS {
+            return Some(format!("has more than {MAX_TAGS} tags"));
+        }
+        if NOT_NESTING.contains(&name.as_str()) {
+            continue;
+        }
         if closing {
-            depth = depth.saturating_sub(1);
-        } else if end == 0 || rest[end - 1] != b'/' {
-            depth += 1;
-            if depth > limit {
-                return true;
+            if let Some(position) = open.iter().rposition(|tag| *tag == name) {
+                formatting -= open[position..].iter().filter(|tag| FORMATTING.contains(&tag.as_str())).count();
+                open.truncate(position);
+            }
+            continue;
+        }
+        if FORMATTING.contains(&name.as_str()) {
+            formatting += 1;
+            if formatting > MAX_OPEN_FORMATTING {
+                return Some(format!("keeps more than {MAX_OPEN_FORMATTING} formatting elements open at once"));
             }
         }
+        open.push(name);
+        if open.len() > MAX_NESTING {
+            return Some(format!("nests its elements more than {MAX_NESTING} deep"));
+        }
     }
-    false
+    None
 }
 
 /// The text of `html` with every tag removed (entities left as written).
@@ -318,8 +363,26 @@ mod tests {
             .join()
             .unwrap();
         assert!(converted.starts_with("before") && converted.ends_with("deep text"), "{converted}");
-        assert!(!nests_deeper_than("<p>a<p>b<br><img src=x><li>c<div/><!-- <div> -->", 0));
-        assert!(nests_deeper_than("<div><span>", 1));
+        assert_eq!(too_complex("<p>a<p>b<br><img src=x><li>c<div></div><!-- <div> -->"), None);
+    }
+
+    #[test]
+    fn pages_that_would_make_the_parser_work_for_hours_are_plain_text() {
+        let ignored_slash = "<div/>".repeat(1_000);
+        assert!(too_complex(&ignored_slash).unwrap().contains("400 deep"), "HTML ignores /> on a div");
+        let formatting: String =
+            (0..20).map(|i| format!("<b id={i}>")).collect::<String>() + &"<div>x</div>".repeat(100);
+        assert!(too_complex(&formatting).unwrap().contains("formatting"));
+        let unmatched = format!("{}{}", "</span>".repeat(500), "<div>".repeat(401));
+        assert!(too_complex(&unmatched).is_some(), "end tags that match nothing close nothing");
+        // No `>` after a `<`: the scan stops instead of searching the rest again for every `<`.
+        let started = std::time::Instant::now();
+        assert_eq!(too_complex(&"</a".repeat(300_000)), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(to_markdown(&formatting).markdown.starts_with("[The page keeps more than 8 formatting"));
+        let big = format!("<p>{}</p>", "word ".repeat(300_000));
+        let page = to_markdown(&big);
+        assert!(page.cut && page.markdown.len() < MAX_PARSE_BYTES, "only the first megabyte is read");
     }
 
     #[test]

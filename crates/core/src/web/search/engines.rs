@@ -39,9 +39,11 @@ impl Engine {
     }
 
     pub async fn search(&self, request: &SearchRequest, cancel: &CancellationToken) -> Result<SearchResults, String> {
+        // No redirects: a key in a header would follow one to another host.
         let client = reqwest::Client::builder()
             .user_agent(USER_AGENT)
             .timeout(TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|err| format!("can't set up the HTTP client: {err}"))?;
         let query = engine_query(request);
@@ -63,7 +65,8 @@ impl Engine {
                 format!("{} at {} could not be reached: {}", self.name(), origin(&url), root_cause(&err))
             })?;
             let status = response.status();
-            let bytes = response.bytes().await.map_err(|err| format!("{}'s answer broke off: {err}", self.name()))?;
+            let bytes =
+                read_capped(response).await.map_err(|err| format!("{}'s answer broke off: {err}", self.name()))?;
             if !status.is_success() {
                 return Err(self.status_message(status.as_u16(), &bytes));
             }
@@ -187,6 +190,20 @@ fn plain(text: &str) -> String {
         .replace("&#39;", "'")
         .replace("&#x27;", "'");
     out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A search answer is a few kilobytes; more than [`MAX_ANSWER_BYTES`] is not read.
+const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
+async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|err| err.to_string())? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_ANSWER_BYTES {
+            return Err(format!("the answer is larger than {} MB", MAX_ANSWER_BYTES / (1024 * 1024)));
+        }
+    }
+    Ok(body)
 }
 
 fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
