@@ -3,12 +3,10 @@
 //! default) or as a `curl` command that sends the same request again (`--curl`, the key read from the
 //! environment at run time, never written out).
 
-use std::path::{Path, PathBuf};
-
 use clap::Parser;
 
 use tandem_core::config::Paths;
-use tandem_core::inspect::{self, Exchange, REQUESTS_FILE};
+use tandem_core::inspect::{self, Exchange};
 use tandem_core::session;
 
 /// `tandem inspect`: what a session sent to the model and what came back.
@@ -45,7 +43,7 @@ pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
             return 1;
         }
     };
-    let exchanges = read_all(&found.path.with_extension(""));
+    let exchanges = inspect::read_session(&found.path.with_extension(""));
     let Some(number) = cli.request else {
         print!("{}", list(&exchanges));
         return 0;
@@ -68,33 +66,8 @@ pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
     0
 }
 
-/// The session's exchanges, then each subagent's (labelled with the agent's file name).
-fn read_all(dir: &Path) -> Vec<(String, Exchange)> {
-    let mut all: Vec<(String, Exchange)> =
-        inspect::read(&dir.join(REQUESTS_FILE)).into_iter().map(|exchange| (String::new(), exchange)).collect();
-    let mut agents: Vec<PathBuf> = std::fs::read_dir(dir.join("subagents"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.join(REQUESTS_FILE).is_file())
-        .collect();
-    agents.sort();
-    let mut next = all.iter().map(|(_, exchange)| exchange.id).max().unwrap_or(0);
-    for agent in agents {
-        let name = agent.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        for mut exchange in inspect::read(&agent.join(REQUESTS_FILE)) {
-            // Numbered after the session's own, so every request has one number in the list.
-            next += 1;
-            exchange.id = next;
-            all.push((name.clone(), exchange));
-        }
-    }
-    all
-}
-
 /// One line a request: number, time, what for, model, attempt, status, latency, tokens, cost.
-fn list(exchanges: &[(String, Exchange)]) -> String {
+pub fn list(exchanges: &[(String, Exchange)]) -> String {
     if exchanges.is_empty() {
         return "No model requests were recorded for this session.\n".to_owned();
     }
@@ -154,7 +127,7 @@ fn clock(at_ms: u64) -> String {
 
 /// A curl command that sends the recorded request again: its URL, headers (the key from the environment
 /// variable the provider reads, never the key itself) and body.
-fn curl(exchange: &Exchange) -> Result<String, String> {
+pub fn curl(exchange: &Exchange) -> Result<String, String> {
     if exchange.url.is_empty() {
         return Err(format!("request {} has no recorded HTTP request (the demo model)", exchange.id));
     }

@@ -196,3 +196,28 @@ pub fn read(file: &Path) -> Vec<Exchange> {
     let Ok(text) = std::fs::read_to_string(file) else { return Vec::new() };
     text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
 }
+
+/// A session's exchanges (from its directory), then each subagent's, labelled with the subagent's name and
+/// numbered after the session's own so that every request has one number.
+pub fn read_session(dir: &Path) -> Vec<(String, Exchange)> {
+    let mut all: Vec<(String, Exchange)> =
+        read(&dir.join(REQUESTS_FILE)).into_iter().map(|exchange| (String::new(), exchange)).collect();
+    let mut agents: Vec<PathBuf> = std::fs::read_dir(dir.join("subagents"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join(REQUESTS_FILE).is_file())
+        .collect();
+    agents.sort();
+    let mut next = all.iter().map(|(_, exchange)| exchange.id).max().unwrap_or(0);
+    for agent in agents {
+        let name = agent.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        for mut exchange in read(&agent.join(REQUESTS_FILE)) {
+            next += 1;
+            exchange.id = next;
+            all.push((name.clone(), exchange));
+        }
+    }
+    all
+}

@@ -94,6 +94,9 @@ impl App {
         if self.mcp.view.is_some() {
             return self.on_mcp_view_key(key);
         }
+        if self.inspector.is_some() {
+            return self.on_inspector_key(key);
+        }
         if self.session_picker.is_some() {
             return self.on_picker_key(key);
         }

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod editor;
 pub mod events;
 pub mod history;
+pub mod inspector;
 pub mod keys;
 pub mod mcp_view;
 pub mod onboarding;
@@ -16,6 +17,8 @@ pub mod transcript;
 
 #[cfg(test)]
 mod dialog_tests;
+#[cfg(test)]
+mod inspector_tests;
 #[cfg(test)]
 mod key_tests;
 #[cfg(test)]
@@ -71,6 +74,8 @@ pub enum Effect {
     },
     /// Read the saved sessions (`/resume`) and hand them back with [`Input::Sessions`].
     ListSessions,
+    /// Read this session's recorded model requests (`/inspect`) and hand them back with [`Input::Requests`].
+    ListRequests,
     /// Read the saved memories (`/memory [N]`) and hand them back with [`Input::Memories`].
     ListMemories {
         open: Option<usize>,
@@ -96,6 +101,8 @@ pub enum Input {
     Probed(Vec<onboarding::LocalServer>),
     /// The saved sessions of this directory, newest first (after [`Effect::ListSessions`]).
     Sessions(Vec<tandem_core::session::SessionSummary>),
+    /// The session's recorded model requests (after [`Effect::ListRequests`]), labelled with their subagent.
+    Requests(Vec<(String, tandem_core::inspect::Exchange)>),
     /// The saved memories, and which one to open (after [`Effect::ListMemories`]).
     Memories {
         topics: Vec<tandem_core::memory::MemoryTopic>,
@@ -128,6 +135,8 @@ pub struct App {
     pub rules_view: Option<rules_view::RulesView>,
     /// The MCP servers (`/mcp`, the `.mcp.json` approval dialog).
     pub mcp: mcp_view::McpState,
+    /// `/inspect`, while open.
+    pub inspector: Option<inspector::Inspector>,
     /// `--resume` without an id, or `/resume`: the saved sessions to pick from.
     pub session_picker: Option<picker::SessionPicker>,
     /// `/model` without a name: the models to pick from.
@@ -185,6 +194,7 @@ impl App {
             help_scroll: 0,
             rules_view: None,
             mcp: mcp_view::McpState::default(),
+            inspector: None,
             session_picker: None,
             model_picker: None,
             cwd,
@@ -251,6 +261,10 @@ impl App {
             }
             Input::EditorResult(result) => self.on_editor_result(result),
             Input::Memories { topics, open } => self.show_memories(topics, open),
+            Input::Requests(requests) => {
+                self.show_requests(requests);
+                Vec::new()
+            }
             Input::Sessions(sessions) => {
                 self.open_session_picker(sessions);
                 Vec::new()

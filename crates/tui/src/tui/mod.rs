@@ -245,6 +245,12 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     let topics = tandem_core::memory::MemoryStore::new(&paths.config_dir, &root).topics();
                     effects.extend(app.update(Input::Memories { topics, open }, Instant::now()));
                 }
+                Effect::ListRequests => {
+                    let requests = tandem_core::session::find(&paths.data_dir, &app.session_id)
+                        .map(|session| tandem_core::inspect::read_session(&session.path.with_extension("")))
+                        .unwrap_or_default();
+                    effects.extend(app.update(Input::Requests(requests), Instant::now()));
+                }
                 Effect::ListSessions => {
                     let mut sessions = tandem_core::session::list(&paths.data_dir);
                     // This directory's sessions, except the one running (resuming it onto itself means nothing).

@@ -157,6 +157,8 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         super::rules::render_rules(view, area, buf, &app.theme);
     } else if let Some(view) = &app.mcp.view {
         super::mcp::render_mcp_view(&app.mcp.servers, view, area, buf, &app.theme);
+    } else if let Some(inspector) = &app.inspector {
+        super::inspector::render_inspector(inspector, area, buf, &app.theme);
     } else if app.show_help {
         render_help(app, area, buf);
     } else if app.focus == Focus::Input

@@ -5,6 +5,7 @@ pub mod diff;
 pub mod frame;
 pub mod highlight;
 pub mod input;
+pub mod inspector;
 pub mod list_modal;
 pub mod markdown;
 pub mod mcp;

@@ -35,6 +35,7 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
     SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
+    SlashCommand::builtin("/inspect", "Every model request and response of the session; curl export"),
     SlashCommand::builtin("/resume", "Resume a saved session of this directory"),
     SlashCommand::builtin("/quit", "Exit tandem"),
 ];

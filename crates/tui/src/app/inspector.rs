@@ -1,0 +1,284 @@
+//! `/inspect`: the API inspector in the app. A list of the session's model requests (and its subagents'), and
+//! for the selected one its request (URL, headers, body), its response (status, timings, usage, the text and
+//! tool calls it streamed, every event), or what changed since the previous request — the cached prefix staying
+//! put, what a compaction sent. `c` copies the request as a curl command.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use serde_json::Value;
+use tandem_core::inspect::Exchange;
+
+use super::{App, Effect};
+
+/// The open inspector.
+#[derive(Clone, Debug, Default)]
+pub struct Inspector {
+    /// The requests, labelled with the subagent that made them ("" for the session's own).
+    pub requests: Vec<(String, Exchange)>,
+    pub selected: usize,
+    /// The selected request's detail, while open.
+    pub detail: Option<Detail>,
+}
+
+/// The detail view of one request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Detail {
+    pub tab: Tab,
+    /// The first line shown.
+    pub scroll: usize,
+}
+
+/// What the detail view shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tab {
+    #[default]
+    Request,
+    Response,
+    Changes,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Request, Tab::Response, Tab::Changes];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Request => "request",
+            Tab::Response => "response",
+            Tab::Changes => "changes",
+        }
+    }
+}
+
+/// How a detail line is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineKind {
+    Heading,
+    Plain,
+    Added,
+    Removed,
+    Dim,
+}
+
+impl App {
+    /// `/inspect`: asks for the session's recorded requests.
+    pub(crate) fn open_inspector(&mut self) -> Vec<Effect> {
+        vec![Effect::ListRequests]
+    }
+
+    /// The recorded requests arrived: the list opens on the newest.
+    pub(crate) fn show_requests(&mut self, requests: Vec<(String, Exchange)>) {
+        if requests.is_empty() {
+            self.flash("no model requests recorded in this session yet");
+            return;
+        }
+        let selected = requests.len() - 1;
+        self.inspector = Some(Inspector { requests, selected, detail: None });
+    }
+
+    pub(crate) fn on_inspector_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let page = (self.size.1 as usize).saturating_sub(6).max(1);
+        let Some(inspector) = &mut self.inspector else { return Vec::new() };
+        let count = inspector.requests.len();
+        if let KeyCode::Char('c') = key.code {
+            let (_, exchange) = &inspector.requests[inspector.selected];
+            let (id, exported) = (exchange.id, crate::inspect_cli::curl(exchange));
+            return match exported {
+                Ok(command) => {
+                    self.flash(format!("request {id} copied as a curl command"));
+                    vec![Effect::Copy(command)]
+                }
+                Err(why) => {
+                    self.flash(why);
+                    Vec::new()
+                }
+            };
+        }
+        match &mut inspector.detail {
+            None => match key.code {
+                KeyCode::Esc | KeyCode::Char('q') => self.inspector = None,
+                KeyCode::Up | KeyCode::Char('k') => inspector.selected = inspector.selected.saturating_sub(1),
+                KeyCode::Down | KeyCode::Char('j') => inspector.selected = (inspector.selected + 1).min(count - 1),
+                KeyCode::Home => inspector.selected = 0,
+                KeyCode::End => inspector.selected = count - 1,
+                KeyCode::Enter => inspector.detail = Some(Detail::default()),
+                _ => {}
+            },
+            Some(detail) => match key.code {
+                KeyCode::Esc | KeyCode::Char('q') => inspector.detail = None,
+                KeyCode::Tab | KeyCode::Right => {
+                    let next = Tab::ALL.iter().position(|tab| *tab == detail.tab).map_or(0, |at| (at + 1) % 3);
+                    *detail = Detail { tab: Tab::ALL[next], scroll: 0 };
+                }
+                KeyCode::BackTab | KeyCode::Left => {
+                    let next = Tab::ALL.iter().position(|tab| *tab == detail.tab).map_or(0, |at| (at + 2) % 3);
+                    *detail = Detail { tab: Tab::ALL[next], scroll: 0 };
+                }
+                KeyCode::Up | KeyCode::Char('k') => detail.scroll = detail.scroll.saturating_sub(1),
+                KeyCode::Down | KeyCode::Char('j') => detail.scroll += 1,
+                KeyCode::PageUp => detail.scroll = detail.scroll.saturating_sub(page),
+                KeyCode::PageDown | KeyCode::Char(' ') => detail.scroll += page,
+                KeyCode::Home => detail.scroll = 0,
+                // Past the end is clamped when drawn.
+                KeyCode::End => detail.scroll = usize::MAX / 2,
+                KeyCode::Char('n') if inspector.selected + 1 < count => {
+                    inspector.selected += 1;
+                    detail.scroll = 0;
+                }
+                KeyCode::Char('p') if inspector.selected > 0 => {
+                    inspector.selected -= 1;
+                    detail.scroll = 0;
+                }
+                _ => {}
+            },
+        }
+        Vec::new()
+    }
+}
+
+impl Inspector {
+    /// The lines of the selected request's detail in `tab`.
+    pub fn detail_lines(&self, tab: Tab) -> Vec<(LineKind, String)> {
+        let (agent, exchange) = &self.requests[self.selected];
+        match tab {
+            Tab::Request => request_lines(exchange),
+            Tab::Response => response_lines(exchange),
+            Tab::Changes => {
+                let previous = self.requests[..self.selected].iter().rev().find(|(other, _)| other == agent);
+                match previous {
+                    Some((_, before)) => change_lines(before, exchange),
+                    None => vec![(LineKind::Dim, "The first request here: nothing to compare it with.".to_owned())],
+                }
+            }
+        }
+    }
+}
+
+fn pretty_body(exchange: &Exchange) -> String {
+    match (&exchange.request_body, &exchange.request_body_start) {
+        (Some(body), _) => serde_json::to_string_pretty(body).unwrap_or_default(),
+        (None, Some(start)) => {
+            format!("{start}\n… (the body was {} bytes; only its start is kept)", exchange.request_bytes)
+        }
+        (None, None) => String::new(),
+    }
+}
+
+fn request_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
+    let mut lines = vec![(LineKind::Heading, format!("{} {}", exchange.method, exchange.url))];
+    lines.extend(exchange.request_headers.iter().map(|(name, value)| (LineKind::Dim, format!("{name}: {value}"))));
+    lines.push((LineKind::Dim, format!("({} bytes)", exchange.request_bytes)));
+    lines.push((LineKind::Plain, String::new()));
+    lines.extend(pretty_body(exchange).lines().map(|line| (LineKind::Plain, line.to_owned())));
+    lines
+}
+
+fn response_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
+    let ms = |value: Option<u64>| value.map_or("-".to_owned(), |ms| format!("{ms} ms"));
+    let status = exchange.status.map_or("no response".to_owned(), |status| format!("HTTP {status}"));
+    let mut lines = vec![(
+        LineKind::Heading,
+        format!(
+            "{status} · first event {} · first token {} · total {} ms · attempt {}",
+            ms(exchange.first_event_ms),
+            ms(exchange.first_token_ms),
+            exchange.total_ms,
+            exchange.attempt
+        ),
+    )];
+    if let Some(error) = &exchange.error {
+        lines.push((LineKind::Removed, format!("error: {error}")));
+    }
+    if let Some(usage) = &exchange.usage {
+        let cost = exchange.cost_usd().map_or("cost unknown".to_owned(), |cost| format!("${cost:.4}"));
+        lines.push((
+            LineKind::Dim,
+            format!(
+                "input {} · cache read {} · cache write {} · output {} · {cost}",
+                usage.input_tokens,
+                usage.cache_read_input_tokens,
+                usage.cache_creation_input_tokens,
+                usage.output_tokens
+            ),
+        ));
+    }
+    let (text, tools) = streamed(&exchange.events);
+    if !text.is_empty() {
+        lines.push((LineKind::Plain, String::new()));
+        lines.push((LineKind::Heading, "text".to_owned()));
+        lines.extend(text.lines().map(|line| (LineKind::Plain, line.to_owned())));
+    }
+    for (name, input) in tools {
+        lines.push((LineKind::Plain, String::new()));
+        lines.push((LineKind::Heading, format!("tool call: {name}")));
+        lines.extend(input.lines().map(|line| (LineKind::Plain, line.to_owned())));
+    }
+    lines.push((LineKind::Plain, String::new()));
+    let omitted =
+        if exchange.events_omitted > 0 { format!(", {} left out", exchange.events_omitted) } else { String::new() };
+    lines.push((LineKind::Heading, format!("events ({}{omitted})", exchange.events.len())));
+    lines.extend(exchange.events.iter().map(|event| (LineKind::Dim, event.to_string())));
+    lines
+}
+
+/// The text a response streamed, and its tool calls with their inputs (pretty when they parse).
+fn streamed(events: &[Value]) -> (String, Vec<(String, String)>) {
+    let mut text = String::new();
+    let mut tools: Vec<(u64, String, String)> = Vec::new();
+    for event in events {
+        match event["type"].as_str() {
+            Some("content_block_start") if event["content_block"]["type"] == "tool_use" => {
+                let name = event["content_block"]["name"].as_str().unwrap_or_default().to_owned();
+                tools.push((event["index"].as_u64().unwrap_or_default(), name, String::new()));
+            }
+            Some("content_block_delta") => {
+                let delta = &event["delta"];
+                if let Some(piece) = delta["text"].as_str() {
+                    text.push_str(piece);
+                } else if let Some(piece) = delta["partial_json"].as_str() {
+                    let index = event["index"].as_u64().unwrap_or_default();
+                    if let Some(tool) = tools.iter_mut().find(|(at, ..)| *at == index) {
+                        tool.2.push_str(piece);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let tools = tools
+        .into_iter()
+        .map(|(_, name, input)| {
+            let pretty = serde_json::from_str::<Value>(&input)
+                .ok()
+                .and_then(|value| serde_json::to_string_pretty(&value).ok())
+                .unwrap_or(input);
+            (name, pretty)
+        })
+        .collect();
+    (text, tools)
+}
+
+/// The request's body against the previous one's, as changed lines with two lines of context around each.
+fn change_lines(before: &Exchange, after: &Exchange) -> Vec<(LineKind, String)> {
+    let (old, new) = (pretty_body(before), pretty_body(after));
+    let diff = similar::TextDiff::from_lines(&old, &new);
+    let mut lines = vec![(LineKind::Heading, format!("compared with request {}", before.id))];
+    let mut changed = false;
+    for group in diff.grouped_ops(2) {
+        changed = true;
+        lines.push((LineKind::Dim, "…".to_owned()));
+        for op in group {
+            for change in diff.iter_changes(&op) {
+                let text = change.value().trim_end_matches('\n');
+                let line = match change.tag() {
+                    similar::ChangeTag::Insert => (LineKind::Added, format!("+ {text}")),
+                    similar::ChangeTag::Delete => (LineKind::Removed, format!("- {text}")),
+                    similar::ChangeTag::Equal => (LineKind::Dim, format!("  {text}")),
+                };
+                lines.push(line);
+            }
+        }
+    }
+    if !changed {
+        lines.push((LineKind::Dim, "The body is the same as the previous request's.".to_owned()));
+    }
+    lines
+}

@@ -1,0 +1,131 @@
+//! `/inspect` in the app: the list of requests and each one's request, response and changes, at 80×24 and
+//! 120×40, then the keys back to the prompt.
+
+use std::time::Instant;
+
+use ratatui::crossterm::event::KeyCode;
+use serde_json::json;
+use tandem_core::conversation::Usage;
+use tandem_core::inspect::Exchange;
+
+use super::tests::{app, key, screen, type_text};
+use super::{App, Effect, Input};
+
+fn exchange(id: u64, messages: serde_json::Value, answer: &str) -> Exchange {
+    Exchange {
+        id,
+        at_ms: 1_796_340_000_000,
+        purpose: "turn".into(),
+        model: "claude-sonnet-4-5".into(),
+        attempt: 1,
+        method: "POST".into(),
+        url: "https://api.anthropic.com/v1/messages".into(),
+        request_headers: vec![
+            ("anthropic-version".into(), "2023-06-01".into()),
+            ("x-api-key".into(), "[redacted]".into()),
+        ],
+        request_body: Some(
+            json!({"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are tandem"}], "messages": messages}),
+        ),
+        request_bytes: 300,
+        status: Some(200),
+        events: vec![
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": answer}}),
+        ],
+        first_event_ms: Some(40),
+        first_token_ms: Some(120),
+        total_ms: 900,
+        usage: Some(Usage { input_tokens: 1200, output_tokens: 30, cache_read_input_tokens: 5000, ..Usage::default() }),
+        ..Exchange::default()
+    }
+}
+
+fn opened(width: u16, height: u16) -> App {
+    let mut app = app(width, height);
+    let effects = app.submit("/inspect".into(), Instant::now());
+    assert!(effects.iter().any(|effect| matches!(effect, Effect::ListRequests)), "{effects:?}");
+    let first = exchange(1, json!([{"role": "user", "content": "hi"}]), "Hello!");
+    let mut failed = exchange(2, json!([{"role": "user", "content": "hi"}, {"role": "user", "content": "more"}]), "");
+    failed.status = Some(529);
+    failed.error = Some("API error 529 (overloaded_error): Overloaded".into());
+    failed.usage = None;
+    failed.events.clear();
+    let second = exchange(3, json!([{"role": "user", "content": "hi"}, {"role": "user", "content": "more"}]), "More.");
+    app.update(
+        Input::Requests(vec![(String::new(), first), (String::new(), failed), (String::new(), second)]),
+        Instant::now(),
+    );
+    app
+}
+
+#[test]
+fn the_list_shows_every_request_with_status_latency_and_tokens() {
+    for (width, height) in [(120, 40), (80, 24)] {
+        let app = opened(width, height);
+        let text = screen(&app);
+        assert!(text.contains("API inspector · 3 requests"), "{text}");
+        assert!(text.contains("529!"), "the failed attempt: {text}");
+        assert!(text.contains("120ms") && text.contains("1200") && text.contains("5000"), "{text}");
+        if width >= 100 {
+            assert!(text.contains("$0.00"), "cost at {width}: {text}");
+        }
+    }
+}
+
+#[test]
+fn a_request_opens_on_its_body_then_its_response_and_what_changed() {
+    for (width, height) in [(120, 40), (80, 24)] {
+        let mut app = opened(width, height);
+        app.update(key(KeyCode::Enter), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("POST https://api.anthropic.com/v1/messages"), "{text}");
+        assert!(text.contains("x-api-key: [redacted]"), "{text}");
+        assert!(text.contains("\"model\": \"claude-sonnet-4-5\""), "{text}");
+        app.update(key(KeyCode::Tab), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("HTTP 200") && text.contains("first token 120 ms"), "{text}");
+        assert!(text.contains("More."), "the streamed text: {text}");
+        app.update(key(KeyCode::Tab), Instant::now());
+        let text = screen(&app);
+        // Request 3 is compared with request 2 (the attempt that failed): the same body.
+        assert!(text.contains("compared with request 2"), "{text}");
+        assert!(text.contains("same as the previous request"), "{text}");
+        // p steps to the failed attempt, and again to the first: one message was added since.
+        app.update(key(KeyCode::Char('p')), Instant::now());
+        app.update(key(KeyCode::Char('p')), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("first request here"), "{text}");
+        app.update(key(KeyCode::Char('n')), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("compared with request 1") && text.contains("+ ") && text.contains("\"more\""), "{text}");
+    }
+}
+
+#[test]
+fn c_copies_the_request_as_curl_and_esc_gives_the_prompt_back() {
+    let mut app = opened(100, 30);
+    let effects = app.update(key(KeyCode::Char('c')), Instant::now());
+    let copied = effects.iter().find_map(|effect| match effect {
+        Effect::Copy(text) => Some(text.clone()),
+        _ => None,
+    });
+    let copied = copied.expect("a curl command on the clipboard");
+    assert!(copied.starts_with("curl -sS -N -X POST 'https://api.anthropic.com/v1/messages'"), "{copied}");
+    assert!(copied.contains("x-api-key: $ANTHROPIC_API_KEY") && !copied.contains("[redacted]"), "{copied}");
+    app.update(key(KeyCode::Enter), Instant::now());
+    app.update(key(KeyCode::Esc), Instant::now());
+    assert!(app.inspector.as_ref().is_some_and(|inspector| inspector.detail.is_none()), "Esc goes back to the list");
+    app.update(key(KeyCode::Esc), Instant::now());
+    assert!(app.inspector.is_none());
+    type_text(&mut app, "next");
+    assert_eq!(app.editor.text(), "next");
+}
+
+#[test]
+fn a_session_without_requests_says_so() {
+    let mut app = app(80, 24);
+    app.update(Input::Requests(Vec::new()), Instant::now());
+    assert!(app.inspector.is_none());
+    assert!(screen(&app).contains("no model requests recorded"));
+}

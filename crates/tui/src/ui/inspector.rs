@@ -1,0 +1,161 @@
+//! The API inspector over the whole screen: the list of requests, or one request's detail in tabs.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+
+use super::theme::Theme;
+use crate::app::inspector::{Inspector, LineKind, Tab};
+
+pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    Clear.render(area, buf);
+    let title = match inspector.detail {
+        None => format!(" API inspector · {} requests ", inspector.requests.len()),
+        Some(_) => format!(" API inspector · request {} ", inspector.requests[inspector.selected].1.id),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(title, theme.dialog_title));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height < 3 || inner.width < 10 {
+        return;
+    }
+    let body = Rect { height: inner.height - 1, ..inner };
+    let hints_row = Rect { y: inner.y + inner.height - 1, height: 1, ..inner };
+    let hints: &[(&str, &str)] = match inspector.detail {
+        None => &[("↑↓", "select"), ("enter", "open"), ("c", "copy curl"), ("esc", "close")],
+        Some(_) => &[
+            ("tab", "request/response/changes"),
+            ("↑↓ pgup pgdn", "scroll"),
+            ("n p", "next/prev"),
+            ("c", "curl"),
+            ("esc", "back"),
+        ],
+    };
+    let mut spans = Vec::new();
+    for (index, (key, what)) in hints.iter().enumerate() {
+        if index > 0 {
+            spans.push(Span::raw("  "));
+        }
+        spans.push(Span::styled((*key).to_owned(), theme.key_hint));
+        spans.push(Span::raw(format!(" {what}")));
+    }
+    Paragraph::new(Line::from(spans)).render(hints_row, buf);
+    match inspector.detail {
+        None => render_list(inspector, body, buf, theme),
+        Some(detail) => {
+            let mut tabs = Vec::new();
+            for tab in Tab::ALL {
+                let style = if tab == detail.tab { theme.selection } else { theme.dim };
+                tabs.push(Span::styled(format!(" {} ", tab.label()), style));
+                tabs.push(Span::raw(" "));
+            }
+            Paragraph::new(Line::from(tabs)).render(Rect { height: 1, ..body }, buf);
+            let text_area = Rect { y: body.y + 1, height: body.height.saturating_sub(1), ..body };
+            let lines = inspector.detail_lines(detail.tab);
+            let width = text_area.width as usize;
+            let visible = text_area.height as usize;
+            // Long lines (a JSON string holding a whole file) are cut to the width; ←→ is for tabs.
+            let wrapped: Vec<(LineKind, String)> =
+                lines.into_iter().map(|(kind, line)| (kind, cut(&line, width))).collect();
+            let start = detail.scroll.min(wrapped.len().saturating_sub(visible));
+            let shown: Vec<Line> = wrapped
+                .iter()
+                .skip(start)
+                .take(visible)
+                .map(|(kind, line)| Line::from(Span::styled(line.clone(), style_of(*kind, theme))))
+                .collect();
+            Paragraph::new(shown).render(text_area, buf);
+        }
+    }
+}
+
+fn style_of(kind: LineKind, theme: &Theme) -> Style {
+    match kind {
+        LineKind::Heading => theme.bold,
+        LineKind::Plain => theme.text,
+        LineKind::Added => theme.diff_add,
+        LineKind::Removed => theme.diff_del,
+        LineKind::Dim => theme.dim,
+    }
+}
+
+fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let wide = area.width >= 100;
+    let header = if wide {
+        format!(
+            "{:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
+            "#", "for", "model", "try", "status", "latency", "input", "cached", "output", "cost"
+        )
+    } else {
+        format!(
+            "{:>3} {:<10} {:<14} {:>5} {:>7} {:>6} {:>6} {:>5}",
+            "#", "for", "model", "stat", "latency", "in", "cached", "out"
+        )
+    };
+    let mut lines = vec![Line::from(Span::styled(cut(&header, area.width as usize), theme.bold))];
+    let visible = (area.height as usize).saturating_sub(1);
+    let start = inspector.selected.saturating_sub(visible.saturating_sub(1));
+    for (index, (agent, exchange)) in inspector.requests.iter().enumerate().skip(start).take(visible) {
+        let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
+        let usage = exchange.usage.unwrap_or_default();
+        let status = match (exchange.status, &exchange.error) {
+            (Some(status), None) => status.to_string(),
+            (Some(status), Some(_)) => format!("{status}!"),
+            (None, Some(_)) => "error".to_owned(),
+            (None, None) => "-".to_owned(),
+        };
+        let latency = format!("{}ms", exchange.first_token_ms.or(exchange.first_event_ms).unwrap_or(exchange.total_ms));
+        let text = if wide {
+            let cost = exchange.cost_usd().map_or("?".to_owned(), |cost| format!("${cost:.4}"));
+            format!(
+                "{:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
+                exchange.id,
+                cut(&purpose, 14),
+                cut(&exchange.model, 24),
+                exchange.attempt,
+                status,
+                latency,
+                usage.input_tokens,
+                usage.cache_read_input_tokens,
+                usage.output_tokens,
+                cost
+            )
+        } else {
+            format!(
+                "{:>3} {:<10} {:<14} {:>5} {:>7} {:>6} {:>6} {:>5}",
+                exchange.id,
+                cut(&purpose, 10),
+                cut(&exchange.model, 14),
+                status,
+                latency,
+                usage.input_tokens,
+                usage.cache_read_input_tokens,
+                usage.output_tokens
+            )
+        };
+        let style = if index == inspector.selected {
+            theme.selection
+        } else if exchange.error.is_some() {
+            theme.error
+        } else {
+            theme.text
+        };
+        lines.push(Line::from(Span::styled(cut(&text, area.width as usize), style)));
+    }
+    Paragraph::new(lines).render(area, buf);
+}
+
+/// `text` in at most `width` characters (a `…` marks a cut).
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
