@@ -64,8 +64,26 @@ pub enum Op {
     /// Act on the session's MCP servers (`/mcp`, the `.mcp.json` approval dialog); every change of theirs comes
     /// as an [`Event::McpServers`].
     Mcp(McpRequest),
+    /// Sends a recorded request (`request`, its number in the inspector) again, `body` as recorded or as the
+    /// user edited it; its answer comes as [`Event::Replayed`]. Nothing enters the conversation, no tool runs.
+    Replay {
+        request: u64,
+        body: Value,
+        headers: Vec<(String, String)>,
+    },
     /// Ends the agent task.
     Shutdown,
+}
+
+/// What a replayed request got back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayAnswer {
+    pub request: u64,
+    pub text: String,
+    /// The tool calls it asked for (`name input`), not run.
+    pub tool_calls: Vec<String>,
+    pub usage: Option<crate::conversation::Usage>,
+    pub error: Option<String>,
 }
 
 /// What a front end asks of the MCP servers.
@@ -435,6 +453,8 @@ pub enum Event {
     /// The MCP servers, sent when the session starts and whenever one changes (status, tools, prompts), or an
     /// [`Op::Mcp`] asked.
     McpServers(Vec<McpServerView>),
+    /// The answer to an [`Op::Replay`].
+    Replayed(ReplayAnswer),
     /// The conversation was compacted: earlier messages were replaced by a summary.
     CompactBoundary {
         trigger: crate::session::CompactTrigger,

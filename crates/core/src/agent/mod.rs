@@ -148,6 +148,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let router_shared = shared.clone();
     let router_mcp = config.mcp.clone();
     let router_events = event_tx.clone();
+    let replay_provider = config.provider.clone();
+    let replay_dir = config.session_log.as_ref().map(|log| log.path().with_extension(""));
     tokio::spawn(async move {
         while let Some(op) = op_rx.recv().await {
             match op {
@@ -215,6 +217,22 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
                 Op::Mcp(request) => mcp_ops::handle(router_mcp.clone(), request, router_events.clone()),
+                Op::Replay { request, body, headers } => {
+                    // Beside the session, not in its turn queue: a replay is only read.
+                    let (provider, events) = (replay_provider.clone(), router_events.clone());
+                    let recorder = replay_dir.as_deref().map(crate::inspect::Recorder::new);
+                    tokio::spawn(async move {
+                        crate::inspect::replay::replay(
+                            provider.as_ref(),
+                            recorder.as_ref(),
+                            request,
+                            body,
+                            headers,
+                            &events,
+                        )
+                        .await;
+                    });
+                }
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
                     break;

@@ -5,6 +5,7 @@
 //! omitted amount stated.
 
 mod events;
+pub mod replay;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -49,6 +49,19 @@ impl AnthropicProvider {
         &self.url
     }
 
+    /// The common headers and the recorded request's betas.
+    fn replay_headers(&self, recorded: &[(String, String)]) -> Result<HeaderMap, ProviderError> {
+        let mut headers = request_headers(&self.endpoint, &self.url)?;
+        for (name, value) in recorded.iter().filter(|(name, _)| super::REPLAYED_HEADERS.contains(&name.as_str())) {
+            if let (Ok(name), Ok(value)) =
+                (reqwest::header::HeaderName::try_from(name.as_str()), HeaderValue::from_str(value))
+            {
+                headers.insert(name, value);
+            }
+        }
+        Ok(headers)
+    }
+
     /// Everything a request carries: the common headers and the betas it needs.
     fn full_headers(&self, request: &ModelRequest) -> Result<HeaderMap, ProviderError> {
         let mut headers = request_headers(&self.endpoint, &self.url)?;
@@ -87,6 +100,27 @@ impl Provider for AnthropicProvider {
     fn wire(&self, request: &ModelRequest) -> Option<super::WireRequest> {
         let body = request_body(request).ok()?;
         let headers = self.full_headers(request).ok()?;
+        Some(super::WireRequest {
+            method: "POST",
+            url: self.url.clone(),
+            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
+            body,
+        })
+    }
+
+    fn replay<'a>(
+        &'a self,
+        body: Vec<u8>,
+        recorded_headers: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
+        Box::pin(async move {
+            let headers = self.replay_headers(recorded_headers)?;
+            sse::open(&self.client, &self.endpoint, &self.url, headers, body, AnthropicDecoder::new()).await
+        })
+    }
+
+    fn wire_for_replay(&self, body: Vec<u8>, recorded_headers: &[(String, String)]) -> Option<super::WireRequest> {
+        let headers = self.replay_headers(recorded_headers).ok()?;
         Some(super::WireRequest {
             method: "POST",
             url: self.url.clone(),

@@ -169,7 +169,29 @@ pub trait Provider: Send + Sync {
         let _ = request;
         None
     }
+
+    /// Sends a recorded request's `body` again to this provider's endpoint, with its key and the recorded
+    /// request's other headers that say what the body needs (`anthropic-beta`); never to a URL from the record.
+    fn replay<'a>(
+        &'a self,
+        body: Vec<u8>,
+        recorded_headers: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
+        let _ = (body, recorded_headers);
+        Box::pin(async {
+            Err(ProviderError::Connect { url: String::new(), message: "this provider can't replay requests".into() })
+        })
+    }
+
+    /// What [`Provider::replay`] sends, as the record shows it.
+    fn wire_for_replay(&self, body: Vec<u8>, recorded_headers: &[(String, String)]) -> Option<WireRequest> {
+        let _ = (body, recorded_headers);
+        None
+    }
 }
+
+/// Headers of a recorded request that a replay sends again: those that say how to read the body.
+pub(crate) const REPLAYED_HEADERS: &[&str] = &["anthropic-beta"];
 
 /// A model request as it goes over the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -82,6 +82,27 @@ impl Provider for OpenAiProvider {
         })
     }
 
+    fn replay<'a>(
+        &'a self,
+        body: Vec<u8>,
+        _recorded_headers: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
+        Box::pin(async move {
+            let headers = self.headers()?;
+            sse::open(&self.client, &self.endpoint, &self.url, headers, body, OpenAiDecoder::new()).await
+        })
+    }
+
+    fn wire_for_replay(&self, body: Vec<u8>, _recorded_headers: &[(String, String)]) -> Option<super::WireRequest> {
+        let headers = self.headers().ok()?;
+        Some(super::WireRequest {
+            method: "POST",
+            url: self.url.clone(),
+            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
+            body,
+        })
+    }
+
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
         Box::pin(async move {
             let body = request_body(request, uses_max_completion_tokens(&self.endpoint.base_url))?;

@@ -36,6 +36,7 @@ impl App {
     pub(crate) fn on_core_event(&mut self, event: Event, now: Instant) {
         match event {
             Event::McpServers(servers) => self.on_mcp_servers(servers),
+            Event::Replayed(answer) => self.on_replayed(answer),
             Event::SessionConfigured { session_id, provider, model, permission_mode, cwd, .. } => {
                 let first = self.session_id.is_empty();
                 if first && self.transcript.is_empty() {

@@ -6,6 +6,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 use tandem_core::inspect::Exchange;
+use tandem_core::protocol::{Op, ReplayAnswer};
 
 use super::{App, Effect};
 
@@ -17,6 +18,12 @@ pub struct Inspector {
     pub selected: usize,
     /// The selected request's detail, while open.
     pub detail: Option<Detail>,
+    /// Answers to replays of requests (by number), newest last; shown in the request's response tab.
+    pub replays: Vec<ReplayAnswer>,
+    /// Replays sent and not answered yet.
+    pub waiting: Vec<u64>,
+    /// The request whose body is open in `$EDITOR`, to replay as edited.
+    pub editing: Option<u64>,
 }
 
 /// The detail view of one request.
@@ -71,13 +78,75 @@ impl App {
             return;
         }
         let selected = requests.len() - 1;
-        self.inspector = Some(Inspector { requests, selected, detail: None });
+        // Reopening keeps the replays' answers of this session.
+        let (replays, waiting) = self.inspector.take().map(|old| (old.replays, old.waiting)).unwrap_or_default();
+        self.inspector = Some(Inspector { requests, selected, detail: None, replays, waiting, editing: None });
+    }
+
+    /// A replay's answer: kept for the response tab of its request.
+    pub(crate) fn on_replayed(&mut self, answer: ReplayAnswer) {
+        let request = answer.request;
+        let Some(inspector) = &mut self.inspector else { return };
+        inspector.waiting.retain(|waiting| *waiting != request);
+        inspector.replays.push(answer);
+        self.flash(format!("request {request} replayed: its answer is in the response tab"));
+    }
+
+    /// `r`: the selected request again, as recorded; `e`: as edited in `$EDITOR` first.
+    fn replay_selected(&mut self, edit: bool) -> Vec<Effect> {
+        let Some(inspector) = &mut self.inspector else { return Vec::new() };
+        let (_, exchange) = &inspector.requests[inspector.selected];
+        let id = exchange.id;
+        let Some(body) = exchange.request_body.clone() else {
+            self.flash(format!("request {id}'s body is not kept whole: it can't be sent again"));
+            return Vec::new();
+        };
+        if edit {
+            inspector.editing = Some(id);
+            let path = std::env::temp_dir().join(format!("tandem-request-{id}-{}.json", std::process::id()));
+            return vec![Effect::OpenEditor { path, content: serde_json::to_string_pretty(&body).unwrap_or_default() }];
+        }
+        self.send_replay(id, body)
+    }
+
+    fn send_replay(&mut self, id: u64, body: Value) -> Vec<Effect> {
+        let Some(inspector) = &mut self.inspector else { return Vec::new() };
+        let Some((_, exchange)) = inspector.requests.iter().find(|(_, exchange)| exchange.id == id) else {
+            return Vec::new();
+        };
+        let headers = exchange.request_headers.clone();
+        inspector.waiting.push(id);
+        if let Some(detail) = &mut inspector.detail {
+            *detail = Detail { tab: Tab::Response, scroll: 0 };
+        }
+        self.flash(format!("replaying request {id}: no tool runs, nothing enters the conversation"));
+        vec![Effect::Op(Op::Replay { request: id, body, headers })]
+    }
+
+    /// The edited body came back from `$EDITOR` (for a replay), when the inspector asked for it.
+    pub(crate) fn on_replay_edited(&mut self, result: Result<String, String>) -> Option<Vec<Effect>> {
+        let id = self.inspector.as_mut()?.editing.take()?;
+        Some(
+            match result.map_err(|why| format!("the editor failed: {why}")).and_then(|text| {
+                serde_json::from_str::<Value>(&text)
+                    .map_err(|err| format!("the edited request is not JSON ({err}); nothing was sent"))
+            }) {
+                Ok(body) => self.send_replay(id, body),
+                Err(why) => {
+                    self.flash(why);
+                    Vec::new()
+                }
+            },
+        )
     }
 
     pub(crate) fn on_inspector_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let page = (self.size.1 as usize).saturating_sub(6).max(1);
         let Some(inspector) = &mut self.inspector else { return Vec::new() };
         let count = inspector.requests.len();
+        if let KeyCode::Char(letter @ ('r' | 'e')) = key.code {
+            return self.replay_selected(letter == 'e');
+        }
         if let KeyCode::Char('c') = key.code {
             let (_, exchange) = &inspector.requests[inspector.selected];
             let (id, exported) = (exchange.id, crate::inspect_cli::curl(exchange));
@@ -140,7 +209,18 @@ impl Inspector {
         let (agent, exchange) = &self.requests[self.selected];
         match tab {
             Tab::Request => request_lines(exchange),
-            Tab::Response => response_lines(exchange),
+            Tab::Response => {
+                let mut lines = response_lines(exchange);
+                if self.waiting.contains(&exchange.id) {
+                    lines.insert(0, (LineKind::Dim, "Replaying… (the answer appears here)".to_owned()));
+                }
+                for answer in self.replays.iter().rev().filter(|answer| answer.request == exchange.id) {
+                    let mut replayed = replay_lines(answer);
+                    replayed.push((LineKind::Plain, String::new()));
+                    lines.splice(0..0, replayed);
+                }
+                lines
+            }
             Tab::Changes => {
                 let previous = self.requests[..self.selected].iter().rev().find(|(other, _)| other == agent);
                 match previous {
@@ -168,6 +248,27 @@ fn request_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
     lines.push((LineKind::Dim, format!("({} bytes)", exchange.request_bytes)));
     lines.push((LineKind::Plain, String::new()));
     lines.extend(pretty_body(exchange).lines().map(|line| (LineKind::Plain, line.to_owned())));
+    lines
+}
+
+/// A replay's answer, above the recorded one.
+fn replay_lines(answer: &ReplayAnswer) -> Vec<(LineKind, String)> {
+    let mut lines = vec![(LineKind::Heading, "replayed now (tools not run):".to_owned())];
+    if let Some(error) = &answer.error {
+        lines.push((LineKind::Removed, format!("error: {error}")));
+    }
+    if let Some(usage) = &answer.usage {
+        lines.push((
+            LineKind::Dim,
+            format!(
+                "input {} · cache read {} · output {}",
+                usage.input_tokens, usage.cache_read_input_tokens, usage.output_tokens
+            ),
+        ));
+    }
+    lines.extend(answer.text.lines().map(|line| (LineKind::Added, line.to_owned())));
+    lines.extend(answer.tool_calls.iter().map(|call| (LineKind::Added, format!("tool call (not run): {call}"))));
+    lines.push((LineKind::Heading, "recorded:".to_owned()));
     lines
 }
 

@@ -129,3 +129,58 @@ fn a_session_without_requests_says_so() {
     assert!(app.inspector.is_none());
     assert!(screen(&app).contains("no model requests recorded"));
 }
+
+#[test]
+fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
+    use tandem_core::protocol::{Event, Op, ReplayAnswer};
+    let mut app = opened(100, 30);
+    app.update(key(KeyCode::Enter), Instant::now());
+    let effects = app.update(key(KeyCode::Char('r')), Instant::now());
+    let sent = effects.iter().find_map(|effect| match effect {
+        Effect::Op(Op::Replay { request, body, headers }) => Some((*request, body.clone(), headers.clone())),
+        _ => None,
+    });
+    let (request, body, headers) = sent.expect("a replay op");
+    assert_eq!(request, 3);
+    assert_eq!(body, app.inspector.as_ref().unwrap().requests[2].1.request_body.clone().unwrap());
+    assert!(headers.iter().any(|(name, _)| name == "anthropic-version"));
+    assert!(screen(&app).contains("Replaying…"), "{}", screen(&app));
+    let answer = ReplayAnswer {
+        request: 3,
+        text: "A different answer.".into(),
+        tool_calls: vec!["Write {\"file_path\":\"x\"}".into()],
+        usage: Some(Usage { input_tokens: 7, ..Usage::default() }),
+        error: None,
+    };
+    super::tests::core(&mut app, Event::Replayed(answer));
+    let text = screen(&app);
+    assert!(text.contains("replayed now (tools not run):") && text.contains("A different answer."), "{text}");
+    assert!(text.contains("tool call (not run): Write"), "{text}");
+    assert!(text.contains("recorded:") && text.contains("More."), "the old answer below it: {text}");
+    assert!(!text.contains("Replaying…"), "{text}");
+}
+
+#[test]
+fn e_replays_the_request_as_edited_in_the_editor() {
+    use tandem_core::protocol::Op;
+    let mut app = opened(100, 30);
+    let effects = app.update(key(KeyCode::Char('e')), Instant::now());
+    let content = effects.iter().find_map(|effect| match effect {
+        Effect::OpenEditor { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    let content = content.expect("the body in $EDITOR");
+    assert!(content.contains("\"messages\""), "{content}");
+    let edited = content.replace("more", "something else");
+    let effects = app.update(Input::EditorResult(Ok(edited)), Instant::now());
+    let body = effects.iter().find_map(|effect| match effect {
+        Effect::Op(Op::Replay { body, .. }) => Some(body.clone()),
+        _ => None,
+    });
+    assert_eq!(body.expect("a replay")["messages"][1]["content"], "something else");
+    // A body that is no longer JSON is not sent.
+    app.update(key(KeyCode::Char('e')), Instant::now());
+    let effects = app.update(Input::EditorResult(Ok("{ broken".into())), Instant::now());
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(screen(&app).contains("not JSON"), "{}", screen(&app));
+}

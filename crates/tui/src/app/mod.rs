@@ -372,6 +372,11 @@ impl App {
     }
 
     fn on_editor_result(&mut self, result: Result<String, String>) -> Vec<Effect> {
+        if self.dialogs.is_empty()
+            && let Some(effects) = self.on_replay_edited(result.clone())
+        {
+            return effects;
+        }
         let Some(dialog) = self.dialogs.front_mut() else { return Vec::new() };
         match result {
             Ok(edited) => {

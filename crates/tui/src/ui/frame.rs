@@ -158,7 +158,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     } else if let Some(view) = &app.mcp.view {
         super::mcp::render_mcp_view(&app.mcp.servers, view, area, buf, &app.theme);
     } else if let Some(inspector) = &app.inspector {
-        super::inspector::render_inspector(inspector, area, buf, &app.theme);
+        // The status line stays visible under it: what `c`, `r` and `e` did is said there.
+        let above_status = Rect { height: areas.status.y.saturating_sub(area.y).max(3).min(area.height), ..area };
+        super::inspector::render_inspector(inspector, above_status, buf, &app.theme);
     } else if app.show_help {
         render_help(app, area, buf);
     } else if app.focus == Focus::Input

@@ -1,0 +1,73 @@
+//! Replay: a recorded request sent again as it was (or as the user edited it), its answer shown beside the old
+//! one. It goes only to the session's own endpoint (with its key), never to a URL from the record, and its
+//! answer is only read: nothing enters the conversation, and no tool it asks for runs.
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::Recorder;
+use crate::protocol::{Event, ReplayAnswer};
+use crate::provider::Provider;
+use crate::provider::assemble::MessageAssembler;
+
+/// Sends `body` (with the non-secret headers of the recorded request, e.g. its betas) and reports the answer
+/// as [`Event::Replayed`]; the exchange is recorded too, as a `replay`.
+pub async fn replay(
+    provider: &dyn Provider,
+    recorder: Option<&Recorder>,
+    request: u64,
+    body: Value,
+    headers: Vec<(String, String)>,
+    events: &mpsc::UnboundedSender<Event>,
+) {
+    let bytes = body.to_string().into_bytes();
+    let model = body.get("model").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut record = recorder.map(|recorder| {
+        let wire = provider.wire_for_replay(bytes.clone(), &headers);
+        recorder.start("replay", &model, 1, wire)
+    });
+    let answer = async {
+        let mut stream = provider.replay(bytes, &headers).await.map_err(|err| (err.to_string(), err.http_status()))?;
+        let mut assembler = MessageAssembler::new();
+        while let Some(event) = stream.next().await {
+            let event = event.map_err(|err| (err.to_string(), err.http_status()))?;
+            if let Some(record) = record.as_mut() {
+                record.event(&event);
+            }
+            assembler.push(&event).map_err(|err| (err.to_string(), None))?;
+            if assembler.is_complete() {
+                break;
+            }
+        }
+        if !assembler.is_complete() {
+            return Err(("the answer ended before it was complete".to_owned(), None));
+        }
+        Ok(assembler.finish().message)
+    }
+    .await;
+    let reply = match answer {
+        Ok(message) => {
+            if let (Some(recorder), Some(mut record)) = (recorder, record) {
+                record.end(None, Some(message.usage));
+                recorder.finish(record);
+            }
+            let content = message.to_message();
+            ReplayAnswer {
+                request,
+                text: content.text(),
+                tool_calls: content.tool_uses().map(|(_, name, input)| format!("{name} {input}")).collect(),
+                usage: Some(message.usage),
+                error: None,
+            }
+        }
+        Err((error, status)) => {
+            if let (Some(recorder), Some(mut record)) = (recorder, record) {
+                record.end(Some((error.clone(), status)), None);
+                recorder.finish(record);
+            }
+            ReplayAnswer { request, text: String::new(), tool_calls: Vec::new(), usage: None, error: Some(error) }
+        }
+    };
+    let _ = events.send(Event::Replayed(reply));
+}
