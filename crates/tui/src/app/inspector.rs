@@ -27,11 +27,17 @@ pub struct Inspector {
 }
 
 /// The detail view of one request.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Detail {
     pub tab: Tab,
     /// The first line shown.
     pub scroll: usize,
+    /// The request body's objects and arrays at this depth or deeper are folded (`f` cycles: none, 2, 3).
+    pub fold: Option<usize>,
+    /// What `/` searches for; matching lines are highlighted, `n`/`N` go to the next/previous one.
+    pub query: String,
+    /// The query is being typed.
+    pub typing: bool,
 }
 
 /// What the detail view shows.
@@ -60,6 +66,8 @@ impl Tab {
 pub enum LineKind {
     Heading,
     Plain,
+    /// A line of pretty JSON (coloured by its tokens).
+    Json,
     Added,
     Removed,
     Dim,
@@ -117,7 +125,8 @@ impl App {
         let headers = exchange.request_headers.clone();
         inspector.waiting.push(id);
         if let Some(detail) = &mut inspector.detail {
-            *detail = Detail { tab: Tab::Response, scroll: 0 };
+            detail.tab = Tab::Response;
+            detail.scroll = 0;
         }
         self.flash(format!("replaying request {id}: no tool runs, nothing enters the conversation"));
         vec![Effect::Op(Op::Replay { request: id, body, headers })]
@@ -171,15 +180,33 @@ impl App {
                 KeyCode::Enter => inspector.detail = Some(Detail::default()),
                 _ => {}
             },
+            Some(detail) if detail.typing => match key.code {
+                KeyCode::Enter => {
+                    detail.typing = false;
+                    return self.jump_to_match(true, true);
+                }
+                KeyCode::Esc => {
+                    detail.typing = false;
+                    detail.query.clear();
+                }
+                KeyCode::Backspace => {
+                    detail.query.pop();
+                }
+                KeyCode::Char(c) => detail.query.push(c),
+                _ => {}
+            },
             Some(detail) => match key.code {
+                KeyCode::Esc if !detail.query.is_empty() => detail.query.clear(),
                 KeyCode::Esc | KeyCode::Char('q') => inspector.detail = None,
                 KeyCode::Tab | KeyCode::Right => {
                     let next = Tab::ALL.iter().position(|tab| *tab == detail.tab).map_or(0, |at| (at + 1) % 3);
-                    *detail = Detail { tab: Tab::ALL[next], scroll: 0 };
+                    detail.tab = Tab::ALL[next];
+                    detail.scroll = 0;
                 }
                 KeyCode::BackTab | KeyCode::Left => {
                     let next = Tab::ALL.iter().position(|tab| *tab == detail.tab).map_or(0, |at| (at + 2) % 3);
-                    *detail = Detail { tab: Tab::ALL[next], scroll: 0 };
+                    detail.tab = Tab::ALL[next];
+                    detail.scroll = 0;
                 }
                 KeyCode::Up | KeyCode::Char('k') => detail.scroll = detail.scroll.saturating_sub(1),
                 KeyCode::Down | KeyCode::Char('j') => detail.scroll += 1,
@@ -188,11 +215,25 @@ impl App {
                 KeyCode::Home => detail.scroll = 0,
                 // Past the end is clamped when drawn.
                 KeyCode::End => detail.scroll = usize::MAX / 2,
-                KeyCode::Char('n') if inspector.selected + 1 < count => {
+                KeyCode::Char('f') => {
+                    detail.fold = match detail.fold {
+                        None => Some(2),
+                        Some(2) => Some(3),
+                        _ => None,
+                    };
+                    detail.scroll = 0;
+                }
+                KeyCode::Char('/') => {
+                    detail.typing = true;
+                    detail.query.clear();
+                }
+                KeyCode::Char('n') if !detail.query.is_empty() => return self.jump_to_match(true, false),
+                KeyCode::Char('N') if !detail.query.is_empty() => return self.jump_to_match(false, false),
+                KeyCode::Char(']') if inspector.selected + 1 < count => {
                     inspector.selected += 1;
                     detail.scroll = 0;
                 }
-                KeyCode::Char('p') if inspector.selected > 0 => {
+                KeyCode::Char('[') if inspector.selected > 0 => {
                     inspector.selected -= 1;
                     detail.scroll = 0;
                 }
@@ -203,12 +244,54 @@ impl App {
     }
 }
 
+impl App {
+    /// Scrolls to the next (or previous) line matching the search, from the top line shown (`here`: that line
+    /// counts too); says so when nothing matches.
+    fn jump_to_match(&mut self, forward: bool, here: bool) -> Vec<Effect> {
+        let Some(inspector) = &mut self.inspector else { return Vec::new() };
+        let Some(detail) = inspector.detail.clone() else { return Vec::new() };
+        let matches = inspector.matches();
+        let found = if forward {
+            let from = if here { detail.scroll } else { detail.scroll + 1 };
+            matches.iter().find(|line| **line >= from).or(matches.first())
+        } else {
+            matches.iter().rev().find(|line| **line < detail.scroll).or(matches.last())
+        };
+        match found {
+            Some(line) => {
+                if let Some(open) = &mut inspector.detail {
+                    open.scroll = *line;
+                }
+                let at = matches.iter().position(|other| other == line).unwrap_or(0) + 1;
+                self.flash(format!("match {at} of {}", matches.len()));
+            }
+            None => self.flash(format!("no line has {:?}", detail.query)),
+        }
+        Vec::new()
+    }
+}
+
 impl Inspector {
+    /// The lines of the open detail that hold its query (case-insensitive).
+    pub fn matches(&self) -> Vec<usize> {
+        let Some(detail) = &self.detail else { return Vec::new() };
+        if detail.query.is_empty() {
+            return Vec::new();
+        }
+        let query = detail.query.to_lowercase();
+        self.detail_lines(detail.tab)
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, line))| line.to_lowercase().contains(&query))
+            .map(|(index, _)| index)
+            .collect()
+    }
+
     /// The lines of the selected request's detail in `tab`.
     pub fn detail_lines(&self, tab: Tab) -> Vec<(LineKind, String)> {
         let (agent, exchange) = &self.requests[self.selected];
         match tab {
-            Tab::Request => request_lines(exchange),
+            Tab::Request => request_lines(exchange, self.detail.as_ref().and_then(|detail| detail.fold)),
             Tab::Response => {
                 let mut lines = response_lines(exchange);
                 if self.waiting.contains(&exchange.id) {
@@ -242,12 +325,17 @@ fn pretty_body(exchange: &Exchange) -> String {
     }
 }
 
-fn request_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
+fn request_lines(exchange: &Exchange, fold: Option<usize>) -> Vec<(LineKind, String)> {
     let mut lines = vec![(LineKind::Heading, format!("{} {}", exchange.method, exchange.url))];
     lines.extend(exchange.request_headers.iter().map(|(name, value)| (LineKind::Dim, format!("{name}: {value}"))));
     lines.push((LineKind::Dim, format!("({} bytes)", exchange.request_bytes)));
     lines.push((LineKind::Plain, String::new()));
-    lines.extend(pretty_body(exchange).lines().map(|line| (LineKind::Plain, line.to_owned())));
+    match &exchange.request_body {
+        Some(body) => {
+            lines.extend(super::inspector_json::json_lines(body, fold).into_iter().map(|line| (LineKind::Json, line)))
+        }
+        None => lines.extend(pretty_body(exchange).lines().map(|line| (LineKind::Plain, line.to_owned()))),
+    }
     lines
 }
 

@@ -91,12 +91,12 @@ fn a_request_opens_on_its_body_then_its_response_and_what_changed() {
         // Request 3 is compared with request 2 (the attempt that failed): the same body.
         assert!(text.contains("compared with request 2"), "{text}");
         assert!(text.contains("same as the previous request"), "{text}");
-        // p steps to the failed attempt, and again to the first: one message was added since.
-        app.update(key(KeyCode::Char('p')), Instant::now());
-        app.update(key(KeyCode::Char('p')), Instant::now());
+        // [ steps to the failed attempt, and again to the first: one message was added since.
+        app.update(key(KeyCode::Char('[')), Instant::now());
+        app.update(key(KeyCode::Char('[')), Instant::now());
         let text = screen(&app);
         assert!(text.contains("first request here"), "{text}");
-        app.update(key(KeyCode::Char('n')), Instant::now());
+        app.update(key(KeyCode::Char(']')), Instant::now());
         let text = screen(&app);
         assert!(text.contains("compared with request 1") && text.contains("+ ") && text.contains("\"more\""), "{text}");
     }
@@ -183,4 +183,34 @@ fn e_replays_the_request_as_edited_in_the_editor() {
     let effects = app.update(Input::EditorResult(Ok("{ broken".into())), Instant::now());
     assert!(effects.is_empty(), "{effects:?}");
     assert!(screen(&app).contains("not JSON"), "{}", screen(&app));
+}
+
+#[test]
+fn the_body_folds_to_a_list_of_messages_and_search_finds_lines() {
+    for (width, height) in [(120, 40), (80, 24)] {
+        let mut app = opened(width, height);
+        app.update(key(KeyCode::Enter), Instant::now());
+        let body = |app: &App| {
+            let lines = app.inspector.as_ref().unwrap().detail_lines(super::inspector::Tab::Request);
+            lines.into_iter().map(|(_, line)| line).collect::<Vec<_>>().join("\n")
+        };
+        app.update(key(KeyCode::Char('f')), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("\"messages\": [") && text.contains("{… 2 keys}"), "{text}");
+        assert!(!body(&app).contains("\"content\": \"more\""), "folded away");
+        app.update(key(KeyCode::Char('f')), Instant::now());
+        assert!(body(&app).contains("\"content\": \"more\""), "{}", body(&app));
+        type_text(&mut app, "/");
+        type_text(&mut app, "MORE");
+        assert!(screen(&app).contains("/MORE"), "{}", screen(&app));
+        app.update(key(KeyCode::Enter), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("1 lines match"), "{text}");
+        assert!(text.contains("match 1 of 1"), "{text}");
+        // Esc clears the search first, then goes back to the list.
+        app.update(key(KeyCode::Esc), Instant::now());
+        assert!(!screen(&app).contains("lines match"));
+        app.update(key(KeyCode::Esc), Instant::now());
+        assert!(app.inspector.as_ref().unwrap().detail.is_none());
+    }
 }

@@ -7,6 +7,7 @@ pub mod editor;
 pub mod events;
 pub mod history;
 pub mod inspector;
+pub mod inspector_json;
 pub mod keys;
 pub mod mcp_view;
 pub mod onboarding;

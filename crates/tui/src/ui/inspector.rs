@@ -45,7 +45,7 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
         spans.push(Span::raw(format!(" {what}")));
     }
     Paragraph::new(Line::from(spans)).render(hints_row, buf);
-    match inspector.detail {
+    match &inspector.detail {
         None => render_list(inspector, body, buf, theme),
         Some(detail) => {
             let mut tabs = Vec::new();
@@ -54,30 +54,97 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
                 tabs.push(Span::styled(format!(" {} ", tab.label()), style));
                 tabs.push(Span::raw(" "));
             }
+            if detail.tab == Tab::Request {
+                let fold = detail.fold.map_or("f fold".to_owned(), |depth| format!("f folded below {depth}"));
+                tabs.push(Span::styled(fold, theme.dim));
+            }
             Paragraph::new(Line::from(tabs)).render(Rect { height: 1, ..body }, buf);
-            let text_area = Rect { y: body.y + 1, height: body.height.saturating_sub(1), ..body };
+            // The search line takes the last row while there is a query.
+            let searching = detail.typing || !detail.query.is_empty();
+            let text_height = body.height.saturating_sub(1 + u16::from(searching));
+            let text_area = Rect { y: body.y + 1, height: text_height, ..body };
             let lines = inspector.detail_lines(detail.tab);
+            let query = detail.query.to_lowercase();
             let width = text_area.width as usize;
             let visible = text_area.height as usize;
-            // Long lines (a JSON string holding a whole file) are cut to the width; ←→ is for tabs.
-            let wrapped: Vec<(LineKind, String)> =
-                lines.into_iter().map(|(kind, line)| (kind, cut(&line, width))).collect();
-            let start = detail.scroll.min(wrapped.len().saturating_sub(visible));
-            let shown: Vec<Line> = wrapped
+            let start = detail.scroll.min(lines.len().saturating_sub(visible));
+            let shown: Vec<Line> = lines
                 .iter()
                 .skip(start)
                 .take(visible)
-                .map(|(kind, line)| Line::from(Span::styled(line.clone(), style_of(*kind, theme))))
+                .map(|(kind, line)| {
+                    // Long lines (a JSON string holding a whole file) are cut to the width; ←→ is for tabs.
+                    let line = cut(line, width);
+                    if !query.is_empty() && line.to_lowercase().contains(&query) {
+                        return Line::from(Span::styled(line, theme.search_match));
+                    }
+                    match kind {
+                        LineKind::Json => json_line(&line, theme),
+                        _ => Line::from(Span::styled(line, style_of(*kind, theme))),
+                    }
+                })
                 .collect();
             Paragraph::new(shown).render(text_area, buf);
+            if searching {
+                let count = inspector.matches().len();
+                let text = if detail.typing {
+                    format!("/{}▏", detail.query)
+                } else {
+                    format!("/{} · {count} lines match · n next · N previous · esc clears", detail.query)
+                };
+                let row = Rect { y: text_area.y + text_area.height, height: 1, ..body };
+                Paragraph::new(Line::from(Span::styled(cut(&text, width), theme.key_hint))).render(row, buf);
+            }
         }
     }
+}
+
+/// A pretty-JSON line in colours: keys, strings, other values, punctuation.
+fn json_line(line: &str, theme: &Theme) -> Line<'static> {
+    let indent = line.len() - line.trim_start().len();
+    let rest = &line[indent..];
+    let mut spans = vec![Span::raw(line[..indent].to_owned())];
+    let (key, value) = match rest.strip_prefix('"').and_then(|after| key_end(after).map(|end| end + 1)) {
+        Some(end) if rest[end..].starts_with(": ") => (Some(&rest[..end]), &rest[end + 2..]),
+        _ => (None, rest),
+    };
+    if let Some(key) = key {
+        spans.push(Span::styled(key.to_owned(), theme.accent));
+        spans.push(Span::styled(": ".to_owned(), theme.dim));
+    }
+    let (body, comma) = match value.strip_suffix(',') {
+        Some(body) => (body, ","),
+        None => (value, ""),
+    };
+    let style = if body.starts_with('"') {
+        theme.tool_arg
+    } else if body.starts_with(['{', '[', '}', ']']) {
+        theme.dim
+    } else {
+        theme.warning
+    };
+    spans.push(Span::styled(body.to_owned(), style));
+    spans.push(Span::styled(comma.to_owned(), theme.dim));
+    Line::from(spans)
+}
+
+/// Where a JSON string that starts right after its opening quote ends (the index of its closing quote).
+fn key_end(text: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (at, ch) in text.char_indices() {
+        match ch {
+            '\\' if !escaped => escaped = true,
+            '"' if !escaped => return Some(at + 1),
+            _ => escaped = false,
+        }
+    }
+    None
 }
 
 fn style_of(kind: LineKind, theme: &Theme) -> Style {
     match kind {
         LineKind::Heading => theme.bold,
-        LineKind::Plain => theme.text,
+        LineKind::Plain | LineKind::Json => theme.text,
         LineKind::Added => theme.diff_add,
         LineKind::Removed => theme.diff_del,
         LineKind::Dim => theme.dim,
