@@ -124,6 +124,15 @@ fn the_small_model_answers_over_the_page_and_its_cost_counts() {
     let result = run.result();
     assert!(result["total_cost_usd"].as_f64().unwrap() >= 1.0, "{result}");
     assert!(result["usage"]["input_tokens"].as_u64().unwrap() >= 1_000_000, "{result}");
+    // The reader's request is in the inspector's record with the conversation's.
+    assert!(inspect(&workspace, &result).contains("webfetch"), "{}", inspect(&workspace, &result));
+}
+
+/// `tandem inspect` of the run's session.
+fn inspect(workspace: &Workspace, result: &Value) -> String {
+    let mut command = workspace.tandem();
+    command.args(["inspect", result["session_id"].as_str().unwrap()]);
+    execute(command).stdout
 }
 
 #[test]
@@ -197,6 +206,8 @@ fn web_search_on_anthropic_uses_the_server_tool_in_a_request_of_its_own() {
         "{text}"
     );
     assert!(text.contains("tokio::spawn runs a task."), "{text}");
+    let listed = inspect(&workspace, &run.result());
+    assert!(listed.contains("websearch"), "{listed}");
 }
 
 #[test]

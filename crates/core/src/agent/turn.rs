@@ -382,6 +382,7 @@ impl Session {
                     call_id: None,
                     background: self.background.clone(),
                     spend: self.tool_spend.clone(),
+                    recorder: self.recorder.clone(),
                 },
             };
 

@@ -178,6 +178,18 @@ impl Attempt {
         self.exchange.events.push(value);
     }
 
+    /// A response that was not streamed: its status and JSON document, kept as its one event.
+    pub fn document(&mut self, status: u16, document: Value) {
+        let elapsed = self.started.elapsed().as_millis() as u64;
+        self.exchange.first_event_ms.get_or_insert(elapsed);
+        self.exchange.status = Some(status);
+        if document.to_string().len() <= MAX_EVENT_BYTES {
+            self.exchange.events.push(document);
+        } else {
+            self.exchange.events_omitted += 1;
+        }
+    }
+
     /// How the attempt ended: an error (with its HTTP status when there was one), or the message's usage.
     pub fn end(&mut self, error: Option<(String, Option<u16>)>, usage: Option<Usage>) {
         if let Some((message, status)) = error {

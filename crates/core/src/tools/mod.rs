@@ -157,6 +157,8 @@ pub struct ToolContext {
     pub background: Arc<bash::background::BackgroundShells>,
     /// Where tools that make model requests of their own record what those cost.
     pub spend: Arc<spend::ToolSpend>,
+    /// The session's request record (the API inspector), for the requests tools make of their own.
+    pub recorder: Option<Arc<crate::inspect::Recorder>>,
 }
 
 impl ToolContext {
@@ -174,6 +176,7 @@ impl ToolContext {
             call_id: None,
             background: Arc::default(),
             spend: Arc::default(),
+            recorder: None,
         }
     }
 

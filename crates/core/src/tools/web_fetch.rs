@@ -108,7 +108,7 @@ impl WebFetchTool {
         }
         let answer = match (&self.reader, prompt.trim()) {
             (Some(reader), prompt) if !prompt.is_empty() => {
-                match reader.answer(&url, &text, prompt, &ctx.cancel, &ctx.spend).await {
+                match reader.answer(&url, &text, prompt, &ctx.cancel, &ctx.spend, ctx.recorder.as_deref()).await {
                     Ok(answer) => Some(answer),
                     Err(problem) => {
                         header

@@ -85,7 +85,9 @@ impl TypedTool for WebSearchTool {
             }
             let started = Instant::now();
             let found = match &self.backend {
-                SearchBackend::Anthropic(search) => search.search(&request, &ctx.cancel, &ctx.spend).await,
+                SearchBackend::Anthropic(search) => {
+                    search.search(&request, &ctx.cancel, &ctx.spend, ctx.recorder.as_deref()).await
+                }
                 SearchBackend::Engine(engine) => engine.search(&request, &ctx.cancel).await,
             };
             match found {

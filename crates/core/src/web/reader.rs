@@ -34,6 +34,7 @@ impl PageReader {
         prompt: &str,
         cancel: &CancellationToken,
         spend: &ToolSpend,
+        recorder: Option<&crate::inspect::Recorder>,
     ) -> Result<String, String> {
         let page = match markdown.char_indices().nth(MAX_READER_INPUT) {
             Some((cut, _)) => &markdown[..cut],
@@ -50,22 +51,35 @@ impl PageReader {
             reasoning: Default::default(),
             betas: Vec::new(),
         };
+        let mut record =
+            recorder.map(|recorder| recorder.start("webfetch", &self.model.id, 1, self.provider.wire(&request)));
         let read = async {
-            let mut stream = self.provider.stream(&request).await.map_err(|err| err.to_string())?;
+            let mut stream =
+                self.provider.stream(&request).await.map_err(|err| (err.to_string(), err.http_status()))?;
             let mut assembler = MessageAssembler::new();
             while let Some(event) = stream.next().await {
-                assembler.push(&event.map_err(|err| err.to_string())?).map_err(|err| err.to_string())?;
+                let event = event.map_err(|err| (err.to_string(), err.http_status()))?;
+                if let Some(record) = record.as_mut() {
+                    record.event(&event);
+                }
+                assembler.push(&event).map_err(|err| (err.to_string(), None))?;
             }
             if !assembler.is_complete() {
-                return Err("the answer stopped before it was complete".to_owned());
+                return Err(("the answer stopped before it was complete".to_owned(), None));
             }
-            let message = assembler.finish().message;
-            spend.record(&self.model, &message.usage);
-            Ok(message.to_message().text())
+            Ok(assembler.finish().message)
         };
-        tokio::select! {
-            () = cancel.cancelled() => Err("interrupted".into()),
+        let answer = tokio::select! {
+            () = cancel.cancelled() => Err(("interrupted".to_owned(), None)),
             answer = read => answer,
+        };
+        let usage = answer.as_ref().ok().map(|message| message.usage);
+        if let (Some(recorder), Some(mut record)) = (recorder, record) {
+            record.end(answer.as_ref().err().cloned(), usage);
+            recorder.finish(record);
         }
+        let message = answer.map_err(|(error, _)| error)?;
+        spend.record(&self.model, &message.usage);
+        Ok(message.to_message().text())
     }
 }

@@ -35,10 +35,20 @@ impl AnthropicSearch {
         request: &SearchRequest,
         cancel: &CancellationToken,
         spend: &ToolSpend,
+        recorder: Option<&crate::inspect::Recorder>,
     ) -> Result<SearchResults, String> {
         let url = transport::join_url(&self.endpoint.base_url, "/v1", "/messages");
         let headers = crate::provider::anthropic::request_headers(&self.endpoint, &url).map_err(|e| e.to_string())?;
         let body = request_body(&self.model.id, request);
+        let mut record = recorder.map(|recorder| {
+            let wire = crate::provider::WireRequest {
+                method: "POST",
+                url: url.clone(),
+                headers: crate::provider::WireRequest::listed_headers(&headers, USER_AGENT),
+                body: body.to_string().into_bytes(),
+            };
+            recorder.start("websearch", &self.model.id, 1, Some(wire))
+        });
         let client = reqwest::Client::builder()
             .user_agent(USER_AGENT)
             .connect_timeout(transport::CONNECT_TIMEOUT)
@@ -52,24 +62,36 @@ impl AnthropicSearch {
                 .body(body.to_string())
                 .send()
                 .await
-                .map_err(|err| transport::send_error(err, &url, &self.endpoint).to_string())?;
+                .map_err(|err| (transport::send_error(err, &url, &self.endpoint).to_string(), None))?;
             let status = response.status().as_u16();
             let response_headers = response.headers().clone();
-            let bytes = response.bytes().await.map_err(|err| format!("the search's answer broke off: {err}"))?;
+            let bytes = response
+                .bytes()
+                .await
+                .map_err(|err| (format!("the search's answer broke off: {err}"), Some(status)))?;
             if !(200..300).contains(&status) {
-                return Err(transport::http_error(status, &response_headers, &bytes, &self.endpoint).to_string());
+                let error = transport::http_error(status, &response_headers, &bytes, &self.endpoint).to_string();
+                return Err((error, Some(status)));
             }
-            serde_json::from_slice::<Value>(&bytes).map_err(|err| {
-                format!(
-                    "the search's answer is not JSON ({err}): {}",
-                    transport::truncate(&String::from_utf8_lossy(&bytes))
-                )
+            serde_json::from_slice::<Value>(&bytes).map(|document| (status, document)).map_err(|err| {
+                let text = transport::truncate(&String::from_utf8_lossy(&bytes));
+                (format!("the search's answer is not JSON ({err}): {text}"), Some(status))
             })
         };
-        let answer = tokio::select! {
-            () = cancel.cancelled() => return Err("The search was interrupted.".into()),
-            answer = exchange => answer?,
+        let outcome = tokio::select! {
+            () = cancel.cancelled() => Err(("The search was interrupted.".to_owned(), None)),
+            answer = exchange => answer,
         };
+        if let (Some(recorder), Some(mut record)) = (recorder, record.take()) {
+            let mut usage = None;
+            if let Ok((status, document)) = &outcome {
+                usage = document.get("usage").and_then(|usage| serde_json::from_value(usage.clone()).ok());
+                record.document(*status, document.clone());
+            }
+            record.end(outcome.as_ref().err().cloned(), usage);
+            recorder.finish(record);
+        }
+        let (_, answer) = outcome.map_err(|(error, _)| error)?;
         if let Some(usage) = answer.get("usage") {
             let searches = usage.pointer("/server_tool_use/web_search_requests").and_then(Value::as_u64).unwrap_or(0);
             let usage: Usage = serde_json::from_value(usage.clone()).unwrap_or_default();
