@@ -20,6 +20,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod provider;
 pub mod reasoning;
+pub mod rewind;
 pub mod sandbox;
 pub mod session;
 pub mod shell_env;

@@ -71,8 +71,42 @@ pub enum Op {
         body: Value,
         headers: Vec<(String, String)>,
     },
+    /// Lists the prompts the session can go back to, as [`Event::RewindPoints`].
+    ListRewindPoints,
+    /// Goes back to just before prompt `seq`: the conversation, the files tandem's tools changed, or both;
+    /// answered with [`Event::Rewound`].
+    Rewind {
+        seq: u64,
+        conversation: bool,
+        files: bool,
+    },
     /// Ends the agent task.
     Shutdown,
+}
+
+/// A prompt the session can go back to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewindPointView {
+    pub seq: u64,
+    pub text: String,
+    /// The files tandem's tools changed from this prompt on (as shown: relative to the working directory).
+    pub files: Vec<String>,
+    /// What going back would change in them, as a diff (conflicts marked).
+    pub diff: String,
+    /// Files changed outside tandem since: they would be left as they are.
+    pub conflicts: Vec<String>,
+}
+
+/// What a rewind did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RewindOutcome {
+    /// The prompt gone back to (front ends put it back in the input).
+    pub prompt: String,
+    /// The conversation now, when it was rewound.
+    pub messages: Option<Vec<crate::conversation::Message>>,
+    pub restored: Vec<String>,
+    pub conflicts: Vec<String>,
+    pub problems: Vec<String>,
 }
 
 /// What a replayed request got back.
@@ -455,6 +489,10 @@ pub enum Event {
     McpServers(Vec<McpServerView>),
     /// The answer to an [`Op::Replay`].
     Replayed(ReplayAnswer),
+    /// The answer to [`Op::ListRewindPoints`], oldest first.
+    RewindPoints(Vec<RewindPointView>),
+    /// The answer to [`Op::Rewind`].
+    Rewound(RewindOutcome),
     /// The conversation was compacted: earlier messages were replaced by a summary.
     CompactBoundary {
         trigger: crate::session::CompactTrigger,

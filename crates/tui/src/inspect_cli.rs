@@ -9,6 +9,8 @@ use tandem_core::config::Paths;
 use tandem_core::inspect::{self, Exchange};
 use tandem_core::session;
 
+use crate::ui::inspector::cut;
+
 /// `tandem inspect`: what a session sent to the model and what came back.
 #[derive(Debug, Parser)]
 #[command(name = "tandem inspect", about = "List a session's model requests, or show one (as JSON or curl)")]
@@ -78,12 +80,7 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
     for (agent, exchange) in exchanges {
         let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
         let usage = exchange.usage.unwrap_or_default();
-        let status = match (exchange.status, &exchange.error) {
-            (Some(status), None) => status.to_string(),
-            (Some(status), Some(_)) => format!("{status}!"),
-            (None, Some(_)) => "error".to_owned(),
-            (None, None) => "-".to_owned(),
-        };
+        let status = exchange.status_label();
         let ms = |value: Option<u64>| value.map_or("-".to_owned(), |ms| format!("{ms} ms"));
         let cost = match (exchange.usage, exchange.cost_usd()) {
             (None, _) => "-".to_owned(),
@@ -110,13 +107,6 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
         }
     }
     out
-}
-
-fn cut(text: &str, width: usize) -> String {
-    match text.char_indices().nth(width) {
-        Some((at, _)) => format!("{}…", &text[..text.char_indices().nth(width - 1).map_or(at, |(i, _)| i)]),
-        None => text.to_owned(),
-    }
 }
 
 /// `HH:MM:SS` (UTC) of a time in milliseconds since the epoch.

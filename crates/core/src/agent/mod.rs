@@ -13,6 +13,7 @@ mod compaction;
 mod items;
 mod mcp_input;
 mod mcp_ops;
+mod rewind_ops;
 mod sampling;
 mod session_hooks;
 mod subagent;
@@ -122,6 +123,8 @@ enum Work {
     ListHooks,
     TrustHooks,
     KillBackground(String),
+    ListRewindPoints,
+    Rewind { seq: u64, conversation: bool, files: bool },
 }
 
 /// State shared between the op router and the turn runner.
@@ -233,6 +236,16 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                         .await;
                     });
                 }
+                Op::ListRewindPoints => {
+                    if turn_tx.send(Work::ListRewindPoints).is_err() {
+                        break;
+                    }
+                }
+                Op::Rewind { seq, conversation, files } => {
+                    if turn_tx.send(Work::Rewind { seq, conversation, files }).is_err() {
+                        break;
+                    }
+                }
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
                     break;
@@ -292,6 +305,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::ListHooks => session.list_hooks(),
                 Work::TrustHooks => session.trust_project_hooks(),
                 Work::KillBackground(id) => session.kill_background(&id),
+                Work::ListRewindPoints => session.list_rewind_points(),
+                Work::Rewind { seq, conversation, files } => session.rewind(seq, conversation, files),
             }
         }
         session.session_end_hooks("other").await;

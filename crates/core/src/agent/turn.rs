@@ -70,6 +70,10 @@ pub(super) struct Session {
     tool_spend: Arc<crate::tools::spend::ToolSpend>,
     /// Every model request and response, for the API inspector (sessions with a log).
     pub(super) recorder: Option<Arc<crate::inspect::Recorder>>,
+    /// The files tools changed, prompt by prompt, for rewind (sessions with a log).
+    pub(super) checkpoints: Option<Arc<crate::rewind::Checkpoints>>,
+    /// Told to the model with the next prompt (what a rewind did).
+    pub(super) pending_notes: Vec<String>,
 }
 
 impl Session {
@@ -107,7 +111,12 @@ impl Session {
             hook_context: Vec::new(),
             launcher,
             tool_spend: Arc::default(),
+            checkpoints: recorder
+                .as_ref()
+                .and_then(|recorder| recorder.path().parent().map(crate::rewind::Checkpoints::for_session_dir))
+                .map(Arc::new),
             recorder,
+            pending_notes: Vec::new(),
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
@@ -210,7 +219,15 @@ impl Session {
                 return;
             }
         };
+        // A subagent's changes belong to the parent's prompt that started it.
+        if let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| self.role.is_none()) {
+            checkpoints.begin_prompt(&text);
+        }
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
+        let text = match std::mem::take(&mut self.pending_notes) {
+            notes if notes.is_empty() => text,
+            notes => format!("{}\n\n{text}", notes.join("\n")),
+        };
         // The model hears about plan mode with the message it applies to (the system prompt stays cacheable).
         let text = if lock(&self.shared.policy).mode == crate::permissions::PermissionMode::Plan {
             format!("{PLAN_MODE_NOTE}\n\n{text}")
@@ -383,6 +400,7 @@ impl Session {
                     background: self.background.clone(),
                     spend: self.tool_spend.clone(),
                     recorder: self.recorder.clone(),
+                    checkpoints: self.checkpoints.clone(),
                 },
             };
 

@@ -13,14 +13,7 @@ fn file(config_dir: &Path) -> PathBuf {
 }
 
 fn read(config_dir: &Path) -> Map<String, Value> {
-    std::fs::read_to_string(file(config_dir))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|value| match value {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .unwrap_or_default()
+    crate::tools::fs_util::read_json_object(&file(config_dir))
 }
 
 /// Whether the user trusted exactly these project hooks (`fingerprint`) for `project_root`.

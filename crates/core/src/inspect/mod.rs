@@ -72,6 +72,17 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// The status as lists show it: the HTTP status (`529!` when it came with an error), `error` when no response
+    /// came, `-` when nothing is known.
+    pub fn status_label(&self) -> String {
+        match (self.status, &self.error) {
+            (Some(status), None) => status.to_string(),
+            (Some(status), Some(_)) => format!("{status}!"),
+            (None, Some(_)) => "error".to_owned(),
+            (None, None) => "-".to_owned(),
+        }
+    }
+
     /// What the response cost at the model's listed prices (`None`: no usage, or prices unknown).
     pub fn cost_usd(&self) -> Option<f64> {
         crate::models::lookup(&self.model).cost(self.usage.as_ref()?)
@@ -202,6 +213,32 @@ impl Attempt {
         }
         self.exchange.usage = usage;
     }
+}
+
+/// Reads a response stream to its complete message, noting each event in `record`; the error (with its HTTP
+/// status when there was one) when it fails or ends early. For requests made outside the agent's sampling
+/// (a replay, a tool's own request).
+pub async fn read_stream(
+    request: impl std::future::Future<Output = Result<crate::provider::EventStream, crate::provider::ProviderError>>,
+    mut record: Option<&mut Attempt>,
+) -> Result<crate::conversation::AssistantMessage, (String, Option<u16>)> {
+    use futures::StreamExt;
+    let mut stream = request.await.map_err(|err| (err.to_string(), err.http_status()))?;
+    let mut assembler = crate::provider::assemble::MessageAssembler::new();
+    while let Some(event) = stream.next().await {
+        let event = event.map_err(|err| (err.to_string(), err.http_status()))?;
+        if let Some(record) = record.as_deref_mut() {
+            record.event(&event);
+        }
+        assembler.push(&event).map_err(|err| (err.to_string(), None))?;
+        if assembler.is_complete() {
+            break;
+        }
+    }
+    if !assembler.is_complete() {
+        return Err(("the answer ended before it was complete".to_owned(), None));
+    }
+    Ok(assembler.finish().message)
 }
 
 /// The exchanges of a record file, in order; lines that don't parse are skipped.

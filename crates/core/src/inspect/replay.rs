@@ -2,14 +2,12 @@
 //! one. It goes only to the session's own endpoint (with its key), never to a URL from the record, and its
 //! answer is only read: nothing enters the conversation, and no tool it asks for runs.
 
-use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Recorder;
 use crate::protocol::{Event, ReplayAnswer};
 use crate::provider::Provider;
-use crate::provider::assemble::MessageAssembler;
 
 /// Sends `body` (with the non-secret headers of the recorded request, e.g. its betas) and reports the answer
 /// as [`Event::Replayed`]; the exchange is recorded too, as a `replay`.
@@ -27,25 +25,7 @@ pub async fn replay(
         let wire = provider.wire_for_replay(bytes.clone(), &headers);
         recorder.start("replay", &model, 1, wire)
     });
-    let answer = async {
-        let mut stream = provider.replay(bytes, &headers).await.map_err(|err| (err.to_string(), err.http_status()))?;
-        let mut assembler = MessageAssembler::new();
-        while let Some(event) = stream.next().await {
-            let event = event.map_err(|err| (err.to_string(), err.http_status()))?;
-            if let Some(record) = record.as_mut() {
-                record.event(&event);
-            }
-            assembler.push(&event).map_err(|err| (err.to_string(), None))?;
-            if assembler.is_complete() {
-                break;
-            }
-        }
-        if !assembler.is_complete() {
-            return Err(("the answer ended before it was complete".to_owned(), None));
-        }
-        Ok(assembler.finish().message)
-    }
-    .await;
+    let answer = super::read_stream(provider.replay(bytes, &headers), record.as_mut()).await;
     let reply = match answer {
         Ok(message) => {
             if let (Some(recorder), Some(mut record)) = (recorder, record) {

@@ -100,12 +100,7 @@ impl Provider for AnthropicProvider {
     fn wire(&self, request: &ModelRequest) -> Option<super::WireRequest> {
         let body = request_body(request).ok()?;
         let headers = self.full_headers(request).ok()?;
-        Some(super::WireRequest {
-            method: "POST",
-            url: self.url.clone(),
-            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
-            body,
-        })
+        Some(super::WireRequest::post(&self.url, &headers, body))
     }
 
     fn replay<'a>(
@@ -121,12 +116,7 @@ impl Provider for AnthropicProvider {
 
     fn wire_for_replay(&self, body: Vec<u8>, recorded_headers: &[(String, String)]) -> Option<super::WireRequest> {
         let headers = self.replay_headers(recorded_headers).ok()?;
-        Some(super::WireRequest {
-            method: "POST",
-            url: self.url.clone(),
-            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
-            body,
-        })
+        Some(super::WireRequest::post(&self.url, &headers, body))
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>> {

@@ -207,6 +207,16 @@ pub struct WireRequest {
 const SECRET_HEADERS: &[&str] = &["x-api-key", "authorization", "proxy-authorization", "cookie", "api-key"];
 
 impl WireRequest {
+    /// A POST of `body` to `url` with `headers` (listed, secrets redacted, with tandem's user agent).
+    pub fn post(url: &str, headers: &reqwest::header::HeaderMap, body: Vec<u8>) -> WireRequest {
+        WireRequest {
+            method: "POST",
+            url: url.to_owned(),
+            headers: Self::listed_headers(headers, transport::USER_AGENT),
+            body,
+        }
+    }
+
     /// `headers` as they are listed, secrets redacted, with the client's `user-agent` (which it adds itself).
     pub fn listed_headers(headers: &reqwest::header::HeaderMap, user_agent: &str) -> Vec<(String, String)> {
         let mut listed: Vec<(String, String)> = headers

@@ -74,12 +74,7 @@ impl Provider for OpenAiProvider {
     fn wire(&self, request: &ModelRequest) -> Option<super::WireRequest> {
         let body = request_body(request, uses_max_completion_tokens(&self.endpoint.base_url)).ok()?;
         let headers = self.headers().ok()?;
-        Some(super::WireRequest {
-            method: "POST",
-            url: self.url.clone(),
-            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
-            body,
-        })
+        Some(super::WireRequest::post(&self.url, &headers, body))
     }
 
     fn replay<'a>(
@@ -95,12 +90,7 @@ impl Provider for OpenAiProvider {
 
     fn wire_for_replay(&self, body: Vec<u8>, _recorded_headers: &[(String, String)]) -> Option<super::WireRequest> {
         let headers = self.headers().ok()?;
-        Some(super::WireRequest {
-            method: "POST",
-            url: self.url.clone(),
-            headers: super::WireRequest::listed_headers(&headers, super::transport::USER_AGENT),
-            body,
-        })
+        Some(super::WireRequest::post(&self.url, &headers, body))
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Result<EventStream, ProviderError>> {

@@ -240,7 +240,8 @@ pub(crate) fn summarize(path: &Path) -> Result<(SessionSummary, usize), SessionE
             LineKind::CompactBoundary => replay_left = scan.messages.unwrap_or(0),
             LineKind::Title => summary.title = scan.title.or(summary.title),
             LineKind::Model => summary.model = scan.model.unwrap_or(summary.model),
-            LineKind::Session | LineKind::Unknown => {}
+            // Turns a rewind took back were still typed: the count of turns stays.
+            LineKind::Session | LineKind::Rewind | LineKind::Unknown => {}
         }
     }
     Ok((summary, messages))

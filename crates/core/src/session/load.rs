@@ -85,6 +85,7 @@ impl LoadedSession {
             SessionLine::CompactBoundary { .. } => self.messages.clear(),
             SessionLine::Title { title } => self.title = Some(title),
             SessionLine::Model { model } => self.model = model,
+            SessionLine::Rewind { keep, .. } => self.messages.truncate(keep),
         }
     }
 }

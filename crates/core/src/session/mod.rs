@@ -114,6 +114,8 @@ pub enum SessionLine {
     },
     /// The session's title (the latest one wins, so a rename is one more line).
     Title { title: String },
+    /// A rewind: only the first `keep` messages of the current history stay.
+    Rewind { keep: usize, at: u64 },
     /// A `/model` change.
     Model { model: String },
 }
@@ -139,6 +141,7 @@ pub(crate) enum LineKind {
     CompactBoundary,
     Title,
     Model,
+    Rewind,
     #[serde(other)]
     Unknown,
 }
@@ -165,6 +168,7 @@ pub(crate) struct RawLine {
     pre_tokens: Option<u64>,
     messages: Option<usize>,
     title: Option<String>,
+    keep: Option<usize>,
 }
 
 impl RawLine {
@@ -196,6 +200,7 @@ impl RawLine {
             },
             LineKind::Title => SessionLine::Title { title: self.title.ok_or("title")? },
             LineKind::Model => SessionLine::Model { model: self.model.ok_or("model")? },
+            LineKind::Rewind => SessionLine::Rewind { keep: self.keep.ok_or("keep")?, at: self.at.unwrap_or(0) },
             LineKind::Unknown => return Ok(None),
         }))
     }

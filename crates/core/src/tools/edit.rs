@@ -106,9 +106,13 @@ impl TypedTool for EditTool {
 
 fn apply(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
+    let mode = crate::rewind::mode_of(&plan.path);
     fs_util::write_atomic_create_dirs(&plan.path, &plan.new_bytes)
         .map_err(|err| format!("Cannot write {}: {err}", plan.path.display()))?;
     ctx.files.record_content(&plan.path, &plan.new_bytes);
+    if let Some(checkpoints) = &ctx.checkpoints {
+        checkpoints.record(&plan.path, plan.old_text.as_deref().map(str::as_bytes), &plan.new_bytes, mode);
+    }
     let old = plan.old_text.as_deref().unwrap_or_default();
     let new = String::from_utf8_lossy(&plan.new_bytes);
     let structured = serde_json::json!({

@@ -168,6 +168,19 @@ pub fn similar_names(path: &Path, n: usize) -> Vec<PathBuf> {
     picks.into_iter().take(n).map(|p| dir.join(p)).collect()
 }
 
+/// A JSON file's top-level object; empty when the file is missing, unreadable or not an object (tandem's own
+/// small records: trusted hooks, `.mcp.json` approvals).
+pub fn read_json_object(path: &Path) -> serde_json::Map<String, serde_json::Value> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|value| match value {
+            serde_json::Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

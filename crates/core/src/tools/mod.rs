@@ -159,6 +159,8 @@ pub struct ToolContext {
     pub spend: Arc<spend::ToolSpend>,
     /// The session's request record (the API inspector), for the requests tools make of their own.
     pub recorder: Option<Arc<crate::inspect::Recorder>>,
+    /// Where Edit and Write checkpoint the files they change, for rewind.
+    pub checkpoints: Option<Arc<crate::rewind::Checkpoints>>,
 }
 
 impl ToolContext {
@@ -177,6 +179,7 @@ impl ToolContext {
             background: Arc::default(),
             spend: Arc::default(),
             recorder: None,
+            checkpoints: None,
         }
     }
 

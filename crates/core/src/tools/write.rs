@@ -156,8 +156,12 @@ fn write_and_summarize(plan: &Plan, ctx: &ToolContext) -> Result<String, String>
         }
         None => format!("Created file {} ({lines} line{}).", plan.shown, plural(lines)),
     };
+    let mode = crate::rewind::mode_of(&plan.path);
     write_file(&plan.path, plan.content.as_bytes())?;
     ctx.files.record_content(&plan.path, plan.content.as_bytes());
+    if let Some(checkpoints) = &ctx.checkpoints {
+        checkpoints.record(&plan.path, plan.old.as_deref(), plan.content.as_bytes(), mode);
+    }
     Ok(summary)
 }
 

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use super::root_cause;
+
 use super::address::{self, HostCheck, Pinned};
 
 /// Bounds of one fetch.
@@ -186,14 +188,6 @@ fn describe(url: &Url, err: &reqwest::Error) -> String {
         root_cause(err)
     };
     format!("Fetching {url} failed: {what}")
-}
-
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = err;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }
 
 #[cfg(test)]

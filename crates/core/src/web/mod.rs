@@ -35,6 +35,15 @@ pub fn fetch_url(raw: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// The innermost cause of an error (reqwest's own text says little: "error sending request").
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
 /// The host as rules name it: lower case, without a trailing dot, names in their ASCII (punycode) form, IPv4
 /// addresses in dotted form also when spelled as IPv4-mapped IPv6 (`[::ffff:127.0.0.1]` is `127.0.0.1`), other
 /// IPv6 addresses in brackets.

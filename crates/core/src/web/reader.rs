@@ -3,11 +3,9 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::Message;
-use crate::provider::assemble::MessageAssembler;
 use crate::provider::{ModelRequest, Provider, SystemBlock};
 use crate::tools::spend::ToolSpend;
 
@@ -53,22 +51,7 @@ impl PageReader {
         };
         let mut record =
             recorder.map(|recorder| recorder.start("webfetch", &self.model.id, 1, self.provider.wire(&request)));
-        let read = async {
-            let mut stream =
-                self.provider.stream(&request).await.map_err(|err| (err.to_string(), err.http_status()))?;
-            let mut assembler = MessageAssembler::new();
-            while let Some(event) = stream.next().await {
-                let event = event.map_err(|err| (err.to_string(), err.http_status()))?;
-                if let Some(record) = record.as_mut() {
-                    record.event(&event);
-                }
-                assembler.push(&event).map_err(|err| (err.to_string(), None))?;
-            }
-            if !assembler.is_complete() {
-                return Err(("the answer stopped before it was complete".to_owned(), None));
-            }
-            Ok(assembler.finish().message)
-        };
+        let read = crate::inspect::read_stream(self.provider.stream(&request), record.as_mut());
         let answer = tokio::select! {
             () = cancel.cancelled() => Err(("interrupted".to_owned(), None)),
             answer = read => answer,

@@ -185,6 +185,7 @@ impl App {
             "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
             "mcp" => self.open_mcp_view(),
             "inspect" => self.open_inspector(),
+            "rewind" => self.open_rewind(),
             "bashes" if args.starts_with("kill") => {
                 let id = args.trim_start_matches("kill").trim();
                 if id.is_empty() {

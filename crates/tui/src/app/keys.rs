@@ -97,6 +97,9 @@ impl App {
         if self.inspector.is_some() {
             return self.on_inspector_key(key);
         }
+        if self.rewind.is_some() {
+            return self.on_rewind_key(key);
+        }
         if self.session_picker.is_some() {
             return self.on_picker_key(key);
         }
@@ -163,6 +166,11 @@ impl App {
             (KeyCode::Esc, _) if self.working => {
                 self.flash("interrupting…");
                 return vec![Effect::Op(Op::Interrupt)];
+            }
+            (KeyCode::Esc, _)
+                if self.focus == Focus::Input && self.editor.text().is_empty() && !self.editor.handles_esc() =>
+            {
+                return self.esc_on_empty_prompt(now);
             }
             _ => {}
         }

@@ -13,6 +13,7 @@ pub mod mcp_view;
 pub mod onboarding;
 pub mod picker;
 pub mod restore;
+pub mod rewind_view;
 pub mod rules_view;
 pub mod transcript;
 
@@ -138,6 +139,10 @@ pub struct App {
     pub mcp: mcp_view::McpState,
     /// `/inspect`, while open.
     pub inspector: Option<inspector::Inspector>,
+    /// `/rewind`, while open.
+    pub rewind: Option<rewind_view::RewindView>,
+    /// When Esc was last pressed on an empty, idle prompt (a second press soon after opens `/rewind`).
+    pub(crate) last_empty_esc: Option<Instant>,
     /// `--resume` without an id, or `/resume`: the saved sessions to pick from.
     pub session_picker: Option<picker::SessionPicker>,
     /// `/model` without a name: the models to pick from.
@@ -196,6 +201,8 @@ impl App {
             rules_view: None,
             mcp: mcp_view::McpState::default(),
             inspector: None,
+            rewind: None,
+            last_empty_esc: None,
             session_picker: None,
             model_picker: None,
             cwd,

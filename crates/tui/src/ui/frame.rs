@@ -157,6 +157,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         super::rules::render_rules(view, area, buf, &app.theme);
     } else if let Some(view) = &app.mcp.view {
         super::mcp::render_mcp_view(&app.mcp.servers, view, area, buf, &app.theme);
+    } else if let Some(view) = &app.rewind {
+        let above_status = Rect { height: areas.status.y.saturating_sub(area.y).max(3).min(area.height), ..area };
+        super::rewind::render_rewind(view, above_status, buf, &app.theme);
     } else if let Some(inspector) = &app.inspector {
         // The status line stays visible under it: what `c`, `r` and `e` did is said there.
         let above_status = Rect { height: areas.status.y.saturating_sub(area.y).max(3).min(area.height), ..area };

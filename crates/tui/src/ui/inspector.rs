@@ -170,12 +170,7 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
     for (index, (agent, exchange)) in inspector.requests.iter().enumerate().skip(start).take(visible) {
         let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
         let usage = exchange.usage.unwrap_or_default();
-        let status = match (exchange.status, &exchange.error) {
-            (Some(status), None) => status.to_string(),
-            (Some(status), Some(_)) => format!("{status}!"),
-            (None, Some(_)) => "error".to_owned(),
-            (None, None) => "-".to_owned(),
-        };
+        let status = exchange.status_label();
         let latency = format!("{}ms", exchange.first_token_ms.or(exchange.first_event_ms).unwrap_or(exchange.total_ms));
         let text = if wide {
             let cost = exchange.cost_usd().map_or("?".to_owned(), |cost| format!("${cost:.4}"));
@@ -218,7 +213,7 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
 }
 
 /// `text` in at most `width` characters (a `…` marks a cut).
-fn cut(text: &str, width: usize) -> String {
+pub(crate) fn cut(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_owned();
     }

@@ -13,6 +13,7 @@ pub mod onboarding;
 pub mod permission;
 pub mod picker;
 pub mod popup;
+pub mod rewind;
 pub mod rules;
 pub mod status;
 pub mod streaming;

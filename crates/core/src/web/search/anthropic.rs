@@ -41,12 +41,7 @@ impl AnthropicSearch {
         let headers = crate::provider::anthropic::request_headers(&self.endpoint, &url).map_err(|e| e.to_string())?;
         let body = request_body(&self.model.id, request);
         let mut record = recorder.map(|recorder| {
-            let wire = crate::provider::WireRequest {
-                method: "POST",
-                url: url.clone(),
-                headers: crate::provider::WireRequest::listed_headers(&headers, USER_AGENT),
-                body: body.to_string().into_bytes(),
-            };
+            let wire = crate::provider::WireRequest::post(&url, &headers, body.to_string().into_bytes());
             recorder.start("websearch", &self.model.id, 1, Some(wire))
         });
         let client = reqwest::Client::builder()

@@ -8,6 +8,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use crate::web::root_cause;
+
 use super::{Link, SearchRequest, SearchResults, wanted};
 use crate::provider::ApiKey;
 use crate::provider::transport::USER_AGENT;
@@ -204,14 +206,6 @@ async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, String>
         }
     }
     Ok(body)
-}
-
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = err;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }
 
 #[cfg(test)]

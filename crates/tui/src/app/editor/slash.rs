@@ -35,7 +35,8 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
     SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
-    SlashCommand::builtin("/inspect", "Every model request and response of the session; curl export"),
+    SlashCommand::builtin("/rewind", "Go back before a prompt (esc esc): conversation, files"),
+    SlashCommand::builtin("/inspect", "The model requests and responses; replay, curl"),
     SlashCommand::builtin("/resume", "Resume a saved session of this directory"),
     SlashCommand::builtin("/quit", "Exit tandem"),
 ];

@@ -1,0 +1,269 @@
+//! Rewind: the files tandem's tools changed, checkpointed before each change, and put back as they were before
+//! an earlier prompt — with the conversation, or without it.
+//!
+//! The record lives in the session's directory (`checkpoints/`, so it survives a restart): `log.jsonl` has a
+//! line for every prompt (its number and text) and for every file an Edit or Write changed (the prompt it
+//! happened in, the path, the content before and after as hashes, the mode before), and `objects/<sha-256>`
+//! holds each content once (content-addressed: a 10 MB file edited 100 times costs its distinct versions, not a
+//! copy of the repository). Files a Bash command changes are not checkpointed (yet): the docs say so.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// One line of the checkpoint log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// A prompt was sent: later changes belong to it until the next.
+    Prompt { seq: u64, text: String, at_ms: u64 },
+    /// A file changed during prompt `seq`: its content before and after (`None`: it did not exist).
+    Change { seq: u64, path: PathBuf, before: Option<String>, after: Option<String>, mode: Option<u32>, at_ms: u64 },
+}
+
+/// A prompt one can go back to: before it, the files were as the log says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewindPoint {
+    pub seq: u64,
+    pub text: String,
+    /// The files tools changed from this prompt on.
+    pub files: Vec<PathBuf>,
+}
+
+/// What going back does to one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileRestore {
+    pub path: PathBuf,
+    /// The content to put back (`None`: the file did not exist, so it is removed).
+    pub target: Option<Vec<u8>>,
+    pub mode: Option<u32>,
+    /// The file as it is now (`None`: missing).
+    pub current: Option<Vec<u8>>,
+    /// It changed since tandem last wrote it (outside tandem): it is shown, never overwritten.
+    pub conflict: bool,
+}
+
+/// A session's checkpoints.
+#[derive(Debug)]
+pub struct Checkpoints {
+    dir: PathBuf,
+    /// The prompt whose changes are being recorded.
+    seq: AtomicU64,
+    lock: Mutex<()>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
+}
+
+fn hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl Checkpoints {
+    /// The checkpoints of the session whose directory is `session_dir`; numbering goes on after a resumed
+    /// session's prompts.
+    pub fn new(session_dir: &Path) -> Checkpoints {
+        let checkpoints =
+            Checkpoints { dir: session_dir.join("checkpoints"), seq: AtomicU64::new(0), lock: Mutex::new(()) };
+        let last = checkpoints
+            .entries()
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Prompt { seq, .. } => Some(*seq),
+                Entry::Change { .. } => None,
+            })
+            .max();
+        checkpoints.seq.store(last.unwrap_or(0), Ordering::SeqCst);
+        checkpoints
+    }
+
+    /// The checkpoints of the session whose directory is `dir`; a subagent's directory (`…/subagents/<id>`)
+    /// gives its parent session's, so that what a subagent changes goes back with the parent's prompt.
+    pub fn for_session_dir(dir: &Path) -> Checkpoints {
+        let parent = dir.parent().filter(|parent| parent.file_name().is_some_and(|name| name == "subagents"));
+        match parent.and_then(Path::parent) {
+            Some(session) => Checkpoints::new(session),
+            None => Checkpoints::new(dir),
+        }
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.join("log.jsonl")
+    }
+
+    fn append(&self, entry: &Entry) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(self.log())?;
+        file.write_all(format!("{line}\n").as_bytes())
+    }
+
+    /// A new prompt starts: the changes that follow are its.
+    pub fn begin_prompt(&self, text: &str) {
+        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let text: String = text.chars().take(2_000).collect();
+        if let Err(err) = self.append(&Entry::Prompt { seq, text, at_ms: now_ms() }) {
+            tracing::warn!("the rewind checkpoint log could not be written: {err}");
+        }
+    }
+
+    /// Records that `path` changed from `before` (`None`: it did not exist) to `after`. Called once the
+    /// write is done; the contents are stored once each, by hash.
+    pub fn record(&self, path: &Path, before: Option<&[u8]>, after: &[u8], mode: Option<u32>) {
+        self.record_change(path, before, Some(after), mode);
+    }
+
+    /// Records a change whose result may be no file at all (a rewind removing a file it had created).
+    fn record_change(&self, path: &Path, before: Option<&[u8]>, after: Option<&[u8]>, mode: Option<u32>) {
+        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let stored = (|| -> std::io::Result<Entry> {
+            let before = before.map(|bytes| self.store(bytes)).transpose()?;
+            let after = after.map(|bytes| self.store(bytes)).transpose()?;
+            let seq = self.seq.load(Ordering::SeqCst);
+            Ok(Entry::Change { seq, path: path.to_path_buf(), before, after, mode, at_ms: now_ms() })
+        })();
+        match stored.and_then(|entry| self.append(&entry)) {
+            Ok(()) => {}
+            Err(err) => tracing::warn!(path = %path.display(), "a rewind checkpoint could not be written: {err}"),
+        }
+    }
+
+    fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
+        let name = hash(bytes);
+        let path = self.dir.join("objects").join(&name);
+        if !path.exists() {
+            crate::tools::fs_util::write_atomic_create_dirs(&path, bytes)?;
+        }
+        Ok(name)
+    }
+
+    /// A stored content.
+    pub fn content(&self, hash: &str) -> std::io::Result<Vec<u8>> {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(std::io::Error::other("not a content hash"));
+        }
+        std::fs::read(self.dir.join("objects").join(hash))
+    }
+
+    /// Every entry, in order (lines that don't parse are skipped).
+    pub fn entries(&self) -> Vec<Entry> {
+        let Ok(text) = std::fs::read_to_string(self.log()) else { return Vec::new() };
+        text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    }
+
+    /// The prompts one can go back to, oldest first.
+    pub fn points(&self) -> Vec<RewindPoint> {
+        let entries = self.entries();
+        entries
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Prompt { seq, text, .. } => Some((*seq, text.clone())),
+                Entry::Change { .. } => None,
+            })
+            .map(|(seq, text)| {
+                let mut files: Vec<PathBuf> = Vec::new();
+                for entry in &entries {
+                    if let Entry::Change { seq: at, path, .. } = entry
+                        && *at >= seq
+                        && !files.contains(path)
+                    {
+                        files.push(path.clone());
+                    }
+                }
+                RewindPoint { seq, text, files }
+            })
+            .collect()
+    }
+
+    /// What going back to before prompt `seq` does to each file changed since: the content it had then, and
+    /// whether it changed outside tandem since tandem last wrote it.
+    pub fn plan(&self, seq: u64) -> std::io::Result<Vec<FileRestore>> {
+        let entries = self.entries();
+        let mut restores: Vec<FileRestore> = Vec::new();
+        for entry in &entries {
+            let Entry::Change { seq: at, path, before, mode, .. } = entry else { continue };
+            if *at < seq || restores.iter().any(|restore| &restore.path == path) {
+                continue;
+            }
+            let last_after = entries.iter().rev().find_map(|entry| match entry {
+                Entry::Change { path: other, after, .. } if other == path => Some(after.clone()),
+                _ => None,
+            });
+            let current = std::fs::read(path).ok();
+            let conflict = last_after.is_some_and(|after| current.as_deref().map(hash) != after);
+            let target = before.as_deref().map(|hash| self.content(hash)).transpose()?;
+            restores.push(FileRestore { path: path.clone(), target, mode: *mode, current, conflict });
+        }
+        Ok(restores)
+    }
+}
+
+impl Checkpoints {
+    /// Puts the files of `restores` back (all but the conflicts) and records it, so that a later rewind knows
+    /// what tandem last wrote; returns the problems, by file.
+    pub fn restore(&self, restores: &[FileRestore]) -> Vec<String> {
+        let problems = apply(restores);
+        for restore in restores.iter().filter(|restore| !restore.conflict) {
+            self.record_change(&restore.path, restore.current.as_deref(), restore.target.as_deref(), restore.mode);
+        }
+        problems
+    }
+}
+
+/// Puts the files of `restores` back (all but the conflicts), each atomically with its mode; returns the
+/// problems, by file.
+pub fn apply(restores: &[FileRestore]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for restore in restores.iter().filter(|restore| !restore.conflict) {
+        let result = match &restore.target {
+            Some(bytes) => crate::tools::fs_util::write_atomic_create_dirs(&restore.path, bytes)
+                .and_then(|()| set_mode(&restore.path, restore.mode)),
+            None => match std::fs::remove_file(&restore.path) {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            },
+        };
+        if let Err(err) = result {
+            problems.push(format!("{}: {err}", restore.path.display()));
+        }
+    }
+    problems
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: Option<u32>) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match mode {
+        Some(mode) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: Option<u32>) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// A file's mode, for its checkpoint.
+pub fn mode_of(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).ok().map(|meta| meta.permissions().mode())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

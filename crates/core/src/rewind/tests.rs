@@ -1,0 +1,74 @@
+use super::*;
+
+#[test]
+fn going_back_restores_each_file_as_it_was_before_the_prompt_and_keeps_outside_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let (a, b) = (work.join("a.txt"), work.join("b.txt"));
+    std::fs::write(&a, "one\r\n").unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+
+    checkpoints.begin_prompt("first");
+    std::fs::write(&a, "two\r\n").unwrap();
+    checkpoints.record(&a, Some(b"one\r\n"), b"two\r\n", mode_of(&a));
+    checkpoints.begin_prompt("second");
+    std::fs::write(&a, "three\r\n").unwrap();
+    checkpoints.record(&a, Some(b"two\r\n"), b"three\r\n", mode_of(&a));
+    std::fs::write(&b, "new").unwrap();
+    checkpoints.record(&b, None, b"new", None);
+
+    let points = checkpoints.points();
+    assert_eq!(points.iter().map(|point| point.text.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    assert_eq!(points[1].files, vec![a.clone(), b.clone()]);
+
+    // Before the second prompt: a back to "two" (line endings kept, byte for byte), b removed.
+    let plan = checkpoints.plan(points[1].seq).unwrap();
+    assert!(plan.iter().all(|restore| !restore.conflict), "{plan:?}");
+    assert!(checkpoints.restore(&plan).is_empty());
+    assert_eq!(std::fs::read(&a).unwrap(), b"two\r\n");
+    assert!(!b.exists());
+
+    // Going further back after that is no conflict: tandem wrote what is there.
+    let plan = checkpoints.plan(points[0].seq).unwrap();
+    assert!(plan.iter().all(|restore| !restore.conflict), "{plan:?}");
+    // A file changed outside tandem since is a conflict, left as it is.
+    std::fs::write(&a, "edited by hand").unwrap();
+    let plan = checkpoints.plan(points[0].seq).unwrap();
+    assert!(plan[0].conflict);
+    assert!(apply(&plan).is_empty());
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "edited by hand");
+
+    // The same content is stored once; a new session on the same directory continues the numbering.
+    let objects = std::fs::read_dir(dir.path().join("session/checkpoints/objects")).unwrap().count();
+    assert_eq!(objects, 4, "one\\r\\n, two\\r\\n, three\\r\\n, new");
+    let again = Checkpoints::new(&dir.path().join("session"));
+    again.begin_prompt("third");
+    assert_eq!(again.points().last().map(|point| point.seq), Some(3));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_restored_file_gets_its_mode_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho a\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("change it");
+    let mode = mode_of(&script);
+    std::fs::write(&script, "#!/bin/sh\necho b\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    checkpoints.record(&script, Some(b"#!/bin/sh\necho a\n"), b"#!/bin/sh\necho b\n", mode);
+    let plan = checkpoints.plan(1).unwrap();
+    assert!(apply(&plan).is_empty());
+    assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o755);
+}
+
+#[test]
+fn a_content_hash_from_the_log_never_names_another_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoints = Checkpoints::new(dir.path());
+    assert!(checkpoints.content("../../etc/passwd").is_err());
+}

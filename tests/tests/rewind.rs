@@ -1,0 +1,98 @@
+//! End to end in the app: three prompts edit and write files; `/rewind` puts the conversation and the files
+//! back to just before the second (byte for byte, CRLF and mode kept), the model hears of it, and after a
+//! restart (`--continue`) the files go back further while a file changed by hand is left as it is.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use tandem_e2e::app::{IDLE, expect_idle_with, scenario, start, submit};
+use tandem_e2e::pty::{Pty, keys};
+use tandem_e2e::{FakeServer, Workspace};
+
+fn quit(mut pty: Pty) {
+    pty.send(keys::CTRL_C);
+    pty.send(keys::CTRL_C);
+    assert!(pty.wait_exit(Duration::from_secs(10)).is_some(), "the app quits");
+}
+
+#[cfg(unix)]
+#[test]
+fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
+    use std::os::unix::fs::PermissionsExt;
+    let workspace = Workspace::new();
+    let notes = workspace.write("notes.txt", "one\r\n");
+    std::fs::set_permissions(&notes, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let edit = |id: &str, old: &str, new: &str| {
+        json!({"blocks": [{"type": "tool_use", "id": id, "name": "Edit",
+                           "input": {"file_path": "notes.txt", "old_string": old, "new_string": new}}]})
+    };
+    let text = |text: &str| json!({"blocks": [{"type": "text", "text": text}]});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        edit("e1", "one", "two"),
+        text("First done."),
+        {"blocks": [{"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}]},
+        text("Second done."),
+        edit("e2", "two", "three"),
+        text("Third done."),
+        text("Again, after the rewind."),
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 30, 100, &["--permission-mode", "acceptEdits"]);
+    submit(&pty, "first change");
+    expect_idle_with(&pty, "First done.");
+    submit(&pty, "second change");
+    expect_idle_with(&pty, "Second done.");
+    submit(&pty, "third change");
+    expect_idle_with(&pty, "Third done.");
+    assert_eq!(std::fs::read(&notes).unwrap(), b"three\r\n");
+
+    // Esc twice on the empty prompt opens the list, newest first; ↓ picks the second prompt.
+    pty.send(keys::ESC);
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send(keys::ESC);
+    pty.expect_text("Rewind to just before a prompt");
+    pty.send(keys::DOWN);
+    pty.send(keys::ENTER);
+    let preview = pty.expect_text("Restore the conversation and the files");
+    assert!(preview.contains("Before: second change"), "{preview}");
+    assert!(preview.contains("-three") && preview.contains("+two"), "the diff of going back: {preview}");
+    pty.send("1");
+    let screen = pty.expect("the conversation rewound", |screen| {
+        screen.contains("Files put back") && !screen.contains("Third done.") && !screen.contains("Second done.")
+    });
+    assert!(screen.contains("> second change"), "the prompt is back in the input: {screen}");
+    assert_eq!(std::fs::read(&notes).unwrap(), b"two\r\n", "byte for byte, CRLF kept");
+    assert_eq!(std::fs::metadata(&notes).unwrap().permissions().mode() & 0o777, 0o755, "mode kept");
+    assert!(!workspace.path().join("new.txt").exists(), "a file created since is removed");
+
+    // Sent again: the model hears what was rewound, and the conversation it gets ends before it.
+    pty.send(keys::ENTER);
+    expect_idle_with(&pty, "Again, after the rewind.");
+    let last = server.requests().last().unwrap().body.clone();
+    let sent = last["messages"].to_string();
+    assert!(sent.contains("The user rewound to just before their prompt"), "{sent}");
+    assert!(!sent.contains("third change"), "{sent}");
+    quit(pty);
+
+    // After a restart the checkpoints are still there; a file changed by hand is a conflict, left alone.
+    std::fs::write(&notes, "edited by hand\n").unwrap();
+    let pty = start(&workspace, &server, 30, 100, &["--continue"]);
+    submit(&pty, "/rewind");
+    pty.expect_text("Rewind to just before a prompt");
+    for _ in 0..5 {
+        pty.send(keys::DOWN);
+    }
+    pty.send(keys::ENTER);
+    let preview = pty.expect_text("Restore the files only");
+    assert!(preview.contains("Before: first change"), "{preview}");
+    assert!(preview.contains("changed outside tandem"), "{preview}");
+    pty.send("3");
+    pty.expect_text("left as they are: notes.txt");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "edited by hand\n");
+    pty.expect_text(IDLE);
+    quit(pty);
+}
