@@ -3,9 +3,10 @@
 //!
 //! The record lives in the session's directory (`checkpoints/`, so it survives a restart): `log.jsonl` has a
 //! line for every prompt (its number and text) and for every file an Edit or Write changed (the prompt it
-//! happened in, the path, the content before and after as hashes, the mode before), and `objects/<sha-256>`
-//! holds each content once (content-addressed: a 10 MB file edited 100 times costs its distinct versions, not a
-//! copy of the repository). Files a Bash command changes are not checkpointed (yet): the docs say so.
+//! happened in, the path, the content before and after as hashes, the mode before). A content is stored as the
+//! list of its chunks (`objects/<sha-256>`), cut at line ends its lines choose, and each chunk once
+//! (`chunks/<sha-256>`): a 10 MB file edited 100 times costs the file once plus the chunks the edits touched,
+//! not 100 copies (docs/benchmarks.md). Files a Bash command changes are not checkpointed (yet): the docs say so.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,38 @@ pub struct Checkpoints {
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
+}
+
+/// Chunks end after a line whose hash is 0 modulo this (about every 64 lines), or at [`MAX_CHUNK`].
+const CHUNK_EVERY: u32 = 64;
+const MAX_CHUNK: usize = 256 * 1024;
+
+/// `bytes` cut into chunks at line ends picked by content (or at [`MAX_CHUNK`] for long lines and binaries).
+fn chunks(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut line_start = 0;
+    for (at, byte) in bytes.iter().enumerate() {
+        let end = at + 1;
+        let line_end = *byte == b'\n';
+        let cut = line_end && fnv(&bytes[line_start..end]) % CHUNK_EVERY == 0;
+        if cut || end - start >= MAX_CHUNK {
+            chunks.push(&bytes[start..end]);
+            start = end;
+        }
+        if line_end {
+            line_start = end;
+        }
+    }
+    if start < bytes.len() {
+        chunks.push(&bytes[start..]);
+    }
+    chunks
+}
+
+/// FNV-1a: a quick hash of a line, to decide where chunks end.
+fn fnv(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5_u32, |hash, byte| (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193))
 }
 
 fn hash(bytes: &[u8]) -> String {
@@ -134,21 +167,47 @@ impl Checkpoints {
         }
     }
 
+    /// Stores `bytes` as a list of chunks cut at line ends chosen by the lines' own content (so an edit changes
+    /// the chunks around it, not every chunk after it), each chunk once; the list is named by the hash of the
+    /// whole content. A 10 MB file edited 100 times costs its chunks once plus the edited ones.
     fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
         let name = hash(bytes);
-        let path = self.dir.join("objects").join(&name);
-        if !path.exists() {
-            crate::tools::fs_util::write_atomic_create_dirs(&path, bytes)?;
+        let manifest = self.dir.join("objects").join(&name);
+        if manifest.exists() {
+            return Ok(name);
         }
+        let mut list = String::new();
+        for chunk in chunks(bytes) {
+            let chunk_name = hash(chunk);
+            let path = self.dir.join("chunks").join(&chunk_name);
+            if !path.exists() {
+                crate::tools::fs_util::write_atomic_create_dirs(&path, chunk)?;
+            }
+            list.push_str(&chunk_name);
+            list.push('\n');
+        }
+        crate::tools::fs_util::write_atomic_create_dirs(&manifest, list.as_bytes())?;
         Ok(name)
     }
 
-    /// A stored content.
-    pub fn content(&self, hash: &str) -> std::io::Result<Vec<u8>> {
-        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+    /// A stored content, checked against its hash.
+    pub fn content(&self, name: &str) -> std::io::Result<Vec<u8>> {
+        let is_hash = |text: &str| text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit());
+        if !is_hash(name) {
             return Err(std::io::Error::other("not a content hash"));
         }
-        std::fs::read(self.dir.join("objects").join(hash))
+        let list = std::fs::read_to_string(self.dir.join("objects").join(name))?;
+        let mut content = Vec::new();
+        for chunk in list.lines() {
+            if !is_hash(chunk) {
+                return Err(std::io::Error::other("a damaged checkpoint"));
+            }
+            content.extend(std::fs::read(self.dir.join("chunks").join(chunk))?);
+        }
+        if hash(&content) != name {
+            return Err(std::io::Error::other("a checkpoint whose content does not match its hash"));
+        }
+        Ok(content)
     }
 
     /// Every entry, in order (lines that don't parse are skipped).
