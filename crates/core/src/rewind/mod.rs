@@ -73,7 +73,7 @@ fn chunks(bytes: &[u8]) -> Vec<&[u8]> {
     for (at, byte) in bytes.iter().enumerate() {
         let end = at + 1;
         let line_end = *byte == b'\n';
-        let cut = line_end && fnv(&bytes[line_start..end]) % CHUNK_EVERY == 0;
+        let cut = line_end && fnv(&bytes[line_start..end]).is_multiple_of(CHUNK_EVERY);
         if cut || end - start >= MAX_CHUNK {
             chunks.push(&bytes[start..end]);
             start = end;
