@@ -135,6 +135,13 @@ struct Shared {
     pending: Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>,
     /// The live permission policy (modes change, session rules are added), the same for subagents.
     policy: Arc<Mutex<PermissionPolicy>>,
+    /// The session's request record (one writer, so that replays and turns share its numbering).
+    recorder: Option<Arc<crate::inspect::Recorder>>,
+}
+
+/// The request record of the session logged in `log`, in its directory.
+fn recorder_for(log: Option<&crate::session::SessionWriter>) -> Option<Arc<crate::inspect::Recorder>> {
+    log.map(|log| Arc::new(crate::inspect::Recorder::new(&log.path().with_extension(""))))
 }
 
 /// Starts the agent on the current tokio runtime.
@@ -146,13 +153,14 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         cancel: Mutex::new(CancellationToken::new()),
         pending: Arc::new(Mutex::new(HashMap::new())),
         policy: Arc::new(Mutex::new(config.permissions.clone())),
+        recorder: recorder_for(config.session_log.as_ref()),
     });
 
     let router_shared = shared.clone();
     let router_mcp = config.mcp.clone();
     let router_events = event_tx.clone();
     let replay_provider = config.provider.clone();
-    let replay_dir = config.session_log.as_ref().map(|log| log.path().with_extension(""));
+    let replay_recorder = shared.recorder.clone();
     tokio::spawn(async move {
         while let Some(op) = op_rx.recv().await {
             match op {
@@ -223,11 +231,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Op::Replay { request, body, headers } => {
                     // Beside the session, not in its turn queue: a replay is only read.
                     let (provider, events) = (replay_provider.clone(), router_events.clone());
-                    let recorder = replay_dir.as_deref().map(crate::inspect::Recorder::new);
+                    let recorder = replay_recorder.clone();
                     tokio::spawn(async move {
                         crate::inspect::replay::replay(
                             provider.as_ref(),
-                            recorder.as_ref(),
+                            recorder.as_deref(),
                             request,
                             body,
                             headers,

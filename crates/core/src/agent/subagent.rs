@@ -211,6 +211,7 @@ impl Launcher {
             cancel: Mutex::new(ctx.cancel.child_token()),
             pending: self.pending.clone(),
             policy: self.policy.clone(),
+            recorder: super::recorder_for(config.session_log.as_ref()),
         });
         let mut session = Session::new(config, shared, events_tx);
         session.parent_cancel = Some(ctx.cancel.clone());

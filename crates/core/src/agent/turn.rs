@@ -88,10 +88,7 @@ impl Session {
             .map(|_| Arc::new(super::subagent::Launcher::new(&config, &shared, &events)));
         let shared_budget = launcher.as_ref().and_then(|launcher| launcher.budget().cloned());
         let background = Arc::new(crate::tools::bash::background::BackgroundShells::new(Some(events.clone())));
-        let recorder = config
-            .session_log
-            .as_ref()
-            .map(|log| Arc::new(crate::inspect::Recorder::new(&log.path().with_extension(""))));
+        let recorder = shared.recorder.clone();
         Session {
             config,
             shared,

@@ -102,8 +102,13 @@ impl Recorder {
     /// what a resumed session recorded.
     pub fn new(dir: &Path) -> Recorder {
         let file = dir.join(REQUESTS_FILE);
-        let last = read(&file).last().map_or(0, |exchange| exchange.id);
-        Recorder { file, next_id: AtomicU64::new(last + 1), lock: Mutex::new(()) }
+        // One line an exchange, numbered from 1: counting lines is enough (a long session's record is large,
+        // and is not parsed just to start).
+        let written = std::fs::File::open(&file).map_or(0, |file| {
+            use std::io::BufRead;
+            std::io::BufReader::new(file).split(b'\n').count() as u64
+        });
+        Recorder { file, next_id: AtomicU64::new(written + 1), lock: Mutex::new(()) }
     }
 
     pub fn path(&self) -> &Path {
