@@ -25,6 +25,8 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     let workspace = Workspace::new();
     let notes = workspace.write("notes.txt", "one\r\n");
     std::fs::set_permissions(&notes, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let log = workspace.write("log.txt", "log\n");
+    let gone = workspace.write("gone.txt", "still here\n");
     let edit = |id: &str, old: &str, new: &str| {
         json!({"blocks": [{"type": "tool_use", "id": id, "name": "Edit",
                            "input": {"file_path": "notes.txt", "old_string": old, "new_string": new}}]})
@@ -37,11 +39,13 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
         {"blocks": [{"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}]},
         text("Second done."),
         edit("e2", "two", "three"),
+        {"blocks": [{"type": "tool_use", "id": "b1", "name": "Bash",
+                     "input": {"command": "printf 'by a command\\r\\n' > log.txt && rm gone.txt"}}]},
         text("Third done."),
         text("Again, after the rewind."),
     ]})))
     .unwrap();
-    let pty = start(&workspace, &server, 30, 100, &["--permission-mode", "acceptEdits"]);
+    let pty = start(&workspace, &server, 30, 100, &["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
     submit(&pty, "first change");
     expect_idle_with(&pty, "First done.");
     submit(&pty, "second change");
@@ -49,6 +53,8 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     submit(&pty, "third change");
     expect_idle_with(&pty, "Third done.");
     assert_eq!(std::fs::read(&notes).unwrap(), b"three\r\n");
+    assert_eq!(std::fs::read(&log).unwrap(), b"by a command\r\n");
+    assert!(!gone.exists());
 
     // Esc twice on the empty prompt opens the list, newest first; ↓ picks the second prompt.
     pty.send(keys::ESC);
@@ -68,6 +74,8 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     assert_eq!(std::fs::read(&notes).unwrap(), b"two\r\n", "byte for byte, CRLF kept");
     assert_eq!(std::fs::metadata(&notes).unwrap().permissions().mode() & 0o777, 0o755, "mode kept");
     assert!(!workspace.path().join("new.txt").exists(), "a file created since is removed");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "log\n", "a file the command changed is put back");
+    assert_eq!(std::fs::read_to_string(&gone).unwrap(), "still here\n", "a file the command removed is back");
 
     // Sent again: the model hears what was rewound, and the conversation it gets ends before it.
     pty.send(keys::ENTER);
@@ -91,7 +99,10 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     assert!(preview.contains("Before: first change"), "{preview}");
     assert!(preview.contains("changed outside tandem"), "{preview}");
     pty.send("3");
-    pty.expect_text("left as they are: notes.txt");
+    let screen = pty.expect("the files-only rewind", |screen| screen.contains("· Rewound."));
+    let said = &screen[screen.find("· Rewound.").unwrap()..];
+    assert!(said.contains("left as they are: notes.txt"), "{screen}");
+    assert!(!said.contains("Files put back"), "files already as they were are not listed: {screen}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "edited by hand\n");
     pty.expect_text(IDLE);
     quit(pty);

@@ -5,9 +5,13 @@
 //! line for every prompt (its number and text) and for every file an Edit or Write changed (the prompt it
 //! happened in, the path, the content before and after as hashes, the mode before). A content is stored as the
 //! list of its chunks (`objects/<sha-256>`), cut at line ends its lines choose, and each chunk once
-//! (`chunks/<sha-256>`): a 10 MB file edited 100 times costs the file once plus the chunks the edits touched,
-//! not 100 copies (docs/benchmarks.md). Files a Bash command changes are not checkpointed (yet): the docs say so.
+//! (`chunks/<sha-256>`; a content of one chunk is only that chunk): a 10 MB file edited 100 times costs the file once plus the chunks the edits touched,
+//! not 100 copies (docs/benchmarks.md). Files a Bash command changes in the workspace are found by a before/after
+//! scan ([`scan`]) and checkpointed the same way.
 
+mod scan;
+
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -55,7 +59,11 @@ pub struct Checkpoints {
     /// The prompt whose changes are being recorded.
     seq: AtomicU64,
     lock: Mutex<()>,
+    /// Files the workspace scans stored, with the stat they had: one whose stat is the same is not read again.
+    known: Mutex<HashMap<PathBuf, (scan::Stat, String)>>,
 }
+
+pub use scan::Scan;
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
@@ -101,8 +109,12 @@ impl Checkpoints {
     /// The checkpoints of the session whose directory is `session_dir`; numbering goes on after a resumed
     /// session's prompts.
     pub fn new(session_dir: &Path) -> Checkpoints {
-        let checkpoints =
-            Checkpoints { dir: session_dir.join("checkpoints"), seq: AtomicU64::new(0), lock: Mutex::new(()) };
+        let checkpoints = Checkpoints {
+            dir: session_dir.join("checkpoints"),
+            seq: AtomicU64::new(0),
+            lock: Mutex::new(()),
+            known: Mutex::default(),
+        };
         let last = checkpoints
             .entries()
             .iter()
@@ -173,20 +185,26 @@ impl Checkpoints {
     fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
         let name = hash(bytes);
         let manifest = self.dir.join("objects").join(&name);
-        if manifest.exists() {
+        if manifest.exists() || self.dir.join("chunks").join(&name).exists() {
+            return Ok(name);
+        }
+        let chunks = chunks(bytes);
+        // A content of one chunk is that chunk: no list is written (half the files for small files).
+        if chunks.len() == 1 {
+            write_object(&self.dir.join("chunks").join(&name), bytes)?;
             return Ok(name);
         }
         let mut list = String::new();
-        for chunk in chunks(bytes) {
+        for chunk in chunks {
             let chunk_name = hash(chunk);
             let path = self.dir.join("chunks").join(&chunk_name);
             if !path.exists() {
-                crate::tools::fs_util::write_atomic_create_dirs(&path, chunk)?;
+                write_object(&path, chunk)?;
             }
             list.push_str(&chunk_name);
             list.push('\n');
         }
-        crate::tools::fs_util::write_atomic_create_dirs(&manifest, list.as_bytes())?;
+        write_object(&manifest, list.as_bytes())?;
         Ok(name)
     }
 
@@ -196,14 +214,22 @@ impl Checkpoints {
         if !is_hash(name) {
             return Err(std::io::Error::other("not a content hash"));
         }
-        let list = std::fs::read_to_string(self.dir.join("objects").join(name))?;
-        let mut content = Vec::new();
-        for chunk in list.lines() {
-            if !is_hash(chunk) {
-                return Err(std::io::Error::other("a damaged checkpoint"));
+        let content = match std::fs::read_to_string(self.dir.join("objects").join(name)) {
+            Ok(list) => {
+                let mut content = Vec::new();
+                for chunk in list.lines() {
+                    if !is_hash(chunk) {
+                        return Err(std::io::Error::other("a damaged checkpoint"));
+                    }
+                    content.extend(std::fs::read(self.dir.join("chunks").join(chunk))?);
+                }
+                content
             }
-            content.extend(std::fs::read(self.dir.join("chunks").join(chunk))?);
-        }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::read(self.dir.join("chunks").join(name))?
+            }
+            Err(err) => return Err(err),
+        };
         if hash(&content) != name {
             return Err(std::io::Error::other("a checkpoint whose content does not match its hash"));
         }
@@ -245,9 +271,11 @@ impl Checkpoints {
     pub fn plan(&self, seq: u64) -> std::io::Result<Vec<FileRestore>> {
         let entries = self.entries();
         let mut restores: Vec<FileRestore> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for entry in &entries {
             let Entry::Change { seq: at, path, before, mode, .. } = entry else { continue };
-            if *at < seq || restores.iter().any(|restore| &restore.path == path) {
+            // A file's first change since the prompt has what it was then.
+            if *at < seq || !seen.insert(path) {
                 continue;
             }
             let last_after = entries.iter().rev().find_map(|entry| match entry {
@@ -257,6 +285,10 @@ impl Checkpoints {
             let current = std::fs::read(path).ok();
             let conflict = last_after.is_some_and(|after| current.as_deref().map(hash) != after);
             let target = before.as_deref().map(|hash| self.content(hash)).transpose()?;
+            if !conflict && current == target {
+                // Already as it was then: nothing to do, nothing to show.
+                continue;
+            }
             restores.push(FileRestore { path: path.clone(), target, mode: *mode, current, conflict });
         }
         Ok(restores)
@@ -273,6 +305,18 @@ impl Checkpoints {
         }
         problems
     }
+}
+
+/// Writes a store object whole or not at all (a temp file renamed), without waiting for the disk: an object is
+/// checked against its hash whenever it is read, so one a crash cut short is found, never used. (Syncing each
+/// of a first scan's thousands of objects took seconds.)
+fn write_object(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("an object path has no directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }
 
 /// Puts the files of `restores` back (all but the conflicts), each atomically with its mode; returns the

@@ -40,8 +40,8 @@ fn going_back_restores_each_file_as_it_was_before_the_prompt_and_keeps_outside_c
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "edited by hand");
 
     // The same content is stored once; a new session on the same directory continues the numbering.
-    let objects = std::fs::read_dir(dir.path().join("session/checkpoints/objects")).unwrap().count();
-    assert_eq!(objects, 4, "one, two, three, new");
+    let stored = std::fs::read_dir(dir.path().join("session/checkpoints/chunks")).unwrap().count();
+    assert_eq!(stored, 4, "one, two, three, new (each a content of one chunk)");
     let again = Checkpoints::new(&dir.path().join("session"));
     again.begin_prompt("third");
     assert_eq!(again.points().last().map(|point| point.seq), Some(3));
@@ -94,4 +94,85 @@ fn a_big_file_edited_many_times_stores_its_chunks_once() {
     let original: String = (0..20_000).map(|line| format!("line {line} of a large generated file\n")).collect();
     assert_eq!(checkpoints.content(first).unwrap(), original.as_bytes());
     assert!(chunks(b"").is_empty() && chunks(b"no newline").len() == 1);
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// What a Bash command changes, checkpointed by the scan around it.
+fn bash_like_changes(work: &Path) {
+    std::fs::write(work.join("tracked.txt"), "tracked, changed\r\n").unwrap();
+    std::fs::write(work.join("dirty.txt"), "dirty, changed again\n").unwrap();
+    std::fs::remove_file(work.join("untracked.txt")).unwrap();
+    std::fs::write(work.join("created.txt"), "made by the command\n").unwrap();
+    std::fs::write(work.join("ignored.log"), "ignored, changed\n").unwrap();
+    // Touched, same content: no change.
+    std::fs::write(work.join("same.txt"), "same\n").unwrap();
+}
+
+fn workspace(git_repo: bool) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("tracked.txt"), "tracked\r\n").unwrap();
+    std::fs::write(work.join("dirty.txt"), "dirty, committed\n").unwrap();
+    std::fs::write(work.join("same.txt"), "same\n").unwrap();
+    std::fs::write(work.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(work.join("ignored.log"), "ignored\n").unwrap();
+    if git_repo {
+        git(&work, &["init", "-q"]);
+        git(&work, &["add", "."]);
+        git(&work, &["commit", "-q", "-m", "one"]);
+    }
+    std::fs::write(work.join("dirty.txt"), "dirty, not committed\n").unwrap();
+    std::fs::write(work.join("untracked.txt"), "untracked\n").unwrap();
+    (dir, work)
+}
+
+#[test]
+fn a_commands_changes_are_found_by_the_scan_and_go_back_in_git_and_outside_it() {
+    for git_repo in [true, false] {
+        let (dir, work) = workspace(git_repo);
+        let checkpoints = Checkpoints::new(&dir.path().join("session"));
+        checkpoints.begin_prompt("run the command");
+        let scan = checkpoints.scan_before(&work);
+        bash_like_changes(&work);
+        assert!(checkpoints.record_scan(scan).is_empty());
+
+        let point = &checkpoints.points()[0];
+        let mut files: Vec<String> =
+            point.files.iter().map(|path| path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        files.sort();
+        assert_eq!(files, ["created.txt", "dirty.txt", "tracked.txt", "untracked.txt"], "git: {git_repo}");
+        let plan = checkpoints.plan(point.seq).unwrap();
+        assert!(plan.iter().all(|restore| !restore.conflict), "{plan:?}");
+        assert!(checkpoints.restore(&plan).is_empty());
+        assert_eq!(std::fs::read(work.join("tracked.txt")).unwrap(), b"tracked\r\n");
+        assert_eq!(std::fs::read_to_string(work.join("dirty.txt")).unwrap(), "dirty, not committed\n");
+        assert_eq!(std::fs::read_to_string(work.join("untracked.txt")).unwrap(), "untracked\n");
+        assert!(!work.join("created.txt").exists());
+        assert_eq!(std::fs::read_to_string(work.join("ignored.log")).unwrap(), "ignored, changed\n");
+    }
+}
+
+#[test]
+fn a_file_over_the_limit_is_said_not_to_be_checkpointed() {
+    let (dir, work) = workspace(false);
+    let big = work.join("big.bin");
+    std::fs::write(&big, vec![b'x'; (16 << 20) + 1]).unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("run");
+    let scan = checkpoints.scan_before(&work);
+    std::fs::write(&big, b"small now").unwrap();
+    let notes = checkpoints.record_scan(scan);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("big.bin") && notes[0].contains("not checkpointed"), "{notes:?}");
 }

@@ -127,6 +127,16 @@ impl TypedTool for BashTool {
             }
             let requested = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
             let timeout_ms = requested.min(MAX_TIMEOUT_MS);
+            // Around a command that may change files, a scan finds what it changed, for rewind (one the
+            // analyser knows only reads is not scanned).
+            let may_write = crate::permissions::bash::risk_of(&input.command) != crate::tools::Risk::Low;
+            let scan = match ctx.checkpoints.clone().filter(|_| may_write) {
+                Some(checkpoints) => {
+                    let root = ctx.cwd.clone();
+                    tokio::task::spawn_blocking(move || checkpoints.scan_before(&root)).await.ok()
+                }
+                None => None,
+            };
             let result = run_command(
                 &input.command,
                 &ctx.cwd,
@@ -146,6 +156,13 @@ impl TypedTool for BashTool {
                 && let Some(note) = ctx.sandbox.as_ref().and_then(|policy| sandbox::note_for(policy, &output.content))
             {
                 output.content = format!("{}\n{note}", output.content);
+            }
+            if let (Some(checkpoints), Some(scan)) = (ctx.checkpoints.clone(), scan) {
+                let notes =
+                    tokio::task::spawn_blocking(move || checkpoints.record_scan(scan)).await.unwrap_or_default();
+                for note in notes {
+                    output.content = format!("{}\n({note})", output.content);
+                }
             }
             if requested > MAX_TIMEOUT_MS {
                 output.content = format!(
