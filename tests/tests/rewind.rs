@@ -65,7 +65,9 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     pty.send(keys::ENTER);
     let preview = pty.expect_text("Restore the conversation and the files");
     assert!(preview.contains("Before: second change"), "{preview}");
-    assert!(preview.contains("-three") && preview.contains("+two"), "the diff of going back: {preview}");
+    assert!(preview.contains("- three") && preview.contains("+ two"), "the diff of going back: {preview}");
+    assert!(preview.contains("new.txt: created since this prompt; going back removes it"), "{preview}");
+    assert!(preview.contains("4 files · 4 of 4 hunks go back"), "{preview}");
     pty.send("1");
     let screen = pty.expect("the conversation rewound", |screen| {
         screen.contains("Files put back") && !screen.contains("Third done.") && !screen.contains("Second done.")
@@ -105,5 +107,60 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     assert!(!said.contains("Files put back"), "files already as they were are not listed: {screen}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "edited by hand\n");
     pty.expect_text(IDLE);
+    quit(pty);
+}
+
+/// The session id of the only session in the workspace's config directory (the one whose dir has checkpoints).
+fn session_with_checkpoints(dir: &std::path::Path) -> Option<String> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.join("checkpoints").is_dir() {
+            return path.file_name().map(|name| name.to_string_lossy().into_owned());
+        }
+        if path.is_dir()
+            && let Some(found) = session_with_checkpoints(&path)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_partial_rewind_after_resume_keeps_the_hunks_left_unticked() {
+    let workspace = Workspace::new();
+    let original: String = (1..=30).map(|line| format!("line {line}\n")).collect();
+    let code = workspace.write("code.txt", &original);
+    let changed = original.replace("line 2\n", "line two\n").replace("line 28\n", "line twenty-eight\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "code.txt"}}]},
+        {"blocks": [{"type": "tool_use", "id": "w1", "name": "Write",
+                     "input": {"file_path": "code.txt", "content": changed}}]},
+        {"blocks": [{"type": "text", "text": "Renamed both."}]},
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 24, 80, &["--permission-mode", "acceptEdits"]);
+    submit(&pty, "rename two lines");
+    expect_idle_with(&pty, "Renamed both.");
+    assert_eq!(std::fs::read_to_string(&code).unwrap(), changed);
+    quit(pty);
+
+    let id = session_with_checkpoints(workspace.config.path()).expect("the session keeps checkpoints");
+    let pty = start(&workspace, &server, 24, 80, &["--resume", &id]);
+    submit(&pty, "/rewind");
+    pty.expect_text("Rewind to just before a prompt");
+    pty.send(keys::ENTER);
+    let preview = pty.expect_text("2 of 2 hunks go back");
+    assert!(preview.contains("▶ [✓]") && preview.contains("hunk 1/2"), "{preview}");
+    // Tab to the second hunk, untick it (it stays as it is now): only the first goes back.
+    pty.send(keys::TAB);
+    pty.expect_text("hunk 2/2");
+    pty.send(" ");
+    let preview = pty.expect_text("1 of 2 hunks go back");
+    assert!(preview.contains("[✗]"), "{preview}");
+    pty.send("3");
+    pty.expect_text("Files put back: code.txt");
+    let kept = original.replace("line 28\n", "line twenty-eight\n");
+    assert_eq!(std::fs::read_to_string(&code).unwrap(), kept);
     quit(pty);
 }

@@ -25,7 +25,7 @@ fn file_of_10_mb() -> String {
 
 /// 100 one-line edits spread over the file, each checkpointed; returns the final text.
 fn edit_100_times(checkpoints: &Checkpoints, mut text: String) -> String {
-    checkpoints.begin_prompt("edit a big file");
+    checkpoints.begin_prompt("edit a big file", None);
     for edit in 0..100 {
         let before = text.clone();
         let needle = format!("fn item_{}()", edit * 1_000 + 7);
@@ -84,7 +84,7 @@ fn scan_figures() {
         let dir = workspace_of_10_000_files(git);
         let work = dir.path().join("work");
         let checkpoints = Checkpoints::new(&dir.path().join("session"));
-        checkpoints.begin_prompt("run commands");
+        checkpoints.begin_prompt("run commands", None);
         let mut times = Vec::new();
         for round in 0..6 {
             let started = std::time::Instant::now();

@@ -73,12 +73,23 @@ pub enum Op {
     },
     /// Lists the prompts the session can go back to, as [`Event::RewindPoints`].
     ListRewindPoints,
-    /// Goes back to just before prompt `seq`: the conversation, the files tandem's tools changed, or both;
-    /// answered with [`Event::Rewound`].
-    Rewind {
+    /// What going back to just before prompt `seq` would change in the files, as [`Event::RewindPreview`].
+    PreviewRewind {
         seq: u64,
+    },
+    /// The next prompt's id as its host knows it (an SDK user message's `uuid`), so that a rewind can name it.
+    NamePrompt {
+        id: String,
+    },
+    /// Goes back to just before a prompt: the conversation, the files tandem's tools changed, or both; of the
+    /// files in `hunks`, only the chosen hunks. `dry_run` only says what would change. Answered with
+    /// [`Event::Rewound`].
+    Rewind {
+        to: RewindTarget,
         conversation: bool,
         files: bool,
+        hunks: Vec<RewindHunks>,
+        dry_run: bool,
     },
     /// Ends the agent task.
     Shutdown,
@@ -91,22 +102,55 @@ pub struct RewindPointView {
     pub text: String,
     /// The files tandem's tools changed from this prompt on (as shown: relative to the working directory).
     pub files: Vec<String>,
-    /// What going back would change in them, as a diff (conflicts marked).
-    pub diff: String,
-    /// Files changed outside tandem since: they would be left as they are.
-    pub conflicts: Vec<String>,
 }
 
-/// What a rewind did.
+/// Which prompt a rewind goes back to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RewindTarget {
+    /// By its number ([`RewindPointView::seq`]).
+    Prompt(u64),
+    /// By the id its host gave it ([`Op::NamePrompt`]).
+    Message(String),
+}
+
+/// Of one file (as shown in [`RewindFileView::path`]), which hunks of going back go back: one flag per hunk of
+/// the diff from `now` to `then` (`tandem_core::tools::diff::hunks`, default context); the rest stay as now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewindHunks {
+    pub path: String,
+    pub restore: Vec<bool>,
+}
+
+/// One file going back: as it is now and as it was then (`None`: no file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewindFileView {
+    pub path: String,
+    pub now: Option<String>,
+    pub then: Option<String>,
+    /// Changed outside tandem since tandem last wrote it: it is left as it is.
+    pub conflict: bool,
+    /// Not text: it goes back whole or not at all (`now`/`then` are not shown).
+    pub binary: bool,
+}
+
+/// What a rewind did (or, dry, would do).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RewindOutcome {
     /// The prompt gone back to (front ends put it back in the input).
     pub prompt: String,
     /// The conversation now, when it was rewound.
     pub messages: Option<Vec<crate::conversation::Message>>,
+    /// Files put back (as shown).
     pub restored: Vec<String>,
+    /// The same, as full paths.
+    pub changed: Vec<std::path::PathBuf>,
+    /// Lines going back adds and removes.
+    pub insertions: usize,
+    pub deletions: usize,
     pub conflicts: Vec<String>,
     pub problems: Vec<String>,
+    /// Nothing was done: this is what would be.
+    pub dry_run: bool,
 }
 
 /// What a replayed request got back.
@@ -491,8 +535,13 @@ pub enum Event {
     Replayed(ReplayAnswer),
     /// The answer to [`Op::ListRewindPoints`], oldest first.
     RewindPoints(Vec<RewindPointView>),
-    /// The answer to [`Op::Rewind`].
-    Rewound(RewindOutcome),
+    /// The answer to [`Op::PreviewRewind`]: each file that going back to prompt `seq` would change.
+    RewindPreview {
+        seq: u64,
+        files: Vec<RewindFileView>,
+    },
+    /// The answer to [`Op::Rewind`]: what it did, or why it could not.
+    Rewound(Result<RewindOutcome, String>),
     /// The conversation was compacted: earlier messages were replaced by a summary.
     CompactBoundary {
         trigger: crate::session::CompactTrigger,

@@ -124,7 +124,9 @@ enum Work {
     TrustHooks,
     KillBackground(String),
     ListRewindPoints,
-    Rewind { seq: u64, conversation: bool, files: bool },
+    PreviewRewind(u64),
+    NamePrompt(String),
+    Rewind(rewind_ops::RewindRequest),
 }
 
 /// State shared between the op router and the turn runner.
@@ -249,8 +251,19 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                         break;
                     }
                 }
-                Op::Rewind { seq, conversation, files } => {
-                    if turn_tx.send(Work::Rewind { seq, conversation, files }).is_err() {
+                Op::PreviewRewind { seq } => {
+                    if turn_tx.send(Work::PreviewRewind(seq)).is_err() {
+                        break;
+                    }
+                }
+                Op::NamePrompt { id } => {
+                    if turn_tx.send(Work::NamePrompt(id)).is_err() {
+                        break;
+                    }
+                }
+                Op::Rewind { to, conversation, files, hunks, dry_run } => {
+                    let request = rewind_ops::RewindRequest { to, conversation, files, hunks, dry_run };
+                    if turn_tx.send(Work::Rewind(request)).is_err() {
                         break;
                     }
                 }
@@ -314,7 +327,9 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::TrustHooks => session.trust_project_hooks(),
                 Work::KillBackground(id) => session.kill_background(&id),
                 Work::ListRewindPoints => session.list_rewind_points(),
-                Work::Rewind { seq, conversation, files } => session.rewind(seq, conversation, files),
+                Work::PreviewRewind(seq) => session.preview_rewind(seq),
+                Work::NamePrompt(id) => session.next_prompt_id = Some(id),
+                Work::Rewind(request) => session.rewind(request),
             }
         }
         session.session_end_hooks("other").await;

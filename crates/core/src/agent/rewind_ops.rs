@@ -1,78 +1,136 @@
-//! Rewind in the session: the prompts it can go back to, and going back — the conversation to just before the
-//! prompt, the files tandem's tools changed to what they were then (`crate::rewind`), or both. The model is told
-//! what was rewound with the next prompt; the conversation's cut is logged, so it holds after `--resume`.
+//! Rewind in the session: the prompts it can go back to, what going back would change, and going back — the
+//! conversation to just before the prompt, the files tandem's tools changed to what they were then
+//! (`crate::rewind`, all of them or chosen hunks), or both. The model is told what was rewound with the next
+//! prompt; the conversation's cut is logged, so it holds after `--resume`.
+
+use std::path::Path;
 
 use crate::conversation::{Message, Role};
-use crate::protocol::{Event, RewindOutcome, RewindPointView};
-use crate::rewind::FileRestore;
+use crate::protocol::{Event, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
+use crate::rewind::{FileRestore, HunkChoice};
 
 use super::turn::Session;
 
+/// An [`crate::protocol::Op::Rewind`], as the session runs it.
+#[derive(Debug)]
+pub(super) struct RewindRequest {
+    pub to: RewindTarget,
+    pub conversation: bool,
+    pub files: bool,
+    pub hunks: Vec<RewindHunks>,
+    pub dry_run: bool,
+}
+
 impl Session {
+    fn shown(&self, path: &Path) -> String {
+        crate::tools::display_path(path, &self.config.cwd)
+    }
+
     pub(super) fn list_rewind_points(&mut self) {
-        let Some(checkpoints) = self.checkpoints.clone() else {
-            self.emit(Event::RewindPoints(Vec::new()));
-            return;
-        };
-        let cwd = self.config.cwd.clone();
-        let shown = |path: &std::path::Path| crate::tools::display_path(path, &cwd);
-        let points = checkpoints
-            .points()
-            .into_iter()
-            .map(|point| {
-                let plan = checkpoints.plan(point.seq).unwrap_or_default();
-                RewindPointView {
+        let points = match &self.checkpoints {
+            Some(checkpoints) => checkpoints
+                .points()
+                .into_iter()
+                .map(|point| RewindPointView {
                     seq: point.seq,
+                    files: point.files.iter().map(|path| self.shown(path)).collect(),
                     text: point.text,
-                    files: point.files.iter().map(|path| shown(path)).collect(),
-                    diff: plan.iter().map(|restore| restore_diff(restore, &shown(&restore.path))).collect(),
-                    conflicts: plan
-                        .iter()
-                        .filter(|restore| restore.conflict)
-                        .map(|restore| shown(&restore.path))
-                        .collect(),
-                }
-            })
-            .collect();
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         self.emit(Event::RewindPoints(points));
     }
 
-    pub(super) fn rewind(&mut self, seq: u64, conversation: bool, files: bool) {
-        let Some(checkpoints) = self.checkpoints.clone() else {
-            self.emit(Event::Error { message: "This session keeps no checkpoints (it has no log).".into() });
-            return;
+    pub(super) fn preview_rewind(&mut self, seq: u64) {
+        let plan = match &self.checkpoints {
+            Some(checkpoints) => checkpoints.plan(seq),
+            None => Ok(Vec::new()),
         };
-        let Some(point) = checkpoints.points().into_iter().find(|point| point.seq == seq) else {
-            self.emit(Event::Error { message: format!("There is no prompt {seq} to go back to.") });
-            return;
+        match plan {
+            Ok(plan) => {
+                let files = plan.iter().map(|restore| self.file_view(restore)).collect();
+                self.emit(Event::RewindPreview { seq, files });
+            }
+            Err(err) => self.emit(Event::Error { message: format!("The checkpoints could not be read: {err}") }),
+        }
+    }
+
+    fn file_view(&self, restore: &FileRestore) -> RewindFileView {
+        let text = |bytes: &Option<Vec<u8>>| bytes.as_deref().map(|bytes| String::from_utf8_lossy(bytes).into_owned());
+        let binary = restore.texts().is_none();
+        RewindFileView {
+            path: self.shown(&restore.path),
+            now: if binary { None } else { text(&restore.current) },
+            then: if binary { None } else { text(&restore.target) },
+            conflict: restore.conflict,
+            binary,
+        }
+    }
+
+    pub(super) fn rewind(&mut self, request: RewindRequest) {
+        let outcome = self.rewind_outcome(request);
+        self.emit(Event::Rewound(outcome));
+    }
+
+    fn rewind_outcome(&mut self, request: RewindRequest) -> Result<RewindOutcome, String> {
+        let checkpoints =
+            self.checkpoints.clone().ok_or("This session keeps no checkpoints (it has no log).".to_owned())?;
+        let points = checkpoints.points();
+        let point = match &request.to {
+            RewindTarget::Prompt(seq) => points.into_iter().find(|point| point.seq == *seq),
+            RewindTarget::Message(id) => points.into_iter().find(|point| point.id.as_deref() == Some(id.as_str())),
         };
-        let cwd = self.config.cwd.clone();
-        let shown = |path: &std::path::Path| crate::tools::display_path(path, &cwd);
+        let point = point.ok_or_else(|| match &request.to {
+            RewindTarget::Prompt(seq) => format!("There is no prompt {seq} to go back to."),
+            RewindTarget::Message(id) => format!("No file checkpoint was kept for user message {id}."),
+        })?;
         let mut outcome = RewindOutcome {
             prompt: point.text.clone(),
             messages: None,
             restored: Vec::new(),
+            changed: Vec::new(),
+            insertions: 0,
+            deletions: 0,
             conflicts: Vec::new(),
             problems: Vec::new(),
+            dry_run: request.dry_run,
         };
-        if files {
-            match checkpoints.plan(seq) {
-                Ok(plan) => {
-                    outcome.problems = checkpoints.restore(&plan);
-                    for restore in &plan {
-                        let list = if restore.conflict { &mut outcome.conflicts } else { &mut outcome.restored };
-                        list.push(shown(&restore.path));
-                    }
-                    // What tandem knew of the files is stale now: they must be read again before an edit.
-                    for restore in plan.iter().filter(|restore| !restore.conflict) {
-                        self.files.forget(&restore.path);
-                    }
+        if request.files {
+            let plan =
+                checkpoints.plan(point.seq).map_err(|err| format!("The checkpoints could not be read: {err}"))?;
+            let choices: Vec<HunkChoice> = request
+                .hunks
+                .iter()
+                .filter_map(|choice| {
+                    let restore = plan.iter().find(|restore| self.shown(&restore.path) == choice.path)?;
+                    Some(HunkChoice { path: restore.path.clone(), restore: choice.restore.clone() })
+                })
+                .collect();
+            let (plan, problems) = crate::rewind::choose_hunks(plan, &choices);
+            outcome.problems.extend(problems);
+            for restore in &plan {
+                if restore.conflict {
+                    outcome.conflicts.push(self.shown(&restore.path));
+                    continue;
                 }
-                Err(err) => outcome.problems.push(format!("the checkpoints could not be read: {err}")),
+                outcome.restored.push(self.shown(&restore.path));
+                outcome.changed.push(restore.path.clone());
+                let (added, removed) = crate::tools::diff::counts(&restore.hunks());
+                outcome.insertions += added;
+                outcome.deletions += removed;
+            }
+            if !request.dry_run {
+                outcome.problems.extend(checkpoints.restore(&plan));
+                // What tandem knew of the files is stale now: they must be read again before an edit.
+                for restore in plan.iter().filter(|restore| !restore.conflict) {
+                    self.files.forget(&restore.path);
+                }
             }
         }
-        if conversation {
+        if request.conversation {
             match prompt_index(&self.messages, &point.text) {
+                Some(keep) if request.dry_run => outcome.messages = Some(self.messages[..keep].to_vec()),
                 Some(keep) => {
                     self.messages.truncate(keep);
                     self.reported_len = self.reported_len.min(keep);
@@ -85,23 +143,30 @@ impl Session {
                 ),
             }
         }
-        let mut note = format!("[The user rewound to just before their prompt {:?}.", short(&point.text));
-        if outcome.messages.is_some() {
-            note.push_str(" The conversation after it was taken back.");
+        if !request.dry_run {
+            self.pending_notes.push(model_note(&outcome));
         }
-        if !outcome.restored.is_empty() {
-            note.push_str(&format!(" These files were put back as they were then: {}.", outcome.restored.join(", ")));
-        }
-        if !outcome.conflicts.is_empty() {
-            note.push_str(&format!(
-                " These changed outside tandem since and were left as they are: {}.",
-                outcome.conflicts.join(", ")
-            ));
-        }
-        note.push(']');
-        self.pending_notes.push(note);
-        self.emit(Event::Rewound(outcome));
+        Ok(outcome)
     }
+}
+
+/// What the model is told with the next prompt.
+fn model_note(outcome: &RewindOutcome) -> String {
+    let mut note = format!("[The user rewound to just before their prompt {:?}.", short(&outcome.prompt));
+    if outcome.messages.is_some() {
+        note.push_str(" The conversation after it was taken back.");
+    }
+    if !outcome.restored.is_empty() {
+        note.push_str(&format!(" These files were put back as they were then: {}.", outcome.restored.join(", ")));
+    }
+    if !outcome.conflicts.is_empty() {
+        note.push_str(&format!(
+            " These changed outside tandem since and were left as they are: {}.",
+            outcome.conflicts.join(", ")
+        ));
+    }
+    note.push(']');
+    note
 }
 
 /// The index of the user message that sent `prompt` (the last one, when sent twice): its text is the prompt,
@@ -123,17 +188,4 @@ fn short(text: &str) -> String {
         Some((at, _)) => format!("{}…", &first[..at]),
         None => first.to_owned(),
     }
-}
-
-/// What going back does to one file, as a unified diff from now to then.
-fn restore_diff(restore: &FileRestore, shown: &str) -> String {
-    let now = restore.current.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-    let then = restore.target.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-    let mut diff = crate::tools::diff::unified_diff(shown, &now, &then, 3);
-    if restore.conflict {
-        diff = format!("# {shown}: changed outside tandem since; left as it is\n{diff}");
-    } else if restore.target.is_none() {
-        diff = format!("# {shown}: created since; removed\n{diff}");
-    }
-    diff
 }

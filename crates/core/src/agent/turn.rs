@@ -74,6 +74,8 @@ pub(super) struct Session {
     pub(super) checkpoints: Option<Arc<crate::rewind::Checkpoints>>,
     /// Told to the model with the next prompt (what a rewind did).
     pub(super) pending_notes: Vec<String>,
+    /// What the next prompt's host calls it ([`crate::protocol::Op::NamePrompt`]).
+    pub(super) next_prompt_id: Option<String>,
 }
 
 impl Session {
@@ -114,6 +116,7 @@ impl Session {
                 .map(Arc::new),
             recorder,
             pending_notes: Vec::new(),
+            next_prompt_id: None,
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
@@ -200,6 +203,7 @@ impl Session {
     /// Runs one user turn to its end and reports it with `Event::TurnFinished`.
     pub(super) async fn run_turn(&mut self, text: String) {
         let started = Instant::now();
+        let prompt_id = self.next_prompt_id.take();
         let turn_id = self.next_turn_id();
         self.emit(Event::TurnStarted { turn_id });
         let cancel = super::subagent::turn_cancel(self.parent_cancel.as_ref());
@@ -218,7 +222,7 @@ impl Session {
         };
         // A subagent's changes belong to the parent's prompt that started it.
         if let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| self.role.is_none()) {
-            checkpoints.begin_prompt(&text);
+            checkpoints.begin_prompt(&text, prompt_id.as_deref());
         }
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
         let text = match std::mem::take(&mut self.pending_notes) {

@@ -24,8 +24,15 @@ use sha2::{Digest, Sha256};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
-    /// A prompt was sent: later changes belong to it until the next.
-    Prompt { seq: u64, text: String, at_ms: u64 },
+    /// A prompt was sent: later changes belong to it until the next. `id` is the id its host gave it (an SDK
+    /// user message's uuid), for a rewind that names it.
+    Prompt {
+        seq: u64,
+        text: String,
+        at_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
     /// A file changed during prompt `seq`: its content before and after (`None`: it did not exist).
     Change { seq: u64, path: PathBuf, before: Option<String>, after: Option<String>, mode: Option<u32>, at_ms: u64 },
 }
@@ -35,6 +42,8 @@ pub enum Entry {
 pub struct RewindPoint {
     pub seq: u64,
     pub text: String,
+    /// The id the prompt's host gave it, if any.
+    pub id: Option<String>,
     /// The files tools changed from this prompt on.
     pub files: Vec<PathBuf>,
 }
@@ -148,12 +157,14 @@ impl Checkpoints {
         file.write_all(format!("{line}\n").as_bytes())
     }
 
-    /// A new prompt starts: the changes that follow are its.
-    pub fn begin_prompt(&self, text: &str) {
+    /// A new prompt starts: the changes that follow are its. `id` is what its host calls it (an SDK user
+    /// message's uuid), so that a rewind can name it.
+    pub fn begin_prompt(&self, text: &str, id: Option<&str>) {
         let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let text: String = text.chars().take(2_000).collect();
-        if let Err(err) = self.append(&Entry::Prompt { seq, text, at_ms: now_ms() }) {
+        let id = id.map(str::to_owned);
+        if let Err(err) = self.append(&Entry::Prompt { seq, text, at_ms: now_ms(), id }) {
             tracing::warn!("the rewind checkpoint log could not be written: {err}");
         }
     }
@@ -248,10 +259,10 @@ impl Checkpoints {
         entries
             .iter()
             .filter_map(|entry| match entry {
-                Entry::Prompt { seq, text, .. } => Some((*seq, text.clone())),
+                Entry::Prompt { seq, text, id, .. } => Some((*seq, text.clone(), id.clone())),
                 Entry::Change { .. } => None,
             })
-            .map(|(seq, text)| {
+            .map(|(seq, text, id)| {
                 let mut files: Vec<PathBuf> = Vec::new();
                 for entry in &entries {
                     if let Entry::Change { seq: at, path, .. } = entry
@@ -261,7 +272,7 @@ impl Checkpoints {
                         files.push(path.clone());
                     }
                 }
-                RewindPoint { seq, text, files }
+                RewindPoint { seq, text, id, files }
             })
             .collect()
     }
@@ -293,6 +304,64 @@ impl Checkpoints {
         }
         Ok(restores)
     }
+}
+
+/// Of one file, which hunks of going back (the diff from the file now to then, [`crate::tools::diff::hunks`]
+/// with the default context) go back; the others stay as they are now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HunkChoice {
+    pub path: PathBuf,
+    pub restore: Vec<bool>,
+}
+
+impl FileRestore {
+    /// The diff of going back, from the file now to then, as text (`None`: not text, so whole or nothing).
+    pub fn texts(&self) -> Option<(&str, &str)> {
+        let now = std::str::from_utf8(self.current.as_deref().unwrap_or_default()).ok()?;
+        let then = std::str::from_utf8(self.target.as_deref().unwrap_or_default()).ok()?;
+        Some((now, then))
+    }
+
+    /// The hunks of going back.
+    pub fn hunks(&self) -> Vec<crate::tools::diff::Hunk> {
+        match self.texts() {
+            Some((now, then)) => crate::tools::diff::hunks(now, then, crate::tools::diff::DEFAULT_CONTEXT),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Narrows `plan` to the chosen hunks: a file with none chosen is left out, one with some gets the content
+/// with only those going back. A file whose hunks are not the ones chosen from (it changed since the preview,
+/// or is not text) is left out with a problem.
+pub fn choose_hunks(plan: Vec<FileRestore>, choices: &[HunkChoice]) -> (Vec<FileRestore>, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut kept = Vec::new();
+    for mut restore in plan {
+        let Some(choice) = choices.iter().find(|choice| choice.path == restore.path) else {
+            kept.push(restore);
+            continue;
+        };
+        if choice.restore.iter().all(|&yes| yes) {
+            kept.push(restore);
+            continue;
+        }
+        if choice.restore.iter().all(|&yes| !yes) || restore.conflict {
+            continue;
+        }
+        let hunks = restore.hunks();
+        let Some((now, then)) = restore.texts().filter(|_| hunks.len() == choice.restore.len()) else {
+            problems.push(format!(
+                "{}: it changed since the preview, so its hunks could not be chosen; left as it is",
+                restore.path.display()
+            ));
+            continue;
+        };
+        let content = crate::tools::diff::apply_hunks(now, then, &hunks, &choice.restore);
+        restore.target = Some(content.into_bytes());
+        kept.push(restore);
+    }
+    (kept, problems)
 }
 
 impl Checkpoints {

@@ -9,10 +9,10 @@ fn going_back_restores_each_file_as_it_was_before_the_prompt_and_keeps_outside_c
     std::fs::write(&a, "one\r\n").unwrap();
     let checkpoints = Checkpoints::new(&dir.path().join("session"));
 
-    checkpoints.begin_prompt("first");
+    checkpoints.begin_prompt("first", None);
     std::fs::write(&a, "two\r\n").unwrap();
     checkpoints.record(&a, Some(b"one\r\n"), b"two\r\n", mode_of(&a));
-    checkpoints.begin_prompt("second");
+    checkpoints.begin_prompt("second", None);
     std::fs::write(&a, "three\r\n").unwrap();
     checkpoints.record(&a, Some(b"two\r\n"), b"three\r\n", mode_of(&a));
     std::fs::write(&b, "new").unwrap();
@@ -43,7 +43,7 @@ fn going_back_restores_each_file_as_it_was_before_the_prompt_and_keeps_outside_c
     let stored = std::fs::read_dir(dir.path().join("session/checkpoints/chunks")).unwrap().count();
     assert_eq!(stored, 4, "one, two, three, new (each a content of one chunk)");
     let again = Checkpoints::new(&dir.path().join("session"));
-    again.begin_prompt("third");
+    again.begin_prompt("third", None);
     assert_eq!(again.points().last().map(|point| point.seq), Some(3));
 }
 
@@ -56,7 +56,7 @@ fn a_restored_file_gets_its_mode_back() {
     std::fs::write(&script, "#!/bin/sh\necho a\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let checkpoints = Checkpoints::new(&dir.path().join("session"));
-    checkpoints.begin_prompt("change it");
+    checkpoints.begin_prompt("change it", None);
     let mode = mode_of(&script);
     std::fs::write(&script, "#!/bin/sh\necho b\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -78,7 +78,7 @@ fn a_big_file_edited_many_times_stores_its_chunks_once() {
     let dir = tempfile::tempdir().unwrap();
     let checkpoints = Checkpoints::new(dir.path());
     let mut text: String = (0..20_000).map(|line| format!("line {line} of a large generated file\n")).collect();
-    checkpoints.begin_prompt("edit");
+    checkpoints.begin_prompt("edit", None);
     for edit in 0..20 {
         let before = text.clone();
         text = text.replacen(&format!("line {} of", edit * 700), &format!("LINE {} of", edit * 700), 1);
@@ -142,7 +142,7 @@ fn a_commands_changes_are_found_by_the_scan_and_go_back_in_git_and_outside_it() 
     for git_repo in [true, false] {
         let (dir, work) = workspace(git_repo);
         let checkpoints = Checkpoints::new(&dir.path().join("session"));
-        checkpoints.begin_prompt("run the command");
+        checkpoints.begin_prompt("run the command", None);
         let scan = checkpoints.scan_before(&work);
         bash_like_changes(&work);
         assert!(checkpoints.record_scan(scan).is_empty());
@@ -169,10 +169,40 @@ fn a_file_over_the_limit_is_said_not_to_be_checkpointed() {
     let big = work.join("big.bin");
     std::fs::write(&big, vec![b'x'; (16 << 20) + 1]).unwrap();
     let checkpoints = Checkpoints::new(&dir.path().join("session"));
-    checkpoints.begin_prompt("run");
+    checkpoints.begin_prompt("run", None);
     let scan = checkpoints.scan_before(&work);
     std::fs::write(&big, b"small now").unwrap();
     let notes = checkpoints.record_scan(scan);
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("big.bin") && notes[0].contains("not checkpointed"), "{notes:?}");
+}
+
+#[test]
+fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("work.txt");
+    let then: String = (1..=30).map(|line| format!("line {line}\r\n")).collect();
+    let now = then.replace("line 2\r\n", "line two\r\n").replace("line 28\r\n", "line twenty-eight\r\n");
+    std::fs::write(&file, &now).unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("change two lines", None);
+    checkpoints.record(&file, Some(then.as_bytes()), now.as_bytes(), None);
+
+    let plan = checkpoints.plan(1).unwrap();
+    assert_eq!(plan[0].hunks().len(), 2);
+    let choice = HunkChoice { path: file.clone(), restore: vec![false, true] };
+    let (plan, problems) = choose_hunks(plan, &[choice]);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(checkpoints.restore(&plan).is_empty());
+    let kept = then.replace("line 2\r\n", "line two\r\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), kept, "the first hunk kept, the second back, CRLF kept");
+
+    // Hunks chosen from another version of the file are refused, not applied to the wrong lines.
+    let plan = checkpoints.plan(1).unwrap();
+    let (plan, problems) = choose_hunks(plan, &[HunkChoice { path: file.clone(), restore: vec![true, false, true] }]);
+    assert!(plan.is_empty() && problems.len() == 1, "{problems:?}");
+    // None chosen: the file is left out.
+    let plan = checkpoints.plan(1).unwrap();
+    let (plan, _) = choose_hunks(plan, &[HunkChoice { path: file, restore: vec![false] }]);
+    assert!(plan.is_empty());
 }

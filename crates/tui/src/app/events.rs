@@ -38,6 +38,7 @@ impl App {
             Event::McpServers(servers) => self.on_mcp_servers(servers),
             Event::Replayed(answer) => self.on_replayed(answer),
             Event::RewindPoints(points) => self.show_rewind_points(points),
+            Event::RewindPreview { seq, files } => self.show_rewind_preview(seq, files),
             Event::Rewound(outcome) => self.on_rewound(outcome),
             Event::SessionConfigured { session_id, provider, model, permission_mode, cwd, .. } => {
                 let first = self.session_id.is_empty();

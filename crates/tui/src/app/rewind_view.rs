@@ -1,13 +1,16 @@
 //! `/rewind` (or Esc twice on an empty prompt): the session's earlier prompts, newest first; for the chosen
-//! one, what going back would change in the files (a diff, conflicts marked) and the three ways to go back —
-//! the conversation and the files, the conversation only, the files only.
+//! one, what going back would change in the files — a diff per file, reviewed hunk by hunk like an edit (a hunk
+//! left unticked stays as it is now), conflicts marked — and the three ways to go back: the conversation and the
+//! files, the conversation only, the files only.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use tandem_core::protocol::{Op, RewindOutcome, RewindPointView};
+use tandem_core::protocol::{Op, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
 
 use super::{App, Effect, NoticeKind};
+use crate::ui::diff::{DiffView, HunkReview};
 
 /// How close two Esc presses on an empty prompt must be to open the rewind list.
 pub const DOUBLE_ESC: Duration = Duration::from_millis(600);
@@ -28,8 +31,98 @@ pub struct RewindView {
     pub selected: usize,
     /// The chosen prompt's preview is open, with this answer highlighted.
     pub choosing: Option<usize>,
-    /// The preview's first line shown.
-    pub scroll: usize,
+    /// The files going back, once core has sent them.
+    pub preview: Option<Vec<FileGoingBack>>,
+    /// The hunk Tab points at: (index into `preview`, hunk of that file).
+    pub cursor: (usize, usize),
+    /// The preview's first line shown (the drawing moves it to keep the cursor's hunk in view).
+    pub scroll: Cell<usize>,
+    /// The cursor moved: the next drawing scrolls its hunk into view.
+    pub follow: Cell<bool>,
+}
+
+/// One file of the preview.
+#[derive(Clone, Debug)]
+pub struct FileGoingBack {
+    pub path: String,
+    /// From the file now to then (`None`: not text).
+    pub diff: Option<DiffView>,
+    /// Which hunks go back (all, until the user unticks some).
+    pub review: HunkReview,
+    pub conflict: bool,
+    /// It did not exist then: going back removes it.
+    pub removed: bool,
+}
+
+impl FileGoingBack {
+    fn new(file: RewindFileView) -> FileGoingBack {
+        let diff =
+            (!file.binary).then(|| DiffView::new(&file.path, file.now.as_deref(), file.then.as_deref().unwrap_or("")));
+        let hunks = diff.as_ref().map_or(0, |diff| diff.hunks().len());
+        let removed = !file.binary && file.then.is_none();
+        FileGoingBack {
+            path: file.path,
+            diff,
+            review: HunkReview::all_accepted(hunks),
+            conflict: file.conflict,
+            removed,
+        }
+    }
+
+    /// Whether its hunks can be chosen (text, not a conflict).
+    pub fn reviewable(&self) -> bool {
+        !self.conflict && self.diff.as_ref().is_some_and(|diff| !diff.hunks().is_empty())
+    }
+}
+
+impl RewindView {
+    /// Every hunk that can be ticked, in order: (file, hunk).
+    fn hunks(&self) -> Vec<(usize, usize)> {
+        let Some(files) = &self.preview else { return Vec::new() };
+        files
+            .iter()
+            .enumerate()
+            .filter(|(_, file)| file.reviewable())
+            .flat_map(|(index, file)| (0..file.review.accepted.len()).map(move |hunk| (index, hunk)))
+            .collect()
+    }
+
+    fn move_cursor(&mut self, forward: bool) {
+        let hunks = self.hunks();
+        if hunks.is_empty() {
+            return;
+        }
+        let at = hunks.iter().position(|hunk| *hunk == self.cursor);
+        let next = match (at, forward) {
+            (None, _) => 0,
+            (Some(at), true) => (at + 1) % hunks.len(),
+            (Some(at), false) => (at + hunks.len() - 1) % hunks.len(),
+        };
+        self.cursor = hunks[next];
+        self.follow.set(true);
+    }
+
+    fn toggle_cursor(&mut self) {
+        if !self.hunks().contains(&self.cursor) {
+            return;
+        }
+        let (file, hunk) = self.cursor;
+        if let Some(files) = &mut self.preview
+            && let Some(flag) = files[file].review.accepted.get_mut(hunk)
+        {
+            *flag = !*flag;
+        }
+    }
+
+    /// The files of which only some hunks go back.
+    fn chosen_hunks(&self) -> Vec<RewindHunks> {
+        let Some(files) = &self.preview else { return Vec::new() };
+        files
+            .iter()
+            .filter(|file| file.reviewable() && file.review.accepted.iter().any(|&yes| !yes))
+            .map(|file| RewindHunks { path: file.path.clone(), restore: file.review.accepted.clone() })
+            .collect()
+    }
 }
 
 impl App {
@@ -59,10 +152,23 @@ impl App {
             return;
         }
         let selected = points.len() - 1;
-        self.rewind = Some(RewindView { points, selected, choosing: None, scroll: 0 });
+        self.rewind = Some(RewindView { points, selected, ..RewindView::default() });
     }
 
-    pub(crate) fn on_rewound(&mut self, outcome: RewindOutcome) {
+    pub(crate) fn show_rewind_preview(&mut self, seq: u64, files: Vec<RewindFileView>) {
+        let Some(view) = &mut self.rewind else { return };
+        if view.choosing.is_none() || view.points.get(view.selected).map(|point| point.seq) != Some(seq) {
+            return;
+        }
+        view.preview = Some(files.into_iter().map(FileGoingBack::new).collect());
+        view.cursor = view.hunks().first().copied().unwrap_or_default();
+    }
+
+    pub(crate) fn on_rewound(&mut self, outcome: Result<RewindOutcome, String>) {
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(why) => return self.notice(NoticeKind::Error, why),
+        };
         if let Some(messages) = &outcome.messages {
             self.transcript.clear();
             self.restore_conversation(messages);
@@ -84,7 +190,7 @@ impl App {
     }
 
     pub(crate) fn on_rewind_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let page = (self.size.1 as usize).saturating_sub(10).max(1);
+        let page = (self.size.1 as usize).saturating_sub(12).max(1);
         let Some(view) = &mut self.rewind else { return Vec::new() };
         let count = view.points.len();
         match view.choosing {
@@ -95,7 +201,9 @@ impl App {
                 KeyCode::Up | KeyCode::Char('k') => view.selected = (view.selected + 1).min(count - 1),
                 KeyCode::Enter => {
                     view.choosing = Some(0);
-                    view.scroll = 0;
+                    view.preview = None;
+                    view.scroll.set(0);
+                    return vec![Effect::Op(Op::PreviewRewind { seq: view.points[view.selected].seq })];
                 }
                 _ => {}
             },
@@ -103,8 +211,11 @@ impl App {
                 KeyCode::Esc => view.choosing = None,
                 KeyCode::Up | KeyCode::Char('k') => view.choosing = Some(choice.saturating_sub(1)),
                 KeyCode::Down | KeyCode::Char('j') => view.choosing = Some((choice + 1).min(REWIND_CHOICES.len() - 1)),
-                KeyCode::PageDown | KeyCode::Char(' ') => view.scroll += page,
-                KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
+                KeyCode::Tab => view.move_cursor(true),
+                KeyCode::BackTab => view.move_cursor(false),
+                KeyCode::Char(' ') => view.toggle_cursor(),
+                KeyCode::PageDown => view.scroll.set(view.scroll.get() + page),
+                KeyCode::PageUp => view.scroll.set(view.scroll.get().saturating_sub(page)),
                 KeyCode::Char(digit @ '1'..='3') => return self.rewind_to(digit as usize - '1' as usize),
                 KeyCode::Enter => return self.rewind_to(choice),
                 _ => {}
@@ -117,6 +228,7 @@ impl App {
         let Some(view) = self.rewind.take() else { return Vec::new() };
         let (conversation, files, _) = REWIND_CHOICES[choice];
         let seq = view.points[view.selected].seq;
-        vec![Effect::Op(Op::Rewind { seq, conversation, files })]
+        let hunks = if files { view.chosen_hunks() } else { Vec::new() };
+        vec![Effect::Op(Op::Rewind { to: RewindTarget::Prompt(seq), conversation, files, hunks, dry_run: false })]
     }
 }

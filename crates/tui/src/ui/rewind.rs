@@ -5,9 +5,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
+use super::diff::HunkReview;
 use super::inspector::cut;
 use super::theme::Theme;
-use crate::app::rewind_view::{REWIND_CHOICES, RewindView};
+use crate::app::rewind_view::{FileGoingBack, REWIND_CHOICES, RewindView};
 
 pub fn render_rewind(view: &RewindView, area: Rect, buf: &mut Buffer, theme: &Theme) {
     Clear.render(area, buf);
@@ -55,35 +56,106 @@ pub fn render_rewind(view: &RewindView, area: Rect, buf: &mut Buffer, theme: &Th
                 let marker = if index == choice { "▶" } else { " " };
                 lines.push(Line::from(Span::styled(cut(&format!("{marker} {}. {label}", index + 1), width), style)));
             }
-            if !point.conflicts.is_empty() {
-                let text = format!("Changed outside tandem since (left as they are): {}", point.conflicts.join(", "));
-                lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
-            }
-            let header = lines.len() + 2;
-            let room = (inner.height as usize).saturating_sub(header);
-            let diff: Vec<&str> = if point.diff.is_empty() {
-                vec!["No file changes since this prompt."]
-            } else {
-                point.diff.lines().collect()
+            let (diff, cursor) = match &view.preview {
+                None => (vec![Line::from(Span::styled("Reading the checkpoints…", theme.dim))], None),
+                Some(files) if files.is_empty() => {
+                    (vec![Line::from(Span::styled("No file changes since this prompt.", theme.dim))], None)
+                }
+                Some(files) => preview_lines(files, view.cursor, width, theme),
             };
-            let start = view.scroll.min(diff.len().saturating_sub(room));
-            for line in diff.iter().skip(start).take(room) {
-                let style = if line.starts_with('+') && !line.starts_with("+++") {
-                    theme.diff_add
-                } else if line.starts_with('-') && !line.starts_with("---") {
-                    theme.diff_del
-                } else if line.starts_with("@@") || line.starts_with('#') {
-                    theme.diff_hunk
-                } else {
-                    theme.dim
-                };
-                lines.push(Line::from(Span::styled(cut(line, width), style)));
+            if let Some(files) = &view.preview {
+                lines.push(Line::from(Span::styled(cut(&summary(files), width), theme.dim)));
             }
+            let room = (inner.height as usize).saturating_sub(lines.len() + 2);
+            let most = diff.len().saturating_sub(room);
+            let mut scroll = view.scroll.get().min(most);
+            if view.follow.replace(false)
+                && let Some((start, end)) = cursor
+                && (start < scroll || end > scroll + room)
+            {
+                scroll = start.min(most);
+            }
+            view.scroll.set(scroll);
+            lines.extend(diff.into_iter().skip(scroll).take(room));
             lines.push(Line::default());
-            lines.push(hints(&[("1-3 enter", "go back"), ("pgup pgdn", "scroll the diff"), ("esc", "back")], theme));
+            lines.push(hints(
+                &[
+                    ("1-3", "go back"),
+                    ("tab", "next hunk"),
+                    ("space", "keep it as now"),
+                    ("pgdn", "scroll"),
+                    ("esc", "back"),
+                ],
+                theme,
+            ));
         }
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// The files going back, one after the other: a conflict's diff is shown without review (it stays as it is), a
+/// file that is not text is named. Returns the lines and the rows of the cursor's hunk.
+fn preview_lines(
+    files: &[FileGoingBack],
+    cursor: (usize, usize),
+    width: usize,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, Option<(usize, usize)>) {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut rows = None;
+    for (index, file) in files.iter().enumerate() {
+        if index > 0 {
+            lines.push(Line::default());
+        }
+        let Some(diff) = &file.diff else {
+            let text = format!("{}: not text; it goes back whole", file.path);
+            lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
+            continue;
+        };
+        if file.conflict {
+            let text = format!("{}: changed outside tandem since; left as it is", file.path);
+            lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
+            lines.extend(diff.render(width, theme, None));
+            continue;
+        }
+        if file.removed {
+            let text = format!("{}: created since this prompt; going back removes it", file.path);
+            lines.push(Line::from(Span::styled(cut(&text, width), theme.dim)));
+        }
+        let current = if cursor.0 == index { cursor.1 } else { usize::MAX };
+        let review = HunkReview { current, ..file.review.clone() };
+        let base = lines.len();
+        if cursor.0 == index {
+            let offsets = diff.hunk_line_offsets(width);
+            if let Some(&start) = offsets.get(cursor.1) {
+                let end = offsets.get(cursor.1 + 1).copied().unwrap_or_else(|| diff.line_count(width));
+                rows = Some((base + start, base + end));
+            }
+        }
+        lines.extend(diff.render(width, theme, Some(&review)));
+    }
+    (lines, rows)
+}
+
+/// "3 files · 4 of 5 hunks go back · 1 conflict".
+fn summary(files: &[FileGoingBack]) -> String {
+    let reviewable: Vec<&FileGoingBack> = files.iter().filter(|file| file.reviewable()).collect();
+    let hunks: usize = reviewable.iter().map(|file| file.review.accepted.len()).sum();
+    let going: usize = reviewable.iter().map(|file| file.review.accepted.iter().filter(|&&yes| yes).count()).sum();
+    let conflicts = files.iter().filter(|file| file.conflict).count();
+    let mut text = match files.len() {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    };
+    if hunks > 0 {
+        text.push_str(&format!(" · {going} of {hunks} hunks go back"));
+    }
+    match conflicts {
+        0 => {}
+        1 => text.push_str(" · 1 conflict, left as it is"),
+        n => text.push_str(&format!(" · {n} conflicts, left as they are")),
+    }
+    text
 }
 
 fn hints(pairs: &[(&str, &str)], theme: &Theme) -> Line<'static> {
