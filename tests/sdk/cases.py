@@ -286,6 +286,36 @@ async def case_structured_output():
     return summary(messages)
 
 
+async def case_rewind_files():
+    """The file-checkpointing example of the SDK's docs: two prompts change files; rewinding to the second
+    prompt's user message puts back what it changed (the Write and the Bash command), not what the first did."""
+    opts = options(
+        enable_file_checkpointing=True,
+        permission_mode="acceptEdits",
+        extra_args={"replay-user-messages": None},
+        allowed_tools=["Bash"],
+    )
+    notes = os.path.join(WORK, "notes.txt")
+    log = os.path.join(WORK, "log.txt")
+    checkpoints = []
+    async with ClaudeSDKClient(options=opts) as client:
+        for prompt in ["Write the notes", "Change them and the log"]:
+            await client.query(prompt)
+            uuid = None
+            async for message in client.receive_response():
+                if isinstance(message, UserMessage) and message.uuid and uuid is None:
+                    uuid = message.uuid
+            checkpoints.append(uuid)
+        with open(notes) as f:
+            changed = f.read()
+        await client.rewind_files(checkpoints[1])
+        with open(notes) as f:
+            after = f.read()
+        with open(log) as f:
+            log_after = f.read()
+    return {"checkpoints": checkpoints, "changed": changed, "after": after, "log_after": log_after}
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

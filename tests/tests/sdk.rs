@@ -82,6 +82,21 @@ struct Case {
 }
 
 fn run_case(name: &str, scenario: Value, provider: Provider, env: &[(&str, &str)]) -> Option<Case> {
+    run_case_with(name, scenario, provider, env, |_| {})
+}
+
+/// [`run_case`] on Anthropic, with files put in the workspace first.
+fn run_case_in(name: &str, scenario: Value, prepare: impl FnOnce(&Workspace)) -> Option<Case> {
+    run_case_with(name, scenario, Provider::Anthropic, &[], prepare)
+}
+
+fn run_case_with(
+    name: &str,
+    scenario: Value,
+    provider: Provider,
+    env: &[(&str, &str)],
+    prepare: impl FnOnce(&Workspace),
+) -> Option<Case> {
     let python = match python() {
         Ok(python) => python,
         Err(why) => {
@@ -90,6 +105,7 @@ fn run_case(name: &str, scenario: Value, provider: Provider, env: &[(&str, &str)
         }
     };
     let workspace = Workspace::new();
+    prepare(&workspace);
     let server = FakeServer::spawn(Scenario::from_json(&scenario.to_string()).expect("scenario")).unwrap();
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk/cases.py");
     let mut command = Command::new(python);
@@ -334,4 +350,31 @@ fn output_format_gives_structured_output() {
         "input": {"answer": 42}}]}]});
     let Some(case) = run_case("structured_output", scenario, Provider::Anthropic, &[]) else { return };
     assert_eq!(case.server.requests().len(), 1);
+}
+
+#[test]
+fn rewind_files_puts_back_what_changed_since_a_user_message() {
+    let write = |id: &str, content: &str| {
+        json!({"blocks": [{"type": "tool_use", "id": id, "name": "Write",
+                           "input": {"file_path": "notes.txt", "content": content}}]})
+    };
+    let scenario = json!({"replies": [
+        write("toolu_w1", "first\n"),
+        text_reply("Written."),
+        write("toolu_w2", "second\n"),
+        {"blocks": [{"type": "tool_use", "id": "toolu_b1", "name": "Bash",
+                     "input": {"command": "printf 'changed by a command\\n' > log.txt"}}]},
+        text_reply("Changed."),
+    ]});
+    let Some(case) = run_case_in("rewind_files", scenario, |workspace| {
+        workspace.write("log.txt", "the log\n");
+    }) else {
+        return;
+    };
+    let report = &case.report;
+    let checkpoints = report["checkpoints"].as_array().unwrap();
+    assert!(checkpoints.iter().all(Value::is_string) && checkpoints[0] != checkpoints[1], "{report}");
+    assert_eq!(report["changed"], "second\n");
+    assert_eq!(report["after"], "first\n", "the second prompt's Write went back: {report}");
+    assert_eq!(report["log_after"], "the log\n", "the second prompt's command went back: {report}");
 }

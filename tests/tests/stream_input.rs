@@ -448,3 +448,55 @@ fn agents_and_hooks_from_initialize_are_the_sessions() {
     let subagent_system = requests[1].body["system"].to_string();
     assert!(subagent_system.contains("CHECKER-PROMPT"), "{subagent_system}");
 }
+
+/// A host's own uuid names the prompt: `--replay-user-messages` prints it back, a dry `rewind_files` says what
+/// would change without changing it, the real one puts the file back, and an unknown uuid is a clear error.
+#[test]
+fn rewind_files_by_the_hosts_uuid_dry_and_for_real() {
+    let workspace = Workspace::new();
+    let notes = workspace.write("notes.txt", "before\n");
+    let server = FakeServer::spawn(
+        Scenario::from_json(
+            &json!({"replies": [
+                {"blocks": [{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+                {"blocks": [{"type": "tool_use", "id": "w1", "name": "Write",
+                             "input": {"file_path": "notes.txt", "content": "after\nand more\n"}}]},
+                {"blocks": [{"type": "text", "text": "Written."}]},
+            ]})
+            .to_string(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut host = Host::start(&workspace, &server, &["--permission-mode", "acceptEdits", "--replay-user-messages"]);
+    host.send(json!({"type": "user", "uuid": "host-uuid-1", "session_id": "", "parent_tool_use_id": null,
+                     "message": {"role": "user", "content": "write the notes"}}));
+    let replay = host.until(|frame| frame["type"] == "user" && frame["isReplay"] == true);
+    assert_eq!(replay["uuid"], "host-uuid-1");
+    assert_eq!(replay["message"]["content"], "write the notes");
+    host.until(|frame| frame["type"] == "result");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "after\nand more\n");
+
+    let dry = json!({"subtype": "rewind_files", "user_message_id": "host-uuid-1", "dry_run": true});
+    host.send(json!({"type": "control_request", "request_id": "r1", "request": dry}));
+    let answer = host.response_to("r1");
+    let response = &answer["response"]["response"];
+    assert_eq!(response["canRewind"], true, "{answer}");
+    assert_eq!(response["filesChanged"], json!([notes.display().to_string()]), "{answer}");
+    assert_eq!((response["insertions"].as_u64(), response["deletions"].as_u64()), (Some(1), Some(2)), "{answer}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "after\nand more\n", "a dry run changes nothing");
+
+    host.send(json!({"type": "control_request", "request_id": "r2",
+                     "request": {"subtype": "rewind_files", "user_message_id": "host-uuid-1"}}));
+    let answer = host.response_to("r2");
+    assert_eq!(answer["response"]["subtype"], "success", "{answer}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "before\n");
+
+    host.send(json!({"type": "control_request", "request_id": "r3",
+                     "request": {"subtype": "rewind_files", "user_message_id": "nobody"}}));
+    let answer = host.response_to("r3");
+    assert_eq!(answer["response"]["subtype"], "error", "{answer}");
+    assert!(answer["response"]["error"].as_str().unwrap().contains("No file checkpoint"), "{answer}");
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}

@@ -176,6 +176,10 @@ pub struct Cli {
     #[arg(long = "strict-mcp-config")]
     pub strict_mcp_config: bool,
 
+    /// With stream-json input: print each user message back, with the `uuid` that names it (for rewind_files).
+    #[arg(long = "replay-user-messages")]
+    pub replay_user_messages: bool,
+
     /// A scripted demo: a built-in model (no network, no key) works on a scratch copy of a small example
     /// project, showing a streamed answer, tool cards, an edit dialog and a command dialog.
     #[arg(long = "demo")]

@@ -192,6 +192,19 @@ pub fn users(
     frames
 }
 
+/// A user message the host sent, printed back (`--replay-user-messages`) with the uuid that names it.
+pub fn user_replay(session_id: &str, frame: &Value, uuid: &str) -> Value {
+    json!({
+        "type": "user",
+        "message": frame.get("message").cloned().unwrap_or(Value::Null),
+        "parent_tool_use_id": frame.get("parent_tool_use_id").cloned().unwrap_or(Value::Null),
+        "session_id": session_id,
+        "uuid": uuid,
+        "timestamp": timestamp(),
+        "isReplay": true,
+    })
+}
+
 fn user_blocks(session_id: &str, content: &[tandem_core::conversation::ContentBlock]) -> Value {
     json!({
         "type": "user",

@@ -9,6 +9,7 @@
 
 pub mod control;
 mod requests;
+mod rewind;
 mod sdk_mcp;
 
 use serde_json::{Value, json};
@@ -72,7 +73,15 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
     let mcp = config.mcp.clone();
     let mut handle = agent::spawn(config);
     let ops = handle.ops.clone();
-    let mut state = State { ops: ops.clone(), running: 0, closed: false, last_code: 0, mcp };
+    let mut state = State {
+        ops: ops.clone(),
+        running: 0,
+        closed: false,
+        last_code: 0,
+        mcp,
+        replay_user_messages: cli.replay_user_messages,
+        rewinds: std::collections::VecDeque::new(),
+    };
     if let Some((id, response)) = initialize_reply {
         out.line(&success(&id, response));
     } else {
@@ -152,6 +161,11 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                             }
                         }
                     }
+                    Event::Rewound(outcome) => {
+                        if let Some(rewind) = state.rewinds.pop_front() {
+                            out.line(&rewind::answer(&rewind, outcome));
+                        }
+                    }
                     event => printer.event(&event),
                 }
             }
@@ -172,6 +186,10 @@ struct State {
     closed: bool,
     last_code: i32,
     mcp: Option<std::sync::Arc<tandem_core::mcp::McpManager>>,
+    /// `--replay-user-messages`: each user frame is printed back with its uuid.
+    replay_user_messages: bool,
+    /// `rewind_files` requests sent to the session, answered in order as it reports them.
+    rewinds: std::collections::VecDeque<rewind::Pending>,
 }
 
 impl State {
@@ -179,10 +197,20 @@ impl State {
         match frame.get("type").and_then(Value::as_str) {
             Some("user") => match requests::user_turn(&frame) {
                 Ok(turn) => {
+                    // The prompt is checkpointed under the frame's uuid (the host's, or one made here) so that
+                    // `rewind_files` can name it.
+                    let uuid = match frame.get("uuid").and_then(Value::as_str) {
+                        Some(uuid) if !uuid.is_empty() => uuid.to_owned(),
+                        _ => agent::new_session_id(),
+                    };
+                    if self.replay_user_messages {
+                        out.line(&stream_json::user_replay(&printer.session_id, &frame, &uuid));
+                    }
                     if self.running == 0 {
                         out.line(&stream_json::session_state(&printer.session_id, "running"));
                     }
                     self.running += 1;
+                    let _ = self.ops.send(Op::NamePrompt { id: uuid });
                     let _ = self.ops.send(turn);
                 }
                 Err(why) => eprintln!("tandem: warning: a user message was not understood ({why}); it is ignored"),
@@ -200,6 +228,13 @@ impl State {
                             Err(error) => failure(&id, &error),
                         });
                     });
+                    return;
+                }
+                if subtype == "rewind_files" {
+                    match rewind::request(&id, &request, &self.ops) {
+                        Ok(pending) => self.rewinds.push_back(pending),
+                        Err(error) => out.line(&failure(&id, &error)),
+                    }
                     return;
                 }
                 let reply = requests::handle(&request, &self.ops, printer);

@@ -166,7 +166,6 @@ pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: 
             sent(Op::KillBackground { id: id.to_owned() })?;
             Ok(json!({}))
         }
-        "rewind_files" => Err("rewind_files is not supported by tandem yet".into()),
         "mcp_message" => Err("SDK MCP servers (type \"sdk\") are not supported by tandem".into()),
         "" => Err("the control request has no subtype".into()),
         other => Err(format!("unknown control request subtype {other:?}")),
