@@ -55,6 +55,7 @@ fn requests_are_recorded_redacted_listed_shown_and_replayable_with_curl() {
     let requests = server.requests();
     assert_eq!(exchange["request_body"], requests[2].body, "the body as the server received it");
     assert_eq!(exchange["usage"]["output_tokens"], 5);
+    assert_eq!(exchange["turn"], 1, "made for the session's first prompt");
     let text: String =
         exchange["events"].as_array().unwrap().iter().filter_map(|event| event["delta"]["text"].as_str()).collect();
     assert_eq!(text, "It says: remember the milk.");

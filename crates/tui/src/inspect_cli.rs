@@ -74,8 +74,8 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
         return "No model requests were recorded for this session.\n".to_owned();
     }
     let mut out = format!(
-        "{:>4}  {:<8}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
-        "#", "time", "for", "model", "try", "status", "first", "total", "input", "cached", "output", "cost"
+        "{:>4}  {:<8}  {:>4}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
+        "#", "time", "turn", "for", "model", "try", "status", "first", "total", "input", "cached", "output", "cost"
     );
     for (agent, exchange) in exchanges {
         let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
@@ -88,9 +88,10 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
             (Some(_), None) => "?".to_owned(),
         };
         out.push_str(&format!(
-            "{:>4}  {:<8}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
+            "{:>4}  {:<8}  {:>4}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
             exchange.id,
             clock(exchange.at_ms),
+            if exchange.turn == 0 { "-".to_owned() } else { exchange.turn.to_string() },
             cut(&purpose, 18),
             cut(&exchange.model, 22),
             exchange.attempt,

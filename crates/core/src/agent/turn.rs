@@ -222,7 +222,10 @@ impl Session {
         };
         // A subagent's changes belong to the parent's prompt that started it.
         if let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| self.role.is_none()) {
-            checkpoints.begin_prompt(&text, prompt_id.as_deref());
+            let prompt = checkpoints.begin_prompt(&text, prompt_id.as_deref());
+            if let Some(recorder) = &self.recorder {
+                recorder.set_turn(prompt);
+            }
         }
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
         let text = match std::mem::take(&mut self.pending_notes) {

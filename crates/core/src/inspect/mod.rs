@@ -37,6 +37,9 @@ pub struct Exchange {
     pub at_ms: u64,
     /// `turn` (the conversation's next reply) or `compaction` (a subagent's are in its own directory).
     pub purpose: String,
+    /// The session's prompt it was made for (its number, as `/rewind` counts them; 0: not known).
+    #[serde(default)]
+    pub turn: u64,
     pub model: String,
     /// 1 for the first try, 2 for its first retry…
     pub attempt: u32,
@@ -94,6 +97,8 @@ impl Exchange {
 pub struct Recorder {
     file: PathBuf,
     next_id: AtomicU64,
+    /// The prompt requests are made for now.
+    turn: AtomicU64,
     lock: Mutex<()>,
 }
 
@@ -108,7 +113,12 @@ impl Recorder {
             use std::io::BufRead;
             std::io::BufReader::new(file).split(b'\n').count() as u64
         });
-        Recorder { file, next_id: AtomicU64::new(written + 1), lock: Mutex::new(()) }
+        Recorder { file, next_id: AtomicU64::new(written + 1), turn: AtomicU64::new(0), lock: Mutex::new(()) }
+    }
+
+    /// Requests from now on are made for prompt `turn`.
+    pub fn set_turn(&self, turn: u64) {
+        self.turn.store(turn, Ordering::SeqCst);
     }
 
     pub fn path(&self) -> &Path {
@@ -122,6 +132,7 @@ impl Recorder {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |since| since.as_millis() as u64),
             purpose: purpose.to_owned(),
+            turn: self.turn.load(Ordering::SeqCst),
             model: model.to_owned(),
             attempt,
             ..Exchange::default()

@@ -159,7 +159,7 @@ impl Checkpoints {
 
     /// A new prompt starts: the changes that follow are its. `id` is what its host calls it (an SDK user
     /// message's uuid), so that a rewind can name it.
-    pub fn begin_prompt(&self, text: &str, id: Option<&str>) {
+    pub fn begin_prompt(&self, text: &str, id: Option<&str>) -> u64 {
         let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let text: String = text.chars().take(2_000).collect();
@@ -167,6 +167,7 @@ impl Checkpoints {
         if let Err(err) = self.append(&Entry::Prompt { seq, text, at_ms: now_ms(), id }) {
             tracing::warn!("the rewind checkpoint log could not be written: {err}");
         }
+        seq
     }
 
     /// Records that `path` changed from `before` (`None`: it did not exist) to `after`. Called once the

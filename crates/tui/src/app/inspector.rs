@@ -153,16 +153,28 @@ impl App {
         let page = (self.size.1 as usize).saturating_sub(6).max(1);
         let Some(inspector) = &mut self.inspector else { return Vec::new() };
         let count = inspector.requests.len();
-        if let KeyCode::Char(letter @ ('r' | 'e')) = key.code {
+        // While a search is typed, every letter is part of it.
+        let typing = inspector.detail.as_ref().is_some_and(|detail| detail.typing);
+        if let KeyCode::Char(letter @ ('r' | 'e')) = key.code
+            && !typing
+        {
             return self.replay_selected(letter == 'e');
         }
-        if let KeyCode::Char('c') = key.code {
+        if let KeyCode::Char(letter @ ('c' | 'y')) = key.code
+            && !typing
+        {
             let (_, exchange) = &inspector.requests[inspector.selected];
-            let (id, exported) = (exchange.id, crate::inspect_cli::curl(exchange));
+            let id = exchange.id;
+            let exported = match letter {
+                'c' => crate::inspect_cli::curl(exchange).map(|command| (command, "a curl command")),
+                _ => serde_json::to_string_pretty(exchange)
+                    .map(|json| (json, "JSON"))
+                    .map_err(|err| format!("request {id} could not be written as JSON: {err}")),
+            };
             return match exported {
-                Ok(command) => {
-                    self.flash(format!("request {id} copied as a curl command"));
-                    vec![Effect::Copy(command)]
+                Ok((text, what)) => {
+                    self.flash(format!("request {id} copied as {what}"));
+                    vec![Effect::Copy(text)]
                 }
                 Err(why) => {
                     self.flash(why);

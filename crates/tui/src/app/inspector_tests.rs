@@ -16,6 +16,7 @@ fn exchange(id: u64, messages: serde_json::Value, answer: &str) -> Exchange {
         id,
         at_ms: 1_796_340_000_000,
         purpose: "turn".into(),
+        turn: if id == 1 { 1 } else { 2 },
         model: "claude-sonnet-4-5".into(),
         attempt: 1,
         method: "POST".into(),
@@ -212,5 +213,52 @@ fn the_body_folds_to_a_list_of_messages_and_search_finds_lines() {
         assert!(!screen(&app).contains("lines match"));
         app.update(key(KeyCode::Esc), Instant::now());
         assert!(app.inspector.as_ref().unwrap().detail.is_none());
+    }
+}
+
+#[test]
+fn typing_a_search_types_letters_that_are_keys_elsewhere() {
+    let mut app = opened(100, 30);
+    app.update(key(KeyCode::Enter), Instant::now());
+    app.update(key(KeyCode::Char('/')), Instant::now());
+    let mut effects = Vec::new();
+    for letter in "cache recorded".chars() {
+        effects.extend(app.update(key(KeyCode::Char(letter)), Instant::now()));
+    }
+    assert!(effects.is_empty(), "c, r and e typed into the search did nothing else: {effects:?}");
+    let detail = app.inspector.as_ref().unwrap().detail.as_ref().unwrap();
+    assert_eq!(detail.query, "cache recorded");
+}
+
+#[test]
+fn y_copies_the_exchange_as_json() {
+    let mut app = opened(100, 30);
+    let effects = app.update(key(KeyCode::Char('y')), Instant::now());
+    let copied = effects.iter().find_map(|effect| match effect {
+        Effect::Copy(text) => Some(text.clone()),
+        _ => None,
+    });
+    let copied: serde_json::Value = serde_json::from_str(&copied.expect("JSON on the clipboard")).unwrap();
+    // The list opens on the newest request.
+    assert_eq!(copied["id"], 3);
+    assert_eq!(copied["request_body"]["model"], "claude-sonnet-4-5");
+    assert_eq!(copied["request_headers"][1], serde_json::json!(["x-api-key", "[redacted]"]));
+    assert!(screen(&app).contains("request 3 copied as JSON"), "{}", screen(&app));
+}
+
+#[test]
+fn the_list_and_each_tab_of_the_detail_as_snapshots() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = opened(width, height);
+        insta::assert_snapshot!(format!("inspector_list_{width}x{height}"), screen(&app));
+        app.update(key(KeyCode::Enter), Instant::now());
+        insta::assert_snapshot!(format!("inspector_request_{width}x{height}"), screen(&app));
+        app.update(key(KeyCode::Tab), Instant::now());
+        insta::assert_snapshot!(format!("inspector_response_{width}x{height}"), screen(&app));
+        app.update(key(KeyCode::Tab), Instant::now());
+        app.update(key(KeyCode::Char('[')), Instant::now());
+        app.update(key(KeyCode::Char('[')), Instant::now());
+        app.update(key(KeyCode::Char(']')), Instant::now());
+        insta::assert_snapshot!(format!("inspector_changes_{width}x{height}"), screen(&app));
     }
 }

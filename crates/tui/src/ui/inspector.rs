@@ -27,12 +27,14 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
     let body = Rect { height: inner.height - 1, ..inner };
     let hints_row = Rect { y: inner.y + inner.height - 1, height: 1, ..inner };
     let hints: &[(&str, &str)] = match inspector.detail {
-        None => &[("↑↓", "select"), ("enter", "open"), ("c", "copy curl"), ("esc", "close")],
+        None => &[("↑↓", "select"), ("enter", "open"), ("r e", "replay"), ("c y", "copy curl/json"), ("esc", "close")],
         Some(_) => &[
-            ("tab", "request/response/changes"),
-            ("↑↓ pgup pgdn", "scroll"),
-            ("n p", "next/prev"),
-            ("c", "curl"),
+            ("tab", "tabs"),
+            ("[ ]", "prev/next"),
+            ("f", "fold"),
+            ("/", "search"),
+            ("r e", "replay"),
+            ("c y", "curl json"),
             ("esc", "back"),
         ],
     };
@@ -155,13 +157,13 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
     let wide = area.width >= 100;
     let header = if wide {
         format!(
-            "{:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
-            "#", "for", "model", "try", "status", "latency", "input", "cached", "output", "cost"
+            "{:>4} {:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
+            "#", "turn", "for", "model", "try", "status", "latency", "input", "cached", "output", "cost"
         )
     } else {
         format!(
-            "{:>3} {:<10} {:<14} {:>5} {:>7} {:>6} {:>6} {:>5}",
-            "#", "for", "model", "stat", "latency", "in", "cached", "out"
+            "{:>3} {:>4} {:<9} {:<13} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
+            "#", "turn", "for", "model", "stat", "latency", "in", "cached", "out", "cost"
         )
     };
     let mut lines = vec![Line::from(Span::styled(cut(&header, area.width as usize), theme.bold))];
@@ -172,11 +174,13 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
         let usage = exchange.usage.unwrap_or_default();
         let status = exchange.status_label();
         let latency = format!("{}ms", exchange.first_token_ms.or(exchange.first_event_ms).unwrap_or(exchange.total_ms));
+        let turn = if exchange.turn == 0 { "-".to_owned() } else { exchange.turn.to_string() };
+        let cost = exchange.cost_usd().map_or("?".to_owned(), |cost| format!("${cost:.4}"));
         let text = if wide {
-            let cost = exchange.cost_usd().map_or("?".to_owned(), |cost| format!("${cost:.4}"));
             format!(
-                "{:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
+                "{:>4} {:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
                 exchange.id,
+                turn,
                 cut(&purpose, 14),
                 cut(&exchange.model, 24),
                 exchange.attempt,
@@ -189,15 +193,17 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
             )
         } else {
             format!(
-                "{:>3} {:<10} {:<14} {:>5} {:>7} {:>6} {:>6} {:>5}",
+                "{:>3} {:>4} {:<9} {:<13} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
                 exchange.id,
-                cut(&purpose, 10),
-                cut(&exchange.model, 14),
+                turn,
+                cut(&purpose, 9),
+                cut(&exchange.model, 13),
                 status,
                 latency,
                 usage.input_tokens,
                 usage.cache_read_input_tokens,
-                usage.output_tokens
+                usage.output_tokens,
+                cost
             )
         };
         let style = if index == inspector.selected {
