@@ -26,6 +26,8 @@ mod key_tests;
 #[cfg(test)]
 mod mcp_tests;
 #[cfg(test)]
+mod rewind_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{HashMap, VecDeque};

@@ -107,17 +107,19 @@ fn preview_lines(
         if index > 0 {
             lines.push(Line::default());
         }
+        if file.conflict {
+            let text = format!("{}: changed outside tandem since; left as it is", file.path);
+            lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
+            if let Some(diff) = &file.diff {
+                lines.extend(diff.render(width, theme, None));
+            }
+            continue;
+        }
         let Some(diff) = &file.diff else {
             let text = format!("{}: not text; it goes back whole", file.path);
             lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
             continue;
         };
-        if file.conflict {
-            let text = format!("{}: changed outside tandem since; left as it is", file.path);
-            lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
-            lines.extend(diff.render(width, theme, None));
-            continue;
-        }
         if file.removed {
             let text = format!("{}: created since this prompt; going back removes it", file.path);
             lines.push(Line::from(Span::styled(cut(&text, width), theme.dim)));

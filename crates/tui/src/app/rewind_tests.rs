@@ -1,0 +1,118 @@
+//! `/rewind` in the app: the list of prompts, the preview reviewed hunk by hunk, and what is sent, at 80×24
+//! and 120×40.
+
+use std::time::Instant;
+
+use ratatui::crossterm::event::KeyCode;
+use tandem_core::protocol::{Event, Op, RewindFileView, RewindHunks, RewindPointView, RewindTarget};
+
+use super::tests::{app, core, key, screen};
+use super::{App, Effect};
+
+fn points() -> Vec<RewindPointView> {
+    vec![
+        RewindPointView { seq: 1, text: "add the parser".into(), files: vec!["src/parse.rs".into()] },
+        RewindPointView {
+            seq: 2,
+            text: "rename the config keys and update the tests".into(),
+            files: vec!["src/config.rs".into(), "notes.txt".into(), "logo.png".into()],
+        },
+    ]
+}
+
+fn files() -> Vec<RewindFileView> {
+    let then: String = (1..=30).map(|line| format!("key_{line} = {line}\n")).collect();
+    let now = then.replace("key_2 =", "renamed_2 =").replace("key_28 =", "renamed_28 =");
+    vec![
+        RewindFileView {
+            path: "src/config.rs".into(),
+            now: Some(now),
+            then: Some(then),
+            conflict: false,
+            binary: false,
+        },
+        RewindFileView {
+            path: "notes.txt".into(),
+            now: Some("made since\n".into()),
+            then: None,
+            conflict: false,
+            binary: false,
+        },
+        RewindFileView { path: "logo.png".into(), now: None, then: None, conflict: true, binary: true },
+    ]
+}
+
+/// The list opened and the newest prompt's preview shown.
+fn previewing(width: u16, height: u16) -> App {
+    let mut app = app(width, height);
+    let effects = app.submit("/rewind".into(), Instant::now());
+    assert!(effects.iter().any(|effect| matches!(effect, Effect::Op(Op::ListRewindPoints))), "{effects:?}");
+    core(&mut app, Event::RewindPoints(points()));
+    insta::assert_snapshot!(format!("rewind_list_{width}x{height}"), screen(&app));
+    let effects = app.update(key(KeyCode::Enter), Instant::now());
+    assert!(effects.iter().any(|effect| matches!(effect, Effect::Op(Op::PreviewRewind { seq: 2 }))), "{effects:?}");
+    core(&mut app, Event::RewindPreview { seq: 2, files: files() });
+    app
+}
+
+#[test]
+fn the_preview_is_reviewed_hunk_by_hunk_and_only_ticked_hunks_go_back() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = previewing(width, height);
+        let text = screen(&app);
+        assert!(text.contains("3 files · 3 of 3 hunks go back · 1 conflict"), "{text}");
+        insta::assert_snapshot!(format!("rewind_preview_{width}x{height}"), text);
+        // Tab to the second hunk of config.rs and untick it: it stays as it is now.
+        app.update(key(KeyCode::Tab), Instant::now());
+        app.update(key(KeyCode::Char(' ')), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("2 of 3 hunks go back"), "{text}");
+        insta::assert_snapshot!(format!("rewind_preview_one_kept_{width}x{height}"), text);
+        let effects = app.update(key(KeyCode::Char('3')), Instant::now());
+        let sent = effects.iter().find_map(|effect| match effect {
+            Effect::Op(Op::Rewind { to, conversation, files, hunks, dry_run }) => {
+                Some((to.clone(), *conversation, *files, hunks.clone(), *dry_run))
+            }
+            _ => None,
+        });
+        let hunks = vec![RewindHunks { path: "src/config.rs".into(), restore: vec![true, false] }];
+        assert_eq!(sent, Some((RewindTarget::Prompt(2), false, true, hunks, false)));
+        assert!(app.rewind.is_none());
+    }
+}
+
+#[test]
+fn tab_wraps_and_skips_conflicts_and_going_back_to_the_list_forgets_the_choice() {
+    let mut app = previewing(80, 24);
+    for _ in 0..3 {
+        app.update(key(KeyCode::Tab), Instant::now());
+    }
+    // config.rs has 2 hunks, notes.txt 1, logo.png none (a conflict): three Tabs come back to the first.
+    assert_eq!(app.rewind.as_ref().unwrap().cursor, (0, 0));
+    app.update(key(KeyCode::BackTab), Instant::now());
+    assert_eq!(app.rewind.as_ref().unwrap().cursor, (1, 0));
+    app.update(key(KeyCode::Char(' ')), Instant::now());
+    app.update(key(KeyCode::Esc), Instant::now());
+    let effects = app.update(key(KeyCode::Enter), Instant::now());
+    assert!(effects.iter().any(|effect| matches!(effect, Effect::Op(Op::PreviewRewind { .. }))));
+    core(&mut app, Event::RewindPreview { seq: 2, files: files() });
+    assert!(screen(&app).contains("3 of 3 hunks go back"), "a new preview starts with every hunk going back");
+    // A preview for another prompt than the one open is ignored.
+    app.update(key(KeyCode::Esc), Instant::now());
+    app.update(key(KeyCode::Down), Instant::now());
+    app.update(key(KeyCode::Enter), Instant::now());
+    core(&mut app, Event::RewindPreview { seq: 2, files: files() });
+    assert!(screen(&app).contains("Reading the checkpoints"), "{}", screen(&app));
+    let effects = app.update(key(KeyCode::Char('1')), Instant::now());
+    assert!(
+        effects.iter().any(|effect| matches!(effect, Effect::Op(Op::Rewind { to: RewindTarget::Prompt(1), hunks, .. }) if hunks.is_empty())),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn a_failed_rewind_says_why() {
+    let mut app = app(80, 24);
+    core(&mut app, Event::Rewound(Err("No file checkpoint was kept for user message x.".into())));
+    assert!(screen(&app).contains("No file checkpoint was kept"), "{}", screen(&app));
+}
