@@ -159,7 +159,7 @@ fn a_partial_rewind_after_resume_keeps_the_hunks_left_unticked() {
     let preview = pty.expect_text("1 of 2 hunks go back");
     assert!(preview.contains("[✗]"), "{preview}");
     pty.send("3");
-    pty.expect_text("Files put back: code.txt");
+    pty.expect_text("Only the ticked hunks of: code.txt");
     let kept = original.replace("line 28\n", "line twenty-eight\n");
     assert_eq!(std::fs::read_to_string(&code).unwrap(), kept);
     quit(pty);

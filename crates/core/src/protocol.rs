@@ -142,6 +142,8 @@ pub struct RewindOutcome {
     pub messages: Option<Vec<crate::conversation::Message>>,
     /// Files put back (as shown).
     pub restored: Vec<String>,
+    /// Of those, the ones only some hunks of went back.
+    pub partly: Vec<String>,
     /// The same, as full paths.
     pub changed: Vec<std::path::PathBuf>,
     /// Lines going back adds and removes.

@@ -89,6 +89,7 @@ impl Session {
             prompt: point.text.clone(),
             messages: None,
             restored: Vec::new(),
+            partly: Vec::new(),
             changed: Vec::new(),
             insertions: 0,
             deletions: 0,
@@ -114,7 +115,11 @@ impl Session {
                     outcome.conflicts.push(self.shown(&restore.path));
                     continue;
                 }
-                outcome.restored.push(self.shown(&restore.path));
+                let shown = self.shown(&restore.path);
+                if choices.iter().any(|choice| choice.path == restore.path && choice.restore.contains(&false)) {
+                    outcome.partly.push(shown.clone());
+                }
+                outcome.restored.push(shown);
                 outcome.changed.push(restore.path.clone());
                 let (added, removed) = crate::tools::diff::counts(&restore.hunks());
                 outcome.insertions += added;
@@ -158,6 +163,12 @@ fn model_note(outcome: &RewindOutcome) -> String {
     }
     if !outcome.restored.is_empty() {
         note.push_str(&format!(" These files were put back as they were then: {}.", outcome.restored.join(", ")));
+    }
+    if !outcome.partly.is_empty() {
+        note.push_str(&format!(
+            " Of these, only some changes went back (the user kept the rest as it was): {}.",
+            outcome.partly.join(", ")
+        ));
     }
     if !outcome.conflicts.is_empty() {
         note.push_str(&format!(

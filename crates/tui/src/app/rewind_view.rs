@@ -181,6 +181,9 @@ impl App {
         if !outcome.restored.is_empty() {
             said.push(format!("Files put back: {}.", outcome.restored.join(", ")));
         }
+        if !outcome.partly.is_empty() {
+            said.push(format!("Only the ticked hunks of: {}.", outcome.partly.join(", ")));
+        }
         if !outcome.conflicts.is_empty() {
             said.push(format!("Changed outside tandem since, left as they are: {}.", outcome.conflicts.join(", ")));
         }
