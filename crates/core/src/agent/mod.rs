@@ -7,12 +7,14 @@
 //! The agent never talks to a front end except through [`Op`] and [`Event`]. Ops are routed by a small task so
 //! that an interrupt or a permission answer is seen while a turn is running.
 
+mod clear;
 mod command_context;
 mod commands;
 mod compaction;
 mod items;
 mod mcp_input;
 mod mcp_ops;
+mod model_settings;
 mod rewind_ops;
 mod sampling;
 mod session_hooks;
@@ -20,9 +22,10 @@ mod subagent;
 mod tool_calls;
 mod tool_hooks;
 mod turn;
+mod user_message;
 
 pub use commands::HEADLESS_BUILTINS;
-pub use turn::INTERRUPTED_NOTE;
+pub use user_message::INTERRUPTED_NOTE;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

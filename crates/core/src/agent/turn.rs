@@ -15,17 +15,8 @@ use crate::protocol::{Event, PermissionDenial, RuleListing, RunOutcome, TurnSumm
 use crate::provider::ModelRequest;
 use crate::tools::{FileState, ToolContext};
 
-/// Sent with every user message while plan mode is on.
-const PLAN_MODE_NOTE: &str = "<system-reminder>Plan mode is on: you may read and search, and run read-only commands, but \
-must not change files or run anything else. Investigate, then present a plan for the user to approve.</system-reminder>";
-
 /// The turn's error when the user interrupted it.
 const INTERRUPTED_ERROR: &str = "Interrupted by the user.";
-
-/// Told to the model at the start of the next turn after an interrupt (front ends showing a saved conversation
-/// leave it out: the user never typed it).
-pub const INTERRUPTED_NOTE: &str =
-    "[The user interrupted the previous response; tool calls that did not finish were not run.]";
 
 pub(super) struct Session {
     pub(super) config: AgentConfig,
@@ -43,13 +34,13 @@ pub(super) struct Session {
     /// What a resumed session had spent before this run: `--max-budget-usd` counts this run's spending only.
     cost_before_run: f64,
     /// The previous turn ended in an interrupt; the model hears about it with the next message.
-    interrupted: bool,
+    pub(super) interrupted: bool,
     /// Tokens of the context, from reported usage plus an estimate of what was added since.
     pub(super) counter: TokenCounter,
     /// How many messages the last reported usage covered.
     pub(super) reported_len: usize,
     /// Whether the session log has its title yet.
-    titled: bool,
+    pub(super) titled: bool,
     /// Turns run so far (the last turn's id).
     turns: u64,
     /// Context from SessionStart hooks, for the next prompt (the hook's event, its text).
@@ -63,7 +54,7 @@ pub(super) struct Session {
     /// The session tree's budget: the parent's and every subagent's responses count in it.
     pub(super) shared_budget: Option<Arc<super::subagent::SharedBudget>>,
     /// The checklist front ends were last told about.
-    todos: Vec<crate::tools::todo_write::TodoItem>,
+    pub(super) todos: Vec<crate::tools::todo_write::TodoItem>,
     /// Commands started with `run_in_background` (killed when the session is dropped).
     background: Arc<crate::tools::bash::background::BackgroundShells>,
     /// What tools spent on model requests of their own (WebFetch's reader, WebSearch).
@@ -136,7 +127,7 @@ impl Session {
     }
 
     /// Tells front ends which session this is (at the start, and again after `/clear` made a new one).
-    fn announce_session(&self) {
+    pub(super) fn announce_session(&self) {
         let mode = lock(&self.shared.policy).mode;
         self.emit(Event::SessionConfigured {
             session_id: self.config.session_id.clone(),
@@ -220,33 +211,7 @@ impl Session {
                 return;
             }
         };
-        // A subagent's changes belong to the parent's prompt that started it.
-        if let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| self.role.is_none()) {
-            let prompt = checkpoints.begin_prompt(&text, prompt_id.as_deref());
-            if let Some(recorder) = &self.recorder {
-                recorder.set_turn(prompt);
-            }
-        }
-        let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
-        let text = match std::mem::take(&mut self.pending_notes) {
-            notes if notes.is_empty() => text,
-            notes => format!("{}\n\n{text}", notes.join("\n")),
-        };
-        // The model hears about plan mode with the message it applies to (the system prompt stays cacheable).
-        let text = if lock(&self.shared.policy).mode == crate::permissions::PermissionMode::Plan {
-            format!("{PLAN_MODE_NOTE}\n\n{text}")
-        } else {
-            text
-        };
-        if !self.titled {
-            self.titled = true;
-            let title = crate::session::title_from_prompt(&text);
-            self.log(&crate::session::SessionLine::Title { title });
-        }
-        let mut content = vec![ContentBlock::text(text)];
-        content.append(&mut self.attachments);
-        content.extend(hook_blocks);
-        self.push_user(content);
+        self.push_prompt(text, prompt_id.as_deref(), hook_blocks);
 
         let mut rounds = 0u32;
         let mut api_ms = 0u64;
@@ -518,121 +483,9 @@ impl Session {
         self.turns
     }
 
-    /// Switches the model for the next requests; a local (free) model stays free.
-    pub(super) fn set_model(&mut self, model: &str) {
-        let mut info = crate::models::lookup(model);
-        if self.config.model.prices == Some(crate::models::Prices::LOCAL) {
-            info.prices = Some(crate::models::Prices::LOCAL);
-        }
-        self.config.model = info;
-        self.log(&crate::session::SessionLine::Model { model: model.to_owned() });
-        self.emit(Event::ModelChanged { model: model.to_owned(), context_window: self.config.model.context_window });
-        self.report_reasoning();
-    }
-
-    /// Whether a failed request means "use the fallback model": it is overloaded or not available, and there is
-    /// a fallback that is another model.
-    fn should_fall_back(&self, error: &crate::provider::ProviderError) -> bool {
-        let unavailable = matches!(error.http_status(), Some(404 | 529))
-            || error.error_type().is_some_and(|kind| kind == "overloaded_error" || kind == "not_found_error");
-        unavailable && self.config.fallback_model.as_ref().is_some_and(|model| *model != self.config.model.id)
-    }
-
-    /// A model the table doesn't know, on a server on this machine: its context window is what the server says
-    /// (a llama.cpp started with `-c 4096` is not the table's default 128k), so compaction and `max_tokens` fit.
-    pub(super) async fn learn_server_limits(&mut self) {
-        let endpoint = self.config.provider.endpoint().clone();
-        if self.config.model.known
-            || endpoint.kind != crate::provider::ProviderKind::Openai
-            || !crate::provider::limits::is_local(&endpoint.base_url)
-        {
-            return;
-        }
-        let Some(limits) = crate::provider::limits::discover(&endpoint, &self.config.model.id).await else { return };
-        let model = &mut self.config.model;
-        model.context_window = limits.context_window;
-        model.max_output_tokens = model.max_output_tokens.min((limits.context_window / 2).max(1));
-        let message = format!(
-            "{} reports a context window of {} tokens for {}: tandem keeps within it (replies up to {} tokens).",
-            limits.source, limits.context_window, model.id, model.max_output_tokens
-        );
-        let changed = Event::ModelChanged { model: model.id.clone(), context_window: model.context_window };
-        self.emit(Event::Info { message });
-        self.emit(changed);
-    }
-
-    /// `/effort`: the effort of the requests from now on (`None` leaves it to the model).
-    pub(super) fn set_effort(&mut self, effort: Option<crate::reasoning::Effort>) {
-        self.config.reasoning.effort = effort;
-        let said = effort.map_or("the model's default".to_owned(), |effort| effort.as_str().to_owned());
-        self.emit(Event::Info { message: format!("Effort: {said}") });
-        self.report_reasoning();
-    }
-
-    /// Forgets the conversation (and what was read in it); totals and settings stay.
-    /// `/clear`: a new conversation in a new session (its own id and log file); the old session stays saved and
-    /// listed, and `--continue` resumes the new one from now on.
-    pub(super) fn clear(&mut self) {
-        self.messages.clear();
-        self.compaction_floor = 0;
-        self.files = Arc::new(FileState::default());
-        self.interrupted = false;
-        self.counter.reset_baseline();
-        self.reported_len = 0;
-        self.titled = false;
-        self.total_usage = Usage::default();
-        self.total_cost = Some(0.0);
-        self.flush_log();
-        if let Some(old) = self.config.session_log.take() {
-            match self.start_new_log(&old) {
-                Ok(new) => {
-                    self.config.session_id = new.id().to_owned();
-                    self.config.session_log = Some(new);
-                }
-                Err(err) => {
-                    // Keep recording somewhere: in the old file, after a boundary with an empty history.
-                    self.emit(Event::Error { message: format!("Could not start a new session file: {err}") });
-                    let mut old = old;
-                    let _ = old.append_compaction(crate::session::CompactTrigger::Manual, 0, &[]);
-                    self.config.session_log = Some(old);
-                    self.flush_log();
-                }
-            }
-        }
-        self.emit(Event::ConversationCleared);
-        if !self.todos.is_empty() {
-            self.todos.clear();
-            self.emit(Event::Todos(Vec::new()));
-        }
-        self.announce_session();
-        self.emit(Event::Usage {
-            total: Usage::default(),
-            last: Usage::default(),
-            cost_usd: self.total_cost,
-            context_window: self.config.model.context_window,
-        });
-    }
-
-    /// Creates the log of the session that follows `old` (same data directory), and lets the tools read its
-    /// saved outputs instead of the old one's.
-    fn start_new_log(&mut self, old: &crate::session::SessionWriter) -> std::io::Result<crate::session::SessionWriter> {
-        let sessions = old.path().parent().ok_or_else(|| std::io::Error::other("the session file has no directory"))?;
-        let data_dir =
-            sessions.parent().ok_or_else(|| std::io::Error::other("the sessions directory has no parent"))?;
-        let meta = crate::session::SessionMeta::new(
-            self.config.cwd.clone(),
-            self.config.provider.endpoint().name.clone(),
-            self.config.model.id.clone(),
-        );
-        let new = crate::session::SessionWriter::create(data_dir, meta)?;
-        let mut policy = lock(&self.shared.policy);
-        policy.workspace = policy.workspace.clone().with_data_dir(data_dir, &[new.path().with_extension("")]);
-        Ok(new)
-    }
-
     /// Appends user content, merging into the last message when it is already the user's (tool results), so
     /// roles keep alternating.
-    fn push_user(&mut self, content: Vec<ContentBlock>) {
+    pub(super) fn push_user(&mut self, content: Vec<ContentBlock>) {
         self.log_message(&Message { role: Role::User, content: content.clone() });
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => last.content.extend(content),
@@ -663,7 +516,7 @@ impl Session {
     }
 
     /// Makes the turn durable: a crash after this loses nothing of it.
-    fn flush_log(&mut self) {
+    pub(super) fn flush_log(&mut self) {
         let failed = match &mut self.config.session_log {
             Some(log) => {
                 log.flush().err().map(|err| format!("Could not save the session to {}: {err}", log.path().display()))
@@ -716,19 +569,6 @@ impl Session {
             max_tokens,
             reasoning,
             betas: self.config.betas.clone(),
-        }
-    }
-
-    /// What requests to the current model carry for thinking and effort, and what it can't take.
-    pub(super) fn request_reasoning(&self, has_tools: bool) -> (crate::reasoning::RequestReasoning, Vec<String>) {
-        self.config.reasoning.for_model(&self.config.model, self.config.provider.endpoint().kind, has_tools)
-    }
-
-    /// Says what of the asked-for thinking and effort the current model does not take (at the start, and
-    /// when the model or the effort changes).
-    pub(super) fn report_reasoning(&self) {
-        for note in self.request_reasoning(!self.config.tools.names().is_empty()).1 {
-            self.emit(Event::Info { message: format!("Thinking: {note}") });
         }
     }
 }

@@ -1,0 +1,49 @@
+//! A prompt becoming the user message the model gets: checkpointed for rewind (and numbered for the API
+//! inspector), with what the model must hear first — that the last reply was interrupted, what a rewind did,
+//! that plan mode is on — and the images and hook context that came with it.
+
+use super::lock;
+use super::turn::Session;
+use crate::conversation::ContentBlock;
+
+/// Sent with every user message while plan mode is on.
+const PLAN_MODE_NOTE: &str = "<system-reminder>Plan mode is on: you may read and search, and run read-only commands, but \
+must not change files or run anything else. Investigate, then present a plan for the user to approve.</system-reminder>";
+
+/// Told to the model at the start of the next turn after an interrupt (front ends showing a saved conversation
+/// leave it out: the user never typed it).
+pub const INTERRUPTED_NOTE: &str =
+    "[The user interrupted the previous response; tool calls that did not finish were not run.]";
+
+impl Session {
+    /// Adds the user message for `text` (named `prompt_id` by its host, if any) to the conversation.
+    pub(super) fn push_prompt(&mut self, text: String, prompt_id: Option<&str>, hook_blocks: Vec<ContentBlock>) {
+        // A subagent's changes belong to the parent's prompt that started it.
+        if let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| self.role.is_none()) {
+            let prompt = checkpoints.begin_prompt(&text, prompt_id);
+            if let Some(recorder) = &self.recorder {
+                recorder.set_turn(prompt);
+            }
+        }
+        let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
+        let text = match std::mem::take(&mut self.pending_notes) {
+            notes if notes.is_empty() => text,
+            notes => format!("{}\n\n{text}", notes.join("\n")),
+        };
+        // The model hears about plan mode with the message it applies to (the system prompt stays cacheable).
+        let text = if lock(&self.shared.policy).mode == crate::permissions::PermissionMode::Plan {
+            format!("{PLAN_MODE_NOTE}\n\n{text}")
+        } else {
+            text
+        };
+        if !self.titled {
+            self.titled = true;
+            let title = crate::session::title_from_prompt(&text);
+            self.log(&crate::session::SessionLine::Title { title });
+        }
+        let mut content = vec![ContentBlock::text(text)];
+        content.append(&mut self.attachments);
+        content.extend(hook_blocks);
+        self.push_user(content);
+    }
+}
