@@ -11,8 +11,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::client::{CallFailure, Connection, Offer};
-use super::config::{McpConfig, McpScope, ServerConfig, Transport};
+use super::config::{McpConfig, ServerConfig, Transport};
 use super::search::{self, ToolSearchMode, ToolSearchTool};
+pub use super::status::{NEEDS_APPROVAL, ServerStatus, Status};
 use super::tool::{self, McpTool};
 use crate::shell_env::ShellEnvPolicy;
 use crate::tools::registry::ToolSource;
@@ -71,62 +72,6 @@ impl ManagerOptions {
         ManagerOptions { startup_timeout, call_timeout, max_output_tokens, shell_env, tool_search }
     }
 }
-
-/// Where a server stands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// Starting.
-    Pending,
-    Connected,
-    /// Could not start, or stopped; the reason says which and why.
-    Failed(String),
-    /// Not started: waiting for the user's approval (a `.mcp.json` server), refused, or switched off.
-    Disabled(String),
-}
-
-impl Status {
-    /// Claude Code's status names (the SDK's `McpServerStatus`).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Connected => "connected",
-            Status::Failed(_) => "failed",
-            Status::Disabled(_) => "disabled",
-        }
-    }
-
-    pub fn reason(&self) -> Option<&str> {
-        match self {
-            Status::Failed(reason) | Status::Disabled(reason) => Some(reason),
-            _ => None,
-        }
-    }
-}
-
-/// A server as `/mcp`, `init` and `mcp_status` show it.
-#[derive(Clone, Debug)]
-pub struct ServerStatus {
-    pub name: String,
-    pub scope: McpScope,
-    pub origin: String,
-    /// `stdio` or `http`.
-    pub transport: &'static str,
-    pub status: Status,
-    /// The names the model calls its tools by.
-    pub tools: Vec<String>,
-    pub server_info: Value,
-    pub resources: usize,
-    pub prompts: usize,
-    /// A `.mcp.json` server waiting for the user's approval.
-    pub needs_approval: bool,
-    /// The configuration entry as written.
-    pub config: Value,
-    /// Problems with its tools (left out, kept asking).
-    pub notes: Vec<String>,
-}
-
-/// Why a project server is not started yet.
-pub const NEEDS_APPROVAL: &str = "a server of the project's .mcp.json: it starts once you approve it (the app asks; or enabledMcpjsonServers in your user settings)";
 
 struct Slot {
     status: Status,
@@ -395,7 +340,7 @@ impl McpManager {
     }
 
     /// A live connection to `name`, starting the server again when it died.
-    async fn live(&self, name: &str) -> Result<Arc<Connection>, String> {
+    pub(super) async fn live(&self, name: &str) -> Result<Arc<Connection>, String> {
         let Some(server) = self.server(name) else { return Err(format!("there is no MCP server {name:?}")) };
         {
             let slot = server.slot();
@@ -545,17 +490,8 @@ impl McpManager {
         self.options.tool_search.defers(&self.all_tools())
     }
 
-    /// Every resource the servers list: (server, entry).
-    pub fn resources(&self) -> Vec<(String, Value)> {
-        self.listed(|offer| &offer.resources)
-    }
-
-    /// Every prompt the servers list: (server, entry).
-    pub fn prompts(&self) -> Vec<(String, Value)> {
-        self.listed(|offer| &offer.prompts)
-    }
-
-    fn listed(&self, pick: impl Fn(&Offer) -> &Vec<Value>) -> Vec<(String, Value)> {
+    /// Every entry `pick` takes from the connected servers' offers: (server, entry).
+    pub(super) fn listed(&self, pick: impl Fn(&Offer) -> &Vec<Value>) -> Vec<(String, Value)> {
         self.servers
             .iter()
             .flat_map(|server| {
@@ -565,49 +501,6 @@ impl McpManager {
                 entries.into_iter().map(|entry| (server.config.name.clone(), entry)).collect::<Vec<_>>()
             })
             .collect()
-    }
-
-    /// The text of a resource of `server` (each content entry; binary ones described), for an `@server:uri`
-    /// mention.
-    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<String, String> {
-        let connection = self.live(server).await?;
-        let contents = connection.read_resource(uri, self.options.startup_timeout).await?;
-        let mut parts = Vec::new();
-        for entry in contents {
-            match entry.get("text").and_then(Value::as_str) {
-                Some(text) => parts.push(text.to_owned()),
-                None => {
-                    let mime = entry.get("mimeType").and_then(Value::as_str).unwrap_or("binary");
-                    parts.push(format!("[{mime} content not shown]"));
-                }
-            }
-        }
-        Ok(tool::cap_text(parts.join("\n"), self.options.max_output_tokens.saturating_mul(4)))
-    }
-
-    /// A prompt of `server` with its arguments, as the text of a user message.
-    pub async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        arguments: serde_json::Map<String, Value>,
-    ) -> Result<String, String> {
-        let connection = self.live(server).await?;
-        let messages = connection.get_prompt(name, arguments, self.options.startup_timeout).await?;
-        let texts: Vec<String> = messages
-            .iter()
-            .filter_map(|message| {
-                let content = message.get("content")?;
-                match content.get("type").and_then(Value::as_str) {
-                    Some("text") => content.get("text").and_then(Value::as_str).map(str::to_owned),
-                    Some("resource") => {
-                        content.get("resource").and_then(|r| r.get("text")).and_then(Value::as_str).map(str::to_owned)
-                    }
-                    _ => None,
-                }
-            })
-            .collect();
-        Ok(tool::cap_text(texts.join("\n\n"), self.options.max_output_tokens.saturating_mul(4)))
     }
 }
 

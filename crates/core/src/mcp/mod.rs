@@ -13,7 +13,9 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 pub mod manager;
+mod offers;
 pub mod search;
+mod status;
 pub mod tool;
 pub mod views;
 
