@@ -14,6 +14,7 @@ pub mod error;
 pub mod limits;
 pub mod local;
 pub mod openai;
+mod openai_stream;
 pub mod retry;
 pub mod sse;
 pub mod transport;

@@ -1,9 +1,10 @@
 use serde_json::json;
 
 use super::*;
+use crate::conversation::{StopReason, Usage};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::sse::{decode_all, decode_chunks};
-use crate::provider::{SystemBlock, ToolSpec};
+use crate::provider::{BlockStart, StreamEvent, SystemBlock, ToolSpec};
 
 fn request() -> ModelRequest {
     ModelRequest {
