@@ -262,7 +262,8 @@ impl App {
     fn jump_to_match(&mut self, forward: bool, here: bool) -> Vec<Effect> {
         let Some(inspector) = &mut self.inspector else { return Vec::new() };
         let Some(detail) = inspector.detail.clone() else { return Vec::new() };
-        let matches = inspector.matches();
+        // The detail's text is the terminal's width less the frame.
+        let matches = inspector.matches((self.size.0 as usize).saturating_sub(2));
         let found = if forward {
             let from = if here { detail.scroll } else { detail.scroll + 1 };
             matches.iter().find(|line| **line >= from).or(matches.first())
@@ -284,19 +285,38 @@ impl App {
 }
 
 impl Inspector {
-    /// The lines of the open detail that hold its query (case-insensitive).
-    pub fn matches(&self) -> Vec<usize> {
+    /// The rows of the open detail, at `width`, that hold its query (case-insensitive).
+    pub fn matches(&self, width: usize) -> Vec<usize> {
         let Some(detail) = &self.detail else { return Vec::new() };
         if detail.query.is_empty() {
             return Vec::new();
         }
         let query = detail.query.to_lowercase();
-        self.detail_lines(detail.tab)
+        self.detail_rows(detail.tab, width)
             .iter()
             .enumerate()
             .filter(|(_, (_, line))| line.to_lowercase().contains(&query))
             .map(|(index, _)| index)
             .collect()
+    }
+
+    /// [`Inspector::detail_lines`] wrapped to `width` columns: nothing is cut off (a JSON string holding a whole
+    /// system prompt reads to its end). A JSON line's continuation rows are plain text.
+    pub fn detail_rows(&self, tab: Tab, width: usize) -> Vec<(LineKind, String)> {
+        let width = width.max(8);
+        let mut rows = Vec::new();
+        for (kind, line) in self.detail_lines(tab) {
+            let chars: Vec<char> = line.chars().collect();
+            if chars.len() <= width {
+                rows.push((kind, line));
+                continue;
+            }
+            for (index, piece) in chars.chunks(width).enumerate() {
+                let kind = if index > 0 && kind == LineKind::Json { LineKind::Plain } else { kind };
+                rows.push((kind, piece.iter().collect()));
+            }
+        }
+        rows
     }
 
     /// The lines of the selected request's detail in `tab`.

@@ -262,3 +262,19 @@ fn the_list_and_each_tab_of_the_detail_as_snapshots() {
         insta::assert_snapshot!(format!("inspector_changes_{width}x{height}"), screen(&app));
     }
 }
+
+#[test]
+fn a_long_string_wraps_instead_of_being_cut_and_search_finds_its_row() {
+    let mut app = opened(80, 24);
+    let long = format!("{} END-OF-PROMPT", "You are tandem, a careful pair programmer. ".repeat(6));
+    app.inspector.as_mut().unwrap().requests[2].1.request_body =
+        Some(json!({"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": long}], "messages": []}));
+    app.update(key(KeyCode::Enter), Instant::now());
+    let text = screen(&app);
+    assert!(text.contains("END-OF-PROMPT"), "the end of a long string is on screen: {text}");
+    assert!(!text.contains('…'), "nothing is cut: {text}");
+    app.update(key(KeyCode::Char('/')), Instant::now());
+    type_text(&mut app, "end-of-prompt");
+    app.update(key(KeyCode::Enter), Instant::now());
+    assert!(screen(&app).contains("1 lines match"), "{}", screen(&app));
+}

@@ -65,9 +65,9 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
             let searching = detail.typing || !detail.query.is_empty();
             let text_height = body.height.saturating_sub(1 + u16::from(searching));
             let text_area = Rect { y: body.y + 1, height: text_height, ..body };
-            let lines = inspector.detail_lines(detail.tab);
-            let query = detail.query.to_lowercase();
             let width = text_area.width as usize;
+            let lines = inspector.detail_rows(detail.tab, width);
+            let query = detail.query.to_lowercase();
             let visible = text_area.height as usize;
             let start = detail.scroll.min(lines.len().saturating_sub(visible));
             let shown: Vec<Line> = lines
@@ -75,8 +75,7 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
                 .skip(start)
                 .take(visible)
                 .map(|(kind, line)| {
-                    // Long lines (a JSON string holding a whole file) are cut to the width; ←→ is for tabs.
-                    let line = cut(line, width);
+                    let line = line.clone();
                     if !query.is_empty() && line.to_lowercase().contains(&query) {
                         return Line::from(Span::styled(line, theme.search_match));
                     }
@@ -88,7 +87,7 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
                 .collect();
             Paragraph::new(shown).render(text_area, buf);
             if searching {
-                let count = inspector.matches().len();
+                let count = inspector.matches(width).len();
                 let text = if detail.typing {
                     format!("/{}▏", detail.query)
                 } else {
