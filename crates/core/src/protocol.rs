@@ -119,6 +119,8 @@ pub enum RewindTarget {
 pub struct RewindHunks {
     pub path: String,
     pub restore: Vec<bool>,
+    /// [`RewindFileView::now_hash`] of the preview the hunks were chosen in: a file changed since is left alone.
+    pub now_hash: Option<String>,
 }
 
 /// One file going back: as it is now and as it was then (`None`: no file).
@@ -127,6 +129,8 @@ pub struct RewindFileView {
     pub path: String,
     pub now: Option<String>,
     pub then: Option<String>,
+    /// A hash of the file as it is now (`None`: missing), sent back with chosen hunks.
+    pub now_hash: Option<String>,
     /// Changed outside tandem since tandem last wrote it: it is left as it is.
     pub conflict: bool,
     /// Not text: it goes back whole or not at all (`now`/`then` are not shown).

@@ -63,6 +63,7 @@ impl Session {
             path: self.shown(&restore.path),
             now: if binary { None } else { text(&restore.current) },
             then: if binary { None } else { text(&restore.target) },
+            now_hash: restore.now_hash(),
             conflict: restore.conflict,
             binary,
         }
@@ -79,7 +80,10 @@ impl Session {
         let points = checkpoints.points();
         let point = match &request.to {
             RewindTarget::Prompt(seq) => points.into_iter().find(|point| point.seq == *seq),
-            RewindTarget::Message(id) => points.into_iter().find(|point| point.id.as_deref() == Some(id.as_str())),
+            // A host that sent the same uuid twice means its latest message.
+            RewindTarget::Message(id) => {
+                points.into_iter().rev().find(|point| point.id.as_deref() == Some(id.as_str()))
+            }
         };
         let point = point.ok_or_else(|| match &request.to {
             RewindTarget::Prompt(seq) => format!("There is no prompt {seq} to go back to."),
@@ -105,7 +109,11 @@ impl Session {
                 .iter()
                 .filter_map(|choice| {
                     let restore = plan.iter().find(|restore| self.shown(&restore.path) == choice.path)?;
-                    Some(HunkChoice { path: restore.path.clone(), restore: choice.restore.clone() })
+                    Some(HunkChoice {
+                        path: restore.path.clone(),
+                        restore: choice.restore.clone(),
+                        now_hash: choice.now_hash.clone(),
+                    })
                 })
                 .collect();
             let (plan, problems) = crate::rewind::choose_hunks(plan, &choices);

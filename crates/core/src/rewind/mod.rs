@@ -34,7 +34,18 @@ pub enum Entry {
         id: Option<String>,
     },
     /// A file changed during prompt `seq`: its content before and after (`None`: it did not exist).
-    Change { seq: u64, path: PathBuf, before: Option<String>, after: Option<String>, mode: Option<u32>, at_ms: u64 },
+    /// `dir` is the real (canonical) directory the file was in, so that a rewind never writes through a
+    /// directory that has since become a link to elsewhere.
+    Change {
+        seq: u64,
+        path: PathBuf,
+        before: Option<String>,
+        after: Option<String>,
+        mode: Option<u32>,
+        at_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// A prompt one can go back to: before it, the files were as the log says.
@@ -69,7 +80,7 @@ pub struct Checkpoints {
     seq: AtomicU64,
     lock: Mutex<()>,
     /// Files the workspace scans stored, with the stat they had: one whose stat is the same is not read again.
-    known: Mutex<HashMap<PathBuf, (scan::Stat, String)>>,
+    known: Mutex<HashMap<PathBuf, (scan::Stat, scan::Source)>>,
 }
 
 pub use scan::Scan;
@@ -180,10 +191,11 @@ impl Checkpoints {
     fn record_change(&self, path: &Path, before: Option<&[u8]>, after: Option<&[u8]>, mode: Option<u32>) {
         let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let stored = (|| -> std::io::Result<Entry> {
-            let before = before.map(|bytes| self.store(bytes)).transpose()?;
-            let after = after.map(|bytes| self.store(bytes)).transpose()?;
+            let before = before.map(|bytes| self.store_content(bytes)).transpose()?;
+            let after = after.map(|bytes| self.store_content(bytes)).transpose()?;
             let seq = self.seq.load(Ordering::SeqCst);
-            Ok(Entry::Change { seq, path: path.to_path_buf(), before, after, mode, at_ms: now_ms() })
+            let dir = real_dir(path);
+            Ok(Entry::Change { seq, path: path.to_path_buf(), before, after, mode, at_ms: now_ms(), dir })
         })();
         match stored.and_then(|entry| self.append(&entry)) {
             Ok(()) => {}
@@ -194,7 +206,7 @@ impl Checkpoints {
     /// Stores `bytes` as a list of chunks cut at line ends chosen by the lines' own content (so an edit changes
     /// the chunks around it, not every chunk after it), each chunk once; the list is named by the hash of the
     /// whole content. A 10 MB file edited 100 times costs its chunks once plus the edited ones.
-    fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
+    fn store_content(&self, bytes: &[u8]) -> std::io::Result<String> {
         let name = hash(bytes);
         let manifest = self.dir.join("objects").join(&name);
         if manifest.exists() || self.dir.join("chunks").join(&name).exists() {
@@ -286,6 +298,11 @@ impl Checkpoints {
         let mut seen = std::collections::HashSet::new();
         for entry in &entries {
             let Entry::Change { seq: at, path, before, mode, .. } = entry else { continue };
+            // The directory the file was last written in, by tandem.
+            let last_dir = entries.iter().rev().find_map(|entry| match entry {
+                Entry::Change { path: other, dir, .. } if other == path => Some(dir.clone()),
+                _ => None,
+            });
             // A file's first change since the prompt has what it was then.
             if *at < seq || !seen.insert(path) {
                 continue;
@@ -295,7 +312,14 @@ impl Checkpoints {
                 _ => None,
             });
             let current = std::fs::read(path).ok();
-            let conflict = last_after.is_some_and(|after| current.as_deref().map(hash) != after);
+            // Changed since tandem last wrote it, or its directory is now a link elsewhere, or it is a link
+            // itself: left as it is (a rewind must not write through to a place nobody looked at).
+            let moved = match last_dir.flatten() {
+                Some(dir) => real_dir(path).as_ref() != Some(&dir),
+                None => path.parent().is_some_and(|parent| real_dir(path).as_deref() != Some(parent)),
+            };
+            let linked = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+            let conflict = moved || linked || last_after.is_some_and(|after| current.as_deref().map(hash) != after);
             let target = before.as_deref().map(|hash| self.content(hash)).transpose()?;
             if !conflict && current == target {
                 // Already as it was then: nothing to do, nothing to show.
@@ -313,6 +337,8 @@ impl Checkpoints {
 pub struct HunkChoice {
     pub path: PathBuf,
     pub restore: Vec<bool>,
+    /// The hash of the file's content the hunks were chosen from ([`FileRestore::now_hash`]).
+    pub now_hash: Option<String>,
 }
 
 impl FileRestore {
@@ -321,6 +347,11 @@ impl FileRestore {
         let now = std::str::from_utf8(self.current.as_deref().unwrap_or_default()).ok()?;
         let then = std::str::from_utf8(self.target.as_deref().unwrap_or_default()).ok()?;
         Some((now, then))
+    }
+
+    /// The hash of the file as it is now (`None`: missing), to tell that hunks were chosen from this version.
+    pub fn now_hash(&self) -> Option<String> {
+        self.current.as_deref().map(hash)
     }
 
     /// The hunks of going back.
@@ -343,15 +374,21 @@ pub fn choose_hunks(plan: Vec<FileRestore>, choices: &[HunkChoice]) -> (Vec<File
             kept.push(restore);
             continue;
         };
-        if choice.restore.iter().all(|&yes| yes) {
+        // A conflict is left as it is whatever was chosen (and still reported as one).
+        if restore.conflict {
             kept.push(restore);
             continue;
         }
-        if choice.restore.iter().all(|&yes| !yes) || restore.conflict {
+        let hunks = restore.hunks();
+        let same = choice.now_hash == restore.now_hash() && hunks.len() == choice.restore.len();
+        if same && choice.restore.iter().all(|&yes| yes) {
+            kept.push(restore);
             continue;
         }
-        let hunks = restore.hunks();
-        let Some((now, then)) = restore.texts().filter(|_| hunks.len() == choice.restore.len()) else {
+        if same && choice.restore.iter().all(|&yes| !yes) {
+            continue;
+        }
+        let Some((now, then)) = restore.texts().filter(|_| same) else {
             problems.push(format!(
                 "{}: it changed since the preview, so its hunks could not be chosen; left as it is",
                 restore.path.display()
@@ -395,8 +432,10 @@ pub fn apply(restores: &[FileRestore]) -> Vec<String> {
     let mut problems = Vec::new();
     for restore in restores.iter().filter(|restore| !restore.conflict) {
         let result = match &restore.target {
+            // A file that still exists keeps its mode (a chmod since is not widened back); one that is created
+            // again gets the mode it had.
             Some(bytes) => crate::tools::fs_util::write_atomic_create_dirs(&restore.path, bytes)
-                .and_then(|()| set_mode(&restore.path, restore.mode)),
+                .and_then(|()| if restore.current.is_none() { set_mode(&restore.path, restore.mode) } else { Ok(()) }),
             None => match std::fs::remove_file(&restore.path) {
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
                 other => other,
@@ -421,6 +460,24 @@ fn set_mode(path: &Path, mode: Option<u32>) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn set_mode(_path: &Path, _mode: Option<u32>) -> std::io::Result<()> {
     Ok(())
+}
+
+/// The real directory `path` is in: its parent, canonical, as far as it exists (the missing rest appended).
+fn real_dir(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path.parent()?;
+    loop {
+        match at.canonicalize() {
+            Ok(mut real) => {
+                real.extend(missing.iter().rev());
+                return Some(real);
+            }
+            Err(_) => {
+                missing.push(at.file_name()?.to_owned());
+                at = at.parent()?;
+            }
+        }
+    }
 }
 
 /// A file's mode, for its checkpoint.

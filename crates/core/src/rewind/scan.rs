@@ -2,20 +2,33 @@
 //! back like an Edit's.
 //!
 //! Before the command, every file of the workspace is listed with its stat (size, modification time, inode,
-//! mode) and where its content can be had again: in a git work tree, a tracked file that matches the index is
-//! in git's own object store (nothing is copied); a modified or untracked file — or every file, outside git — is
-//! stored in the checkpoint store, once per session (a file whose stat has not changed since is not read again).
-//! After the command, the files are listed and stat'ed again; those that appeared, went or whose stat moved are
-//! compared by content, and each real change is checkpointed like an Edit's. Ignored files (`.gitignore`) are
-//! not scanned: build outputs come back by building.
+//! mode) and where its content can be had again: in a git work tree, a tracked file whose stat matches its index
+//! entry (or whose content hashes to its index blob) is in git's own object store, so nothing is copied; a
+//! modified or untracked file — or every file, outside git — is stored in the checkpoint store, once per session
+//! (a file whose stat has not changed since is not read again). After the command, the files are listed and
+//! stat'ed again; those that appeared, went or whose stat moved are compared by content, and each real change is
+//! checkpointed like an Edit's. Ignored files (`.gitignore`) are not scanned: build outputs come back by
+//! building.
 //!
-//! Git runs without attributes (no clean filters) and without fsmonitor: a scan runs no command a repository
-//! configured. Limits keep a huge or non-git directory from being copied: what is left out is said.
+//! The workspace may be hostile (a repository's committed files, or what an approved command left), so:
+//! - git only reads: the index (`ls-files --debug` gives its stat data, so git never hashes a work-tree file and
+//!   no clean filter can run), the untracked list and blobs (`cat-file`, with lazy fetching and replace objects
+//!   off); the `git` run is found on the absolute entries of `PATH`, with git's own environment variables
+//!   cleared, and every run is time-limited;
+//! - a path is used only when it lies inside the workspace with no link on the way (an index entry like
+//!   `../x` or `/etc/x`, or a directory replaced by a link to `~/.ssh`, is left out), and files are opened
+//!   without following a link and without blocking (a FIFO), their type checked on the open handle, and read up
+//!   to a limit.
+//!
+//! Limits keep a huge or non-git directory from being copied: what is left out is said.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsStr;
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use super::Checkpoints;
 
@@ -24,12 +37,12 @@ const MAX_FILES: usize = 100_000;
 /// Outside git every file is stored before the first command: past this many, none is (a home directory is not
 /// copied), and that is said.
 const MAX_FILES_WITHOUT_GIT: usize = 5_000;
-/// A file bigger than this is not stored before a command (its changes are said not to be checkpointed).
+/// A file bigger than this is not checkpointed (said).
 const MAX_FILE_BYTES: u64 = 16 << 20;
 /// New bytes one scan stores at most (outside git, the first scan stores the whole workspace).
 const MAX_SCAN_BYTES: u64 = 256 << 20;
-/// Git's empty tree: attributes read from it are none, so no clean filter runs.
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// How long one git run may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What identifies a file's content without reading it: when it is the same, the content is taken to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,12 +50,11 @@ pub(super) struct Stat {
     len: u64,
     modified_ns: i128,
     inode: u64,
-    mode: u32,
+    pub(super) mode: u32,
 }
 
 impl Stat {
-    fn of(path: &Path) -> Option<Stat> {
-        let meta = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+    fn from_meta(meta: &std::fs::Metadata) -> Stat {
         let modified_ns = meta
             .modified()
             .ok()
@@ -55,19 +67,43 @@ impl Stat {
         };
         #[cfg(not(unix))]
         let (inode, mode) = (0, 0);
-        Some(Stat { len: meta.len(), modified_ns, inode, mode })
+        Stat { len: meta.len(), modified_ns, inode, mode }
+    }
+
+    /// The stat of a regular file (not a link, a FIFO or a device).
+    fn of(path: &Path) -> Option<Stat> {
+        let meta = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+        Some(Stat::from_meta(&meta))
     }
 }
 
 /// Where a file's content before the command can be had.
 #[derive(Clone, Debug)]
-enum Source {
-    /// Git's object store has it (a tracked file that matches the index).
+pub(super) enum Source {
+    /// Git's object store has it (a tracked file that matches its index entry).
     Git(String),
     /// The checkpoint store has it.
     Stored(String),
-    /// Nowhere: too big, or over a limit.
-    Unstored,
+    /// Nowhere, and why.
+    Unstored(String),
+}
+
+/// An index entry: its blob, and the stat git recorded for it.
+struct Tracked {
+    oid: String,
+    modified_ns: i128,
+    len: u64,
+    inode: u64,
+}
+
+/// The files of a workspace.
+struct Listing {
+    /// Tracked regular files with their index entry (none for untracked files, or outside git).
+    files: Vec<(PathBuf, Option<Tracked>)>,
+    /// When the index was written: an entry modified in the same instant or later is "racily clean" (its stat
+    /// can't be trusted) and is checked by content.
+    index_written_ns: i128,
+    truncated: bool,
 }
 
 /// The workspace as a Bash command found it.
@@ -86,6 +122,12 @@ impl Checkpoints {
     pub fn scan_before(&self, root: &Path) -> Scan {
         let (listing, git) = match git_listing(root) {
             Some(listing) => (listing, true),
+            // In a work tree git could not list (it failed, or took too long): not walked instead, which would
+            // read what git could not.
+            None if in_git_work_tree(root) => {
+                let limit = "the workspace is a git work tree that git could not list".to_owned();
+                return Scan { root: root.to_path_buf(), git: true, files: HashMap::new(), limits: vec![limit] };
+            }
             None => (walk(root, MAX_FILES_WITHOUT_GIT), false),
         };
         let mut scan = Scan { root: root.to_path_buf(), git, files: HashMap::new(), limits: Vec::new() };
@@ -97,29 +139,49 @@ impl Checkpoints {
             return scan;
         }
         let mut stored_bytes = 0u64;
-        for (path, index_oid) in listing.files {
+        let mut dirs = HashMap::new();
+        for (path, tracked) in listing.files {
+            if !beneath(root, &path, &mut dirs) {
+                continue;
+            }
             let Some(stat) = Stat::of(&path) else { continue };
-            let source = match index_oid {
-                Some(oid) => Source::Git(oid),
-                None => match self.known_content(&path, stat) {
-                    Some(hash) => Source::Stored(hash),
-                    None if stat.len > MAX_FILE_BYTES => Source::Unstored,
-                    None if stored_bytes + stat.len > MAX_SCAN_BYTES => {
-                        if !scan.limits.iter().any(|limit| limit.starts_with("over")) {
-                            scan.limits.push(format!(
-                                "over {} of untracked or modified files",
-                                crate::tools::fs_util::human_size(MAX_SCAN_BYTES)
-                            ));
+            let clean_by_stat = tracked.as_ref().is_some_and(|entry| {
+                entry.modified_ns == stat.modified_ns
+                    && entry.len == stat.len
+                    && entry.inode == stat.inode
+                    && stat.modified_ns < listing.index_written_ns
+            });
+            let source = match (&tracked, self.known_content(&path, stat)) {
+                (Some(entry), _) if clean_by_stat => Source::Git(entry.oid.clone()),
+                (_, Some(known)) => known,
+                _ if stat.len > MAX_FILE_BYTES => Source::Unstored(too_big()),
+                _ if stored_bytes + stat.len > MAX_SCAN_BYTES => {
+                    let limit = format!(
+                        "over {} of untracked or modified files",
+                        crate::tools::fs_util::human_size(MAX_SCAN_BYTES)
+                    );
+                    Source::Unstored(limit)
+                }
+                _ => match read_file(&path) {
+                    Ok(bytes) => {
+                        let matches_index =
+                            tracked.as_ref().is_some_and(|entry| blob_id(&bytes, &entry.oid) == entry.oid);
+                        let source = match &tracked {
+                            Some(entry) if matches_index => Ok(Source::Git(entry.oid.clone())),
+                            _ => self.store(&bytes).map(Source::Stored),
+                        };
+                        match source {
+                            Ok(source) => {
+                                if matches!(source, Source::Stored(_)) {
+                                    stored_bytes += stat.len;
+                                }
+                                self.remember(&path, stat, &source);
+                                source
+                            }
+                            Err(err) => Source::Unstored(format!("it could not be stored: {err}")),
                         }
-                        Source::Unstored
                     }
-                    None => match std::fs::read(&path).and_then(|bytes| self.store_known(&path, stat, &bytes)) {
-                        Ok(hash) => {
-                            stored_bytes += stat.len;
-                            Source::Stored(hash)
-                        }
-                        Err(_) => Source::Unstored,
-                    },
+                    Err(why) => Source::Unstored(why),
                 },
             };
             scan.files.insert(path, (stat, source));
@@ -130,18 +192,29 @@ impl Checkpoints {
     /// After the command: checkpoints every file it created, changed or removed in the workspace (in the
     /// current prompt, like an Edit's), and returns what could not be checkpointed, for the tool's output.
     pub fn record_scan(&self, before: Scan) -> Vec<String> {
-        if before.limits.iter().any(|limit| limit.starts_with("the workspace")) {
-            return vec![format!("rewind: this command's file changes were not checkpointed ({})", before.limits[0])];
+        if let Some(limit) = before.limits.iter().find(|limit| limit.starts_with("the workspace")) {
+            return vec![format!("rewind: this command's file changes were not checkpointed ({limit})")];
         }
         let after = match before.git {
-            true => git_listing(&before.root).unwrap_or_else(|| walk(&before.root, MAX_FILES)),
+            true => match git_listing(&before.root) {
+                Some(listing) => listing,
+                None => return vec!["rewind: git could not list the workspace after this command; its file changes were not checkpointed".into()],
+            },
             false => walk(&before.root, MAX_FILES),
         };
+        let mut notes = Vec::new();
+        if after.truncated {
+            notes.push(format!(
+                "rewind: the workspace has over {MAX_FILES} files after this command; files it created may not be checkpointed"
+            ));
+        }
         let mut paths: BTreeSet<PathBuf> = after.files.into_iter().map(|(path, _)| path).collect();
         paths.extend(before.files.keys().cloned());
+        let mut dirs = HashMap::new();
         let mut changed = Vec::new();
         for path in paths {
-            let now = Stat::of(&path);
+            // A file behind a link (a directory the command replaced by one) is no longer the workspace's.
+            let now = if beneath(&before.root, &path, &mut dirs) { Stat::of(&path) } else { None };
             let then = before.files.get(&path);
             if then.map(|(stat, _)| *stat) != now {
                 changed.push((path, then.cloned(), now));
@@ -155,40 +228,45 @@ impl Checkpoints {
             })
             .collect();
         let from_git = if oids.is_empty() { HashMap::new() } else { git_blobs(&before.root, &oids) };
-        let mut missed = Vec::new();
+        let mut missed: Vec<(PathBuf, String)> = Vec::new();
         for (path, then, now) in changed {
             let before_bytes = match &then {
                 None => None,
                 Some((_, Source::Stored(hash))) => match self.content(hash) {
                     Ok(bytes) => Some(bytes),
-                    Err(_) => {
-                        missed.push(path);
+                    Err(err) => {
+                        missed.push((path, format!("its checkpoint could not be read: {err}")));
                         continue;
                     }
                 },
                 Some((_, Source::Git(oid))) => match from_git.get(oid) {
-                    Some(bytes) => Some(bytes.clone()),
+                    Some(Ok(bytes)) => Some(bytes.clone()),
+                    Some(Err(why)) => {
+                        missed.push((path, why.clone()));
+                        continue;
+                    }
                     None => {
-                        missed.push(path);
+                        missed.push((path, "git did not give its content back".into()));
                         continue;
                     }
                 },
-                Some((_, Source::Unstored)) => {
-                    missed.push(path);
+                Some((_, Source::Unstored(why))) => {
+                    missed.push((path, why.clone()));
                     continue;
                 }
             };
             let after_bytes = match now {
-                Some(stat) if stat.len > MAX_FILE_BYTES => {
-                    missed.push(path);
-                    continue;
-                }
-                Some(stat) => match std::fs::read(&path) {
+                Some(stat) => match read_file(&path) {
                     Ok(bytes) => {
-                        let _ = self.store_known(&path, stat, &bytes);
+                        if let Ok(hash) = self.store(&bytes) {
+                            self.remember(&path, stat, &Source::Stored(hash));
+                        }
                         Some(bytes)
                     }
-                    Err(_) => continue,
+                    Err(why) => {
+                        missed.push((path, why));
+                        continue;
+                    }
                 },
                 None => None,
             };
@@ -198,118 +276,260 @@ impl Checkpoints {
             let mode = then.map(|(stat, _)| stat.mode).filter(|mode| *mode != 0);
             self.record_change(&path, before_bytes.as_deref(), after_bytes.as_deref(), mode);
         }
-        let mut notes = Vec::new();
         if !missed.is_empty() {
+            let mut reasons: Vec<&str> = missed.iter().map(|(_, why)| why.as_str()).collect();
+            reasons.dedup();
             let shown: Vec<String> = missed
                 .iter()
                 .take(5)
-                .map(|path| path.strip_prefix(&before.root).unwrap_or(path).display().to_string())
+                .map(|(path, _)| path.strip_prefix(&before.root).unwrap_or(path).display().to_string())
                 .collect();
             let more = if missed.len() > 5 { format!(" and {} more", missed.len() - 5) } else { String::new() };
-            let why = match before.limits.first() {
-                Some(limit) => limit.clone(),
-                None => format!("too big: over {}", crate::tools::fs_util::human_size(MAX_FILE_BYTES)),
-            };
             notes.push(format!(
-                "rewind: changes to {}{more} were not checkpointed ({why}); /rewind can't put them back",
-                shown.join(", ")
+                "rewind: changes to {}{more} were not checkpointed ({}); /rewind can't put them back",
+                shown.join(", "),
+                reasons.join("; ")
             ));
         }
         notes
     }
 
-    /// The stored content of `path` when the session stored it with this same stat.
-    fn known_content(&self, path: &Path, stat: Stat) -> Option<String> {
+    /// What the session knows of `path`'s content when it last saw it with this same stat.
+    fn known_content(&self, path: &Path, stat: Stat) -> Option<Source> {
         let known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        known.get(path).filter(|(seen, _)| *seen == stat).map(|(_, hash)| hash.clone())
+        known.get(path).filter(|(seen, _)| *seen == stat).map(|(_, source)| source.clone())
     }
 
-    /// Stores `bytes` as the content of `path` with `stat`, so that an unchanged file is not read again.
-    fn store_known(&self, path: &Path, stat: Stat, bytes: &[u8]) -> std::io::Result<String> {
-        let hash = {
-            let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            self.store(bytes)?
-        };
+    /// Remembers where `path`'s content with `stat` can be had, so that an unchanged file is not read again.
+    fn remember(&self, path: &Path, stat: Stat, source: &Source) {
         let mut known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        known.insert(path.to_path_buf(), (stat, hash.clone()));
-        Ok(hash)
+        known.insert(path.to_path_buf(), (stat, source.clone()));
+    }
+
+    fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
+        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.store_content(bytes)
     }
 }
 
-/// The files of a workspace: each with its index blob when git knows it matches the index.
-struct Listing {
-    files: Vec<(PathBuf, Option<String>)>,
-    truncated: bool,
+/// Whether `root` is in a git work tree (a `.git` in it or above it), without running git.
+fn in_git_work_tree(root: &Path) -> bool {
+    root.ancestors().any(|dir| dir.join(".git").exists())
 }
 
-/// A git command in `root`, with no attributes (so no clean filter) and no fsmonitor.
-fn git(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new("git");
+fn too_big() -> String {
+    format!("over {}", crate::tools::fs_util::human_size(MAX_FILE_BYTES))
+}
+
+/// Whether `path` lies inside `root` with nothing but real directories on the way: no `..`, no absolute path
+/// from an index, no link to elsewhere. `dirs` remembers the directories already checked.
+pub(super) fn beneath(root: &Path, path: &Path, dirs: &mut HashMap<PathBuf, bool>) -> bool {
+    let Ok(relative) = path.strip_prefix(root) else { return false };
+    if !relative.components().all(|part| matches!(part, Component::Normal(_))) {
+        return false;
+    }
+    let mut dir = root.to_path_buf();
+    let parts: Vec<&OsStr> = relative.iter().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        dir.push(part);
+        let real = *dirs.entry(dir.clone()).or_insert_with(|| {
+            std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir() && !meta.file_type().is_symlink())
+        });
+        if !real {
+            return false;
+        }
+    }
+    true
+}
+
+/// A regular file's content, opened without following a link or waiting on a FIFO, up to [`MAX_FILE_BYTES`].
+fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
+    }
+    let file = options.open(path).map_err(|err| format!("it could not be read: {err}"))?;
+    let meta = file.metadata().map_err(|err| format!("it could not be read: {err}"))?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(MAX_FILE_BYTES) as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|err| format!("it could not be read: {err}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// Git's id of a blob with this content, in the hash of `like` (40 hex digits: SHA-1, 64: SHA-256).
+fn blob_id(bytes: &[u8], like: &str) -> String {
+    use sha2::Digest as _;
+    let header = format!("blob {}\0", bytes.len());
+    let digest: Vec<u8> = if like.len() == 64 {
+        let mut hasher = sha2::Sha256::new();
+        hasher.update(header.as_bytes());
+        hasher.update(bytes);
+        hasher.finalize().to_vec()
+    } else {
+        let mut hasher = sha1::Sha1::new();
+        hasher.update(header.as_bytes());
+        hasher.update(bytes);
+        hasher.finalize().to_vec()
+    };
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The `git` to run: the first on `PATH`'s absolute entries (a relative entry would find one in the workspace).
+fn git_program() -> Option<&'static Path> {
+    static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    GIT.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("git"))
+            .find(|candidate| candidate.is_file())
+    })
+    .as_deref()
+}
+
+/// A git command in `root` that reads only: git's own variables cleared (no other repository, index or config
+/// given from outside), no fsmonitor, no lazy fetching, no replace objects.
+fn git(root: &Path, args: &[&str]) -> Option<Command> {
+    let mut command = Command::new(git_program()?);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            command.env_remove(name);
+        }
+    }
     command
         .current_dir(root)
-        .env("GIT_ATTR_SOURCE", EMPTY_TREE)
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .args(["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"])
         .args(args)
-        .stdin(Stdio::null())
         .stderr(Stdio::null());
-    command
+    Some(command)
 }
 
-/// Runs git commands side by side; each one's output when it succeeded.
-fn git_outputs<const N: usize>(root: &Path, commands: [&[&str]; N]) -> [Option<Vec<u8>>; N] {
-    let children = commands.map(|args| git(root, args).stdout(Stdio::piped()).spawn().ok());
-    children.map(|child| {
-        let output = child?.wait_with_output().ok()?;
-        output.status.success().then_some(output.stdout)
-    })
+/// Runs a git command, feeding it `input`, and returns its output if it succeeded within [`GIT_TIMEOUT`]
+/// (killed otherwise) and gave at most `most` bytes.
+fn run_git(root: &Path, args: &[&str], input: Option<Vec<u8>>, most: u64) -> Option<Vec<u8>> {
+    let mut command = git(root, args)?;
+    command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped());
+    let mut child = command.spawn().ok()?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        let read = stdout.take(most + 1).read_to_end(&mut output);
+        read.ok().filter(|_| output.len() as u64 <= most).map(|_| output)
+    });
+    let deadline = Instant::now() + GIT_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let output = reader.join().ok().flatten();
+    if status.is_some_and(|status| status.success()) { output } else { None }
 }
 
-fn nul_separated(bytes: &[u8]) -> impl Iterator<Item = &str> {
-    bytes.split(|byte| *byte == 0).filter(|part| !part.is_empty()).filter_map(|part| std::str::from_utf8(part).ok())
+#[cfg(unix)]
+fn path_of(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn path_of(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The work tree's files under `root` (tracked and untracked, not ignored), or `None` outside git.
 fn git_listing(root: &Path) -> Option<Listing> {
-    let [staged, untracked, modified] = git_outputs(
-        root,
-        [
-            &["ls-files", "-z", "-s"],
-            &["ls-files", "-z", "-o", "--exclude-standard"],
-            &["diff-files", "--name-only", "-z", "--relative"],
-        ],
-    );
-    let (staged, untracked, modified) = (staged?, untracked?, modified?);
-    let modified: BTreeSet<&str> = nul_separated(&modified).collect();
-    let mut files: Vec<(PathBuf, Option<String>)> = Vec::new();
-    for entry in nul_separated(&staged) {
-        // "<mode> <oid> <stage>\t<path>": regular files at stage 0 only (not links, submodules or conflicts).
-        let Some((meta, path)) = entry.split_once('\t') else { continue };
+    const MOST: u64 = 1 << 30;
+    let (index, untracked, git_dir) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| run_git(root, &["ls-files", "-z", "-s", "--debug"], None, MOST));
+        let untracked = scope.spawn(|| run_git(root, &["ls-files", "-z", "-o", "--exclude-standard"], None, MOST));
+        let git_dir = run_git(root, &["rev-parse", "--absolute-git-dir"], None, 4096);
+        (index.join().ok().flatten(), untracked.join().ok().flatten(), git_dir)
+    });
+    let (index, untracked, git_dir) = (index?, untracked?, git_dir?);
+    let git_dir = path_of(String::from_utf8_lossy(&git_dir).trim_end().as_bytes());
+    let index_written_ns = std::fs::metadata(git_dir.join("index"))
+        .ok()
+        .and_then(|meta| meta.modified().ok())
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_nanos() as i128);
+    let mut files: Vec<(PathBuf, Option<Tracked>)> = Vec::new();
+    let mut rest = index.as_slice();
+    while !rest.is_empty() {
+        // "<mode> <oid> <stage>\t<path>\0" and then five lines of the entry's stat, each starting with spaces.
+        let Some(end) = rest.iter().position(|byte| *byte == 0) else { break };
+        let header = &rest[..end];
+        rest = &rest[end + 1..];
+        let mut stat = HashMap::new();
+        while rest.starts_with(b"  ") {
+            let line_end = rest.iter().position(|byte| *byte == b'\n').unwrap_or(rest.len());
+            for field in String::from_utf8_lossy(&rest[..line_end]).split('\t') {
+                if let Some((name, value)) = field.trim().split_once(": ") {
+                    stat.insert(name.to_owned(), value.to_owned());
+                }
+            }
+            rest = rest.get(line_end + 1..).unwrap_or_default();
+        }
+        let Some(tab) = header.iter().position(|byte| *byte == b'\t') else { continue };
+        let meta = String::from_utf8_lossy(&header[..tab]);
+        let path = root.join(path_of(&header[tab + 1..]));
         let mut fields = meta.split(' ');
         let (Some(mode), Some(oid), Some(stage)) = (fields.next(), fields.next(), fields.next()) else { continue };
-        if !matches!(mode, "100644" | "100755") {
+        // Regular files only (not links or submodules); a file in conflict (stages 1-3) is stored, not trusted.
+        if !matches!(mode, "100644" | "100755") || files.last().is_some_and(|(last, _)| *last == path) {
             continue;
         }
-        let clean = stage == "0" && !modified.contains(path);
-        if files.last().is_some_and(|(last, _)| last == &root.join(path)) {
-            continue;
-        }
-        files.push((root.join(path), clean.then(|| oid.to_owned())));
+        let number = |name: &str| stat.get(name).and_then(|value| value.parse::<u64>().ok());
+        let modified_ns = stat.get("mtime").and_then(|value| {
+            let (secs, nanos) = value.split_once(':')?;
+            Some(secs.parse::<i128>().ok()? * 1_000_000_000 + nanos.parse::<i128>().ok()?)
+        });
+        let tracked = match (stage, modified_ns, number("size"), number("ino")) {
+            ("0", Some(modified_ns), Some(len), Some(inode)) => {
+                Some(Tracked { oid: oid.to_owned(), modified_ns, len, inode })
+            }
+            _ => None,
+        };
+        files.push((path, tracked));
         if files.len() > MAX_FILES {
-            return Some(Listing { files, truncated: true });
+            return Some(Listing { files, index_written_ns, truncated: true });
         }
     }
-    for path in nul_separated(&untracked) {
-        files.push((root.join(path), None));
+    for path in untracked.split(|byte| *byte == 0).filter(|part| !part.is_empty()) {
+        files.push((root.join(path_of(path)), None));
         if files.len() > MAX_FILES {
-            return Some(Listing { files, truncated: true });
+            return Some(Listing { files, index_written_ns, truncated: true });
         }
     }
-    Some(Listing { files, truncated: false })
+    Some(Listing { files, index_written_ns, truncated: false })
 }
 
-/// Outside git: the files under `root`, minus what `.gitignore`-style files ignore (and `.git` itself).
+/// Outside git: the files under `root`, minus what `.gitignore`-style files ignore (and `.git` itself); links
+/// are not followed.
 fn walk(root: &Path, most: usize) -> Listing {
     let mut files = Vec::new();
     let walker = ignore::WalkBuilder::new(root).hidden(false).git_global(false).require_git(false).build();
@@ -320,29 +540,38 @@ fn walk(root: &Path, most: usize) -> Listing {
             }
             files.push((entry.into_path(), None));
             if files.len() > most {
-                return Listing { files, truncated: true };
+                return Listing { files, index_written_ns: 0, truncated: true };
             }
         }
     }
-    Listing { files, truncated: false }
+    Listing { files, index_written_ns: 0, truncated: false }
 }
 
-/// The contents of git blobs, read in one `git cat-file --batch` (no filters run).
-fn git_blobs(root: &Path, oids: &[&str]) -> HashMap<String, Vec<u8>> {
+/// The contents of git blobs (no filters run, nothing fetched), each up to [`MAX_FILE_BYTES`]: sizes first
+/// (`--batch-check`), then the blobs small enough, in one `--batch`.
+fn git_blobs(root: &Path, oids: &[&str]) -> HashMap<String, Result<Vec<u8>, String>> {
     let mut blobs = HashMap::new();
-    let Ok(mut child) = git(root, &["cat-file", "--batch"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() else {
+    let request: String = oids.iter().map(|oid| format!("{oid}\n")).collect();
+    let Some(sizes) = run_git(root, &["cat-file", "--batch-check"], Some(request.into_bytes()), 64 << 20) else {
         return blobs;
     };
-    let (Some(mut stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else { return blobs };
-    let request: String = oids.iter().map(|oid| format!("{oid}\n")).collect();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(request.as_bytes());
-    });
-    let mut output = Vec::new();
-    let _ = stdout.read_to_end(&mut output);
-    let _ = writer.join();
-    let _ = child.wait();
-    // "<oid> blob <size>\n<content>\n" per object ("<oid> missing\n" when git has none).
+    let mut wanted = String::new();
+    for line in String::from_utf8_lossy(&sizes).lines() {
+        let mut fields = line.split(' ');
+        let (Some(oid), Some("blob"), Some(size)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        match size.parse::<u64>() {
+            Ok(size) if size <= MAX_FILE_BYTES => wanted.push_str(&format!("{oid}\n")),
+            _ => {
+                blobs.insert(oid.to_owned(), Err(too_big()));
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return blobs;
+    }
+    let most = (wanted.lines().count() as u64) * (MAX_FILE_BYTES + 128);
+    let Some(output) = run_git(root, &["cat-file", "--batch"], Some(wanted.into_bytes()), most) else { return blobs };
+    // "<oid> blob <size>\n<content>\n" per object.
     let mut rest = output.as_slice();
     while let Some(end) = rest.iter().position(|byte| *byte == b'\n') {
         let header = String::from_utf8_lossy(&rest[..end]).into_owned();
@@ -353,7 +582,7 @@ fn git_blobs(root: &Path, oids: &[&str]) -> HashMap<String, Vec<u8>> {
         if rest.len() < size {
             break;
         }
-        blobs.insert(oid.to_owned(), rest[..size].to_vec());
+        blobs.insert(oid.to_owned(), Ok(rest[..size].to_vec()));
         rest = rest.get(size + 1..).unwrap_or_default();
     }
     blobs

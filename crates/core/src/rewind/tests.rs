@@ -49,21 +49,54 @@ fn going_back_restores_each_file_as_it_was_before_the_prompt_and_keeps_outside_c
 
 #[cfg(unix)]
 #[test]
-fn a_restored_file_gets_its_mode_back() {
+fn a_file_made_again_gets_its_mode_back_and_one_that_exists_keeps_its_own() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("run.sh");
+    let (script, secret) = (dir.path().join("run.sh"), dir.path().join("secret.txt"));
     std::fs::write(&script, "#!/bin/sh\necho a\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(&secret, "v1\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
     let checkpoints = Checkpoints::new(&dir.path().join("session"));
-    checkpoints.begin_prompt("change it", None);
-    let mode = mode_of(&script);
-    std::fs::write(&script, "#!/bin/sh\necho b\n").unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
-    checkpoints.record(&script, Some(b"#!/bin/sh\necho a\n"), b"#!/bin/sh\necho b\n", mode);
+    checkpoints.begin_prompt("change them", None);
+    checkpoints.record(&script, Some(b"#!/bin/sh\necho a\n"), b"", mode_of(&script));
+    std::fs::remove_file(&script).unwrap();
+    checkpoints.record_change(&script, Some(b"#!/bin/sh\necho a\n"), None, mode_of(&script));
+    checkpoints.record(&secret, Some(b"v1\n"), b"v2\n", mode_of(&secret));
+    std::fs::write(&secret, "v2\n").unwrap();
+    // The user narrows the mode since: going back must not widen it again.
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
     let plan = checkpoints.plan(1).unwrap();
     assert!(apply(&plan).is_empty());
-    assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o755);
+    assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o755, "made again");
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "v1\n");
+    assert_eq!(std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777, 0o600, "kept");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_rewind_never_writes_or_deletes_through_a_directory_that_became_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, outside) = (dir.path().join("work"), dir.path().join("outside"));
+    std::fs::create_dir_all(work.join("keys")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let key = work.join("keys/authorized_keys");
+    std::fs::write(&key, "mine\n").unwrap();
+    std::fs::write(outside.join("authorized_keys"), "mine\n").unwrap();
+    let made = work.join("keys/made.txt");
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("change the keys", None);
+    checkpoints.record(&key, Some(b"ATTACKER\n"), b"mine\n", None);
+    checkpoints.record(&made, None, b"x", None);
+    // A command swaps the directory for a link to a place with the same content.
+    std::fs::remove_dir_all(work.join("keys")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("keys")).unwrap();
+    std::fs::write(outside.join("made.txt"), "x").unwrap();
+    let plan = checkpoints.plan(1).unwrap();
+    assert!(plan.iter().all(|restore| restore.conflict), "{plan:?}");
+    assert!(apply(&plan).is_empty());
+    assert_eq!(std::fs::read_to_string(outside.join("authorized_keys")).unwrap(), "mine\n");
+    assert!(outside.join("made.txt").exists(), "nothing deleted through the link");
 }
 
 #[test]
@@ -190,7 +223,8 @@ fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
 
     let plan = checkpoints.plan(1).unwrap();
     assert_eq!(plan[0].hunks().len(), 2);
-    let choice = HunkChoice { path: file.clone(), restore: vec![false, true] };
+    let now_hash = plan[0].now_hash();
+    let choice = HunkChoice { path: file.clone(), restore: vec![false, true], now_hash: now_hash.clone() };
     let (plan, problems) = choose_hunks(plan, &[choice]);
     assert!(problems.is_empty(), "{problems:?}");
     assert!(checkpoints.restore(&plan).is_empty());
@@ -199,10 +233,78 @@ fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
 
     // Hunks chosen from another version of the file are refused, not applied to the wrong lines.
     let plan = checkpoints.plan(1).unwrap();
-    let (plan, problems) = choose_hunks(plan, &[HunkChoice { path: file.clone(), restore: vec![true, false, true] }]);
-    assert!(plan.is_empty() && problems.len() == 1, "{problems:?}");
+    let stale = HunkChoice { path: file.clone(), restore: vec![true], now_hash: now_hash.clone() };
+    let (plan, problems) = choose_hunks(plan, &[stale]);
+    assert!(plan.is_empty() && problems.len() == 1, "the file changed since the preview: {problems:?}");
     // None chosen: the file is left out.
     let plan = checkpoints.plan(1).unwrap();
-    let (plan, _) = choose_hunks(plan, &[HunkChoice { path: file, restore: vec![false] }]);
+    let now_hash = plan[0].now_hash();
+    let (plan, _) = choose_hunks(plan, &[HunkChoice { path: file, restore: vec![false], now_hash }]);
     assert!(plan.is_empty());
+}
+
+#[test]
+fn the_scan_runs_no_clean_filter_a_repository_configures() {
+    let (dir, work) = workspace(true);
+    let canary = dir.path().join("FILTER-RAN");
+    git(&work, &["config", "filter.evil.clean", &format!("touch {} && cat", canary.display())]);
+    git(&work, &["config", "core.checkStat", "minimal"]);
+    std::fs::write(work.join(".git/info/attributes"), "* filter=evil\n").unwrap();
+    std::fs::write(work.join("tracked.txt"), "tracked, changed before the command\r\n").unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("run", None);
+    let scan = checkpoints.scan_before(&work);
+    bash_like_changes(&work);
+    checkpoints.record_scan(scan);
+    assert!(!canary.exists(), "a clean filter ran");
+    assert!(!checkpoints.points()[0].files.is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn the_scan_reads_nothing_behind_a_link_and_skips_fifos() {
+    let (dir, work) = workspace(true);
+    std::fs::create_dir_all(work.join("keys")).unwrap();
+    std::fs::write(work.join("keys/authorized_keys"), "committed\n").unwrap();
+    git(&work, &["add", "keys"]);
+    git(&work, &["commit", "-q", "-m", "keys"]);
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("authorized_keys"), "THE USER'S OWN KEY\n").unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("swap", None);
+    // A command left the directory a link to elsewhere, and a FIFO.
+    std::fs::remove_dir_all(work.join("keys")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("keys")).unwrap();
+    let fifo = work.join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let scan = checkpoints.scan_before(&work);
+    std::fs::write(outside.join("authorized_keys"), "changed outside\n").unwrap();
+    std::fs::write(work.join("tracked.txt"), "changed\n").unwrap();
+    checkpoints.record_scan(scan);
+    let stored: Vec<Vec<u8>> = std::fs::read_dir(dir.path().join("session/checkpoints/chunks"))
+        .unwrap()
+        .map(|entry| std::fs::read(entry.unwrap().path()).unwrap())
+        .collect();
+    assert!(!stored.iter().any(|bytes| bytes.starts_with(b"THE USER'S")), "a file behind the link was stored");
+    let files = &checkpoints.points()[0].files;
+    assert!(!files.iter().any(|path| path.starts_with(&outside)), "{files:?}");
+    assert!(files.contains(&work.join("tracked.txt")), "{files:?}");
+}
+
+#[test]
+fn only_paths_inside_the_workspace_with_no_link_on_the_way_are_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let mut dirs = HashMap::new();
+    assert!(scan::beneath(&root, &root.join("src/main.rs"), &mut dirs));
+    assert!(!scan::beneath(&root, &root.join("../outside.txt"), &mut dirs));
+    assert!(!scan::beneath(&root, Path::new("/etc/passwd"), &mut dirs), "an absolute path from an index");
+    assert!(!scan::beneath(&root, &dir.path().join("elsewhere/x"), &mut dirs));
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/etc", root.join("etc")).unwrap();
+        assert!(!scan::beneath(&root, &root.join("etc/passwd"), &mut dirs));
+    }
 }

@@ -130,10 +130,17 @@ impl TypedTool for BashTool {
             // Around a command that may change files, a scan finds what it changed, for rewind (one the
             // analyser knows only reads is not scanned).
             let may_write = crate::permissions::bash::risk_of(&input.command) != crate::tools::Risk::Low;
+            let mut rewind_notes = Vec::new();
             let scan = match ctx.checkpoints.clone().filter(|_| may_write) {
                 Some(checkpoints) => {
                     let root = ctx.cwd.clone();
-                    tokio::task::spawn_blocking(move || checkpoints.scan_before(&root)).await.ok()
+                    let scan =
+                        bounded(tokio::task::spawn_blocking(move || checkpoints.scan_before(&root)), Some(&ctx.cancel))
+                            .await;
+                    if scan.is_none() {
+                        rewind_notes.push(SCAN_ABANDONED.to_owned());
+                    }
+                    scan
                 }
                 None => None,
             };
@@ -158,11 +165,14 @@ impl TypedTool for BashTool {
                 output.content = format!("{}\n{note}", output.content);
             }
             if let (Some(checkpoints), Some(scan)) = (ctx.checkpoints.clone(), scan) {
-                let notes =
-                    tokio::task::spawn_blocking(move || checkpoints.record_scan(scan)).await.unwrap_or_default();
-                for note in notes {
-                    output.content = format!("{}\n({note})", output.content);
+                // Not given up on an interrupt: what an interrupted command changed is checkpointed too.
+                match bounded(tokio::task::spawn_blocking(move || checkpoints.record_scan(scan)), None).await {
+                    Some(notes) => rewind_notes.extend(notes),
+                    None => rewind_notes.push(SCAN_ABANDONED.to_owned()),
                 }
+            }
+            for note in rewind_notes {
+                output.content = format!("{}\n({note})", output.content);
             }
             if requested > MAX_TIMEOUT_MS {
                 output.content = format!(
@@ -253,6 +263,26 @@ impl CommandResult {
             "isImage": false,
         });
         ToolOutput { content: parts.join("\n"), is_error, structured: Some(structured), images: None }
+    }
+}
+
+/// How long the rewind scan around a command may take (git's own runs are limited to 10 s each).
+const SCAN_WAIT: Duration = Duration::from_secs(60);
+
+const SCAN_ABANDONED: &str = "rewind: the workspace scan did not finish (interrupted, or over 60 s); this command's file changes were not checkpointed";
+
+/// A scan's result, unless `cancel` fires or it takes over [`SCAN_WAIT`] (then it is left to finish on its own,
+/// and not waited for).
+async fn bounded<T>(task: tokio::task::JoinHandle<T>, cancel: Option<&CancellationToken>) -> Option<T> {
+    let cancelled = async {
+        match cancel {
+            Some(cancel) => cancel.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        done = tokio::time::timeout(SCAN_WAIT, task) => done.ok().and_then(Result::ok),
+        () = cancelled => None,
     }
 }
 

@@ -143,8 +143,8 @@ pub fn hunks_at(old: &str, new: &str, context: usize, line_offset: usize) -> Vec
 /// every other line byte for byte (line endings and a missing final newline included). This is how a
 /// reviewer's per-hunk choice becomes the file's content.
 pub fn apply_hunks(old: &str, new: &str, hunks: &[Hunk], accepted: &[bool]) -> String {
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new);
     // 0-based index of a hunk range's first line (an empty range sits after line `start`).
     let first = |start: usize, len: usize| if len == 0 { start } else { start.saturating_sub(1) };
     let mut out = String::with_capacity(old.len().max(new.len()));
@@ -172,6 +172,32 @@ pub fn apply_hunks(old: &str, new: &str, hunks: &[Hunk], accepted: &[bool]) -> S
         out.push_str(line);
     }
     out
+}
+
+/// `text`'s lines with their ends, cut where the diff cuts them: after `\r\n`, `\n`, or a `\r` on its own (old
+/// Mac line ends), so that hunk line numbers count the same lines.
+fn split_lines(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = match bytes[at] {
+            b'\r' if bytes.get(at + 1) == Some(&b'\n') => at + 2,
+            b'\r' | b'\n' => at + 1,
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        lines.push(&text[start..end]);
+        start = end;
+        at = end;
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
 }
 
 /// Renders hunks as a unified diff. A relative `path_label` gets git's `a/` and `b/` prefixes; an absolute
@@ -249,6 +275,18 @@ mod apply_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chosen_hunks_land_on_their_lines_when_a_file_has_lone_carriage_returns() {
+        let old = "a\rb\rc\rd\re\rf\rg\rh\ri\rj\rk\rl\r";
+        let new = old.replace("b\r", "B\r").replace("k\r", "K\r");
+        let found = hunks(old, &new, 1);
+        assert_eq!(found.len(), 2);
+        assert_eq!(apply_hunks(old, &new, &found, &[false, true]), old.replace("k\r", "K\r"));
+        assert_eq!(apply_hunks(old, &new, &found, &[true, false]), old.replace("b\r", "B\r"));
+        let mixed = "one\r\ntwo\rthree\nfour";
+        assert_eq!(split_lines(mixed), ["one\r\n", "two\r", "three\n", "four"]);
+    }
 
     #[test]
     fn simple_change() {

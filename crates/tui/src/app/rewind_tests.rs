@@ -30,6 +30,7 @@ fn files() -> Vec<RewindFileView> {
             then: Some(then),
             conflict: false,
             binary: false,
+            now_hash: Some("h".into()),
         },
         RewindFileView {
             path: "notes.txt".into(),
@@ -37,8 +38,9 @@ fn files() -> Vec<RewindFileView> {
             then: None,
             conflict: false,
             binary: false,
+            now_hash: Some("h".into()),
         },
-        RewindFileView { path: "logo.png".into(), now: None, then: None, conflict: true, binary: true },
+        RewindFileView { path: "logo.png".into(), now: None, then: None, conflict: true, binary: true, now_hash: None },
     ]
 }
 
@@ -75,7 +77,8 @@ fn the_preview_is_reviewed_hunk_by_hunk_and_only_ticked_hunks_go_back() {
             }
             _ => None,
         });
-        let hunks = vec![RewindHunks { path: "src/config.rs".into(), restore: vec![true, false] }];
+        let hunks =
+            vec![RewindHunks { path: "src/config.rs".into(), restore: vec![true, false], now_hash: Some("h".into()) }];
         assert_eq!(sent, Some((RewindTarget::Prompt(2), false, true, hunks, false)));
         assert!(app.rewind.is_none());
     }

@@ -52,6 +52,8 @@ pub struct FileGoingBack {
     pub conflict: bool,
     /// It did not exist then: going back removes it.
     pub removed: bool,
+    /// Core's hash of the file as previewed, sent back with the chosen hunks.
+    pub now_hash: Option<String>,
 }
 
 impl FileGoingBack {
@@ -66,6 +68,7 @@ impl FileGoingBack {
             review: HunkReview::all_accepted(hunks),
             conflict: file.conflict,
             removed,
+            now_hash: file.now_hash,
         }
     }
 
@@ -120,7 +123,11 @@ impl RewindView {
         files
             .iter()
             .filter(|file| file.reviewable() && file.review.accepted.iter().any(|&yes| !yes))
-            .map(|file| RewindHunks { path: file.path.clone(), restore: file.review.accepted.clone() })
+            .map(|file| RewindHunks {
+                path: file.path.clone(),
+                restore: file.review.accepted.clone(),
+                now_hash: file.now_hash.clone(),
+            })
             .collect()
     }
 }

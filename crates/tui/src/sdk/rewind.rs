@@ -30,10 +30,11 @@ pub(super) fn request(request_id: &str, request: &Value, ops: &mpsc::UnboundedSe
 }
 
 /// The control response for a rewind's outcome. A dry run that can't rewind says so in a success (as the real
-/// CLI's `canRewind: false`); a real one that can't is an error.
+/// CLI's `canRewind: false`); a real one that can't find the message is an error.
 pub(super) fn answer(pending: &Pending, outcome: Result<RewindOutcome, String>) -> Value {
+    // Files may have gone back even when others could not: that is a success whose `error` says what failed.
     let response = match outcome {
-        Ok(outcome) if outcome.problems.is_empty() || pending.dry_run => {
+        Ok(outcome) => {
             let mut notes = outcome.problems.clone();
             if !outcome.conflicts.is_empty() {
                 notes.push(format!("changed outside tandem since, left as they are: {}", outcome.conflicts.join(", ")));
@@ -46,7 +47,6 @@ pub(super) fn answer(pending: &Pending, outcome: Result<RewindOutcome, String>) 
                 "deletions": outcome.deletions,
             })
         }
-        Ok(outcome) => return super::failure(&pending.request_id, &outcome.problems.join("; ")),
         Err(why) if pending.dry_run => json!({"canRewind": false, "error": why}),
         Err(why) => return super::failure(&pending.request_id, &why),
     };
