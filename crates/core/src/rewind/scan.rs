@@ -145,10 +145,11 @@ impl Checkpoints {
                 continue;
             }
             let Some(stat) = Stat::of(&path) else { continue };
+            // The index keeps sizes and inode numbers in 32 bits.
             let clean_by_stat = tracked.as_ref().is_some_and(|entry| {
                 entry.modified_ns == stat.modified_ns
-                    && entry.len == stat.len
-                    && entry.inode == stat.inode
+                    && entry.len == stat.len & 0xffff_ffff
+                    && entry.inode == stat.inode & 0xffff_ffff
                     && stat.modified_ns < listing.index_written_ns
             });
             let source = match (&tracked, self.known_content(&path, stat)) {

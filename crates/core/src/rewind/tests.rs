@@ -176,7 +176,24 @@ fn a_commands_changes_are_found_by_the_scan_and_go_back_in_git_and_outside_it() 
         let (dir, work) = workspace(git_repo);
         let checkpoints = Checkpoints::new(&dir.path().join("session"));
         checkpoints.begin_prompt("run the command", None);
+        // The index is written a moment after the files, as in a repository worked in for a while (a file
+        // modified in the same instant as its index entry is checked by content instead).
+        if git_repo {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            git(&work, &["update-index", "-q", "--really-refresh"]);
+        }
         let scan = checkpoints.scan_before(&work);
+        let stored = |dir: &Path| -> Vec<Vec<u8>> {
+            std::fs::read_dir(dir.join("session/checkpoints/chunks"))
+                .map(|entries| entries.map(|entry| std::fs::read(entry.unwrap().path()).unwrap()).collect())
+                .unwrap_or_default()
+        };
+        if git_repo {
+            // Committed files are in git's object store: only the modified and the untracked one are copied.
+            let mut copied = stored(dir.path());
+            copied.sort();
+            assert_eq!(copied, [b"dirty, not committed\n".to_vec(), b"untracked\n".to_vec()]);
+        }
         bash_like_changes(&work);
         assert!(checkpoints.record_scan(scan).is_empty());
 
