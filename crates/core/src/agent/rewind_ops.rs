@@ -116,7 +116,9 @@ impl Session {
                     })
                 })
                 .collect();
-            let (plan, problems) = crate::rewind::choose_hunks(plan, &choices);
+            // A front end that showed a preview names every file of it; only those go back.
+            let previewed = (!request.hunks.is_empty()).then_some(choices.as_slice());
+            let (plan, problems) = crate::rewind::choose_hunks(plan, previewed);
             outcome.problems.extend(problems);
             for restore in &plan {
                 if restore.conflict {

@@ -9,6 +9,7 @@
 //! not 100 copies (docs/benchmarks.md). Files a Bash command changes in the workspace are found by a before/after
 //! scan ([`scan`]) and checkpointed the same way.
 
+mod restore;
 mod scan;
 
 use std::collections::HashMap;
@@ -68,8 +69,11 @@ pub struct FileRestore {
     pub mode: Option<u32>,
     /// The file as it is now (`None`: missing).
     pub current: Option<Vec<u8>>,
-    /// It changed since tandem last wrote it (outside tandem): it is shown, never overwritten.
+    /// It changed since tandem last wrote it (outside tandem), or is no longer where tandem wrote it: it is
+    /// shown, never overwritten.
     pub conflict: bool,
+    /// The real directory tandem wrote the file in: the only place a restore writes to.
+    pub dir: Option<PathBuf>,
 }
 
 /// A session's checkpoints.
@@ -184,23 +188,30 @@ impl Checkpoints {
     /// Records that `path` changed from `before` (`None`: it did not exist) to `after`. Called once the
     /// write is done; the contents are stored once each, by hash.
     pub fn record(&self, path: &Path, before: Option<&[u8]>, after: &[u8], mode: Option<u32>) {
-        self.record_change(path, before, Some(after), mode);
+        // Edit and Write have just written through `path`: its real directory is where the file is.
+        if let Err(err) = self.record_change(path, before, Some(after), mode, real_dir(path)) {
+            tracing::warn!(path = %path.display(), "a rewind checkpoint could not be written: {err}");
+        }
     }
 
-    /// Records a change whose result may be no file at all (a rewind removing a file it had created).
-    fn record_change(&self, path: &Path, before: Option<&[u8]>, after: Option<&[u8]>, mode: Option<u32>) {
+    /// Records a change whose result may be no file at all (a command or a rewind removed it); `dir` is the
+    /// real directory the file is in, as tandem knows it (never read from a link a command may have made).
+    fn record_change(
+        &self,
+        path: &Path,
+        before: Option<&[u8]>,
+        after: Option<&[u8]>,
+        mode: Option<u32>,
+        dir: Option<PathBuf>,
+    ) -> std::io::Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let stored = (|| -> std::io::Result<Entry> {
-            let before = before.map(|bytes| self.store_content(bytes)).transpose()?;
-            let after = after.map(|bytes| self.store_content(bytes)).transpose()?;
-            let seq = self.seq.load(Ordering::SeqCst);
-            let dir = real_dir(path);
-            Ok(Entry::Change { seq, path: path.to_path_buf(), before, after, mode, at_ms: now_ms(), dir })
-        })();
-        match stored.and_then(|entry| self.append(&entry)) {
-            Ok(()) => {}
-            Err(err) => tracing::warn!(path = %path.display(), "a rewind checkpoint could not be written: {err}"),
+        if path.to_str().is_none() {
+            return Err(std::io::Error::other("its name is not UTF-8"));
         }
+        let before = before.map(|bytes| self.store_content(bytes)).transpose()?;
+        let after = after.map(|bytes| self.store_content(bytes)).transpose()?;
+        let seq = self.seq.load(Ordering::SeqCst);
+        self.append(&Entry::Change { seq, path: path.to_path_buf(), before, after, mode, at_ms: now_ms(), dir })
     }
 
     /// Stores `bytes` as a list of chunks cut at line ends chosen by the lines' own content (so an edit changes
@@ -311,21 +322,22 @@ impl Checkpoints {
                 Entry::Change { path: other, after, .. } if other == path => Some(after.clone()),
                 _ => None,
             });
-            let current = std::fs::read(path).ok();
-            // Changed since tandem last wrote it, or its directory is now a link elsewhere, or it is a link
-            // itself: left as it is (a rewind must not write through to a place nobody looked at).
-            let moved = match last_dir.flatten() {
-                Some(dir) => real_dir(path).as_ref() != Some(&dir),
-                None => path.parent().is_some_and(|parent| real_dir(path).as_deref() != Some(parent)),
+            // Changed since tandem last wrote it, or no longer where tandem wrote it (its directory resolves
+            // elsewhere now, it is a link, a FIFO…): left as it is — a rewind never writes to a place nobody
+            // looked at.
+            let dir = last_dir.flatten().or_else(|| path.parent().map(Path::to_path_buf));
+            let moved = dir.is_none() || real_dir(path) != dir;
+            let (current, unreadable) = match current_content(dir.as_deref(), path) {
+                Ok(current) => (current, false),
+                Err(_) => (None, true),
             };
-            let linked = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
-            let conflict = moved || linked || last_after.is_some_and(|after| current.as_deref().map(hash) != after);
+            let conflict = moved || unreadable || last_after.is_some_and(|after| current.as_deref().map(hash) != after);
             let target = before.as_deref().map(|hash| self.content(hash)).transpose()?;
             if !conflict && current == target {
                 // Already as it was then: nothing to do, nothing to show.
                 continue;
             }
-            restores.push(FileRestore { path: path.clone(), target, mode: *mode, current, conflict });
+            restores.push(FileRestore { path: path.clone(), target, mode: *mode, current, conflict, dir });
         }
         Ok(restores)
     }
@@ -363,15 +375,17 @@ impl FileRestore {
     }
 }
 
-/// Narrows `plan` to the chosen hunks: a file with none chosen is left out, one with some gets the content
-/// with only those going back. A file whose hunks are not the ones chosen from (it changed since the preview,
+/// Narrows `plan` to what was chosen in a preview (`None`: no preview, everything goes back): a file not in
+/// it is left out, a file with no hunk chosen too, one with some gets the content with only those going back. A file whose hunks are not the ones chosen from (it changed since the preview,
 /// or is not text) is left out with a problem.
-pub fn choose_hunks(plan: Vec<FileRestore>, choices: &[HunkChoice]) -> (Vec<FileRestore>, Vec<String>) {
+pub fn choose_hunks(plan: Vec<FileRestore>, choices: Option<&[HunkChoice]>) -> (Vec<FileRestore>, Vec<String>) {
+    let Some(choices) = choices else { return (plan, Vec::new()) };
     let mut problems = Vec::new();
     let mut kept = Vec::new();
     for mut restore in plan {
         let Some(choice) = choices.iter().find(|choice| choice.path == restore.path) else {
-            kept.push(restore);
+            // Only what the user saw goes back.
+            problems.push(format!("{}: it was not in the preview; left as it is", restore.path.display()));
             continue;
         };
         // A conflict is left as it is whatever was chosen (and still reported as one).
@@ -406,9 +420,20 @@ impl Checkpoints {
     /// Puts the files of `restores` back (all but the conflicts) and records it, so that a later rewind knows
     /// what tandem last wrote; returns the problems, by file.
     pub fn restore(&self, restores: &[FileRestore]) -> Vec<String> {
-        let problems = apply(restores);
+        let mut problems = Vec::new();
         for restore in restores.iter().filter(|restore| !restore.conflict) {
-            self.record_change(&restore.path, restore.current.as_deref(), restore.target.as_deref(), restore.mode);
+            let result = apply_one(restore).and_then(|()| {
+                self.record_change(
+                    &restore.path,
+                    restore.current.as_deref(),
+                    restore.target.as_deref(),
+                    restore.mode,
+                    restore.dir.clone(),
+                )
+            });
+            if let Err(err) = result {
+                problems.push(format!("{}: {err}", restore.path.display()));
+            }
         }
         problems
     }
@@ -426,40 +451,52 @@ fn write_object(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Puts the files of `restores` back (all but the conflicts), each atomically with its mode; returns the
-/// problems, by file.
+/// Puts the files of `restores` back (all but the conflicts); returns the problems, by file.
 pub fn apply(restores: &[FileRestore]) -> Vec<String> {
-    let mut problems = Vec::new();
-    for restore in restores.iter().filter(|restore| !restore.conflict) {
-        let result = match &restore.target {
-            // A file that still exists keeps its mode (a chmod since is not widened back); one that is created
-            // again gets the mode it had.
-            Some(bytes) => crate::tools::fs_util::write_atomic_create_dirs(&restore.path, bytes)
-                .and_then(|()| if restore.current.is_none() { set_mode(&restore.path, restore.mode) } else { Ok(()) }),
-            None => match std::fs::remove_file(&restore.path) {
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
-        };
-        if let Err(err) = result {
-            problems.push(format!("{}: {err}", restore.path.display()));
-        }
-    }
-    problems
+    restores
+        .iter()
+        .filter(|restore| !restore.conflict)
+        .filter_map(|restore| apply_one(restore).err().map(|err| format!("{}: {err}", restore.path.display())))
+        .collect()
 }
 
+/// Puts one file back in its recorded real directory, only if it is still what the plan saw, through handles
+/// that follow no link ([`restore::put_back`]).
 #[cfg(unix)]
-fn set_mode(path: &Path, mode: Option<u32>) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    match mode {
-        Some(mode) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)),
-        None => Ok(()),
-    }
+fn apply_one(restore: &FileRestore) -> std::io::Result<()> {
+    let (Some(dir), Some(name)) = (&restore.dir, restore.path.file_name()) else {
+        return Err(std::io::Error::other("where it was written is not known"));
+    };
+    restore::put_back(dir, name, restore.target.as_deref(), restore.current.as_deref(), restore.mode)
 }
 
 #[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: Option<u32>) -> std::io::Result<()> {
-    Ok(())
+fn apply_one(restore: &FileRestore) -> std::io::Result<()> {
+    match &restore.target {
+        Some(bytes) => crate::tools::fs_util::write_atomic_create_dirs(&restore.path, bytes),
+        None => match std::fs::remove_file(&restore.path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        },
+    }
+}
+
+/// The file as it is now, read where tandem wrote it without following a link or waiting on a FIFO.
+#[cfg(unix)]
+fn current_content(dir: Option<&Path>, path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let (Some(dir), Some(name)) = (dir, path.file_name()) else {
+        return Err(std::io::Error::other("where it was written is not known"));
+    };
+    restore::current(dir, name, restore::MOST)
+}
+
+#[cfg(not(unix))]
+fn current_content(_dir: Option<&Path>, path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// The real directory `path` is in: its parent, canonical, as far as it exists (the missing rest appended).

@@ -49,6 +49,8 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(super) struct Stat {
     len: u64,
     modified_ns: i128,
+    /// The inode's change time: a command can set a file's modification time back, not this.
+    changed_ns: i128,
     inode: u64,
     pub(super) mode: u32,
 }
@@ -61,13 +63,13 @@ impl Stat {
             .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |since| since.as_nanos() as i128);
         #[cfg(unix)]
-        let (inode, mode) = {
+        let (inode, mode, changed_ns) = {
             use std::os::unix::fs::MetadataExt;
-            (meta.ino(), meta.mode())
+            (meta.ino(), meta.mode(), i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()))
         };
         #[cfg(not(unix))]
-        let (inode, mode) = (0, 0);
-        Stat { len: meta.len(), modified_ns, inode, mode }
+        let (inode, mode, changed_ns) = (0, 0, 0);
+        Stat { len: meta.len(), modified_ns, changed_ns, inode, mode }
     }
 
     /// The stat of a regular file (not a link, a FIFO or a device).
@@ -92,6 +94,7 @@ pub(super) enum Source {
 struct Tracked {
     oid: String,
     modified_ns: i128,
+    changed_ns: i128,
     len: u64,
     inode: u64,
 }
@@ -110,6 +113,8 @@ struct Listing {
 #[derive(Debug)]
 pub struct Scan {
     root: PathBuf,
+    /// `root` with its links resolved, when the scan started.
+    real_root: Option<PathBuf>,
     git: bool,
     files: HashMap<PathBuf, (Stat, Source)>,
     /// Why the scan could not cover everything (said after the command, if it changed something).
@@ -126,11 +131,18 @@ impl Checkpoints {
             // read what git could not.
             None if in_git_work_tree(root) => {
                 let limit = "the workspace is a git work tree that git could not list".to_owned();
-                return Scan { root: root.to_path_buf(), git: true, files: HashMap::new(), limits: vec![limit] };
+                return Scan {
+                    root: root.to_path_buf(),
+                    real_root: None,
+                    git: true,
+                    files: HashMap::new(),
+                    limits: vec![limit],
+                };
             }
             None => (walk(root, MAX_FILES_WITHOUT_GIT), false),
         };
-        let mut scan = Scan { root: root.to_path_buf(), git, files: HashMap::new(), limits: Vec::new() };
+        let real_root = root.canonicalize().ok();
+        let mut scan = Scan { root: root.to_path_buf(), real_root, git, files: HashMap::new(), limits: Vec::new() };
         if listing.truncated {
             scan.limits.push(match git {
                 true => format!("the workspace has over {MAX_FILES} files"),
@@ -148,6 +160,7 @@ impl Checkpoints {
             // The index keeps sizes and inode numbers in 32 bits.
             let clean_by_stat = tracked.as_ref().is_some_and(|entry| {
                 entry.modified_ns == stat.modified_ns
+                    && entry.changed_ns == stat.changed_ns
                     && entry.len == stat.len & 0xffff_ffff
                     && entry.inode == stat.inode & 0xffff_ffff
                     && stat.modified_ns < listing.index_written_ns
@@ -275,7 +288,15 @@ impl Checkpoints {
                 continue;
             }
             let mode = then.map(|(stat, _)| stat.mode).filter(|mode| *mode != 0);
-            self.record_change(&path, before_bytes.as_deref(), after_bytes.as_deref(), mode);
+            // Where the file is, as the workspace's own directories say: the real root and the path under it
+            // (checked to hold no link when it was seen), never what a link the command made points to.
+            let dir = match (&before.real_root, path.strip_prefix(&before.root).ok().and_then(Path::parent)) {
+                (Some(real_root), Some(relative)) => Some(real_root.join(relative)),
+                _ => None,
+            };
+            if let Err(err) = self.record_change(&path, before_bytes.as_deref(), after_bytes.as_deref(), mode, dir) {
+                missed.push((path, err.to_string()));
+            }
         }
         if !missed.is_empty() {
             let mut reasons: Vec<&str> = missed.iter().map(|(_, why)| why.as_str()).collect();
@@ -384,23 +405,44 @@ fn blob_id(bytes: &[u8], like: &str) -> String {
     digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// The `git` to run: the first on `PATH`'s absolute entries (a relative entry would find one in the workspace).
-fn git_program() -> Option<&'static Path> {
-    static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    GIT.get_or_init(|| {
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path)
-            .filter(|dir| dir.is_absolute())
-            .map(|dir| dir.join("git"))
-            .find(|candidate| candidate.is_file())
-    })
-    .as_deref()
+/// The `git` to run: the first on `PATH` outside the workspace `root` (a relative entry, or one like
+/// `node_modules/.bin` or a direnv `$PWD/bin`, would run a `git` the repository brings).
+fn git_program(root: &Path) -> Option<PathBuf> {
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .filter(|dir| {
+            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            !dir.starts_with(root) && !real.starts_with(&real_root)
+        })
+        .map(|dir| dir.join("git"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Whether this git can be asked for blobs without fetching anything: `GIT_NO_LAZY_FETCH` came with git 2.44;
+/// an older one is used only in a repository that names no promisor remote (a partial clone could otherwise be
+/// made to fetch, running a configured command).
+fn fetch_safe(root: &Path) -> bool {
+    static VERSION: OnceLock<Option<(u32, u32)>> = OnceLock::new();
+    let version = *VERSION.get_or_init(|| {
+        let output = run_git(root, &["--version"], None, 4096)?;
+        let text = String::from_utf8_lossy(&output);
+        let mut numbers = text.split_whitespace().nth(2)?.split('.').map(|part| part.parse::<u32>().ok());
+        Some((numbers.next()??, numbers.next()??))
+    });
+    if version.is_some_and(|version| version >= (2, 44)) {
+        return true;
+    }
+    // `git config` only reads; exit status 1 means "no such key".
+    let pattern = "^(remote\\..*\\.promisor|extensions\\.partialclone)$";
+    run_git_status(root, &["config", "--get-regexp", pattern]) == Some(1)
 }
 
 /// A git command in `root` that reads only: git's own variables cleared (no other repository, index or config
 /// given from outside), no fsmonitor, no lazy fetching, no replace objects.
 fn git(root: &Path, args: &[&str]) -> Option<Command> {
-    let mut command = Command::new(git_program()?);
+    let mut command = Command::new(git_program(root)?);
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("GIT_") {
             command.env_remove(name);
@@ -430,10 +472,11 @@ fn run_git(root: &Path, args: &[&str], input: Option<Vec<u8>>, most: u64) -> Opt
         });
     }
     let stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
+    let (sender, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut output = Vec::new();
-        let read = stdout.take(most + 1).read_to_end(&mut output);
-        read.ok().filter(|_| output.len() as u64 <= most).map(|_| output)
+        let read = stdout.take(most.saturating_add(1)).read_to_end(&mut output);
+        let _ = sender.send(read.ok().filter(|_| output.len() as u64 <= most).map(|_| output));
     });
     let deadline = Instant::now() + GIT_TIMEOUT;
     let status = loop {
@@ -447,8 +490,27 @@ fn run_git(root: &Path, args: &[&str], input: Option<Vec<u8>>, most: u64) -> Opt
             }
         }
     };
-    let output = reader.join().ok().flatten();
+    // Not waited on past the deadline: a process git left behind could hold its output open.
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+    let output = received.recv_timeout(left).ok().flatten();
     if status.is_some_and(|status| status.success()) { output } else { None }
+}
+
+/// A git command's exit code, within [`GIT_TIMEOUT`].
+fn run_git_status(root: &Path, args: &[&str]) -> Option<i32> {
+    let mut child = git(root, args)?.stdin(Stdio::null()).stdout(Stdio::null()).spawn().ok()?;
+    let deadline = Instant::now() + GIT_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code(),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -465,6 +527,9 @@ fn path_of(bytes: &[u8]) -> PathBuf {
 /// The work tree's files under `root` (tracked and untracked, not ignored), or `None` outside git.
 fn git_listing(root: &Path) -> Option<Listing> {
     const MOST: u64 = 1 << 30;
+    if !fetch_safe(root) {
+        return None;
+    }
     let (index, untracked, git_dir) = std::thread::scope(|scope| {
         let index = scope.spawn(|| run_git(root, &["ls-files", "-z", "-s", "--debug"], None, MOST));
         let untracked = scope.spawn(|| run_git(root, &["ls-files", "-z", "-o", "--exclude-standard"], None, MOST));
@@ -505,13 +570,13 @@ fn git_listing(root: &Path) -> Option<Listing> {
             continue;
         }
         let number = |name: &str| stat.get(name).and_then(|value| value.parse::<u64>().ok());
-        let modified_ns = stat.get("mtime").and_then(|value| {
-            let (secs, nanos) = value.split_once(':')?;
+        let time = |name: &str| {
+            let (secs, nanos) = stat.get(name)?.split_once(':')?;
             Some(secs.parse::<i128>().ok()? * 1_000_000_000 + nanos.parse::<i128>().ok()?)
-        });
-        let tracked = match (stage, modified_ns, number("size"), number("ino")) {
-            ("0", Some(modified_ns), Some(len), Some(inode)) => {
-                Some(Tracked { oid: oid.to_owned(), modified_ns, len, inode })
+        };
+        let tracked = match (stage, time("mtime"), time("ctime"), number("size"), number("ino")) {
+            ("0", Some(modified_ns), Some(changed_ns), Some(len), Some(inode)) => {
+                Some(Tracked { oid: oid.to_owned(), modified_ns, changed_ns, len, inode })
             }
             _ => None,
         };

