@@ -24,13 +24,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+
+mod git;
 
 use super::Checkpoints;
+use git::{git_blobs, git_listing};
 
 /// Files listed at most; past it, the command's changes are not checkpointed (and that is said).
 const MAX_FILES: usize = 100_000;
@@ -41,8 +41,6 @@ const MAX_FILES_WITHOUT_GIT: usize = 5_000;
 const MAX_FILE_BYTES: u64 = 16 << 20;
 /// New bytes one scan stores at most (outside git, the first scan stores the whole workspace).
 const MAX_SCAN_BYTES: u64 = 256 << 20;
-/// How long one git run may take.
-const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What identifies a file's content without reading it: when it is the same, the content is taken to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -405,195 +403,6 @@ fn blob_id(bytes: &[u8], like: &str) -> String {
     digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// The `git` to run: the first on `PATH` outside the workspace `root` (a relative entry, or one like
-/// `node_modules/.bin` or a direnv `$PWD/bin`, would run a `git` the repository brings).
-fn git_program(root: &Path) -> Option<PathBuf> {
-    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .filter(|dir| {
-            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-            !dir.starts_with(root) && !real.starts_with(&real_root)
-        })
-        .map(|dir| dir.join("git"))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Whether this git can be asked for blobs without fetching anything: `GIT_NO_LAZY_FETCH` came with git 2.44;
-/// an older one is used only in a repository that names no promisor remote (a partial clone could otherwise be
-/// made to fetch, running a configured command).
-fn fetch_safe(root: &Path) -> bool {
-    static VERSION: OnceLock<Option<(u32, u32)>> = OnceLock::new();
-    let version = *VERSION.get_or_init(|| {
-        let output = run_git(root, &["--version"], None, 4096)?;
-        let text = String::from_utf8_lossy(&output);
-        let mut numbers = text.split_whitespace().nth(2)?.split('.').map(|part| part.parse::<u32>().ok());
-        Some((numbers.next()??, numbers.next()??))
-    });
-    if version.is_some_and(|version| version >= (2, 44)) {
-        return true;
-    }
-    // `git config` only reads; exit status 1 means "no such key".
-    let pattern = "^(remote\\..*\\.promisor|extensions\\.partialclone)$";
-    run_git_status(root, &["config", "--get-regexp", pattern]) == Some(1)
-}
-
-/// A git command in `root` that reads only: git's own variables cleared (no other repository, index or config
-/// given from outside), no fsmonitor, no lazy fetching, no replace objects.
-fn git(root: &Path, args: &[&str]) -> Option<Command> {
-    let mut command = Command::new(git_program(root)?);
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("GIT_") {
-            command.env_remove(name);
-        }
-    }
-    command
-        .current_dir(root)
-        .env("GIT_NO_LAZY_FETCH", "1")
-        .env("GIT_NO_REPLACE_OBJECTS", "1")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .args(["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"])
-        .args(args)
-        .stderr(Stdio::null());
-    Some(command)
-}
-
-/// Runs a git command, feeding it `input`, and returns its output if it succeeded within [`GIT_TIMEOUT`]
-/// (killed otherwise) and gave at most `most` bytes.
-fn run_git(root: &Path, args: &[&str], input: Option<Vec<u8>>, most: u64) -> Option<Vec<u8>> {
-    let mut command = git(root, args)?;
-    command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped());
-    let mut child = command.spawn().ok()?;
-    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
-    }
-    let stdout = child.stdout.take()?;
-    let (sender, received) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut output = Vec::new();
-        let read = stdout.take(most.saturating_add(1)).read_to_end(&mut output);
-        let _ = sender.send(read.ok().filter(|_| output.len() as u64 <= most).map(|_| output));
-    });
-    let deadline = Instant::now() + GIT_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    // Not waited on past the deadline: a process git left behind could hold its output open.
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
-    let output = received.recv_timeout(left).ok().flatten();
-    if status.is_some_and(|status| status.success()) { output } else { None }
-}
-
-/// A git command's exit code, within [`GIT_TIMEOUT`].
-fn run_git_status(root: &Path, args: &[&str]) -> Option<i32> {
-    let mut child = git(root, args)?.stdin(Stdio::null()).stdout(Stdio::null()).spawn().ok()?;
-    let deadline = Instant::now() + GIT_TIMEOUT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return status.code(),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-}
-
-#[cfg(unix)]
-fn path_of(bytes: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(OsStr::from_bytes(bytes))
-}
-
-#[cfg(not(unix))]
-fn path_of(bytes: &[u8]) -> PathBuf {
-    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
-}
-
-/// The work tree's files under `root` (tracked and untracked, not ignored), or `None` outside git.
-fn git_listing(root: &Path) -> Option<Listing> {
-    const MOST: u64 = 1 << 30;
-    if !fetch_safe(root) {
-        return None;
-    }
-    let (index, untracked, git_dir) = std::thread::scope(|scope| {
-        let index = scope.spawn(|| run_git(root, &["ls-files", "-z", "-s", "--debug"], None, MOST));
-        let untracked = scope.spawn(|| run_git(root, &["ls-files", "-z", "-o", "--exclude-standard"], None, MOST));
-        let git_dir = run_git(root, &["rev-parse", "--absolute-git-dir"], None, 4096);
-        (index.join().ok().flatten(), untracked.join().ok().flatten(), git_dir)
-    });
-    let (index, untracked, git_dir) = (index?, untracked?, git_dir?);
-    let git_dir = path_of(String::from_utf8_lossy(&git_dir).trim_end().as_bytes());
-    let index_written_ns = std::fs::metadata(git_dir.join("index"))
-        .ok()
-        .and_then(|meta| meta.modified().ok())
-        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |since| since.as_nanos() as i128);
-    let mut files: Vec<(PathBuf, Option<Tracked>)> = Vec::new();
-    let mut rest = index.as_slice();
-    while !rest.is_empty() {
-        // "<mode> <oid> <stage>\t<path>\0" and then five lines of the entry's stat, each starting with spaces.
-        let Some(end) = rest.iter().position(|byte| *byte == 0) else { break };
-        let header = &rest[..end];
-        rest = &rest[end + 1..];
-        let mut stat = HashMap::new();
-        while rest.starts_with(b"  ") {
-            let line_end = rest.iter().position(|byte| *byte == b'\n').unwrap_or(rest.len());
-            for field in String::from_utf8_lossy(&rest[..line_end]).split('\t') {
-                if let Some((name, value)) = field.trim().split_once(": ") {
-                    stat.insert(name.to_owned(), value.to_owned());
-                }
-            }
-            rest = rest.get(line_end + 1..).unwrap_or_default();
-        }
-        let Some(tab) = header.iter().position(|byte| *byte == b'\t') else { continue };
-        let meta = String::from_utf8_lossy(&header[..tab]);
-        let path = root.join(path_of(&header[tab + 1..]));
-        let mut fields = meta.split(' ');
-        let (Some(mode), Some(oid), Some(stage)) = (fields.next(), fields.next(), fields.next()) else { continue };
-        // Regular files only (not links or submodules); a file in conflict (stages 1-3) is stored, not trusted.
-        if !matches!(mode, "100644" | "100755") || files.last().is_some_and(|(last, _)| *last == path) {
-            continue;
-        }
-        let number = |name: &str| stat.get(name).and_then(|value| value.parse::<u64>().ok());
-        let time = |name: &str| {
-            let (secs, nanos) = stat.get(name)?.split_once(':')?;
-            Some(secs.parse::<i128>().ok()? * 1_000_000_000 + nanos.parse::<i128>().ok()?)
-        };
-        let tracked = match (stage, time("mtime"), time("ctime"), number("size"), number("ino")) {
-            ("0", Some(modified_ns), Some(changed_ns), Some(len), Some(inode)) => {
-                Some(Tracked { oid: oid.to_owned(), modified_ns, changed_ns, len, inode })
-            }
-            _ => None,
-        };
-        files.push((path, tracked));
-        if files.len() > MAX_FILES {
-            return Some(Listing { files, index_written_ns, truncated: true });
-        }
-    }
-    for path in untracked.split(|byte| *byte == 0).filter(|part| !part.is_empty()) {
-        files.push((root.join(path_of(path)), None));
-        if files.len() > MAX_FILES {
-            return Some(Listing { files, index_written_ns, truncated: true });
-        }
-    }
-    Some(Listing { files, index_written_ns, truncated: false })
-}
-
 /// Outside git: the files under `root`, minus what `.gitignore`-style files ignore (and `.git` itself); links
 /// are not followed.
 fn walk(root: &Path, most: usize) -> Listing {
@@ -611,45 +420,4 @@ fn walk(root: &Path, most: usize) -> Listing {
         }
     }
     Listing { files, index_written_ns: 0, truncated: false }
-}
-
-/// The contents of git blobs (no filters run, nothing fetched), each up to [`MAX_FILE_BYTES`]: sizes first
-/// (`--batch-check`), then the blobs small enough, in one `--batch`.
-fn git_blobs(root: &Path, oids: &[&str]) -> HashMap<String, Result<Vec<u8>, String>> {
-    let mut blobs = HashMap::new();
-    let request: String = oids.iter().map(|oid| format!("{oid}\n")).collect();
-    let Some(sizes) = run_git(root, &["cat-file", "--batch-check"], Some(request.into_bytes()), 64 << 20) else {
-        return blobs;
-    };
-    let mut wanted = String::new();
-    for line in String::from_utf8_lossy(&sizes).lines() {
-        let mut fields = line.split(' ');
-        let (Some(oid), Some("blob"), Some(size)) = (fields.next(), fields.next(), fields.next()) else { continue };
-        match size.parse::<u64>() {
-            Ok(size) if size <= MAX_FILE_BYTES => wanted.push_str(&format!("{oid}\n")),
-            _ => {
-                blobs.insert(oid.to_owned(), Err(too_big()));
-            }
-        }
-    }
-    if wanted.is_empty() {
-        return blobs;
-    }
-    let most = (wanted.lines().count() as u64) * (MAX_FILE_BYTES + 128);
-    let Some(output) = run_git(root, &["cat-file", "--batch"], Some(wanted.into_bytes()), most) else { return blobs };
-    // "<oid> blob <size>\n<content>\n" per object.
-    let mut rest = output.as_slice();
-    while let Some(end) = rest.iter().position(|byte| *byte == b'\n') {
-        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
-        rest = &rest[end + 1..];
-        let mut fields = header.split(' ');
-        let (Some(oid), Some("blob"), Some(size)) = (fields.next(), fields.next(), fields.next()) else { continue };
-        let Ok(size) = size.parse::<usize>() else { break };
-        if rest.len() < size {
-            break;
-        }
-        blobs.insert(oid.to_owned(), Ok(rest[..size].to_vec()));
-        rest = rest.get(size + 1..).unwrap_or_default();
-    }
-    blobs
 }
