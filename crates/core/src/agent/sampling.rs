@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::items::Items;
-use crate::conversation::ContentBlock;
+use crate::conversation::{ContentBlock, Usage};
 use crate::inspect::{Attempt, Recorder};
 use crate::protocol::{Event, ItemOutcome};
 use crate::provider::assemble::{Assembled, MessageAssembler};
@@ -58,7 +58,9 @@ pub(super) async fn sample(
         };
         let error = match outcome {
             None => {
-                finish(record, Some(("interrupted by the user".into(), None)), None);
+                // What the response had cost when it was stopped (its input is billed all the same).
+                let usage = Some(assembler.usage()).filter(|usage| *usage != Usage::default());
+                finish(record, Some((crate::inspect::INTERRUPTED.into(), None)), usage);
                 items.close_all(ItemOutcome::Interrupted, events);
                 return Err(SampleError::Interrupted { partial: partial_text(assembler) });
             }
@@ -70,7 +72,8 @@ pub(super) async fn sample(
             }
             Some(Err(error)) => error,
         };
-        finish(record, Some((error.to_string(), error.http_status())), None);
+        let usage = Some(assembler.usage()).filter(|usage| *usage != Usage::default());
+        finish(record, Some((error.to_string(), error.http_status())), usage);
         let Some(delay) = retry.retry_delay(&error, attempt) else {
             items.close_all(ItemOutcome::Failed, events);
             return Err(SampleError::Failed(error));

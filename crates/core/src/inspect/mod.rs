@@ -28,6 +28,9 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Response events kept at most (bytes of their JSON).
 const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
 
+/// The error of an attempt the user interrupted (listed as `stop`).
+pub const INTERRUPTED: &str = "interrupted by the user";
+
 /// One attempt of one model request and its response.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Exchange {
@@ -75,10 +78,11 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// The status as lists show it: the HTTP status (`529!` when it came with an error), `error` when no response
-    /// came, `-` when nothing is known.
+    /// The status as lists show it: the HTTP status (`529!` when it came with an error), `stop` when the user
+    /// interrupted it, `error` when no response came, `-` when nothing is known.
     pub fn status_label(&self) -> String {
         match (self.status, &self.error) {
+            (_, Some(error)) if error == INTERRUPTED => "stop".to_owned(),
             (Some(status), None) => status.to_string(),
             (Some(status), Some(_)) => format!("{status}!"),
             (None, Some(_)) => "error".to_owned(),
