@@ -88,7 +88,9 @@ pub enum Op {
         to: RewindTarget,
         conversation: bool,
         files: bool,
-        hunks: Vec<RewindHunks>,
+        /// Every file of the preview the user saw (`None`: there was none, as for an SDK host): only these go
+        /// back, and only as they were previewed.
+        hunks: Option<Vec<RewindHunks>>,
         dry_run: bool,
     },
     /// Ends the agent task.
@@ -121,6 +123,8 @@ pub struct RewindHunks {
     pub restore: Vec<bool>,
     /// [`RewindFileView::now_hash`] of the preview the hunks were chosen in: a file changed since is left alone.
     pub now_hash: Option<String>,
+    /// The preview showed it as a conflict: it stays as it is.
+    pub conflict: bool,
 }
 
 /// One file going back: as it is now and as it was then (`None`: no file).
@@ -135,6 +139,10 @@ pub struct RewindFileView {
     pub conflict: bool,
     /// Not text: it goes back whole or not at all (`now`/`then` are not shown).
     pub binary: bool,
+    /// It did not exist then: going back removes it.
+    pub removed: bool,
+    /// Why it is a conflict.
+    pub why: Option<String>,
 }
 
 /// What a rewind did (or, dry, would do).

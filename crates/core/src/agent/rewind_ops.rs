@@ -17,7 +17,7 @@ pub(super) struct RewindRequest {
     pub to: RewindTarget,
     pub conversation: bool,
     pub files: bool,
-    pub hunks: Vec<RewindHunks>,
+    pub hunks: Option<Vec<RewindHunks>>,
     pub dry_run: bool,
 }
 
@@ -66,6 +66,8 @@ impl Session {
             now_hash: restore.now_hash(),
             conflict: restore.conflict,
             binary,
+            removed: restore.target.is_none(),
+            why: restore.why.clone(),
         }
     }
 
@@ -107,17 +109,19 @@ impl Session {
             let choices: Vec<HunkChoice> = request
                 .hunks
                 .iter()
+                .flatten()
                 .filter_map(|choice| {
                     let restore = plan.iter().find(|restore| self.shown(&restore.path) == choice.path)?;
                     Some(HunkChoice {
                         path: restore.path.clone(),
                         restore: choice.restore.clone(),
                         now_hash: choice.now_hash.clone(),
+                        conflict: choice.conflict,
                     })
                 })
                 .collect();
             // A front end that showed a preview names every file of it; only those go back.
-            let previewed = (!request.hunks.is_empty()).then_some(choices.as_slice());
+            let previewed = request.hunks.is_some().then_some(choices.as_slice());
             let (plan, problems) = crate::rewind::choose_hunks(plan, previewed);
             outcome.problems.extend(problems);
             for restore in &plan {

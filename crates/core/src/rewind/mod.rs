@@ -74,6 +74,8 @@ pub struct FileRestore {
     pub conflict: bool,
     /// The real directory tandem wrote the file in: the only place a restore writes to.
     pub dir: Option<PathBuf>,
+    /// Why it is a conflict, in the user's words.
+    pub why: Option<String>,
 }
 
 /// A session's checkpoints.
@@ -307,6 +309,8 @@ impl Checkpoints {
         let entries = self.entries();
         let mut restores: Vec<FileRestore> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        // What the files as they are now may take in memory, all together.
+        let mut budget = MAX_PLAN_BYTES;
         for entry in &entries {
             let Entry::Change { seq: at, path, before, mode, .. } = entry else { continue };
             // The directory the file was last written in, by tandem.
@@ -326,18 +330,34 @@ impl Checkpoints {
             // elsewhere now, it is a link, a FIFO…): left as it is — a rewind never writes to a place nobody
             // looked at.
             let dir = last_dir.flatten().or_else(|| path.parent().map(Path::to_path_buf));
-            let moved = dir.is_none() || real_dir(path) != dir;
-            let (current, unreadable) = match current_content(dir.as_deref(), path) {
-                Ok(current) => (current, false),
-                Err(_) => (None, true),
+            let mut why = None;
+            if dir.is_none() || real_dir(path) != dir {
+                why = Some("it is no longer where tandem wrote it (a directory on its path moved or is a link)".into());
+            }
+            let current = match current_content(dir.as_deref(), path, &mut budget) {
+                Ok(current) => current,
+                Err(err) => {
+                    why.get_or_insert(format!("it can't be read safely now: {err}"));
+                    None
+                }
             };
-            let conflict = moved || unreadable || last_after.is_some_and(|after| current.as_deref().map(hash) != after);
-            let target = before.as_deref().map(|hash| self.content(hash)).transpose()?;
+            if why.is_none() && last_after.is_some_and(|after| current.as_deref().map(hash) != after) {
+                why = Some("changed outside tandem since".into());
+            }
+            // A damaged or missing checkpoint costs this file, not the whole rewind.
+            let target = match before.as_deref().map(|hash| self.content(hash)).transpose() {
+                Ok(target) => target,
+                Err(err) => {
+                    why.get_or_insert(format!("its checkpoint can't be read: {err}"));
+                    None
+                }
+            };
+            let conflict = why.is_some();
             if !conflict && current == target {
                 // Already as it was then: nothing to do, nothing to show.
                 continue;
             }
-            restores.push(FileRestore { path: path.clone(), target, mode: *mode, current, conflict, dir });
+            restores.push(FileRestore { path: path.clone(), target, mode: *mode, current, conflict, dir, why });
         }
         Ok(restores)
     }
@@ -349,6 +369,8 @@ impl Checkpoints {
 pub struct HunkChoice {
     pub path: PathBuf,
     pub restore: Vec<bool>,
+    /// The preview showed it as a conflict: it stays as it is, even if the conflict cleared since.
+    pub conflict: bool,
     /// The hash of the file's content the hunks were chosen from ([`FileRestore::now_hash`]).
     pub now_hash: Option<String>,
 }
@@ -388,8 +410,11 @@ pub fn choose_hunks(plan: Vec<FileRestore>, choices: Option<&[HunkChoice]>) -> (
             problems.push(format!("{}: it was not in the preview; left as it is", restore.path.display()));
             continue;
         };
-        // A conflict is left as it is whatever was chosen (and still reported as one).
-        if restore.conflict {
+        // A conflict is left as it is whatever was chosen (and still reported as one), and so is a file the
+        // preview showed as one.
+        if restore.conflict || choice.conflict {
+            restore.conflict = true;
+            restore.why.get_or_insert_with(|| "it was a conflict in the preview".into());
             kept.push(restore);
             continue;
         }
@@ -481,19 +506,29 @@ fn apply_one(restore: &FileRestore) -> std::io::Result<()> {
     }
 }
 
-/// The file as it is now, read where tandem wrote it without following a link or waiting on a FIFO.
+/// What one rewind plan may read of the files as they are now, all together.
+const MAX_PLAN_BYTES: u64 = 512 << 20;
+
+/// The file as it is now, read where tandem wrote it without following a link or waiting on a FIFO, taken
+/// from `budget` (a file over [`restore::MOST`] or past the budget is not read).
 #[cfg(unix)]
-fn current_content(dir: Option<&Path>, path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+fn current_content(dir: Option<&Path>, path: &Path, budget: &mut u64) -> std::io::Result<Option<Vec<u8>>> {
     let (Some(dir), Some(name)) = (dir, path.file_name()) else {
         return Err(std::io::Error::other("where it was written is not known"));
     };
-    restore::current(dir, name, restore::MOST)
+    let current = restore::current(dir, name, restore::MOST.min(*budget))?;
+    *budget -= current.as_ref().map_or(0, |bytes| bytes.len() as u64);
+    Ok(current)
 }
 
 #[cfg(not(unix))]
-fn current_content(_dir: Option<&Path>, path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+fn current_content(_dir: Option<&Path>, path: &Path, budget: &mut u64) -> std::io::Result<Option<Vec<u8>>> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
+        Ok(bytes) if bytes.len() as u64 > (*budget).min(restore::MOST) => Err(std::io::Error::other("too big")),
+        Ok(bytes) => {
+            *budget -= bytes.len() as u64;
+            Ok(Some(bytes))
+        }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(err),
     }

@@ -13,7 +13,7 @@ use std::io::{Read as _, Write as _};
 use std::path::{Component, Path};
 
 /// The largest file a rewind reads or puts back.
-pub(super) const MOST: u64 = 256 << 20;
+pub(super) const MOST: u64 = 64 << 20;
 
 /// A file's content through `dir` (a handle): `None` when there is none, an error when it is not a regular file
 /// (a link, a FIFO, a device) or bigger than `most`.
@@ -31,6 +31,9 @@ fn read_at(dir: &std::os::fd::OwnedFd, name: &OsStr, most: u64) -> std::io::Resu
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(std::io::Error::other("it is not a regular file now"));
     }
+    if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > most {
+        return Err(std::io::Error::other("it is too big now"));
+    }
     let mut bytes = Vec::new();
     std::fs::File::from(fd).take(most.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > most {
@@ -44,6 +47,11 @@ fn read_at(dir: &std::os::fd::OwnedFd, name: &OsStr, most: u64) -> std::io::Resu
 #[cfg(unix)]
 fn open_dir(dir: &Path, create: bool) -> std::io::Result<std::os::fd::OwnedFd> {
     use rustix::fs::{Mode, OFlags};
+    // On Linux a handle that only finds names (`O_PATH`) needs no read permission: a workspace under a
+    // traverse-only directory (`/home` at 0711) can still be rewound.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let mut fd = rustix::fs::openat(rustix::fs::CWD, "/", flags, Mode::empty())?;
     for part in dir.components() {

@@ -241,7 +241,8 @@ fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
     let plan = checkpoints.plan(1).unwrap();
     assert_eq!(plan[0].hunks().len(), 2);
     let now_hash = plan[0].now_hash();
-    let choice = HunkChoice { path: file.clone(), restore: vec![false, true], now_hash: now_hash.clone() };
+    let choice =
+        HunkChoice { path: file.clone(), restore: vec![false, true], now_hash: now_hash.clone(), conflict: false };
     let (plan, problems) = choose_hunks(plan, Some(&[choice]));
     assert!(problems.is_empty(), "{problems:?}");
     assert!(checkpoints.restore(&plan).is_empty());
@@ -250,13 +251,14 @@ fn chosen_hunks_go_back_and_the_others_stay_as_they_are_now() {
 
     // Hunks chosen from another version of the file are refused, not applied to the wrong lines.
     let plan = checkpoints.plan(1).unwrap();
-    let stale = HunkChoice { path: file.clone(), restore: vec![true], now_hash: now_hash.clone() };
+    let stale = HunkChoice { path: file.clone(), restore: vec![true], now_hash: now_hash.clone(), conflict: false };
     let (plan, problems) = choose_hunks(plan, Some(&[stale]));
     assert!(plan.is_empty() && problems.len() == 1, "the file changed since the preview: {problems:?}");
     // None chosen: the file is left out.
     let plan = checkpoints.plan(1).unwrap();
     let now_hash = plan[0].now_hash();
-    let (plan, _) = choose_hunks(plan, Some(&[HunkChoice { path: file, restore: vec![false], now_hash }]));
+    let (plan, _) =
+        choose_hunks(plan, Some(&[HunkChoice { path: file, restore: vec![false], now_hash, conflict: false }]));
     assert!(plan.is_empty());
 }
 
@@ -390,4 +392,20 @@ fn an_edit_that_sets_the_modification_time_back_is_still_found() {
     std::fs::File::options().write(true).open(&tracked).unwrap().set_modified(modified).unwrap();
     assert!(checkpoints.record_scan(scan).is_empty());
     assert_eq!(checkpoints.points()[0].files, vec![tracked]);
+}
+
+#[test]
+fn a_file_the_preview_showed_as_a_conflict_stays_as_it_is_even_if_the_conflict_cleared() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.bin");
+    let checkpoints = Checkpoints::new(&dir.path().join("session"));
+    checkpoints.begin_prompt("remove it", None);
+    checkpoints.record_change(&file, Some(b"\0\x01binary"), None, None, real_dir(&file)).unwrap();
+    let plan = checkpoints.plan(1).unwrap();
+    assert!(!plan[0].conflict, "{plan:?}");
+    let choice = HunkChoice { path: file.clone(), restore: Vec::new(), now_hash: None, conflict: true };
+    let (plan, problems) = choose_hunks(plan, Some(&[choice]));
+    assert!(problems.is_empty() && plan[0].conflict, "{plan:?}");
+    assert!(checkpoints.restore(&plan).is_empty());
+    assert!(!file.exists(), "a file previewed as a conflict was written");
 }

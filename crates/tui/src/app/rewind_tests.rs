@@ -31,6 +31,8 @@ fn files() -> Vec<RewindFileView> {
             conflict: false,
             binary: false,
             now_hash: Some("h".into()),
+            removed: false,
+            why: None,
         },
         RewindFileView {
             path: "notes.txt".into(),
@@ -39,8 +41,19 @@ fn files() -> Vec<RewindFileView> {
             conflict: false,
             binary: false,
             now_hash: Some("h".into()),
+            removed: true,
+            why: None,
         },
-        RewindFileView { path: "logo.png".into(), now: None, then: None, conflict: true, binary: true, now_hash: None },
+        RewindFileView {
+            path: "logo.png".into(),
+            now: None,
+            then: None,
+            conflict: true,
+            binary: true,
+            now_hash: None,
+            removed: false,
+            why: Some("changed outside tandem since".into()),
+        },
     ]
 }
 
@@ -79,11 +92,16 @@ fn the_preview_is_reviewed_hunk_by_hunk_and_only_ticked_hunks_go_back() {
         });
         // Every file of the preview is named (only those go back), each with the hash it was previewed with.
         let hunks = vec![
-            RewindHunks { path: "src/config.rs".into(), restore: vec![true, false], now_hash: Some("h".into()) },
-            RewindHunks { path: "notes.txt".into(), restore: vec![true], now_hash: Some("h".into()) },
-            RewindHunks { path: "logo.png".into(), restore: vec![], now_hash: None },
+            RewindHunks {
+                path: "src/config.rs".into(),
+                restore: vec![true, false],
+                now_hash: Some("h".into()),
+                conflict: false,
+            },
+            RewindHunks { path: "notes.txt".into(), restore: vec![true], now_hash: Some("h".into()), conflict: false },
+            RewindHunks { path: "logo.png".into(), restore: vec![], now_hash: None, conflict: true },
         ];
-        assert_eq!(sent, Some((RewindTarget::Prompt(2), false, true, hunks, false)));
+        assert_eq!(sent, Some((RewindTarget::Prompt(2), false, true, Some(hunks), false)));
         assert!(app.rewind.is_none());
     }
 }
@@ -110,9 +128,19 @@ fn tab_wraps_and_skips_conflicts_and_going_back_to_the_list_forgets_the_choice()
     app.update(key(KeyCode::Enter), Instant::now());
     core(&mut app, Event::RewindPreview { seq: 2, files: files() });
     assert!(screen(&app).contains("Reading the checkpoints"), "{}", screen(&app));
-    let effects = app.update(key(KeyCode::Char('1')), Instant::now());
+    // Until its preview has come, the files can't go back (a quick Enter Enter must not restore unseen files);
+    // the conversation alone can.
+    for key_code in [KeyCode::Enter, KeyCode::Char('1'), KeyCode::Char('3')] {
+        let effects = app.update(key(key_code), Instant::now());
+        assert!(!effects.iter().any(|effect| matches!(effect, Effect::Op(Op::Rewind { .. }))), "{effects:?}");
+    }
+    assert!(screen(&app).contains("still reading the checkpoints"), "{}", screen(&app));
+    let effects = app.update(key(KeyCode::Char('2')), Instant::now());
     assert!(
-        effects.iter().any(|effect| matches!(effect, Effect::Op(Op::Rewind { to: RewindTarget::Prompt(1), hunks, .. }) if hunks.is_empty())),
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::Op(Op::Rewind { to: RewindTarget::Prompt(1), conversation: true, files: false, hunks: None, .. })
+        )),
         "{effects:?}"
     );
 }

@@ -50,6 +50,8 @@ pub struct FileGoingBack {
     /// Which hunks go back (all, until the user unticks some).
     pub review: HunkReview,
     pub conflict: bool,
+    /// Why it is a conflict (core's words).
+    pub why: Option<String>,
     /// It did not exist then: going back removes it.
     pub removed: bool,
     /// Core's hash of the file as previewed, sent back with the chosen hunks.
@@ -61,13 +63,13 @@ impl FileGoingBack {
         let diff =
             (!file.binary).then(|| DiffView::new(&file.path, file.now.as_deref(), file.then.as_deref().unwrap_or("")));
         let hunks = diff.as_ref().map_or(0, |diff| diff.hunks().len());
-        let removed = !file.binary && file.then.is_none();
         FileGoingBack {
             path: file.path,
             diff,
             review: HunkReview::all_accepted(hunks),
             conflict: file.conflict,
-            removed,
+            why: file.why,
+            removed: file.removed,
             now_hash: file.now_hash,
         }
     }
@@ -119,16 +121,18 @@ impl RewindView {
 
     /// Every file of the preview with the hunks that go back (all of a file that can't be split): core puts
     /// back only these, and only if each is still as previewed.
-    fn chosen_hunks(&self) -> Vec<RewindHunks> {
-        let Some(files) = &self.preview else { return Vec::new() };
-        files
+    fn chosen_hunks(&self) -> Option<Vec<RewindHunks>> {
+        let files = self.preview.as_ref()?;
+        let chosen = files
             .iter()
             .map(|file| RewindHunks {
                 path: file.path.clone(),
                 restore: if file.reviewable() { file.review.accepted.clone() } else { Vec::new() },
                 now_hash: file.now_hash.clone(),
+                conflict: file.conflict,
             })
-            .collect()
+            .collect();
+        Some(chosen)
     }
 }
 
@@ -235,10 +239,15 @@ impl App {
     }
 
     fn rewind_to(&mut self, choice: usize) -> Vec<Effect> {
-        let Some(view) = self.rewind.take() else { return Vec::new() };
         let (conversation, files, _) = REWIND_CHOICES[choice];
+        // Files go back only as the user has seen them: not before the preview has come.
+        if files && self.rewind.as_ref().is_some_and(|view| view.preview.is_none()) {
+            self.flash("still reading the checkpoints: the files can go back once their preview is shown");
+            return Vec::new();
+        }
+        let Some(view) = self.rewind.take() else { return Vec::new() };
         let seq = view.points[view.selected].seq;
-        let hunks = if files { view.chosen_hunks() } else { Vec::new() };
+        let hunks = if files { view.chosen_hunks() } else { None };
         vec![Effect::Op(Op::Rewind { to: RewindTarget::Prompt(seq), conversation, files, hunks, dry_run: false })]
     }
 }

@@ -24,7 +24,7 @@ pub(super) fn request(request_id: &str, request: &Value, ops: &mpsc::UnboundedSe
         Some(Value::Bool(dry)) => *dry,
         Some(other) => return Err(format!("dry_run {other} is not true or false")),
     };
-    let op = Op::Rewind { to: RewindTarget::Message(id), conversation: false, files: true, hunks: Vec::new(), dry_run };
+    let op = Op::Rewind { to: RewindTarget::Message(id), conversation: false, files: true, hunks: None, dry_run };
     ops.send(op).map_err(|_| "the session has ended".to_owned())?;
     Ok(Pending { request_id: request_id.to_owned(), dry_run })
 }

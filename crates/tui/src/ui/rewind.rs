@@ -108,7 +108,8 @@ fn preview_lines(
             lines.push(Line::default());
         }
         if file.conflict {
-            let text = format!("{}: changed outside tandem since; left as it is", file.path);
+            let why = file.why.as_deref().unwrap_or("changed outside tandem since");
+            let text = format!("{}: {why}; left as it is", file.path);
             lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
             if let Some(diff) = &file.diff {
                 lines.extend(diff.render(width, theme, None));
@@ -116,7 +117,10 @@ fn preview_lines(
             continue;
         }
         let Some(diff) = &file.diff else {
-            let text = format!("{}: not text; it goes back whole", file.path);
+            let text = match file.removed {
+                true => format!("{}: not text; created since this prompt, going back removes it", file.path),
+                false => format!("{}: not text; it goes back whole", file.path),
+            };
             lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
             continue;
         };
