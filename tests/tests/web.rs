@@ -124,6 +124,13 @@ fn the_small_model_answers_over_the_page_and_its_cost_counts() {
     let result = run.result();
     assert!(result["total_cost_usd"].as_f64().unwrap() >= 1.0, "{result}");
     assert!(result["usage"]["input_tokens"].as_u64().unwrap() >= 1_000_000, "{result}");
+    // modelUsage lists the small model with what it used, apart from the conversation's model.
+    let haiku = &result["modelUsage"]["claude-haiku-4-5"];
+    assert_eq!(haiku["inputTokens"], 1_000_000, "{result}");
+    assert!(haiku["costUSD"].as_f64().unwrap() >= 1.0, "{result}");
+    let main = result["modelUsage"].as_object().unwrap().iter().find(|(model, _)| *model != "claude-haiku-4-5");
+    let (_, main) = main.expect("the conversation's model");
+    assert!(main["costUSD"].as_f64().unwrap() < 0.5, "the small model's cost is not the main model's: {result}");
     // The reader's request is in the inspector's record with the conversation's.
     assert!(inspect(&workspace, &result).contains("webfetch"), "{}", inspect(&workspace, &result));
 }

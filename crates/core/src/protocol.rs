@@ -523,6 +523,14 @@ pub enum Event {
         cost_usd: Option<f64>,
         context_window: u64,
     },
+    /// What a tool's own requests to `model` cost (WebFetch's reader, WebSearch), counted in the session's
+    /// totals with the next [`Event::Usage`]; front ends that list usage by model put it under `model`.
+    ToolSpend {
+        model: String,
+        usage: Usage,
+        cost_usd: Option<f64>,
+        web_searches: u64,
+    },
     /// How full the context is now: the last reported usage plus an estimate of what was added since (tool
     /// results, the next prompt). Sent whenever it changes.
     Context {

@@ -137,6 +137,7 @@ pub(crate) struct ModelTally {
     /// Some of its usage had no price.
     pub cost_unknown: bool,
     pub context_window: u64,
+    pub web_searches: u64,
 }
 
 pub(crate) struct Printer {
@@ -249,6 +250,17 @@ impl Printer {
                 }
                 self.last_cost = *cost_usd;
             }
+            Event::ToolSpend { model, usage, cost_usd, web_searches } => {
+                let tally = self.model_usage.entry(model.clone()).or_default();
+                tally.usage.accumulate(usage);
+                tally.web_searches += web_searches;
+                match cost_usd {
+                    Some(cost) => tally.cost_usd += cost,
+                    None => tally.cost_unknown = true,
+                }
+                // The session's next total includes it: the conversation's model is not charged for it.
+                self.last_cost = self.last_cost.zip(*cost_usd).map(|(before, cost)| before + cost);
+            }
             Event::Context { used, window } => self.context = (*used, *window),
             Event::HookStarted { .. } | Event::HookFinished { .. }
                 if self.streaming() && self.options.include_hook_events =>
@@ -351,7 +363,7 @@ impl Printer {
                 "outputTokens": tally.usage.output_tokens,
                 "cacheReadInputTokens": tally.usage.cache_read_input_tokens,
                 "cacheCreationInputTokens": tally.usage.cache_creation_input_tokens,
-                "webSearchRequests": 0,
+                "webSearchRequests": tally.web_searches,
                 "costUSD": tally.cost_usd,
                 "contextWindow": if tally.context_window > 0 { tally.context_window } else { info.context_window },
                 "maxOutputTokens": info.max_output_tokens,

@@ -530,9 +530,20 @@ impl Session {
 
     /// Adds what tools spent on requests of their own to the session's totals, its log and its budget.
     fn count_tool_spend(&mut self) {
-        let (usage, cost) = self.tool_spend.take();
-        if usage == Usage::default() && cost == Some(0.0) {
+        let spent = self.tool_spend.take();
+        if spent.is_empty() {
             return;
+        }
+        let (mut usage, mut cost) = (Usage::default(), Some(0.0));
+        for (model, spend) in spent {
+            usage.accumulate(&spend.usage);
+            cost = cost.zip(spend.cost).map(|(total, cost)| total + cost);
+            self.emit(Event::ToolSpend {
+                model,
+                usage: spend.usage,
+                cost_usd: spend.cost,
+                web_searches: spend.web_searches,
+            });
         }
         self.total_usage.accumulate(&usage);
         self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);

@@ -218,6 +218,8 @@ impl App {
                 self.dialogs.retain(|dialog| dialog.call_id() != call_id);
             }
             Event::ToolResults(_) => {}
+            // The status line's totals come with the next `Usage`.
+            Event::ToolSpend { .. } => {}
             Event::Usage { total, last, cost_usd, context_window } => {
                 self.status.usage = total;
                 self.status.cost_usd = cost_usd;

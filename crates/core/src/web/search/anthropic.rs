@@ -91,9 +91,7 @@ impl AnthropicSearch {
             let searches = usage.pointer("/server_tool_use/web_search_requests").and_then(Value::as_u64).unwrap_or(0);
             let usage: Usage = serde_json::from_value(usage.clone()).unwrap_or_default();
             spend.record(&self.model, &usage);
-            if self.model.prices.is_some() {
-                spend.record_cost(searches as f64 * PRICE_PER_SEARCH);
-            }
+            spend.record_searches(&self.model, searches, self.model.prices.is_some().then_some(PRICE_PER_SEARCH));
         }
         read_answer(&answer)
     }
