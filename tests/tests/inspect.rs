@@ -17,7 +17,7 @@ fn requests_are_recorded_redacted_listed_shown_and_replayable_with_curl() {
     let workspace = Workspace::new();
     workspace.write("notes.txt", "remember the milk\n");
     let server = FakeServer::spawn(scenario(json!([
-        {"fault": {"kind": "http", "status": 529}},
+        {"fault": {"kind": "http", "status": 529, "headers": {"request-id": "req_529", "set-cookie": "session=s3cret", "retry-after": "0"}}},
         {"blocks": [{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "notes.txt"}}]},
         {"blocks": [{"type": "text", "text": "It says: remember the milk."}]},
         {"blocks": [{"type": "text", "text": "Replayed answer."}]},
@@ -50,6 +50,11 @@ fn requests_are_recorded_redacted_listed_shown_and_replayable_with_curl() {
     let stored = std::fs::read_to_string(&files[0]).unwrap();
     assert!(!stored.contains(TEST_KEY), "the key is not in the record");
     assert!(stored.contains("\"x-api-key\",\"[redacted]\""), "{stored}");
+    assert!(!stored.contains("s3cret"), "a cookie the response set is not in the record");
+    let failed: Value = serde_json::from_str(&inspect(&["1", "--json"]).stdout).unwrap();
+    let headers = failed["response_headers"].as_array().unwrap_or_else(|| panic!("{failed}"));
+    assert!(headers.contains(&json!(["request-id", "req_529"])), "the failure's headers: {headers:?}");
+    assert!(headers.contains(&json!(["set-cookie", "[redacted]"])), "{headers:?}");
     let shown = inspect(&["3", "--json"]);
     let exchange: Value = serde_json::from_str(&shown.stdout).unwrap();
     let requests = server.requests();

@@ -73,6 +73,9 @@ pub(super) async fn sample(
             Some(Err(error)) => error,
         };
         let usage = Some(assembler.usage()).filter(|usage| *usage != Usage::default());
+        if let Some(record) = record.as_mut() {
+            record.failed(&error);
+        }
         finish(record, Some((error.to_string(), error.http_status())), usage);
         let Some(delay) = retry.retry_delay(&error, attempt) else {
             items.close_all(ItemOutcome::Failed, events);

@@ -61,6 +61,10 @@ pub struct Exchange {
     pub status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The headers of a response that failed (cookies and the key redacted). A stream that opened has none:
+    /// reqwest-eventsource, which reads it, does not hand a successful response's headers over.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_headers: Vec<(String, String)>,
     /// The response's events in Anthropic's vocabulary (both providers' streams are read into it).
     pub events: Vec<Value>,
     /// Events left out past the size bound.
@@ -221,6 +225,11 @@ impl Attempt {
         }
     }
 
+    /// Notes the response a failure came with (its headers), when one came.
+    pub fn failed(&mut self, error: &crate::provider::ProviderError) {
+        self.exchange.response_headers = error.response_headers().to_vec();
+    }
+
     /// How the attempt ended: an error (with its HTTP status when there was one), or the message's usage.
     pub fn end(&mut self, error: Option<(String, Option<u16>)>, usage: Option<Usage>) {
         if let Some((message, status)) = error {
@@ -243,7 +252,15 @@ pub async fn read_stream(
     mut record: Option<&mut Attempt>,
 ) -> Result<crate::conversation::AssistantMessage, (String, Option<u16>)> {
     use futures::StreamExt;
-    let mut stream = request.await.map_err(|err| (err.to_string(), err.http_status()))?;
+    let mut stream = match request.await {
+        Ok(stream) => stream,
+        Err(err) => {
+            if let Some(record) = record {
+                record.failed(&err);
+            }
+            return Err((err.to_string(), err.http_status()));
+        }
+    };
     let mut assembler = crate::provider::assemble::MessageAssembler::new();
     while let Some(event) = stream.next().await {
         let event = event.map_err(|err| (err.to_string(), err.http_status()))?;

@@ -18,6 +18,9 @@ pub enum ProviderError {
         retry_after: Option<Duration>,
         /// From `x-should-retry`.
         should_retry: Option<bool>,
+        /// The response's headers (lower-case names; cookies and anything holding the key redacted), kept for
+        /// the request inspector: a failure's `request-id` and rate-limit headers are what support asks for.
+        headers: Vec<(String, String)>,
     },
     /// No connection could be made (refused, DNS, TLS).
     #[error("could not connect to {url}: {message}")]
@@ -53,6 +56,14 @@ fn http_message(status: &u16, error_type: &Option<String>, message: &str, hint: 
 }
 
 impl ProviderError {
+    /// The headers of the response that failed, when one came.
+    pub fn response_headers(&self) -> &[(String, String)] {
+        match self {
+            ProviderError::Http { headers, .. } => headers,
+            _ => &[],
+        }
+    }
+
     /// The HTTP status the server answered with, when it did.
     pub fn http_status(&self) -> Option<u16> {
         match self {

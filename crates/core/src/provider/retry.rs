@@ -118,6 +118,7 @@ mod tests {
             hint: None,
             retry_after: None,
             should_retry: None,
+            headers: Vec::new(),
         }
     }
 
@@ -190,6 +191,7 @@ mod tests {
             hint: None,
             retry_after: Some(Duration::from_secs(secs)),
             should_retry: None,
+            headers: Vec::new(),
         };
         let policy = RetryPolicy::default();
         assert_eq!(policy.retry_delay(&with_delay(0), 1), Some(Duration::ZERO));

@@ -141,7 +141,24 @@ pub fn http_error(status: u16, headers: &HeaderMap, body: &[u8], endpoint: &Endp
                 _ => None,
             }
         }),
+        headers: recorded_headers(headers, &scrub),
     }
+}
+
+/// A response's headers as the request inspector keeps them: cookies are redacted (a proxy's session is not
+/// the user's to leak into a file), and so is any value holding the key.
+fn recorded_headers(headers: &HeaderMap, scrub: &dyn Fn(String) -> String) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let value = if name == reqwest::header::SET_COOKIE {
+                "[redacted]".to_owned()
+            } else {
+                scrub(String::from_utf8_lossy(value.as_bytes()).into_owned())
+            };
+            (name.as_str().to_owned(), value)
+        })
+        .collect()
 }
 
 fn auth_hint(endpoint: &Endpoint) -> String {
@@ -237,11 +254,27 @@ mod tests {
     }
 
     #[test]
+    fn a_failures_headers_are_kept_for_the_inspector_without_cookies_or_the_key() {
+        let sent = headers(&[
+            ("request-id", "req_011"),
+            ("set-cookie", "session=abc"),
+            ("x-echo", "sk-ant-secret-0123456789"),
+            ("retry-after", "3"),
+        ]);
+        let err = http_error(529, &sent, b"{}", &endpoint(Some(KEY)));
+        let kept = err.response_headers();
+        assert!(kept.contains(&("request-id".to_owned(), "req_011".to_owned())), "{kept:?}");
+        assert!(kept.contains(&("set-cookie".to_owned(), "[redacted]".to_owned())), "{kept:?}");
+        assert!(kept.contains(&("x-echo".to_owned(), "***".to_owned())), "{kept:?}");
+        assert!(!format!("{kept:?}").contains(KEY));
+    }
+
+    #[test]
     fn anthropic_error_body_is_parsed() {
         let body = br#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"},"request_id":"r"}"#;
         let err = http_error(400, &HeaderMap::new(), body, &endpoint(Some(KEY)));
         match &err {
-            ProviderError::Http { status, error_type, message, hint, retry_after, should_retry } => {
+            ProviderError::Http { status, error_type, message, hint, retry_after, should_retry, .. } => {
                 assert_eq!(*status, 400);
                 assert_eq!(error_type.as_deref(), Some("invalid_request_error"));
                 assert_eq!(message, "max_tokens: too big");

@@ -34,6 +34,8 @@ pub struct Detail {
     pub scroll: usize,
     /// The request body's objects and arrays at this depth or deeper are folded (`f` cycles: none, 2, 3).
     pub fold: Option<usize>,
+    /// The response's events are laid out as pretty JSON instead of one line an event (`f` there).
+    pub events_laid_out: bool,
     /// What `/` searches for; matching lines are highlighted, `n`/`N` go to the next/previous one.
     pub query: String,
     /// The query is being typed.
@@ -227,6 +229,10 @@ impl App {
                 KeyCode::Home => detail.scroll = 0,
                 // Past the end is clamped when drawn.
                 KeyCode::End => detail.scroll = usize::MAX / 2,
+                KeyCode::Char('f') if detail.tab == Tab::Response => {
+                    detail.events_laid_out = !detail.events_laid_out;
+                    detail.scroll = 0;
+                }
                 KeyCode::Char('f') => {
                     detail.fold = match detail.fold {
                         None => Some(2),
@@ -325,7 +331,8 @@ impl Inspector {
         match tab {
             Tab::Request => request_lines(exchange, self.detail.as_ref().and_then(|detail| detail.fold)),
             Tab::Response => {
-                let mut lines = response_lines(exchange);
+                let laid_out = self.detail.as_ref().is_some_and(|detail| detail.events_laid_out);
+                let mut lines = response_lines(exchange, laid_out);
                 if self.waiting.contains(&exchange.id) {
                     lines.insert(0, (LineKind::Dim, "Replaying… (the answer appears here)".to_owned()));
                 }
@@ -392,7 +399,9 @@ fn replay_lines(answer: &ReplayAnswer) -> Vec<(LineKind, String)> {
     lines
 }
 
-fn response_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
+/// The response: its status and timings, what it said, and its events — one line each (as they streamed), or
+/// `laid_out` as pretty JSON.
+fn response_lines(exchange: &Exchange, laid_out: bool) -> Vec<(LineKind, String)> {
     let ms = |value: Option<u64>| value.map_or("-".to_owned(), |ms| format!("{ms} ms"));
     let status = exchange.status.map_or("no response".to_owned(), |status| format!("HTTP {status}"));
     let mut lines = vec![(
@@ -408,6 +417,7 @@ fn response_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
     if let Some(error) = &exchange.error {
         lines.push((LineKind::Removed, format!("error: {error}")));
     }
+    lines.extend(exchange.response_headers.iter().map(|(name, value)| (LineKind::Dim, format!("{name}: {value}"))));
     if let Some(usage) = &exchange.usage {
         let cost = exchange.cost_usd().map_or("cost unknown".to_owned(), |cost| format!("${cost:.4}"));
         lines.push((
@@ -436,7 +446,14 @@ fn response_lines(exchange: &Exchange) -> Vec<(LineKind, String)> {
     let omitted =
         if exchange.events_omitted > 0 { format!(", {} left out", exchange.events_omitted) } else { String::new() };
     lines.push((LineKind::Heading, format!("events ({}{omitted})", exchange.events.len())));
-    lines.extend(exchange.events.iter().map(|event| (LineKind::Dim, event.to_string())));
+    for event in &exchange.events {
+        if laid_out {
+            let event = super::inspector_json::json_lines(event, None);
+            lines.extend(event.into_iter().map(|line| (LineKind::Json, line)));
+        } else {
+            lines.push((LineKind::Json, event.to_string()));
+        }
+    }
     lines
 }
 

@@ -52,6 +52,7 @@ fn opened(width: u16, height: u16) -> App {
     failed.error = Some("API error 529 (overloaded_error): Overloaded".into());
     failed.usage = None;
     failed.events.clear();
+    failed.response_headers = vec![("request-id".into(), "req_011".into()), ("retry-after".into(), "3".into())];
     let second = exchange(3, json!([{"role": "user", "content": "hi"}, {"role": "user", "content": "more"}]), "More.");
     app.update(
         Input::Requests(vec![(String::new(), first), (String::new(), failed), (String::new(), second)]),
@@ -100,6 +101,11 @@ fn a_request_opens_on_its_body_then_its_response_and_what_changed() {
         app.update(key(KeyCode::Char(']')), Instant::now());
         let text = screen(&app);
         assert!(text.contains("compared with request 1") && text.contains("+ ") && text.contains("\"more\""), "{text}");
+        // The failed attempt's response: its error and the headers it came with.
+        app.update(key(KeyCode::BackTab), Instant::now());
+        let text = screen(&app);
+        assert!(text.contains("HTTP 529") && text.contains("error: API error 529"), "{text}");
+        assert!(text.contains("request-id: req_011") && text.contains("retry-after: 3"), "{text}");
     }
 }
 
@@ -277,4 +283,32 @@ fn a_long_string_wraps_instead_of_being_cut_and_search_finds_its_row() {
     type_text(&mut app, "end-of-prompt");
     app.update(key(KeyCode::Enter), Instant::now());
     assert!(screen(&app).contains("1 lines match"), "{}", screen(&app));
+}
+
+#[test]
+fn the_response_shows_one_line_an_event_and_f_lays_them_out() {
+    for (width, height) in [(120, 40), (80, 24)] {
+        let mut app = opened(width, height);
+        app.update(key(KeyCode::Enter), Instant::now());
+        app.update(key(KeyCode::Tab), Instant::now());
+        let events = |app: &App| {
+            let lines = app.inspector.as_ref().unwrap().detail_lines(super::inspector::Tab::Response);
+            let at = lines.iter().position(|(_, line)| line.starts_with("events (")).unwrap();
+            lines[at + 1..].iter().map(|(kind, line)| (*kind, line.clone())).collect::<Vec<_>>()
+        };
+        let one_line = events(&app);
+        assert_eq!(one_line.len(), 2, "{one_line:?}");
+        assert!(one_line.iter().all(|(kind, _)| *kind == super::inspector::LineKind::Json));
+        assert!(one_line[1].1.contains(r#""text":"More.""#), "{one_line:?}");
+        assert!(screen(&app).contains("f lay events out"), "{}", screen(&app));
+        app.update(key(KeyCode::Char('f')), Instant::now());
+        let laid_out = events(&app).into_iter().map(|(_, line)| line).collect::<Vec<_>>();
+        assert!(laid_out.contains(&"    \"text\": \"More.\"".to_owned()), "{laid_out:?}");
+        assert!(laid_out.len() > 10, "{laid_out:?}");
+        let text = screen(&app);
+        assert!(text.contains("f one line an event"), "{text}");
+        // The request's folding is its own.
+        app.update(key(KeyCode::BackTab), Instant::now());
+        assert!(screen(&app).contains("f fold"), "{}", screen(&app));
+    }
 }

@@ -56,8 +56,15 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
                 tabs.push(Span::styled(format!(" {} ", tab.label()), style));
                 tabs.push(Span::raw(" "));
             }
-            if detail.tab == Tab::Request {
-                let fold = detail.fold.map_or("f fold".to_owned(), |depth| format!("f folded below {depth}"));
+            let fold = match detail.tab {
+                Tab::Request => {
+                    Some(detail.fold.map_or("f fold".to_owned(), |depth| format!("f folded below {depth}")))
+                }
+                Tab::Response if detail.events_laid_out => Some("f one line an event".to_owned()),
+                Tab::Response => Some("f lay events out".to_owned()),
+                Tab::Changes => None,
+            };
+            if let Some(fold) = fold {
                 tabs.push(Span::styled(fold, theme.dim));
             }
             Paragraph::new(Line::from(tabs)).render(Rect { height: 1, ..body }, buf);
@@ -100,32 +107,32 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
     }
 }
 
-/// A pretty-JSON line in colours: keys, strings, other values, punctuation.
+/// A line of JSON in colours — keys, strings, other values, punctuation — whether pretty (a key a line) or
+/// compact (a whole streamed event on one line). A string cut by wrapping is coloured as a string to the end.
 fn json_line(line: &str, theme: &Theme) -> Line<'static> {
-    let indent = line.len() - line.trim_start().len();
-    let rest = &line[indent..];
-    let mut spans = vec![Span::raw(line[..indent].to_owned())];
-    let (key, value) = match rest.strip_prefix('"').and_then(|after| key_end(after).map(|end| end + 1)) {
-        Some(end) if rest[end..].starts_with(": ") => (Some(&rest[..end]), &rest[end + 2..]),
-        _ => (None, rest),
-    };
-    if let Some(key) = key {
-        spans.push(Span::styled(key.to_owned(), theme.accent));
-        spans.push(Span::styled(": ".to_owned(), theme.dim));
+    let mut spans = Vec::new();
+    let mut rest = line;
+    while let Some(first) = rest.chars().next() {
+        let (token, style) = match first {
+            '"' => {
+                let end = key_end(&rest[1..]).map_or(rest.len(), |end| end + 1);
+                let is_key = rest[end..].trim_start().starts_with(':');
+                (&rest[..end], if is_key { theme.accent } else { theme.success })
+            }
+            '{' | '}' | '[' | ']' | ',' | ':' => (&rest[..1], theme.dim),
+            ch if ch.is_whitespace() => {
+                let end = rest.find(|ch: char| !ch.is_whitespace()).unwrap_or(rest.len());
+                (&rest[..end], Style::default())
+            }
+            _ => {
+                let end = rest.find(['{', '}', '[', ']', ',', ':', '"']).unwrap_or(rest.len());
+                // A folded object or array (`{… 3 keys}`) is punctuation, not a value.
+                (&rest[..end], if first == '…' { theme.dim } else { theme.warning })
+            }
+        };
+        spans.push(Span::styled(token.to_owned(), style));
+        rest = &rest[token.len()..];
     }
-    let (body, comma) = match value.strip_suffix(',') {
-        Some(body) => (body, ","),
-        None => (value, ""),
-    };
-    let style = if body.starts_with('"') {
-        theme.tool_arg
-    } else if body.starts_with(['{', '[', '}', ']']) {
-        theme.dim
-    } else {
-        theme.warning
-    };
-    spans.push(Span::styled(body.to_owned(), style));
-    spans.push(Span::styled(comma.to_owned(), theme.dim));
     Line::from(spans)
 }
 
@@ -225,4 +232,58 @@ pub(crate) fn cut(text: &str, width: usize) -> String {
     let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::theme::ColorDepth;
+
+    fn styled(line: &Line<'_>, theme: &Theme) -> Vec<(String, &'static str)> {
+        let name = |style: Style| match style {
+            style if style == theme.accent => "key",
+            style if style == theme.success => "string",
+            style if style == theme.warning => "value",
+            style if style == theme.dim => "punctuation",
+            _ => "space",
+        };
+        line.spans.iter().map(|span| (span.content.to_string(), name(span.style))).collect()
+    }
+
+    #[test]
+    fn a_streamed_event_on_one_line_is_coloured_token_by_token() {
+        let theme = Theme::new(ColorDepth::TrueColor);
+        let line = json_line(r#"{"index":0,"delta":{"text":"a \"b\": c"}}"#, &theme);
+        let spans = styled(&line, &theme);
+        assert_eq!(
+            spans,
+            [
+                ("{", "punctuation"),
+                ("\"index\"", "key"),
+                (":", "punctuation"),
+                ("0", "value"),
+                (",", "punctuation"),
+                ("\"delta\"", "key"),
+                (":", "punctuation"),
+                ("{", "punctuation"),
+                ("\"text\"", "key"),
+                (":", "punctuation"),
+                ("\"a \\\"b\\\": c\"", "string"),
+                ("}", "punctuation"),
+                ("}", "punctuation"),
+            ]
+            .map(|(text, kind)| (text.to_owned(), kind))
+        );
+    }
+
+    #[test]
+    fn a_pretty_line_keeps_its_indent_and_a_folded_value_reads_as_punctuation() {
+        let theme = Theme::new(ColorDepth::TrueColor);
+        let spans = styled(&json_line("    \"content\": {… 2 keys},", &theme), &theme);
+        assert_eq!(spans[0], ("    ".to_owned(), "space"));
+        assert_eq!(spans[1], ("\"content\"".to_owned(), "key"));
+        assert!(spans.contains(&("… 2 keys".to_owned(), "punctuation")), "{spans:?}");
+        let cut = styled(&json_line("\"text\": \"a string cut by wrapp", &theme), &theme);
+        assert_eq!(cut.last().unwrap(), &("\"a string cut by wrapp".to_owned(), "string"));
+    }
 }
