@@ -370,6 +370,13 @@ pub fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).rposition(|window| window == needle)
 }
 
+/// Fails the test when the API key was ever written to the terminal (it must never reach the screen or the
+/// scrollback).
+pub fn assert_no_key_leak(pty: &Pty) {
+    let raw = pty.raw_output();
+    assert!(find(&raw, TEST_KEY.as_bytes()).is_none(), "the API key was printed to the terminal");
+}
+
 /// A screen dump between rulers, so blank rows and trailing text are visible in a failure message.
 pub fn framed(screen: &str) -> String {
     let ruler = "─".repeat(40);
