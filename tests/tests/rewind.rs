@@ -64,7 +64,7 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     pty.send(keys::DOWN);
     pty.send(keys::ENTER);
     let preview = pty.expect_text("Restore the conversation and the files");
-    assert!(preview.contains("Before: second change"), "{preview}");
+    assert!(preview.contains("Before prompt 2: second change"), "{preview}");
     assert!(preview.contains("- three") && preview.contains("+ two"), "the diff of going back: {preview}");
     assert!(preview.contains("new.txt: created since this prompt; going back removes it"), "{preview}");
     assert!(preview.contains("4 files · 4 of 4 hunks go back"), "{preview}");
@@ -98,7 +98,7 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     }
     pty.send(keys::ENTER);
     let preview = pty.expect_text("Restore the files only");
-    assert!(preview.contains("Before: first change"), "{preview}");
+    assert!(preview.contains("Before prompt 1: first change"), "{preview}");
     assert!(preview.contains("changed outside tandem"), "{preview}");
     pty.send("3");
     let screen = pty.expect("the files-only rewind", |screen| screen.contains("· Rewound."));

@@ -77,7 +77,7 @@ fn rewind_and_inspect_after_a_dialog_an_interrupt_a_resize_and_a_suspend() {
     let screen = pty.expect("the preview at 80×24", |screen| {
         screen.lines().all(|line| line.chars().count() <= 80) && screen.contains("1-3 go back")
     });
-    assert!(screen.contains("Before: write the plan"), "{screen}");
+    assert!(screen.contains(": write the plan") && screen.contains("Before prompt"), "{screen}");
     pty.send("3");
     pty.expect_text("Files put back: plan.txt");
     assert!(!workspace.path().join("plan.txt").exists(), "the file the first prompt created is gone");

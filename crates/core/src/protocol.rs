@@ -104,6 +104,8 @@ pub struct RewindPointView {
     pub text: String,
     /// The files tandem's tools changed from this prompt on (as shown: relative to the working directory).
     pub files: Vec<String>,
+    /// The prompt is still in the conversation: the conversation can go back to it (otherwise only files can).
+    pub in_conversation: bool,
 }
 
 /// Which prompt a rewind goes back to.

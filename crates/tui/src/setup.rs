@@ -527,7 +527,13 @@ fn open_session(
         summary.path.clone()
     };
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
-    let resume = Resume { messages: loaded.messages, usage: loaded.usage_total, cost_usd: loaded.cost_total };
+    let resume = Resume {
+        prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
+        notes: loaded.pending_notes,
+        messages: loaded.messages,
+        usage: loaded.usage_total,
+        cost_usd: loaded.cost_total,
+    };
     Ok((writer, Some(resume)))
 }
 

@@ -14,6 +14,9 @@ impl Session {
     /// listed, and `--continue` resumes the new one from now on.
     pub(super) fn clear(&mut self) {
         self.messages.clear();
+        self.live_prompts.clear();
+        self.untracked_prompts = false;
+        self.pending_notes.clear();
         self.compaction_floor = 0;
         self.files = Arc::new(FileState::default());
         self.interrupted = false;

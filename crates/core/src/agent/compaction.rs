@@ -216,6 +216,9 @@ impl Session {
             )));
         }
         self.messages = rebuilt;
+        // The prompts were summarized: only files can go back to them now.
+        self.live_prompts.clear();
+        self.untracked_prompts = false;
         self.counter.reset_baseline();
         self.reported_len = self.messages.len();
         // The summary replaced the Read results: the next Read of a file must return its content again.

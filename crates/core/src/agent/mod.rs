@@ -25,6 +25,7 @@ mod turn;
 mod user_message;
 
 pub use commands::HEADLESS_BUILTINS;
+pub use rewind_ops::REWIND_NOTE_START;
 pub use user_message::INTERRUPTED_NOTE;
 
 use std::collections::HashMap;
@@ -104,6 +105,11 @@ pub struct Resume {
     pub messages: Vec<crate::conversation::Message>,
     pub usage: crate::conversation::Usage,
     pub cost_usd: Option<f64>,
+    /// The prompts of `messages` that rewind can cut the conversation at ([`crate::session::LoadedSession::prompts`]),
+    /// oldest first; empty for a session saved before prompts were logged (then a prompt is found by its text).
+    pub prompts: Vec<u64>,
+    /// What the model was still to be told with the next prompt.
+    pub notes: Vec<String>,
 }
 
 /// The front end's side of a running agent.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::conversation::{Message, Role};
 use crate::protocol::{Event, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
-use crate::rewind::{FileRestore, HunkChoice};
+use crate::rewind::{FileRestore, HunkChoice, RewindPoint};
 
 use super::turn::Session;
 
@@ -28,18 +28,42 @@ impl Session {
 
     pub(super) fn list_rewind_points(&mut self) {
         let points = match &self.checkpoints {
-            Some(checkpoints) => checkpoints
-                .points()
-                .into_iter()
-                .map(|point| RewindPointView {
-                    seq: point.seq,
-                    files: point.files.iter().map(|path| self.shown(path)).collect(),
-                    text: point.text,
-                })
-                .collect(),
+            Some(checkpoints) => {
+                let points = checkpoints.points();
+                points
+                    .iter()
+                    .map(|point| RewindPointView {
+                        seq: point.seq,
+                        files: point.files.iter().map(|path| self.shown(path)).collect(),
+                        text: point.text.clone(),
+                        in_conversation: self.prompt_position(&points, point.seq).is_some(),
+                    })
+                    .collect()
+            }
             None => Vec::new(),
         };
         self.emit(Event::RewindPoints(points));
+    }
+
+    /// Where prompt `seq` starts in the conversation now — (message, block): a prompt sent after an interrupt
+    /// shares the message of the tool results before it — or `None` when it is no longer there (rewound,
+    /// compacted away). The prompts still in it are matched by their texts from the newest back, so a prompt
+    /// sent twice is told apart by its place.
+    fn prompt_position(&self, points: &[RewindPoint], seq: u64) -> Option<(usize, usize)> {
+        let text = |seq: u64| points.iter().find(|point| point.seq == seq).map(|point| point.text.as_str());
+        let mut before = (self.messages.len(), 0);
+        for live in self.live_prompts.iter().rev() {
+            before = last_prompt_block(&self.messages, text(*live)?, before)?;
+            if *live == seq {
+                return Some(before);
+            }
+        }
+        // Prompts of a session saved before prompts were logged, older than every logged one.
+        let older = self.live_prompts.first().is_none_or(|first| seq < *first);
+        if self.untracked_prompts && older {
+            return last_prompt_block(&self.messages, text(seq)?, before);
+        }
+        None
     }
 
     pub(super) fn preview_rewind(&mut self, seq: u64) {
@@ -72,7 +96,12 @@ impl Session {
     }
 
     pub(super) fn rewind(&mut self, request: RewindRequest) {
+        let dry_run = request.dry_run;
         let outcome = self.rewind_outcome(request);
+        if !dry_run {
+            // The cut and the model's note hold even if the process is killed before the next turn.
+            self.flush_log();
+        }
         self.emit(Event::Rewound(outcome));
     }
 
@@ -81,10 +110,10 @@ impl Session {
             self.checkpoints.clone().ok_or("This session keeps no checkpoints (it has no log).".to_owned())?;
         let points = checkpoints.points();
         let point = match &request.to {
-            RewindTarget::Prompt(seq) => points.into_iter().find(|point| point.seq == *seq),
+            RewindTarget::Prompt(seq) => points.iter().find(|point| point.seq == *seq).cloned(),
             // A host that sent the same uuid twice means its latest message.
             RewindTarget::Message(id) => {
-                points.into_iter().rev().find(|point| point.id.as_deref() == Some(id.as_str()))
+                points.iter().rev().find(|point| point.id.as_deref() == Some(id.as_str())).cloned()
             }
         };
         let point = point.ok_or_else(|| match &request.to {
@@ -148,30 +177,47 @@ impl Session {
             }
         }
         if request.conversation {
-            match prompt_index(&self.messages, &point.text) {
-                Some(keep) if request.dry_run => outcome.messages = Some(self.messages[..keep].to_vec()),
-                Some(keep) => {
-                    self.messages.truncate(keep);
-                    self.reported_len = self.reported_len.min(keep);
-                    self.log(&crate::session::SessionLine::Rewind { keep, at: crate::session::now_secs() });
-                    outcome.messages = Some(self.messages.clone());
+            match self.prompt_position(&points, point.seq) {
+                Some(at) => {
+                    let kept = cut(&self.messages, at);
+                    if !request.dry_run {
+                        self.messages = kept.clone();
+                        self.reported_len = self.reported_len.min(kept.len());
+                        if let Some(live) = self.live_prompts.iter().position(|seq| *seq == point.seq) {
+                            self.live_prompts.truncate(live);
+                        }
+                        self.log(&crate::session::SessionLine::Rewind {
+                            keep: kept.len(),
+                            at: crate::session::now_secs(),
+                            to_seq: Some(point.seq),
+                        });
+                    }
+                    outcome.messages = Some(kept);
                 }
                 None => outcome.problems.push(
-                    "the conversation no longer holds that prompt (it was compacted): only files can go back to it"
+                    "that prompt is no longer in the conversation (it was rewound or compacted away): only files \
+                     can go back to it"
                         .into(),
                 ),
             }
         }
         if !request.dry_run {
-            self.pending_notes.push(model_note(&outcome));
+            let note = model_note(&outcome);
+            // Logged, so that a restart before the next prompt does not lose it.
+            self.log(&crate::session::SessionLine::Note { text: note.clone() });
+            self.pending_notes.push(note);
         }
         Ok(outcome)
     }
 }
 
+/// The start of what the model is told after a rewind (front ends showing a saved conversation show such a
+/// note as what it is, not as something the user typed).
+pub const REWIND_NOTE_START: &str = "<system-reminder>The user rewound";
+
 /// What the model is told with the next prompt.
 fn model_note(outcome: &RewindOutcome) -> String {
-    let mut note = format!("[The user rewound to just before their prompt {:?}.", short(&outcome.prompt));
+    let mut note = format!("{REWIND_NOTE_START} to just before their prompt {:?}.", short(&outcome.prompt));
     if outcome.messages.is_some() {
         note.push_str(" The conversation after it was taken back.");
     }
@@ -190,21 +236,36 @@ fn model_note(outcome: &RewindOutcome) -> String {
             outcome.conflicts.join(", ")
         ));
     }
-    note.push(']');
+    note.push_str("</system-reminder>");
     note
 }
 
-/// The index of the user message that sent `prompt` (the last one, when sent twice): its text is the prompt,
-/// possibly after notes tandem put in front of it.
-fn prompt_index(messages: &[Message], prompt: &str) -> Option<usize> {
-    messages.iter().rposition(|message| {
-        message.role == Role::User
-            && !message
-                .content
-                .iter()
-                .any(|block| matches!(block, crate::conversation::ContentBlock::ToolResult { .. }))
-            && (message.text() == prompt || message.text().ends_with(&format!("\n\n{prompt}")))
+/// The last text block of a user message before `before` — (message, block) — that sent `prompt`: its text is
+/// the prompt, possibly after notes tandem put in front of it.
+fn last_prompt_block(messages: &[Message], prompt: &str, before: (usize, usize)) -> Option<(usize, usize)> {
+    let sent = |text: &str| text == prompt || text.strip_suffix(prompt).is_some_and(|notes| notes.ends_with("\n\n"));
+    (0..before.0.saturating_add(1).min(messages.len())).rev().find_map(|index| {
+        let message = &messages[index];
+        let end = if index == before.0 { before.1 } else { message.content.len() };
+        if message.role != Role::User {
+            return None;
+        }
+        message.content[..end.min(message.content.len())]
+            .iter()
+            .rposition(|block| matches!(block, crate::conversation::ContentBlock::Text { text } if sent(text)))
+            .map(|block| (index, block))
     })
+}
+
+/// The conversation up to (not including) the prompt at `at`.
+fn cut(messages: &[Message], (message, block): (usize, usize)) -> Vec<Message> {
+    let mut kept = messages[..message.min(messages.len())].to_vec();
+    if block > 0 {
+        let mut shared = messages[message].clone();
+        shared.content.truncate(block);
+        kept.push(shared);
+    }
+    kept
 }
 
 fn short(text: &str) -> String {

@@ -65,6 +65,11 @@ pub(super) struct Session {
     pub(super) checkpoints: Option<Arc<crate::rewind::Checkpoints>>,
     /// Told to the model with the next prompt (what a rewind did).
     pub(super) pending_notes: Vec<String>,
+    /// The prompts in the conversation now, oldest first, by number: the points a rewind can cut the
+    /// conversation at (a prompt rewound or compacted away is not here).
+    pub(super) live_prompts: Vec<u64>,
+    /// A resumed session saved before prompts were logged: its older prompts are found by their text.
+    pub(super) untracked_prompts: bool,
     /// What the next prompt's host calls it ([`crate::protocol::Op::NamePrompt`]).
     pub(super) next_prompt_id: Option<String>,
 }
@@ -73,6 +78,7 @@ impl Session {
     pub(super) fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
         let resume = config.resume.take().unwrap_or_default();
         let resumed = !resume.messages.is_empty();
+        let untracked_prompts = resumed && resume.prompts.is_empty();
         let messages = crate::context::compact::repair_history(resume.messages);
         let reported_len = messages.len();
         let launcher = config
@@ -106,7 +112,9 @@ impl Session {
                 .and_then(|recorder| recorder.path().parent().map(crate::rewind::Checkpoints::for_session_dir))
                 .map(Arc::new),
             recorder,
-            pending_notes: Vec::new(),
+            pending_notes: resume.notes,
+            live_prompts: resume.prompts,
+            untracked_prompts,
             next_prompt_id: None,
             parent_cancel: None,
             role: None,

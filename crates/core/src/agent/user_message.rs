@@ -19,11 +19,14 @@ impl Session {
     /// Adds the user message for `text` (named `prompt_id` by its host, if any) to the conversation.
     pub(super) fn push_prompt(&mut self, text: String, prompt_id: Option<&str>, hook_blocks: Vec<ContentBlock>) {
         // A subagent's changes belong to the parent's prompt that started it.
-        if let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| self.role.is_none()) {
+        if let Some(checkpoints) = self.checkpoints.clone().filter(|_| self.role.is_none()) {
             let prompt = checkpoints.begin_prompt(&text, prompt_id);
             if let Some(recorder) = &self.recorder {
                 recorder.set_turn(prompt);
             }
+            // Where rewind cuts the conversation for this prompt, even after a restart.
+            self.log(&crate::session::SessionLine::Prompt { seq: prompt });
+            self.live_prompts.push(prompt);
         }
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
         let text = match std::mem::take(&mut self.pending_notes) {

@@ -25,6 +25,11 @@ pub struct LoadedSession {
     pub model: String,
     /// Whether the last line was unreadable (cut off by a crash mid-write) and ignored.
     pub torn_tail: bool,
+    /// The prompts of the current context, oldest first: each one's number (its rewind checkpoint) and where its
+    /// message lines start in `messages` (before [`crate::context::compact::repair_history`] merges them).
+    pub prompts: Vec<(u64, usize)>,
+    /// What the model was to be told with the next prompt, which never came (a rewind's note).
+    pub pending_notes: Vec<String>,
     /// Unreadable lines that were ignored, the torn tail included. Besides a crash, this happens when a session
     /// torn by a crash was resumed: its torn line then sits in the middle.
     pub skipped_lines: usize,
@@ -49,6 +54,8 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         cost_total: Some(0.0),
         title: None,
         torn_tail: false,
+        prompts: Vec::new(),
+        pending_notes: Vec::new(),
         skipped_lines: 0,
     };
     while let Some(line) = reader.next_line().map_err(|e| SessionError::io(path, e))? {
@@ -82,10 +89,25 @@ impl LoadedSession {
                 self.usage_total.accumulate(&usage);
                 self.cost_total = self.cost_total.zip(cost_usd).map(|(total, cost)| total + cost);
             }
-            SessionLine::CompactBoundary { .. } => self.messages.clear(),
+            SessionLine::CompactBoundary { .. } => {
+                self.messages.clear();
+                self.prompts.clear();
+            }
             SessionLine::Title { title } => self.title = Some(title),
             SessionLine::Model { model } => self.model = model,
-            SessionLine::Rewind { keep, .. } => self.messages.truncate(keep),
+            SessionLine::Rewind { keep, to_seq, .. } => {
+                let keep = match to_seq.and_then(|seq| self.prompts.iter().find(|(at, _)| *at == seq)) {
+                    Some((_, start)) => *start,
+                    None => keep,
+                };
+                self.messages.truncate(keep);
+                self.prompts.retain(|(_, start)| *start < keep);
+            }
+            SessionLine::Prompt { seq } => {
+                self.prompts.push((seq, self.messages.len()));
+                self.pending_notes.clear();
+            }
+            SessionLine::Note { text } => self.pending_notes.push(text),
         }
     }
 }

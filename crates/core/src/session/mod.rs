@@ -114,8 +114,20 @@ pub enum SessionLine {
     },
     /// The session's title (the latest one wins, so a rename is one more line).
     Title { title: String },
-    /// A rewind: only the first `keep` messages of the current history stay.
-    Rewind { keep: usize, at: u64 },
+    /// A rewind: only the first `keep` messages of the current history stay. With `to_seq`, the history is cut
+    /// where that prompt's [`SessionLine::Prompt`] line stands instead (exact even where a prompt was merged into
+    /// the message before it, which `keep`, counted in merged messages, is not).
+    Rewind {
+        keep: usize,
+        at: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to_seq: Option<u64>,
+    },
+    /// The message lines that follow are the prompt numbered `seq` (its rewind checkpoint).
+    Prompt { seq: u64 },
+    /// Something the model must be told with the next prompt (what a rewind did); pending until the next
+    /// [`SessionLine::Prompt`], so it survives a restart in between.
+    Note { text: String },
     /// A `/model` change.
     Model { model: String },
 }
@@ -142,6 +154,8 @@ pub(crate) enum LineKind {
     Title,
     Model,
     Rewind,
+    Prompt,
+    Note,
     #[serde(other)]
     Unknown,
 }
@@ -169,6 +183,9 @@ pub(crate) struct RawLine {
     messages: Option<usize>,
     title: Option<String>,
     keep: Option<usize>,
+    to_seq: Option<u64>,
+    seq: Option<u64>,
+    text: Option<String>,
 }
 
 impl RawLine {
@@ -200,7 +217,11 @@ impl RawLine {
             },
             LineKind::Title => SessionLine::Title { title: self.title.ok_or("title")? },
             LineKind::Model => SessionLine::Model { model: self.model.ok_or("model")? },
-            LineKind::Rewind => SessionLine::Rewind { keep: self.keep.ok_or("keep")?, at: self.at.unwrap_or(0) },
+            LineKind::Rewind => {
+                SessionLine::Rewind { keep: self.keep.ok_or("keep")?, at: self.at.unwrap_or(0), to_seq: self.to_seq }
+            }
+            LineKind::Prompt => SessionLine::Prompt { seq: self.seq.ok_or("seq")? },
+            LineKind::Note => SessionLine::Note { text: self.text.ok_or("text")? },
             LineKind::Unknown => return Ok(None),
         }))
     }

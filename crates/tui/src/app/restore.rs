@@ -38,6 +38,9 @@ impl App {
                         );
                     }
                     (Role::User, ContentBlock::Text { text }) => {
+                        for note in rewind_notes(text) {
+                            self.notice(NoticeKind::Info, note);
+                        }
                         let text = strip_reminders(text);
                         let text =
                             text.strip_prefix(tandem_core::agent::INTERRUPTED_NOTE).unwrap_or(&text).trim().to_owned();
@@ -78,6 +81,20 @@ impl App {
     pub fn resumed_notice(&mut self, title: &str) {
         self.notice(NoticeKind::Info, format!("Resumed session: {title}"));
     }
+}
+
+/// What the model was told of rewinds with a prompt (`tandem_core::agent::REWIND_NOTE_START`), in the user's
+/// words: the transcript shows them as notices, not as part of what the user typed.
+fn rewind_notes(text: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(tandem_core::agent::REWIND_NOTE_START) {
+        let note = &rest[start + "<system-reminder>".len()..];
+        let end = note.find("</system-reminder>").unwrap_or(note.len());
+        notes.push(format!("↺ {}", note[..end].trim().replacen("The user rewound", "Rewound", 1)));
+        rest = &note[end..];
+    }
+    notes
 }
 
 /// Removes the `<system-reminder>` notes tandem adds to user messages (plan mode), which the user never typed.
@@ -135,5 +152,27 @@ mod tests {
             matches!(kinds[3], CellKind::Tool(card) if card.output == "1\tx" && card.state == ToolState::Finished(ToolCallStatus::Completed))
         );
         assert!(matches!(kinds[4], CellKind::Assistant { text, .. } if text == "Done."));
+    }
+
+    #[test]
+    fn what_the_model_was_told_of_a_rewind_is_a_notice_not_the_users_prompt() {
+        let mut app =
+            App::new(Theme::new(ColorDepth::None), Editor::default(), StatusInfo::default(), PathBuf::from("/"));
+        let note = format!(
+            "{} to just before their prompt \"write notes\". These files were put back as they were then: notes.md.</system-reminder>",
+            tandem_core::agent::REWIND_NOTE_START
+        );
+        let messages = vec![Message::user_text(format!(
+            "{note}\n{note}\n\n{}\n\nwhat changed?",
+            tandem_core::agent::INTERRUPTED_NOTE
+        ))];
+        app.restore_conversation(&messages);
+        let kinds: Vec<&CellKind> = app.transcript.cells().iter().map(|cell| &cell.kind).collect();
+        assert_eq!(kinds.len(), 3, "{kinds:?}");
+        assert!(
+            matches!(kinds[0], CellKind::Notice { text, .. } if text.starts_with("↺ Rewound to just before their prompt \"write notes\"")),
+            "{kinds:?}"
+        );
+        assert!(matches!(kinds[2], CellKind::User { text } if text == "what changed?"), "{kinds:?}");
     }
 }

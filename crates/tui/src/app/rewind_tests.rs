@@ -11,11 +11,17 @@ use super::{App, Effect};
 
 fn points() -> Vec<RewindPointView> {
     vec![
-        RewindPointView { seq: 1, text: "add the parser".into(), files: vec!["src/parse.rs".into()] },
+        RewindPointView {
+            seq: 1,
+            text: "add the parser".into(),
+            files: vec!["src/parse.rs".into()],
+            in_conversation: true,
+        },
         RewindPointView {
             seq: 2,
             text: "rename the config keys and update the tests".into(),
             files: vec!["src/config.rs".into(), "notes.txt".into(), "logo.png".into()],
+            in_conversation: true,
         },
     ]
 }
@@ -150,4 +156,43 @@ fn a_failed_rewind_says_why() {
     let mut app = app(80, 24);
     core(&mut app, Event::Rewound(Err("No file checkpoint was kept for user message x.".into())));
     assert!(screen(&app).contains("No file checkpoint was kept"), "{}", screen(&app));
+}
+
+#[test]
+fn a_prompt_no_longer_in_the_conversation_offers_its_files_only() {
+    let mut app = app(80, 24);
+    let mut listed = points();
+    listed[1].in_conversation = false;
+    core(&mut app, Event::RewindPoints(listed));
+    let text = screen(&app);
+    assert!(text.contains("2  (files only) rename the config keys"), "{text}");
+    let effects = app.update(key(KeyCode::Enter), Instant::now());
+    assert!(matches!(effects.as_slice(), [Effect::Op(Op::PreviewRewind { seq: 2 })]), "{effects:?}");
+    assert_eq!(app.rewind.as_ref().unwrap().choosing, Some(2), "files only is chosen");
+    core(&mut app, Event::RewindPreview { seq: 2, files: files() });
+    let text = screen(&app);
+    assert!(text.contains("1. Restore the conversation and the files (not in the conversation"), "{text}");
+    for refused in ['1', '2'] {
+        let effects = app.update(key(KeyCode::Char(refused)), Instant::now());
+        assert!(effects.is_empty(), "{refused}: {effects:?}");
+        assert!(app.rewind.is_some(), "the preview stays open");
+    }
+    let effects = app.update(key(KeyCode::Enter), Instant::now());
+    assert!(
+        matches!(
+            effects.as_slice(),
+            [Effect::Op(Op::Rewind { to: RewindTarget::Prompt(2), conversation: false, files: true, .. })]
+        ),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn home_and_end_go_to_the_newest_and_the_oldest_prompt() {
+    let mut app = app(80, 24);
+    core(&mut app, Event::RewindPoints(points()));
+    app.update(key(KeyCode::End), Instant::now());
+    assert_eq!(app.rewind.as_ref().unwrap().selected, 0);
+    app.update(key(KeyCode::Home), Instant::now());
+    assert_eq!(app.rewind.as_ref().unwrap().selected, 1);
 }

@@ -213,8 +213,12 @@ impl App {
                 // Drawn newest first: ↓ goes to older prompts.
                 KeyCode::Down | KeyCode::Char('j') => view.selected = view.selected.saturating_sub(1),
                 KeyCode::Up | KeyCode::Char('k') => view.selected = (view.selected + 1).min(count - 1),
+                KeyCode::Home => view.selected = count - 1,
+                KeyCode::End => view.selected = 0,
                 KeyCode::Enter => {
-                    view.choosing = Some(0);
+                    // Only the files can go back to a prompt no longer in the conversation.
+                    let files_only = !view.points[view.selected].in_conversation;
+                    view.choosing = Some(if files_only { REWIND_CHOICES.len() - 1 } else { 0 });
                     view.preview = None;
                     view.scroll.set(0);
                     return vec![Effect::Op(Op::PreviewRewind { seq: view.points[view.selected].seq })];
@@ -243,6 +247,10 @@ impl App {
         // Files go back only as the user has seen them: not before the preview has come.
         if files && self.rewind.as_ref().is_some_and(|view| view.preview.is_none()) {
             self.flash("still reading the checkpoints: the files can go back once their preview is shown");
+            return Vec::new();
+        }
+        if conversation && self.rewind.as_ref().is_some_and(|view| !view.points[view.selected].in_conversation) {
+            self.flash("that prompt is no longer in the conversation: only its files can go back (3)");
             return Vec::new();
         }
         let Some(view) = self.rewind.take() else { return Vec::new() };

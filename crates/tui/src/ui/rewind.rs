@@ -37,9 +37,15 @@ pub fn render_rewind(view: &RewindView, area: Rect, buf: &mut Buffer, theme: &Th
                     n => format!("{n} files"),
                 };
                 let prompt = point.text.lines().next().unwrap_or_default();
-                let text =
-                    cut(&format!("{}  {prompt}  · {files}", if index == view.selected { "▶" } else { " " }), width);
-                let style = if index == view.selected { theme.selection } else { theme.text };
+                let marker = if index == view.selected { "▶" } else { " " };
+                // A prompt rewound or compacted away: its files can still go back (which redoes a rewind).
+                let gone = if point.in_conversation { "" } else { "(files only) " };
+                let text = cut(&format!("{marker}{:>3}  {gone}{prompt}  · {files}", point.seq), width);
+                let style = match (index == view.selected, point.in_conversation) {
+                    (true, _) => theme.selection,
+                    (false, true) => theme.text,
+                    (false, false) => theme.dim,
+                };
                 lines.push(Line::from(Span::styled(text, style)));
             }
             lines.push(Line::default());
@@ -48,13 +54,22 @@ pub fn render_rewind(view: &RewindView, area: Rect, buf: &mut Buffer, theme: &Th
         Some(choice) => {
             let point = &view.points[view.selected];
             lines.push(Line::from(Span::styled(
-                cut(&format!("Before: {}", point.text.lines().next().unwrap_or_default()), width),
+                cut(&format!("Before prompt {}: {}", point.seq, point.text.lines().next().unwrap_or_default()), width),
                 theme.bold,
             )));
-            for (index, (_, _, label)) in REWIND_CHOICES.iter().enumerate() {
-                let style = if index == choice { theme.selection } else { theme.text };
+            for (index, (conversation, _, label)) in REWIND_CHOICES.iter().enumerate() {
+                let open = point.in_conversation || !conversation;
+                let style = match (index == choice, open) {
+                    (true, _) => theme.selection,
+                    (false, true) => theme.text,
+                    (false, false) => theme.dim,
+                };
                 let marker = if index == choice { "▶" } else { " " };
-                lines.push(Line::from(Span::styled(cut(&format!("{marker} {}. {label}", index + 1), width), style)));
+                let closed = if open { "" } else { " (not in the conversation any more)" };
+                lines.push(Line::from(Span::styled(
+                    cut(&format!("{marker} {}. {label}{closed}", index + 1), width),
+                    style,
+                )));
             }
             let (diff, cursor) = match &view.preview {
                 None => (vec![Line::from(Span::styled("Reading the checkpoints…", theme.dim))], None),
@@ -64,7 +79,7 @@ pub fn render_rewind(view: &RewindView, area: Rect, buf: &mut Buffer, theme: &Th
                 Some(files) => preview_lines(files, view.cursor, width, theme),
             };
             if let Some(files) = &view.preview {
-                lines.push(Line::from(Span::styled(cut(&summary(files), width), theme.dim)));
+                lines.push(Line::from(Span::styled(cut(&summary(files, view.cursor), width), theme.dim)));
             }
             let room = (inner.height as usize).saturating_sub(lines.len() + 2);
             let most = diff.len().saturating_sub(room);
@@ -112,7 +127,9 @@ fn preview_lines(
             let text = format!("{}: {why}; left as it is", file.path);
             lines.push(Line::from(Span::styled(cut(&text, width), theme.warning)));
             if let Some(diff) = &file.diff {
-                lines.extend(diff.render(width, theme, None));
+                // Drawn as hunks that stay as they are.
+                let stays = HunkReview { accepted: vec![false; diff.hunks().len()], current: usize::MAX };
+                lines.extend(diff.render(width, theme, Some(&stays)));
             }
             continue;
         }
@@ -143,8 +160,9 @@ fn preview_lines(
     (lines, rows)
 }
 
-/// "3 files · 4 of 5 hunks go back · 1 conflict".
-fn summary(files: &[FileGoingBack]) -> String {
+/// "3 files · 4 of 5 hunks go back · 1 conflict · at src/main.rs" (the file of the hunk Tab is on, whose name
+/// may have scrolled out of view).
+fn summary(files: &[FileGoingBack], cursor: (usize, usize)) -> String {
     let reviewable: Vec<&FileGoingBack> = files.iter().filter(|file| file.reviewable()).collect();
     let hunks: usize = reviewable.iter().map(|file| file.review.accepted.len()).sum();
     let going: usize = reviewable.iter().map(|file| file.review.accepted.iter().filter(|&&yes| yes).count()).sum();
@@ -160,6 +178,11 @@ fn summary(files: &[FileGoingBack]) -> String {
         0 => {}
         1 => text.push_str(" · 1 conflict, left as it is"),
         n => text.push_str(&format!(" · {n} conflicts, left as they are")),
+    }
+    if hunks > 0
+        && let Some(file) = files.get(cursor.0).filter(|file| file.reviewable())
+    {
+        text.push_str(&format!(" · at {}", file.path));
     }
     text
 }

@@ -1,0 +1,233 @@
+//! Rewinding the conversation through the real agent loop against the fake server, with a real session log: the
+//! cut is made at the prompt chosen (a prompt sent twice is told apart by its place, a prompt sent after an
+//! interrupt shares the message of the tool results before it), prompts taken back are said to be out of the
+//! conversation, and the cut and what the model is told hold across a restart.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tandem_core::agent::{self, AgentConfig, AgentHandle, Resume};
+use tandem_core::conversation::{ContentBlock, Message, Role};
+use tandem_core::models;
+use tandem_core::permissions::{PermissionMode, PermissionPolicy};
+use tandem_core::protocol::{Event, Op, RewindOutcome, RewindPointView, RewindTarget};
+use tandem_core::provider::retry::RetryPolicy;
+use tandem_core::provider::{ApiKey, Endpoint, ProviderKind, SystemBlock};
+use tandem_core::session::{self, SessionMeta, SessionWriter};
+use tandem_core::tools::ToolRegistry;
+use tandem_testkit::{FakeServer, Scenario};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn config(server: &FakeServer, cwd: &Path, log: SessionWriter, resume: Option<Resume>) -> AgentConfig {
+    let endpoint = Endpoint {
+        name: "anthropic".into(),
+        kind: ProviderKind::Anthropic,
+        base_url: server.url(),
+        api_key: Some(ApiKey::new("test")),
+        api_key_env: Some("ANTHROPIC_API_KEY".into()),
+    };
+    AgentConfig {
+        session_id: log.id().to_owned(),
+        provider: Arc::from(tandem_core::provider::connect(endpoint)),
+        model: models::lookup("claude-sonnet-4-5"),
+        system: vec![SystemBlock { text: "test".into(), cache: true }],
+        tools: ToolRegistry::builtin(),
+        permissions: PermissionPolicy::for_cwd(PermissionMode::BypassPermissions, cwd),
+        cwd: cwd.to_path_buf(),
+        max_turns: None,
+        max_budget_usd: None,
+        retry: RetryPolicy {
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+            ..Default::default()
+        },
+        sandbox: None,
+        shell_env: Default::default(),
+        config_dir: cwd.join(".config"),
+        claude_dir: None,
+        notices: Vec::new(),
+        session_log: Some(log),
+        resume,
+        compaction: Default::default(),
+        hooks: Default::default(),
+        commands: Default::default(),
+        skills: Default::default(),
+        agents: Default::default(),
+        raw_stream: false,
+        reasoning: Default::default(),
+        betas: Vec::new(),
+        structured_output: None,
+        fallback_model: None,
+        mcp: None,
+    }
+}
+
+fn scenario(replies: Value) -> Scenario {
+    Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()
+}
+
+fn text(answer: &str) -> Value {
+    json!({"blocks": [{"type": "text", "text": answer}]})
+}
+
+async fn next(handle: &mut AgentHandle) -> Event {
+    tokio::time::timeout(WAIT, handle.events.recv()).await.expect("an event in time").expect("the agent is running")
+}
+
+async fn turn(handle: &mut AgentHandle, prompt: &str) {
+    handle.ops.send(Op::UserTurn { text: prompt.into() }).unwrap();
+    while !matches!(next(handle).await, Event::TurnFinished(_)) {}
+}
+
+async fn points(handle: &mut AgentHandle) -> Vec<RewindPointView> {
+    handle.ops.send(Op::ListRewindPoints).unwrap();
+    loop {
+        if let Event::RewindPoints(points) = next(handle).await {
+            return points;
+        }
+    }
+}
+
+async fn rewind_conversation(handle: &mut AgentHandle, seq: u64) -> RewindOutcome {
+    let to = RewindTarget::Prompt(seq);
+    handle.ops.send(Op::Rewind { to, conversation: true, files: false, hunks: None, dry_run: false }).unwrap();
+    loop {
+        if let Event::Rewound(outcome) = next(handle).await {
+            return outcome.expect("the rewind ran");
+        }
+    }
+}
+
+fn in_conversation(points: &[RewindPointView]) -> Vec<(u64, bool)> {
+    points.iter().map(|point| (point.seq, point.in_conversation)).collect()
+}
+
+/// The texts of the user messages as the model got them.
+fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| {
+            message["content"].as_array().unwrap().iter().filter_map(|block| block["text"].as_str()).collect()
+        })
+        .collect()
+}
+
+fn new_log(data: &Path, cwd: &Path) -> SessionWriter {
+    SessionWriter::create(data, SessionMeta::new(cwd, "anthropic", "claude-sonnet-4-5")).unwrap()
+}
+
+fn resume_from(path: &Path) -> (SessionWriter, Resume, Vec<Message>) {
+    let loaded = session::load(path).unwrap();
+    let messages = loaded.messages.clone();
+    let resume = Resume {
+        prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
+        notes: loaded.pending_notes,
+        messages: loaded.messages,
+        usage: loaded.usage_total,
+        cost_usd: loaded.cost_total,
+    };
+    (SessionWriter::reopen(path).unwrap(), resume, messages)
+}
+
+#[tokio::test]
+async fn a_prompt_sent_twice_is_cut_where_it_was_chosen_and_the_cut_and_the_note_survive_a_restart() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server =
+        FakeServer::spawn(scenario(json!([text("A1"), text("A2"), text("A3"), text("after the restart")]))).unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let path = log.path().to_path_buf();
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    turn(&mut handle, "first").await;
+    turn(&mut handle, "again").await;
+    turn(&mut handle, "again").await;
+    assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, true), (3, true)]);
+
+    // The older of the two identical prompts: the conversation keeps only the first exchange.
+    let outcome = rewind_conversation(&mut handle, 2).await;
+    assert!(outcome.problems.is_empty(), "{:?}", outcome.problems);
+    let kept = outcome.messages.unwrap();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!((kept[0].text(), kept[1].text()), ("first".to_owned(), "A1".to_owned()));
+    assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, false), (3, false)]);
+
+    // A prompt taken back can't be gone back to in the conversation, and the reason says so.
+    let outcome = rewind_conversation(&mut handle, 3).await;
+    assert!(outcome.messages.is_none());
+    assert!(outcome.problems[0].contains("no longer in the conversation"), "{:?}", outcome.problems);
+
+    // Restart before the next prompt: the cut holds, and the model is still told what was rewound.
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+    let (log, resume, messages) = resume_from(&path);
+    assert_eq!(messages.iter().map(Message::text).collect::<Vec<_>>(), ["first", "A1"]);
+    assert_eq!(resume.prompts, [1]);
+    assert_eq!(resume.notes.len(), 2, "{:?}", resume.notes);
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, Some(resume)));
+    assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, false), (3, false)]);
+    turn(&mut handle, "what now?").await;
+    let sent = user_texts(&server.requests().last().unwrap().body);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0], "first");
+    assert!(sent[1].starts_with("<system-reminder>The user rewound to just before their prompt \"again\""), "{sent:?}");
+    assert!(sent[1].ends_with("\n\nwhat now?"), "{sent:?}");
+
+    // Told once: a second restart does not tell it again.
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+    let (_, resume, _) = resume_from(&path);
+    assert!(resume.notes.is_empty(), "{:?}", resume.notes);
+    assert_eq!(resume.prompts, [1, 4]);
+}
+
+#[tokio::test]
+async fn a_prompt_sent_after_an_interrupt_is_cut_inside_the_message_it_shares() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = FakeServer::spawn(scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "sleep 30"}}]},
+        text("after the interrupt"),
+        text("later"),
+    ])))
+    .unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let path = log.path().to_path_buf();
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    handle.ops.send(Op::UserTurn { text: "run it".into() }).unwrap();
+    loop {
+        match next(&mut handle).await {
+            Event::ToolCallStarted { .. } => handle.ops.send(Op::Interrupt).unwrap(),
+            Event::TurnFinished(_) => break,
+            _ => {}
+        }
+    }
+    turn(&mut handle, "go on").await;
+    turn(&mut handle, "and then").await;
+    // "go on" went into the message of the interrupted call's result.
+    let merged = server.requests()[1].body["messages"][2].clone();
+    assert!(merged["content"][0]["type"] == "tool_result", "{merged}");
+
+    let outcome = rewind_conversation(&mut handle, 2).await;
+    assert!(outcome.problems.is_empty(), "{:?}", outcome.problems);
+    let kept = outcome.messages.unwrap();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    let last = &kept[2];
+    assert_eq!(last.role, Role::User);
+    assert!(
+        last.content.iter().all(|block| matches!(block, ContentBlock::ToolResult { .. })),
+        "only the tool result stays: {last:?}"
+    );
+
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+    let (_, resume, _) = resume_from(&path);
+    let resumed = tandem_core::context::compact::repair_history(resume.messages);
+    assert_eq!(resumed, kept, "the log gives back the same conversation");
+}
