@@ -150,8 +150,9 @@ pub struct RewindFileView {
 /// What a rewind did (or, dry, would do).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RewindOutcome {
-    /// The prompt gone back to (front ends put it back in the input).
+    /// The prompt gone back to (front ends put it back in the input), and its number.
     pub prompt: String,
+    pub seq: u64,
     /// The conversation now, when it was rewound.
     pub messages: Option<Vec<crate::conversation::Message>>,
     /// Files put back (as shown).
@@ -408,6 +409,11 @@ pub enum Event {
     /// A user turn begins (ids count up from 1 in a session); [`Event::TurnFinished`] carries the same id.
     TurnStarted {
         turn_id: u64,
+    },
+    /// The turn's prompt went into the conversation as rewind point `seq` ([`RewindPointView::seq`]): a front
+    /// end that shows it can later cut its transcript right there.
+    PromptCheckpointed {
+        seq: u64,
     },
     /// A model round trip begins (1-based within the turn).
     RequestStarted {

@@ -122,6 +122,7 @@ impl Session {
         })?;
         let mut outcome = RewindOutcome {
             prompt: point.text.clone(),
+            seq: point.seq,
             messages: None,
             restored: Vec::new(),
             partly: Vec::new(),

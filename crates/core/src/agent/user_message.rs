@@ -27,6 +27,7 @@ impl Session {
             // Where rewind cuts the conversation for this prompt, even after a restart.
             self.log(&crate::session::SessionLine::Prompt { seq: prompt });
             self.live_prompts.push(prompt);
+            self.emit(crate::protocol::Event::PromptCheckpointed { seq: prompt });
         }
         let text = if std::mem::take(&mut self.interrupted) { format!("{INTERRUPTED_NOTE}\n\n{text}") } else { text };
         let text = match std::mem::take(&mut self.pending_notes) {

@@ -138,11 +138,14 @@ pub struct Cell {
     pub expanded: bool,
     /// Bumped on every change; part of the layout cache key.
     pub revision: u64,
+    /// A prompt's rewind point (`Event::PromptCheckpointed`): a conversation rewind to it cuts the transcript
+    /// here, keeping what was drawn before it as it was.
+    pub prompt: Option<u64>,
 }
 
 impl Cell {
     pub fn new(kind: CellKind) -> Cell {
-        Cell { kind, expanded: false, revision: 0 }
+        Cell { kind, expanded: false, revision: 0, prompt: None }
     }
 
     /// Marks the cell changed.

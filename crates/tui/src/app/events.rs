@@ -67,6 +67,13 @@ impl App {
                 self.working = true;
                 self.status.working_since.get_or_insert(now);
             }
+            Event::PromptCheckpointed { seq } => {
+                // The prompt just sent is the last one drawn.
+                let last = self.transcript.cells().iter().rposition(|cell| matches!(cell.kind, CellKind::User { .. }));
+                if let Some(last) = last.filter(|at| self.transcript.cells()[*at].prompt.is_none()) {
+                    self.transcript.update(last, |cell| cell.prompt = Some(seq));
+                }
+            }
             Event::RequestStarted { .. } => {
                 self.working = true;
                 self.status.working_since.get_or_insert(now);

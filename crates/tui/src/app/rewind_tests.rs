@@ -196,3 +196,52 @@ fn home_and_end_go_to_the_newest_and_the_oldest_prompt() {
     app.update(key(KeyCode::Home), Instant::now());
     assert_eq!(app.rewind.as_ref().unwrap().selected, 1);
 }
+
+#[test]
+fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keeps_what_came_before() {
+    use tandem_core::conversation::Message;
+    use tandem_core::protocol::{RewindOutcome, ToolCallStatus};
+
+    let mut app = app(80, 24);
+    app.submit("retry the flaky test".into(), Instant::now());
+    core(&mut app, Event::PromptCheckpointed { seq: 1 });
+    core(&mut app, super::tests::tool_started("t1", "Bash", serde_json::json!({"command": "cargo test"})));
+    core(
+        &mut app,
+        Event::ToolCallFinished {
+            call_id: "t1".into(),
+            content: "test result: ok".into(),
+            is_error: false,
+            status: ToolCallStatus::Completed,
+            duration_ms: 3,
+            structured: None,
+        },
+    );
+    app.notice(super::NoticeKind::Info, "retrying in 1s (overloaded)");
+    core(&mut app, super::tests::finished(tandem_core::protocol::RunOutcome::Success, Vec::new()));
+    app.submit("now break it".into(), Instant::now());
+    core(&mut app, Event::PromptCheckpointed { seq: 2 });
+    core(&mut app, super::tests::finished(tandem_core::protocol::RunOutcome::Success, Vec::new()));
+    let before = app.transcript.cells().iter().position(|cell| cell.prompt == Some(2)).unwrap();
+
+    let outcome = RewindOutcome {
+        prompt: "now break it".into(),
+        seq: 2,
+        messages: Some(vec![Message::user_text("retry the flaky test")]),
+        restored: Vec::new(),
+        partly: Vec::new(),
+        changed: Vec::new(),
+        insertions: 0,
+        deletions: 0,
+        conflicts: Vec::new(),
+        problems: Vec::new(),
+        dry_run: false,
+    };
+    core(&mut app, Event::Rewound(Ok(outcome)));
+    let cells = app.transcript.cells();
+    assert_eq!(cells.len(), before + 1, "cut at the prompt, then the rewind's notice");
+    assert!(cells.iter().any(|cell| cell.prompt == Some(1)), "the earlier prompt stays");
+    let text = screen(&app);
+    assert!(text.contains("retrying in 1s") && text.contains("cargo test"), "drawn as it was: {text}");
+    assert_eq!(app.editor.text(), "now break it");
+}

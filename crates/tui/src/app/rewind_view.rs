@@ -181,8 +181,18 @@ impl App {
             Err(why) => return self.notice(NoticeKind::Error, why),
         };
         if let Some(messages) = &outcome.messages {
-            self.transcript.clear();
-            self.restore_conversation(messages);
+            // Cut where the prompt was drawn, so what came before stays as it was shown (diffs, retries); a prompt
+            // of a resumed session was not drawn live, and the conversation is drawn again from what is kept.
+            match self.transcript.cells().iter().position(|cell| cell.prompt == Some(outcome.seq)) {
+                Some(at) => {
+                    self.transcript.truncate(at);
+                    self.transcript.scroll_to_bottom();
+                }
+                None => {
+                    self.transcript.clear();
+                    self.restore_conversation(messages);
+                }
+            }
             self.editor.set_text(&outcome.prompt);
         }
         let mut said = vec![match outcome.messages {
