@@ -42,6 +42,11 @@ fn requests_are_recorded_redacted_listed_shown_and_replayable_with_curl() {
     assert!(rows[0].contains("turn") && rows[0].contains("529!"), "the failed attempt: {}", listed.stdout);
     assert!(rows[1].contains("  2  ") && rows[1].contains("200"), "its retry, attempt 2: {}", listed.stdout);
     assert!(listed.stdout.contains("overloaded"), "the failure's reason: {}", listed.stdout);
+    let rows: Value = serde_json::from_str(&inspect(&["--json"]).stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!((rows[0]["status"].as_u64(), rows[0]["cost_usd"].is_null()), (Some(529), true), "{rows:?}");
+    assert_eq!((rows[1]["attempt"].as_u64(), rows[1]["usage"].is_object()), (Some(2), true), "{rows:?}");
 
     // The record holds exactly what was sent, and never the key.
     let record = workspace.config.path().join("data");

@@ -30,13 +30,14 @@ fn a_replay_sends_the_recorded_body_again_and_runs_no_tool() {
         pty.expect_text("POST http://127.0.0.1");
         pty.send("r");
         let screen = pty.expect_text("tool call (not run): Write");
-        assert!(screen.contains("replayed now"), "{screen}");
+        assert!(screen.contains("replay 1 (tools not run)"), "{screen}");
         let requests = server.requests();
         assert_eq!(requests.len(), 2);
         assert_eq!(requests[1].body, requests[0].body, "the recorded body, byte for byte as JSON");
         assert!(!workspace.path().join("replayed.txt").exists(), "a replay runs no tool");
+        // The list now holds the replay too, as a request of its own.
         pty.send(keys::ESC);
-        std::thread::sleep(Duration::from_millis(150));
+        pty.expect_text("API inspector · 2 requests");
         pty.send(keys::ESC);
         std::thread::sleep(Duration::from_millis(150));
         pty.send(keys::CTRL_C);

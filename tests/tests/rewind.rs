@@ -73,6 +73,7 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
         screen.contains("Files put back") && !screen.contains("Third done.") && !screen.contains("Second done.")
     });
     assert!(screen.contains("> second change"), "the prompt is back in the input: {screen}");
+    assert!(screen.contains("Removed (created since): new.txt"), "{screen}");
     assert_eq!(std::fs::read(&notes).unwrap(), b"two\r\n", "byte for byte, CRLF kept");
     assert_eq!(std::fs::metadata(&notes).unwrap().permissions().mode() & 0o777, 0o755, "mode kept");
     assert!(!workspace.path().join("new.txt").exists(), "a file created since is removed");

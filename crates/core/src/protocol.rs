@@ -155,8 +155,10 @@ pub struct RewindOutcome {
     pub seq: u64,
     /// The conversation now, when it was rewound.
     pub messages: Option<Vec<crate::conversation::Message>>,
-    /// Files put back (as shown).
+    /// Files put back (as shown): as they were, or removed when they did not exist then.
     pub restored: Vec<String>,
+    /// Of those, the ones removed.
+    pub removed: Vec<String>,
     /// Of those, the ones only some hunks of went back.
     pub partly: Vec<String>,
     /// The same, as full paths.

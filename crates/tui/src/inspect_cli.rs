@@ -1,6 +1,6 @@
 //! `tandem inspect SESSION [N] [--json | --curl]`: the API inspector's record, headless. Without `N`, the list of
-//! the session's model requests (and its subagents'); with `N`, that exchange in full as JSON (`--json`, the
-//! default) or as a `curl` command that sends the same request again (`--curl`, the key read from the
+//! the session's model requests (and its subagents'), as a table or, with `--json`, as a JSON array of the same
+//! rows; with `N`, that exchange in full as JSON (`--json`, the default) or as a `curl` command that sends the same request again (`--curl`, the key read from the
 //! environment at run time, never written out).
 
 use clap::Parser;
@@ -22,7 +22,7 @@ struct InspectCli {
     /// Print the request as a curl command.
     #[arg(long, conflicts_with = "json")]
     curl: bool,
-    /// Print the request and its response as JSON (the default with a number).
+    /// Print the request and its response as JSON (the default with a number); without one, the list as JSON.
     #[arg(long)]
     json: bool,
 }
@@ -47,7 +47,10 @@ pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
     };
     let exchanges = inspect::read_session(&found.path.with_extension(""));
     let Some(number) = cli.request else {
-        print!("{}", list(&exchanges));
+        match cli.json {
+            true => println!("{}", serde_json::to_string_pretty(&list_json(&exchanges)).unwrap_or_default()),
+            false => print!("{}", list(&exchanges)),
+        }
         return 0;
     };
     let Some((_, exchange)) = exchanges.iter().find(|(_, exchange)| exchange.id == number) else {
@@ -108,6 +111,29 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
         }
     }
     out
+}
+
+/// The list's rows as JSON, for scripts: everything of each exchange but its bodies and events.
+pub fn list_json(exchanges: &[(String, Exchange)]) -> serde_json::Value {
+    let rows = exchanges.iter().map(|(agent, exchange)| {
+        serde_json::json!({
+            "id": exchange.id,
+            "at_ms": exchange.at_ms,
+            "turn": exchange.turn,
+            "purpose": exchange.purpose,
+            "subagent": (!agent.is_empty()).then_some(agent),
+            "model": exchange.model,
+            "attempt": exchange.attempt,
+            "status": exchange.status,
+            "error": exchange.error,
+            "first_event_ms": exchange.first_event_ms,
+            "first_token_ms": exchange.first_token_ms,
+            "total_ms": exchange.total_ms,
+            "usage": exchange.usage,
+            "cost_usd": exchange.usage.and_then(|_| exchange.cost_usd()),
+        })
+    });
+    serde_json::Value::Array(rows.collect())
 }
 
 /// `HH:MM:SS` (UTC) of a time in milliseconds since the epoch.

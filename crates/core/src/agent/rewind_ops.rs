@@ -125,6 +125,7 @@ impl Session {
             seq: point.seq,
             messages: None,
             restored: Vec::new(),
+            removed: Vec::new(),
             partly: Vec::new(),
             changed: Vec::new(),
             insertions: 0,
@@ -162,6 +163,9 @@ impl Session {
                 let shown = self.shown(&restore.path);
                 if choices.iter().any(|choice| choice.path == restore.path && choice.restore.contains(&false)) {
                     outcome.partly.push(shown.clone());
+                }
+                if restore.target.is_none() {
+                    outcome.removed.push(shown.clone());
                 }
                 outcome.restored.push(shown);
                 outcome.changed.push(restore.path.clone());
@@ -224,6 +228,12 @@ fn model_note(outcome: &RewindOutcome) -> String {
     }
     if !outcome.restored.is_empty() {
         note.push_str(&format!(" These files were put back as they were then: {}.", outcome.restored.join(", ")));
+    }
+    if !outcome.removed.is_empty() {
+        note.push_str(&format!(
+            " Of these, these did not exist then and were removed: {}.",
+            outcome.removed.join(", ")
+        ));
     }
     if !outcome.partly.is_empty() {
         note.push_str(&format!(

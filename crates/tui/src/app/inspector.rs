@@ -19,11 +19,20 @@ pub struct Inspector {
     /// The selected request's detail, while open.
     pub detail: Option<Detail>,
     /// Answers to replays of requests (by number), newest last; shown in the request's response tab.
-    pub replays: Vec<ReplayAnswer>,
-    /// Replays sent and not answered yet.
-    pub waiting: Vec<u64>,
+    pub replays: Vec<Replay>,
+    /// Replays sent and not answered yet: the request, and whether its body was edited.
+    pub waiting: Vec<(u64, bool)>,
+    /// A replay was recorded since the list was read: read it again (the replay is a request of its own).
+    pub stale: bool,
     /// The request whose body is open in `$EDITOR`, to replay as edited.
     pub editing: Option<u64>,
+}
+
+/// A replay's answer, and whether the request was edited before it was sent.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    pub answer: ReplayAnswer,
+    pub edited: bool,
 }
 
 /// The detail view of one request.
@@ -87,18 +96,37 @@ impl App {
             self.flash("no model requests recorded in this session yet");
             return;
         }
+        // The list read again while it is open (a replay was recorded): the same request stays open.
+        if let Some(open) = &mut self.inspector {
+            let id = open.requests.get(open.selected).map(|(_, exchange)| exchange.id);
+            open.selected = requests.iter().position(|(_, exchange)| Some(exchange.id) == id).unwrap_or(open.selected);
+            open.selected = open.selected.min(requests.len() - 1);
+            open.requests = requests;
+            return;
+        }
         let selected = requests.len() - 1;
-        // Reopening keeps the replays' answers of this session.
-        let (replays, waiting) = self.inspector.take().map(|old| (old.replays, old.waiting)).unwrap_or_default();
-        self.inspector = Some(Inspector { requests, selected, detail: None, replays, waiting, editing: None });
+        self.inspector = Some(Inspector {
+            requests,
+            selected,
+            detail: None,
+            replays: Vec::new(),
+            waiting: Vec::new(),
+            stale: false,
+            editing: None,
+        });
     }
 
     /// A replay's answer: kept for the response tab of its request.
     pub(crate) fn on_replayed(&mut self, answer: ReplayAnswer) {
         let request = answer.request;
         let Some(inspector) = &mut self.inspector else { return };
-        inspector.waiting.retain(|waiting| *waiting != request);
-        inspector.replays.push(answer);
+        // Answers come in the order the replays were sent.
+        let edited = match inspector.waiting.iter().position(|(waiting, _)| *waiting == request) {
+            Some(at) => inspector.waiting.remove(at).1,
+            None => false,
+        };
+        inspector.replays.push(Replay { answer, edited });
+        inspector.stale = true;
         self.flash(format!("request {request} replayed: its answer is in the response tab"));
     }
 
@@ -116,16 +144,16 @@ impl App {
             let path = std::env::temp_dir().join(format!("tandem-request-{id}-{}.json", std::process::id()));
             return vec![Effect::OpenEditor { path, content: serde_json::to_string_pretty(&body).unwrap_or_default() }];
         }
-        self.send_replay(id, body)
+        self.send_replay(id, body, false)
     }
 
-    fn send_replay(&mut self, id: u64, body: Value) -> Vec<Effect> {
+    fn send_replay(&mut self, id: u64, body: Value, edited: bool) -> Vec<Effect> {
         let Some(inspector) = &mut self.inspector else { return Vec::new() };
         let Some((_, exchange)) = inspector.requests.iter().find(|(_, exchange)| exchange.id == id) else {
             return Vec::new();
         };
         let headers = exchange.request_headers.clone();
-        inspector.waiting.push(id);
+        inspector.waiting.push((id, edited));
         if let Some(detail) = &mut inspector.detail {
             detail.tab = Tab::Response;
             detail.scroll = 0;
@@ -142,7 +170,7 @@ impl App {
                 serde_json::from_str::<Value>(&text)
                     .map_err(|err| format!("the edited request is not JSON ({err}); nothing was sent"))
             }) {
-                Ok(body) => self.send_replay(id, body),
+                Ok(body) => self.send_replay(id, body, true),
                 Err(why) => {
                     self.flash(why);
                     Vec::new()
@@ -232,8 +260,11 @@ impl App {
                 KeyCode::Char('f') if detail.tab == Tab::Response => {
                     detail.events_laid_out = !detail.events_laid_out;
                     detail.scroll = 0;
+                    // A "match N of M" said before counted other rows.
+                    self.status.notice = None;
                 }
                 KeyCode::Char('f') => {
+                    self.status.notice = None;
                     detail.fold = match detail.fold {
                         None => Some(2),
                         Some(2) => Some(3),
@@ -267,9 +298,22 @@ impl App {
     /// counts too); says so when nothing matches.
     fn jump_to_match(&mut self, forward: bool, here: bool) -> Vec<Effect> {
         let Some(inspector) = &mut self.inspector else { return Vec::new() };
-        let Some(detail) = inspector.detail.clone() else { return Vec::new() };
+        let Some(mut detail) = inspector.detail.clone() else { return Vec::new() };
         // The detail's text is the terminal's width less the frame.
-        let matches = inspector.matches((self.size.0 as usize).saturating_sub(2));
+        let width = (self.size.0 as usize).saturating_sub(2);
+        let mut matches = inspector.matches(width);
+        let mut unfolded = false;
+        // What is folded away is searched too: the body opens to show it.
+        if matches.is_empty() && detail.tab == Tab::Request && detail.fold.is_some() {
+            let folded = detail.fold.take();
+            inspector.detail = Some(detail.clone());
+            matches = inspector.matches(width);
+            unfolded = !matches.is_empty();
+            if !unfolded {
+                detail.fold = folded;
+                inspector.detail = Some(detail.clone());
+            }
+        }
         let found = if forward {
             let from = if here { detail.scroll } else { detail.scroll + 1 };
             matches.iter().find(|line| **line >= from).or(matches.first())
@@ -282,7 +326,8 @@ impl App {
                     open.scroll = *line;
                 }
                 let at = matches.iter().position(|other| other == line).unwrap_or(0) + 1;
-                self.flash(format!("match {at} of {}", matches.len()));
+                let opened = if unfolded { " (unfolded to show it)" } else { "" };
+                self.flash(format!("match {at} of {}{opened}", matches.len()));
             }
             None => self.flash(format!("no line has {:?}", detail.query)),
         }
@@ -317,7 +362,7 @@ impl Inspector {
                 rows.push((kind, line));
                 continue;
             }
-            for (index, piece) in chars.chunks(width).enumerate() {
+            for (index, piece) in wrap_at_words(&chars, width).into_iter().enumerate() {
                 let kind = if index > 0 && kind == LineKind::Json { LineKind::Plain } else { kind };
                 rows.push((kind, piece.iter().collect()));
             }
@@ -332,15 +377,21 @@ impl Inspector {
             Tab::Request => request_lines(exchange, self.detail.as_ref().and_then(|detail| detail.fold)),
             Tab::Response => {
                 let laid_out = self.detail.as_ref().is_some_and(|detail| detail.events_laid_out);
-                let mut lines = response_lines(exchange, laid_out);
-                if self.waiting.contains(&exchange.id) {
-                    lines.insert(0, (LineKind::Dim, "Replaying… (the answer appears here)".to_owned()));
+                // Replays first, newest at the top, then the recorded response under one heading.
+                let mut lines = Vec::new();
+                if self.waiting.iter().any(|(waiting, _)| *waiting == exchange.id) {
+                    lines.push((LineKind::Dim, "Replaying… (the answer appears here)".to_owned()));
                 }
-                for answer in self.replays.iter().rev().filter(|answer| answer.request == exchange.id) {
-                    let mut replayed = replay_lines(answer);
-                    replayed.push((LineKind::Plain, String::new()));
-                    lines.splice(0..0, replayed);
+                let replays: Vec<&Replay> =
+                    self.replays.iter().filter(|replay| replay.answer.request == exchange.id).collect();
+                for (index, replay) in replays.iter().enumerate().rev() {
+                    lines.extend(replay_lines(replay, index + 1));
+                    lines.push((LineKind::Plain, String::new()));
                 }
+                if !lines.is_empty() {
+                    lines.push((LineKind::Heading, "recorded:".to_owned()));
+                }
+                lines.extend(response_lines(exchange, laid_out));
                 lines
             }
             Tab::Changes => {
@@ -352,6 +403,21 @@ impl Inspector {
             }
         }
     }
+}
+
+/// `chars` cut into rows of at most `width`, after a space where one falls in a row's last two thirds (so a word,
+/// and a search for it, is not split), else at `width`.
+fn wrap_at_words(chars: &[char], width: usize) -> Vec<&[char]> {
+    let mut rows = Vec::new();
+    let mut rest = chars;
+    while rest.len() > width {
+        let cut =
+            rest[..width].iter().rposition(|ch| *ch == ' ').filter(|at| *at >= width / 3).map_or(width, |at| at + 1);
+        rows.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    rows.push(rest);
+    rows
 }
 
 fn pretty_body(exchange: &Exchange) -> String {
@@ -378,9 +444,11 @@ fn request_lines(exchange: &Exchange, fold: Option<usize>) -> Vec<(LineKind, Str
     lines
 }
 
-/// A replay's answer, above the recorded one.
-fn replay_lines(answer: &ReplayAnswer) -> Vec<(LineKind, String)> {
-    let mut lines = vec![(LineKind::Heading, "replayed now (tools not run):".to_owned())];
+/// A replay's answer (the `number`th of its request), above the recorded one.
+fn replay_lines(replay: &Replay, number: usize) -> Vec<(LineKind, String)> {
+    let answer = &replay.answer;
+    let edited = if replay.edited { ", edited" } else { "" };
+    let mut lines = vec![(LineKind::Heading, format!("replay {number}{edited} (tools not run):"))];
     if let Some(error) = &answer.error {
         lines.push((LineKind::Removed, format!("error: {error}")));
     }
@@ -395,7 +463,6 @@ fn replay_lines(answer: &ReplayAnswer) -> Vec<(LineKind, String)> {
     }
     lines.extend(answer.text.lines().map(|line| (LineKind::Added, line.to_owned())));
     lines.extend(answer.tool_calls.iter().map(|call| (LineKind::Added, format!("tool call (not run): {call}"))));
-    lines.push((LineKind::Heading, "recorded:".to_owned()));
     lines
 }
 

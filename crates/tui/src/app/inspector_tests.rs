@@ -159,12 +159,35 @@ fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
         usage: Some(Usage { input_tokens: 7, ..Usage::default() }),
         error: None,
     };
-    super::tests::core(&mut app, Event::Replayed(answer));
+    let effects = super::tests::core(&mut app, Event::Replayed(answer.clone()));
+    assert!(effects.iter().any(|effect| matches!(effect, Effect::ListRequests)), "the list is read again: {effects:?}");
     let text = screen(&app);
-    assert!(text.contains("replayed now (tools not run):") && text.contains("A different answer."), "{text}");
+    assert!(text.contains("replay 1 (tools not run):") && text.contains("A different answer."), "{text}");
     assert!(text.contains("tool call (not run): Write"), "{text}");
     assert!(text.contains("recorded:") && text.contains("More."), "the old answer below it: {text}");
     assert!(!text.contains("Replaying…"), "{text}");
+
+    // The list read again (with the replay's own record) keeps the request open; a second replay, edited,
+    // shows at the top, and the recorded answer keeps its one heading.
+    let mut requests = app.inspector.as_ref().unwrap().requests.clone();
+    let mut recorded = requests[2].1.clone();
+    recorded.id = 4;
+    recorded.purpose = "replay".into();
+    requests.push((String::new(), recorded));
+    app.update(Input::Requests(requests), Instant::now());
+    let inspector = app.inspector.as_ref().unwrap();
+    assert_eq!((inspector.requests.len(), inspector.selected), (4, 2));
+    assert!(inspector.detail.is_some(), "still open");
+    app.update(key(KeyCode::Char('e')), Instant::now());
+    let edited = app.inspector.as_ref().unwrap().requests[2].1.request_body.clone().unwrap().to_string();
+    app.update(Input::EditorResult(Ok(edited)), Instant::now());
+    let second = ReplayAnswer { text: "The edited answer.".into(), tool_calls: Vec::new(), ..answer };
+    super::tests::core(&mut app, Event::Replayed(second));
+    let text = screen(&app);
+    let newest = text.find("replay 2, edited (tools not run):").expect(&text);
+    let oldest = text.find("replay 1 (tools not run):").expect(&text);
+    assert!(newest < oldest, "{text}");
+    assert_eq!(text.matches("recorded:").count(), 1, "{text}");
 }
 
 #[test]
@@ -203,20 +226,24 @@ fn the_body_folds_to_a_list_of_messages_and_search_finds_lines() {
         };
         app.update(key(KeyCode::Char('f')), Instant::now());
         let text = screen(&app);
-        assert!(text.contains("\"messages\": [") && text.contains("{… 2 keys}"), "{text}");
-        assert!(!body(&app).contains("\"content\": \"more\""), "folded away");
+        // A message a line, saying who said it.
+        assert!(
+            text.contains("\"messages\": [") && text.contains(r#"    {"role": "user", "content": "more"}"#),
+            "{text}"
+        );
+        assert!(!body(&app).contains("      \"content\": \"more\""), "folded");
         app.update(key(KeyCode::Char('f')), Instant::now());
-        assert!(body(&app).contains("\"content\": \"more\""), "{}", body(&app));
+        assert!(body(&app).contains("      \"content\": \"more\""), "{}", body(&app));
         type_text(&mut app, "/");
         type_text(&mut app, "MORE");
         assert!(screen(&app).contains("/MORE"), "{}", screen(&app));
         app.update(key(KeyCode::Enter), Instant::now());
         let text = screen(&app);
-        assert!(text.contains("1 lines match"), "{text}");
+        assert!(text.contains("1 line matches"), "{text}");
         assert!(text.contains("match 1 of 1"), "{text}");
         // Esc clears the search first, then goes back to the list.
         app.update(key(KeyCode::Esc), Instant::now());
-        assert!(!screen(&app).contains("lines match"));
+        assert!(!screen(&app).contains("line matches"));
         app.update(key(KeyCode::Esc), Instant::now());
         assert!(app.inspector.as_ref().unwrap().detail.is_none());
     }
@@ -282,7 +309,7 @@ fn a_long_string_wraps_instead_of_being_cut_and_search_finds_its_row() {
     app.update(key(KeyCode::Char('/')), Instant::now());
     type_text(&mut app, "end-of-prompt");
     app.update(key(KeyCode::Enter), Instant::now());
-    assert!(screen(&app).contains("1 lines match"), "{}", screen(&app));
+    assert!(screen(&app).contains("1 line matches"), "{}", screen(&app));
 }
 
 #[test]
@@ -311,4 +338,20 @@ fn the_response_shows_one_line_an_event_and_f_lays_them_out() {
         app.update(key(KeyCode::BackTab), Instant::now());
         assert!(screen(&app).contains("f fold"), "{}", screen(&app));
     }
+}
+
+#[test]
+fn a_search_finds_what_is_folded_away_and_unfolds_the_body_to_show_it() {
+    let mut app = opened(80, 24);
+    let long = "a long message whose last words are the needle in the haystack";
+    app.inspector.as_mut().unwrap().requests[2].1.request_body =
+        Some(json!({"model": "m", "messages": [{"role": "user", "content": long}]}));
+    app.update(key(KeyCode::Enter), Instant::now());
+    app.update(key(KeyCode::Char('f')), Instant::now());
+    assert!(!screen(&app).contains("haystack"), "cut in the folded line");
+    type_text(&mut app, "/haystack");
+    app.update(key(KeyCode::Enter), Instant::now());
+    let text = screen(&app);
+    assert!(text.contains("haystack") && text.contains("unfolded to show it"), "{text}");
+    assert_eq!(app.inspector.as_ref().unwrap().detail.as_ref().unwrap().fold, None);
 }

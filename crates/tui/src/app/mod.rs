@@ -267,7 +267,11 @@ impl App {
             }
             Input::Core(event) => {
                 self.on_core_event(*event, now);
-                self.send_queued(now)
+                let mut effects = self.send_queued(now);
+                if self.inspector.as_mut().is_some_and(|inspector| std::mem::take(&mut inspector.stale)) {
+                    effects.push(Effect::ListRequests);
+                }
+                effects
             }
             Input::EditorResult(result) => self.on_editor_result(result),
             Input::Memories { topics, open } => self.show_memories(topics, open),

@@ -229,6 +229,7 @@ fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keep
         seq: 2,
         messages: Some(vec![Message::user_text("retry the flaky test")]),
         restored: Vec::new(),
+        removed: Vec::new(),
         partly: Vec::new(),
         changed: Vec::new(),
         insertions: 0,

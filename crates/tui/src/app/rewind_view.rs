@@ -199,8 +199,15 @@ impl App {
             Some(_) => "Rewound the conversation to just before this prompt (it is back in the input).".to_owned(),
             None => "Rewound.".to_owned(),
         }];
-        if !outcome.restored.is_empty() {
-            said.push(format!("Files put back: {}.", outcome.restored.join(", ")));
+        let put_back: Vec<&String> = outcome.restored.iter().filter(|path| !outcome.removed.contains(path)).collect();
+        if !put_back.is_empty() {
+            said.push(format!(
+                "Files put back: {}.",
+                put_back.iter().map(|path| path.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !outcome.removed.is_empty() {
+            said.push(format!("Removed (created since): {}.", outcome.removed.join(", ")));
         }
         if !outcome.partly.is_empty() {
             said.push(format!("Only the ticked hunks of: {}.", outcome.partly.join(", ")));

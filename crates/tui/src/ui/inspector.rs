@@ -98,7 +98,8 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
                 let text = if detail.typing {
                     format!("/{}▏", detail.query)
                 } else {
-                    format!("/{} · {count} lines match · n next · N previous · esc clears", detail.query)
+                    let lines = if count == 1 { "1 line matches".to_owned() } else { format!("{count} lines match") };
+                    format!("/{} · {lines} · n next · N previous · esc clears", detail.query)
                 };
                 let row = Rect { y: text_area.y + text_area.height, height: 1, ..body };
                 Paragraph::new(Line::from(Span::styled(cut(&text, width), theme.key_hint))).render(row, buf);
@@ -168,8 +169,8 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
         )
     } else {
         format!(
-            "{:>3} {:>4} {:<9} {:<13} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
-            "#", "turn", "for", "model", "stat", "latency", "in", "cached", "out", "cost"
+            "{:>3} {:>4} {:<7} {:<12} {:>3} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
+            "#", "turn", "for", "model", "try", "stat", "latency", "in", "cached", "out", "cost"
         )
     };
     let mut lines = vec![Line::from(Span::styled(cut(&header, area.width as usize), theme.bold))];
@@ -181,7 +182,12 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
         let status = exchange.status_label();
         let latency = format!("{}ms", exchange.first_token_ms.or(exchange.first_event_ms).unwrap_or(exchange.total_ms));
         let turn = if exchange.turn == 0 { "-".to_owned() } else { exchange.turn.to_string() };
-        let cost = exchange.cost_usd().map_or("?".to_owned(), |cost| format!("${cost:.4}"));
+        // A failure without usage cost nothing; "?" is a price not known.
+        let cost = match (exchange.usage, exchange.cost_usd()) {
+            (None, _) => "-".to_owned(),
+            (Some(_), Some(cost)) => format!("${cost:.4}"),
+            (Some(_), None) => "?".to_owned(),
+        };
         let text = if wide {
             format!(
                 "{:>4} {:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
@@ -199,11 +205,13 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
             )
         } else {
             format!(
-                "{:>3} {:>4} {:<9} {:<13} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
+                "{:>3} {:>4} {:<7} {:<12} {:>3} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
                 exchange.id,
                 turn,
-                cut(&purpose, 9),
-                cut(&exchange.model, 13),
+                cut(&purpose, 7),
+                // Narrow, the family prefix every model of the provider shares is left out.
+                cut(exchange.model.strip_prefix("claude-").unwrap_or(&exchange.model), 12),
+                exchange.attempt,
                 status,
                 latency,
                 usage.input_tokens,
