@@ -130,6 +130,7 @@ fn resume_from(path: &Path) -> (SessionWriter, Resume, Vec<Message>) {
     let messages = loaded.messages.clone();
     let resume = Resume {
         prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
+        prompts_unlogged: !loaded.prompts_logged,
         notes: loaded.pending_notes,
         messages: loaded.messages,
         usage: loaded.usage_total,

@@ -106,8 +106,10 @@ pub struct Resume {
     pub usage: crate::conversation::Usage,
     pub cost_usd: Option<f64>,
     /// The prompts of `messages` that rewind can cut the conversation at ([`crate::session::LoadedSession::prompts`]),
-    /// oldest first; empty for a session saved before prompts were logged (then a prompt is found by its text).
+    /// oldest first.
     pub prompts: Vec<u64>,
+    /// The session was saved before prompts were logged: its prompts are found by their text.
+    pub prompts_unlogged: bool,
     /// What the model was still to be told with the next prompt.
     pub notes: Vec<String>,
 }

@@ -286,3 +286,38 @@ fn short(text: &str) -> String {
         None => first.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::ContentBlock;
+
+    fn user(blocks: Vec<ContentBlock>) -> Message {
+        Message { role: Role::User, content: blocks }
+    }
+
+    fn answer(text: &str) -> Message {
+        Message { role: Role::Assistant, content: vec![ContentBlock::text(text)] }
+    }
+
+    #[test]
+    fn a_prompt_is_found_after_notes_and_before_a_bound_and_cut_inside_a_shared_message() {
+        let result = ContentBlock::ToolResult { tool_use_id: "t".into(), content: "not run".into(), is_error: true };
+        let messages = vec![
+            user(vec![ContentBlock::text("again")]),
+            answer("one"),
+            user(vec![result.clone(), ContentBlock::text("<system-reminder>note</system-reminder>\n\nagain")]),
+            answer("two"),
+        ];
+        // The newest "again" is inside the message it shares with a tool result.
+        let newest = last_prompt_block(&messages, "again", (messages.len(), 0)).unwrap();
+        assert_eq!(newest, (2, 1));
+        // Before it, the older one.
+        assert_eq!(last_prompt_block(&messages, "again", newest), Some((0, 0)));
+        assert_eq!(last_prompt_block(&messages, "gain", (messages.len(), 0)), None, "a whole prompt, not a tail");
+        let kept = cut(&messages, newest);
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept[2].content, vec![result]);
+        assert_eq!(cut(&messages, (0, 0)), Vec::<Message>::new());
+    }
+}

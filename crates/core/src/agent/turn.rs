@@ -78,7 +78,7 @@ impl Session {
     pub(super) fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
         let resume = config.resume.take().unwrap_or_default();
         let resumed = !resume.messages.is_empty();
-        let untracked_prompts = resumed && resume.prompts.is_empty();
+        let untracked_prompts = resumed && resume.prompts_unlogged;
         let messages = crate::context::compact::repair_history(resume.messages);
         let reported_len = messages.len();
         let launcher = config

@@ -28,6 +28,8 @@ pub struct LoadedSession {
     /// The prompts of the current context, oldest first: each one's number (its rewind checkpoint) and where its
     /// message lines start in `messages` (before [`crate::context::compact::repair_history`] merges them).
     pub prompts: Vec<(u64, usize)>,
+    /// The file has `prompt` lines at all (a session saved before them finds its prompts by their text).
+    pub prompts_logged: bool,
     /// What the model was to be told with the next prompt, which never came (a rewind's note).
     pub pending_notes: Vec<String>,
     /// Unreadable lines that were ignored, the torn tail included. Besides a crash, this happens when a session
@@ -55,6 +57,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         title: None,
         torn_tail: false,
         prompts: Vec::new(),
+        prompts_logged: false,
         pending_notes: Vec::new(),
         skipped_lines: 0,
     };
@@ -104,6 +107,7 @@ impl LoadedSession {
                 self.prompts.retain(|(_, start)| *start < keep);
             }
             SessionLine::Prompt { seq } => {
+                self.prompts_logged = true;
                 self.prompts.push((seq, self.messages.len()));
                 self.pending_notes.clear();
             }
