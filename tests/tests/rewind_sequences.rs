@@ -79,7 +79,7 @@ fn rewind_and_inspect_after_a_dialog_an_interrupt_a_resize_and_a_suspend() {
     });
     assert!(screen.contains(": write the plan") && screen.contains("Before prompt"), "{screen}");
     pty.send("3");
-    pty.expect_text("Files put back: plan.txt");
+    pty.expect_text("Removed (created since): plan.txt");
     assert!(!workspace.path().join("plan.txt").exists(), "the file the first prompt created is gone");
 
     // And the session goes on.
