@@ -37,7 +37,8 @@ fn a_replay_sends_the_recorded_body_again_and_runs_no_tool() {
         assert!(!workspace.path().join("replayed.txt").exists(), "a replay runs no tool");
         // The list now holds the replay too, as a request of its own.
         pty.send(keys::ESC);
-        pty.expect_text("API inspector · 2 requests");
+        let list = pty.expect_text("API inspector · 2 requests");
+        assert!(list.contains("replay 1"), "the replay says what it repeats: {list}");
         pty.send(keys::ESC);
         std::thread::sleep(Duration::from_millis(150));
         pty.send(keys::CTRL_C);

@@ -70,6 +70,8 @@ pub enum Op {
         request: u64,
         body: Value,
         headers: Vec<(String, String)>,
+        /// The user edited the body first (recorded with the replay).
+        edited: bool,
     },
     /// Lists the prompts the session can go back to, as [`Event::RewindPoints`].
     ListRewindPoints,

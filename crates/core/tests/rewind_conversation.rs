@@ -232,3 +232,35 @@ async fn a_prompt_sent_after_an_interrupt_is_cut_inside_the_message_it_shares() 
     let resumed = tandem_core::context::compact::repair_history(resume.messages);
     assert_eq!(resumed, kept, "the log gives back the same conversation");
 }
+
+#[tokio::test]
+async fn a_session_rewound_to_its_start_keeps_its_cost_and_title_after_a_restart() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = FakeServer::spawn(scenario(json!([text("A1"), text("A2"), text("after the restart")]))).unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let path = log.path().to_path_buf();
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    turn(&mut handle, "first").await;
+    turn(&mut handle, "second").await;
+    assert!(rewind_conversation(&mut handle, 1).await.messages.unwrap().is_empty());
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+
+    let before = session::load(&path).unwrap().cost_total.unwrap();
+    assert!(before > 0.0);
+    let (log, resume, messages) = resume_from(&path);
+    assert!(messages.is_empty());
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, Some(resume)));
+    handle.ops.send(Op::UserTurn { text: "first, again".into() }).unwrap();
+    let summary = loop {
+        if let Event::TurnFinished(summary) = next(&mut handle).await {
+            break summary;
+        }
+    };
+    let total = summary.total_cost_usd.unwrap();
+    assert!(total > before, "the session's cost goes on from {before}, not from 0: {total}");
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+    let loaded = session::load(&path).unwrap();
+    assert_eq!(loaded.title.as_deref(), Some("first"), "the rewind's note never becomes the title");
+}

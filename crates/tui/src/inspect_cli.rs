@@ -81,7 +81,7 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
         "#", "time", "turn", "for", "model", "try", "status", "first", "total", "input", "cached", "output", "cost"
     );
     for (agent, exchange) in exchanges {
-        let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
+        let purpose = if agent.is_empty() { exchange.purpose_label() } else { agent.clone() };
         let usage = exchange.usage.unwrap_or_default();
         let status = exchange.status_label();
         let ms = |value: Option<u64>| value.map_or("-".to_owned(), |ms| format!("{ms} ms"));
@@ -121,6 +121,8 @@ pub fn list_json(exchanges: &[(String, Exchange)]) -> serde_json::Value {
             "at_ms": exchange.at_ms,
             "turn": exchange.turn,
             "purpose": exchange.purpose,
+            "replay_of": exchange.replay_of,
+            "edited": exchange.edited,
             "subagent": (!agent.is_empty()).then_some(agent),
             "model": exchange.model,
             "attempt": exchange.attempt,

@@ -241,7 +241,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
                 Op::Mcp(request) => mcp_ops::handle(router_mcp.clone(), request, router_events.clone()),
-                Op::Replay { request, body, headers } => {
+                Op::Replay { request, body, headers, edited } => {
                     // Beside the session, not in its turn queue: a replay is only read.
                     let (provider, events) = (replay_provider.clone(), router_events.clone());
                     let recorder = replay_recorder.clone();
@@ -252,6 +252,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                             request,
                             body,
                             headers,
+                            edited,
                             &events,
                         )
                         .await;

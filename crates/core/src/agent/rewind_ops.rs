@@ -206,7 +206,8 @@ impl Session {
                 ),
             }
         }
-        if !request.dry_run {
+        // The model hears of a rewind that changed something (not of one that found nothing to put back).
+        if !request.dry_run && (outcome.messages.is_some() || !outcome.restored.is_empty()) {
             let note = model_note(&outcome);
             // Logged, so that a restart before the next prompt does not lose it.
             self.log(&crate::session::SessionLine::Note { text: note.clone() });

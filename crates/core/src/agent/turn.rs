@@ -76,8 +76,9 @@ pub(super) struct Session {
 
 impl Session {
     pub(super) fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
+        // A resumed session keeps its totals and title even when its conversation is empty (all of it rewound).
+        let resumed = config.resume.is_some();
         let resume = config.resume.take().unwrap_or_default();
-        let resumed = !resume.messages.is_empty();
         let untracked_prompts = resumed && resume.prompts_unlogged;
         let messages = crate::context::compact::repair_history(resume.messages);
         let reported_len = messages.len();

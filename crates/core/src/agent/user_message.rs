@@ -18,6 +18,12 @@ pub const INTERRUPTED_NOTE: &str =
 impl Session {
     /// Adds the user message for `text` (named `prompt_id` by its host, if any) to the conversation.
     pub(super) fn push_prompt(&mut self, text: String, prompt_id: Option<&str>, hook_blocks: Vec<ContentBlock>) {
+        // The title is what the user typed, not the notes that go in front of it.
+        if !self.titled {
+            self.titled = true;
+            let title = crate::session::title_from_prompt(&text);
+            self.log(&crate::session::SessionLine::Title { title });
+        }
         // A subagent's changes belong to the parent's prompt that started it.
         if let Some(checkpoints) = self.checkpoints.clone().filter(|_| self.role.is_none()) {
             let prompt = checkpoints.begin_prompt(&text, prompt_id);
@@ -40,11 +46,6 @@ impl Session {
         } else {
             text
         };
-        if !self.titled {
-            self.titled = true;
-            let title = crate::session::title_from_prompt(&text);
-            self.log(&crate::session::SessionLine::Title { title });
-        }
         let mut content = vec![ContentBlock::text(text)];
         content.append(&mut self.attachments);
         content.extend(hook_blocks);

@@ -79,6 +79,12 @@ pub struct Exchange {
     pub total_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// A replay: the request it sent again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<u64>,
+    /// A replay of a body the user edited first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub edited: bool,
 }
 
 impl Exchange {
@@ -91,6 +97,14 @@ impl Exchange {
             (Some(status), Some(_)) => format!("{status}!"),
             (None, Some(_)) => "error".to_owned(),
             (None, None) => "-".to_owned(),
+        }
+    }
+
+    /// What it was for, as lists show it: `turn`, `compaction`, … or `replay 3` (`replay 3*` when edited).
+    pub fn purpose_label(&self) -> String {
+        match self.replay_of {
+            Some(request) => format!("replay {request}{}", if self.edited { "*" } else { "" }),
+            None => self.purpose.clone(),
         }
     }
 
@@ -223,6 +237,12 @@ impl Attempt {
         } else {
             self.exchange.events_omitted += 1;
         }
+    }
+
+    /// Marks it a replay of `request` (edited first, or not).
+    pub fn replay_of(&mut self, request: u64, edited: bool) {
+        self.exchange.replay_of = Some(request);
+        self.exchange.edited = edited;
     }
 
     /// Notes the response a failure came with (its headers), when one came.

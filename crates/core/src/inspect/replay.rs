@@ -17,13 +17,16 @@ pub async fn replay(
     request: u64,
     body: Value,
     headers: Vec<(String, String)>,
+    edited: bool,
     events: &mpsc::UnboundedSender<Event>,
 ) {
     let bytes = body.to_string().into_bytes();
     let model = body.get("model").and_then(Value::as_str).unwrap_or_default().to_owned();
     let mut record = recorder.map(|recorder| {
         let wire = provider.wire_for_replay(bytes.clone(), &headers);
-        recorder.start("replay", &model, 1, wire)
+        let mut record = recorder.start("replay", &model, 1, wire);
+        record.replay_of(request, edited);
+        record
     });
     let answer = super::read_stream(provider.replay(bytes, &headers), record.as_mut()).await;
     let reply = match answer {

@@ -285,6 +285,10 @@ impl App {
                 self.working = false;
                 self.status.working_since = None;
                 self.status.retry = None;
+                // "interrupting…" is over once the turn is.
+                if self.status.notice.as_ref().is_some_and(|flash| flash.text == "interrupting…") {
+                    self.status.notice = None;
+                }
                 self.finish_streaming();
                 self.mark_unfinished_tools(ToolCallStatus::Interrupted);
                 self.dialogs.clear();

@@ -159,7 +159,7 @@ impl App {
             detail.scroll = 0;
         }
         self.flash(format!("replaying request {id}: no tool runs, nothing enters the conversation"));
-        vec![Effect::Op(Op::Replay { request: id, body, headers })]
+        vec![Effect::Op(Op::Replay { request: id, body, headers, edited })]
     }
 
     /// The edited body came back from `$EDITOR` (for a replay), when the inspector asked for it.

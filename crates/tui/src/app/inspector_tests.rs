@@ -144,7 +144,9 @@ fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
     app.update(key(KeyCode::Enter), Instant::now());
     let effects = app.update(key(KeyCode::Char('r')), Instant::now());
     let sent = effects.iter().find_map(|effect| match effect {
-        Effect::Op(Op::Replay { request, body, headers }) => Some((*request, body.clone(), headers.clone())),
+        Effect::Op(Op::Replay { request, body, headers, edited: false }) => {
+            Some((*request, body.clone(), headers.clone()))
+        }
         _ => None,
     });
     let (request, body, headers) = sent.expect("a replay op");
@@ -204,7 +206,7 @@ fn e_replays_the_request_as_edited_in_the_editor() {
     let edited = content.replace("more", "something else");
     let effects = app.update(Input::EditorResult(Ok(edited)), Instant::now());
     let body = effects.iter().find_map(|effect| match effect {
-        Effect::Op(Op::Replay { body, .. }) => Some(body.clone()),
+        Effect::Op(Op::Replay { body, edited: true, .. }) => Some(body.clone()),
         _ => None,
     });
     assert_eq!(body.expect("a replay")["messages"][1]["content"], "something else");

@@ -91,7 +91,13 @@ fn rewind_notes(text: &str) -> Vec<String> {
     while let Some(start) = rest.find(tandem_core::agent::REWIND_NOTE_START) {
         let note = &rest[start + "<system-reminder>".len()..];
         let end = note.find("</system-reminder>").unwrap_or(note.len());
-        notes.push(format!("↺ {}", note[..end].trim().replacen("The user rewound", "Rewound", 1)));
+        // Told to the model about the user; shown to the user about what they did.
+        let said = note[..end]
+            .trim()
+            .replacen("The user rewound", "Rewound", 1)
+            .replace("their prompt", "your prompt")
+            .replace("the user kept", "you kept");
+        notes.push(format!("↺ {said}"));
         rest = &note[end..];
     }
     notes
@@ -170,7 +176,7 @@ mod tests {
         let kinds: Vec<&CellKind> = app.transcript.cells().iter().map(|cell| &cell.kind).collect();
         assert_eq!(kinds.len(), 3, "{kinds:?}");
         assert!(
-            matches!(kinds[0], CellKind::Notice { text, .. } if text.starts_with("↺ Rewound to just before their prompt \"write notes\"")),
+            matches!(kinds[0], CellKind::Notice { text, .. } if text.starts_with("↺ Rewound to just before your prompt \"write notes\"")),
             "{kinds:?}"
         );
         assert!(matches!(kinds[2], CellKind::User { text } if text == "what changed?"), "{kinds:?}");

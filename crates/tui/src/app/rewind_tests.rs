@@ -172,6 +172,8 @@ fn a_prompt_no_longer_in_the_conversation_offers_its_files_only() {
     core(&mut app, Event::RewindPreview { seq: 2, files: files() });
     let text = screen(&app);
     assert!(text.contains("1. Restore the conversation and the files (not in the conversation"), "{text}");
+    app.update(key(KeyCode::Up), Instant::now());
+    assert_eq!(app.rewind.as_ref().unwrap().choosing, Some(2), "↑ does not go to a choice that is closed");
     for refused in ['1', '2'] {
         let effects = app.update(key(KeyCode::Char(refused)), Instant::now());
         assert!(effects.is_empty(), "{refused}: {effects:?}");

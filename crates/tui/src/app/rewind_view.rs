@@ -244,7 +244,10 @@ impl App {
             },
             Some(choice) => match key.code {
                 KeyCode::Esc => view.choosing = None,
-                KeyCode::Up | KeyCode::Char('k') => view.choosing = Some(choice.saturating_sub(1)),
+                // A prompt no longer in the conversation has only its files to go back: the cursor stays there.
+                KeyCode::Up | KeyCode::Char('k') if view.points[view.selected].in_conversation => {
+                    view.choosing = Some(choice.saturating_sub(1))
+                }
                 KeyCode::Down | KeyCode::Char('j') => view.choosing = Some((choice + 1).min(REWIND_CHOICES.len() - 1)),
                 KeyCode::Tab => view.move_cursor(true),
                 KeyCode::BackTab => view.move_cursor(false),

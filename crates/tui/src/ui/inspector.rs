@@ -13,7 +13,15 @@ pub fn render_inspector(inspector: &Inspector, area: Rect, buf: &mut Buffer, the
     Clear.render(area, buf);
     let title = match inspector.detail {
         None => format!(" API inspector · {} requests ", inspector.requests.len()),
-        Some(_) => format!(" API inspector · request {} ", inspector.requests[inspector.selected].1.id),
+        Some(_) => {
+            let exchange = &inspector.requests[inspector.selected].1;
+            let replay = match (exchange.replay_of, exchange.edited) {
+                (Some(source), true) => format!(" · replay of {source}, edited"),
+                (Some(source), false) => format!(" · replay of {source}"),
+                (None, _) => String::new(),
+            };
+            format!(" API inspector · request {}{replay} ", exchange.id)
+        }
     };
     let block = Block::default()
         .borders(Borders::ALL)
@@ -160,6 +168,16 @@ fn style_of(kind: LineKind, theme: &Theme) -> Style {
     }
 }
 
+/// The "for" column at 80 columns: `replay 12*` does not fit, `↻ 12*` does.
+fn narrow_purpose(purpose: &str, exchange: &tandem_core::inspect::Exchange) -> String {
+    match exchange.replay_of {
+        Some(source) if purpose.chars().count() > 8 => {
+            format!("↻ {source}{}", if exchange.edited { "*" } else { "" })
+        }
+        _ => purpose.to_owned(),
+    }
+}
+
 fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let wide = area.width >= 100;
     let header = if wide {
@@ -169,7 +187,7 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
         )
     } else {
         format!(
-            "{:>3} {:>4} {:<7} {:<12} {:>3} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
+            "{:>3} {:>4} {:<8} {:<12} {:>3} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
             "#", "turn", "for", "model", "try", "stat", "latency", "in", "cached", "out", "cost"
         )
     };
@@ -177,7 +195,7 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
     let visible = (area.height as usize).saturating_sub(1);
     let start = inspector.selected.saturating_sub(visible.saturating_sub(1));
     for (index, (agent, exchange)) in inspector.requests.iter().enumerate().skip(start).take(visible) {
-        let purpose = if agent.is_empty() { exchange.purpose.clone() } else { agent.clone() };
+        let purpose = if agent.is_empty() { exchange.purpose_label() } else { agent.clone() };
         let usage = exchange.usage.unwrap_or_default();
         let status = exchange.status_label();
         let latency = format!("{}ms", exchange.first_token_ms.or(exchange.first_event_ms).unwrap_or(exchange.total_ms));
@@ -205,10 +223,11 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
             )
         } else {
             format!(
-                "{:>3} {:>4} {:<7} {:<12} {:>3} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
+                "{:>3} {:>4} {:<8} {:<12} {:>3} {:>5} {:>7} {:>6} {:>6} {:>5} {:>7}",
                 exchange.id,
                 turn,
-                cut(&purpose, 7),
+                // A replay of a request numbered past 9 is `↻ 12` here.
+                cut(&narrow_purpose(&purpose, exchange), 8),
                 // Narrow, the family prefix every model of the provider shares is left out.
                 cut(exchange.model.strip_prefix("claude-").unwrap_or(&exchange.model), 12),
                 exchange.attempt,

@@ -31,10 +31,11 @@ pub fn render_rewind(view: &RewindView, area: Rect, buf: &mut Buffer, theme: &Th
             let start = at.saturating_sub(visible.saturating_sub(1));
             for index in newest_first.into_iter().skip(start).take(visible) {
                 let point = &view.points[index];
+                // Files tools changed from this prompt on; the preview says which still differ.
                 let files = match point.files.len() {
                     0 => "no file changes".to_owned(),
-                    1 => "1 file".to_owned(),
-                    n => format!("{n} files"),
+                    1 => "1 file touched".to_owned(),
+                    n => format!("{n} files touched"),
                 };
                 let prompt = point.text.lines().next().unwrap_or_default();
                 let marker = if index == view.selected { "▶" } else { " " };
