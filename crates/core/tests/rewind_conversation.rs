@@ -171,7 +171,7 @@ async fn a_prompt_sent_twice_is_cut_where_it_was_chosen_and_the_cut_and_the_note
     let (log, resume, messages) = resume_from(&path);
     assert_eq!(messages.iter().map(Message::text).collect::<Vec<_>>(), ["first", "A1"]);
     assert_eq!(resume.prompts, [1]);
-    assert_eq!(resume.notes.len(), 2, "{:?}", resume.notes);
+    assert_eq!(resume.notes.len(), 1, "the rewind that changed nothing told nothing: {:?}", resume.notes);
     let mut handle = agent::spawn(config(&server, workspace.path(), log, Some(resume)));
     assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, false), (3, false)]);
     turn(&mut handle, "what now?").await;
@@ -263,4 +263,34 @@ async fn a_session_rewound_to_its_start_keeps_its_cost_and_title_after_a_restart
     let _ = tokio::time::timeout(WAIT, handle.task).await;
     let loaded = session::load(&path).unwrap();
     assert_eq!(loaded.title.as_deref(), Some("first"), "the rewind's note never becomes the title");
+}
+
+#[tokio::test]
+async fn after_clear_the_new_session_keeps_its_own_requests_and_rewind_points() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = FakeServer::spawn(scenario(json!([text("old"), text("new")]))).unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let old_dir = log.path().with_extension("");
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    turn(&mut handle, "before the clear").await;
+    handle.ops.send(Op::ClearConversation).unwrap();
+    let new_id = loop {
+        if let Event::SessionConfigured { session_id, .. } = next(&mut handle).await {
+            break session_id;
+        }
+    };
+    turn(&mut handle, "after the clear").await;
+    let points = points(&mut handle).await;
+    assert_eq!(points.iter().map(|point| point.text.as_str()).collect::<Vec<_>>(), ["after the clear"]);
+    assert!(points[0].in_conversation);
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+
+    let new_dir = session::session_path(data.path(), &new_id).with_extension("");
+    let old = tandem_core::inspect::read(&old_dir.join(tandem_core::inspect::REQUESTS_FILE));
+    let new = tandem_core::inspect::read(&new_dir.join(tandem_core::inspect::REQUESTS_FILE));
+    assert_eq!((old.len(), new.len()), (1, 1), "each session has its own requests");
+    assert_eq!((new[0].id, new[0].turn), (1, 1), "numbered from 1 in the new session");
+    let prompts = tandem_core::rewind::Checkpoints::for_session_dir(&new_dir).points();
+    assert_eq!(prompts.len(), 1, "the new session's rewind points are in its own directory");
 }

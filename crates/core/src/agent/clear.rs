@@ -30,6 +30,14 @@ impl Session {
             match self.start_new_log(&old) {
                 Ok(new) => {
                     self.config.session_id = new.id().to_owned();
+                    // Requests and rewind points are the new session's, in its own directory.
+                    let dir = new.path().with_extension("");
+                    if let Some(recorder) = &self.recorder {
+                        recorder.move_to(&dir);
+                    }
+                    if self.checkpoints.is_some() {
+                        self.checkpoints = Some(Arc::new(crate::rewind::Checkpoints::for_session_dir(&dir)));
+                    }
                     self.config.session_log = Some(new);
                 }
                 Err(err) => {

@@ -117,7 +117,8 @@ impl Exchange {
 /// Writes a session's exchanges.
 #[derive(Debug)]
 pub struct Recorder {
-    file: PathBuf,
+    /// Changes when `/clear` starts a new session ([`Recorder::move_to`]).
+    file: Mutex<PathBuf>,
     next_id: AtomicU64,
     /// The prompt requests are made for now.
     turn: AtomicU64,
@@ -129,13 +130,22 @@ impl Recorder {
     /// what a resumed session recorded.
     pub fn new(dir: &Path) -> Recorder {
         let file = dir.join(REQUESTS_FILE);
-        // One line an exchange, numbered from 1: counting lines is enough (a long session's record is large,
-        // and is not parsed just to start).
-        let written = std::fs::File::open(&file).map_or(0, |file| {
-            use std::io::BufRead;
-            std::io::BufReader::new(file).split(b'\n').count() as u64
-        });
-        Recorder { file, next_id: AtomicU64::new(written + 1), turn: AtomicU64::new(0), lock: Mutex::new(()) }
+        let written = count_lines(&file);
+        Recorder {
+            file: Mutex::new(file),
+            next_id: AtomicU64::new(written + 1),
+            turn: AtomicU64::new(0),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Records from now on in the session whose directory is `dir` (`/clear` started it), numbered from there.
+    pub fn move_to(&self, dir: &Path) {
+        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let file = dir.join(REQUESTS_FILE);
+        self.next_id.store(count_lines(&file) + 1, Ordering::SeqCst);
+        self.turn.store(0, Ordering::SeqCst);
+        *self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = file;
     }
 
     /// Requests from now on are made for prompt `turn`.
@@ -143,8 +153,9 @@ impl Recorder {
         self.turn.store(turn, Ordering::SeqCst);
     }
 
-    pub fn path(&self) -> &Path {
-        &self.file
+    /// The record's file now.
+    pub fn path(&self) -> PathBuf {
+        self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Starts recording one attempt.
@@ -181,18 +192,28 @@ impl Recorder {
         let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         attempt.exchange.id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let Ok(line) = serde_json::to_string(&attempt.exchange) else { return };
-        if let Some(dir) = self.file.parent() {
+        let path = self.path();
+        if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&self.file)
+            .open(&path)
             .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
         if let Err(err) = written {
-            tracing::warn!(file = %self.file.display(), "the request record could not be written: {err}");
+            tracing::warn!(file = %path.display(), "the request record could not be written: {err}");
         }
     }
+}
+
+/// Lines in a record file (one exchange a line): a long session's record is large, and is not parsed just to
+/// number the next exchange.
+fn count_lines(file: &Path) -> u64 {
+    std::fs::File::open(file).map_or(0, |file| {
+        use std::io::BufRead;
+        std::io::BufReader::new(file).split(b'\n').count() as u64
+    })
 }
 
 /// An attempt being recorded.
