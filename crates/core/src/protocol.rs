@@ -150,7 +150,7 @@ pub struct RewindFileView {
 }
 
 /// What a rewind did (or, dry, would do).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RewindOutcome {
     /// The prompt gone back to (front ends put it back in the input), and its number.
     pub prompt: String,

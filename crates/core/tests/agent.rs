@@ -4,6 +4,8 @@
 // Test code: a panic is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,11 +13,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tandem_core::agent::{self, AgentConfig, AgentHandle};
-use tandem_core::models;
 use tandem_core::permissions::{PermissionMode, PermissionPolicy};
 use tandem_core::protocol::{AlwaysScope, Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
-use tandem_core::provider::retry::RetryPolicy;
-use tandem_core::provider::{ApiKey, Endpoint, ProviderKind, SystemBlock};
 use tandem_core::tools::{Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 use tandem_testkit::{FakeServer, Scenario};
 
@@ -89,46 +88,11 @@ impl Tool for Recorder {
 }
 
 fn config(server: &FakeServer, tools: ToolRegistry, mode: PermissionMode) -> AgentConfig {
-    let endpoint = Endpoint {
-        name: "anthropic".into(),
-        kind: ProviderKind::Anthropic,
-        base_url: server.url(),
-        api_key: Some(ApiKey::new("test")),
-        api_key_env: Some("ANTHROPIC_API_KEY".into()),
-    };
     AgentConfig {
-        session_id: agent::new_session_id(),
-        provider: Arc::from(tandem_core::provider::connect(endpoint)),
-        model: models::lookup("claude-sonnet-4-5"),
-        system: vec![SystemBlock { text: "test".into(), cache: true }],
         tools,
         permissions: PermissionPolicy::for_cwd(mode, &std::env::temp_dir()),
-        cwd: std::env::temp_dir(),
-        max_turns: None,
-        max_budget_usd: None,
-        retry: RetryPolicy {
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(2),
-            ..Default::default()
-        },
-        sandbox: None,
-        shell_env: Default::default(),
         config_dir: std::env::temp_dir().join("tandem-agent-test-config"),
-        claude_dir: None,
-        notices: Vec::new(),
-        session_log: None,
-        resume: None,
-        compaction: Default::default(),
-        hooks: Default::default(),
-        commands: Default::default(),
-        skills: Default::default(),
-        agents: Default::default(),
-        raw_stream: false,
-        reasoning: Default::default(),
-        betas: Vec::new(),
-        structured_output: None,
-        fallback_model: None,
-        mcp: None,
+        ..common::agent_config(server, &std::env::temp_dir())
     }
 }
 

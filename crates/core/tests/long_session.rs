@@ -5,8 +5,9 @@
 // Test code: a panic is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -17,60 +18,30 @@ use tandem_core::permissions::{PermissionMode, PermissionPolicy};
 use tandem_core::prompt::{self, PromptOptions};
 use tandem_core::protocol::{Event, Op, RunOutcome, TurnSummary};
 use tandem_core::provider::retry::RetryPolicy;
-use tandem_core::provider::{ApiKey, Endpoint, ProviderKind};
 use tandem_core::session::CompactTrigger;
-use tandem_core::tools::ToolRegistry;
 use tandem_testkit::{Block, FakeServer, Reply, Scenario, Usage};
 
 // ---- shared helpers ----
 
 /// A session in `cwd` with the built-in tools, the real system prompt (fixed date) and edits allowed in `cwd`.
 fn config(server: &FakeServer, cwd: &Path, config_dir: &Path, window: Option<u64>, reserve_tokens: u64) -> AgentConfig {
-    let endpoint = Endpoint {
-        name: "anthropic".into(),
-        kind: ProviderKind::Anthropic,
-        base_url: server.url(),
-        api_key: Some(ApiKey::new("test")),
-        api_key_env: Some("ANTHROPIC_API_KEY".into()),
-    };
     let mut model = models::lookup("claude-sonnet-4-5");
     if let Some(window) = window {
         model.context_window = window;
     }
     AgentConfig {
-        session_id: agent::new_session_id(),
-        provider: Arc::from(tandem_core::provider::connect(endpoint)),
         model,
         system: prompt::system_blocks(&PromptOptions::default(), cwd, "2025-06-02"),
-        tools: ToolRegistry::builtin(),
         permissions: PermissionPolicy::for_cwd(PermissionMode::AcceptEdits, cwd),
-        cwd: cwd.to_path_buf(),
-        max_turns: None,
-        max_budget_usd: None,
         // One attempt: a request the scenario did not foresee must fail the test, not consume the next reply.
         retry: RetryPolicy {
             max_attempts: 1,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(2),
         },
-        sandbox: None,
-        shell_env: Default::default(),
         config_dir: config_dir.to_path_buf(),
-        claude_dir: None,
-        notices: Vec::new(),
-        session_log: None,
-        resume: None,
         compaction: CompactionPolicy { threshold: 0.92, reserve_tokens },
-        hooks: Default::default(),
-        commands: Default::default(),
-        skills: Default::default(),
-        agents: Default::default(),
-        raw_stream: false,
-        reasoning: Default::default(),
-        betas: Vec::new(),
-        structured_output: None,
-        fallback_model: None,
-        mcp: None,
+        ..common::agent_config(server, cwd)
     }
 }
 

@@ -6,65 +6,28 @@
 // Test code: a panic is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tandem_core::agent::{self, AgentConfig, AgentHandle, Resume};
 use tandem_core::conversation::{ContentBlock, Message, Role};
-use tandem_core::models;
 use tandem_core::permissions::{PermissionMode, PermissionPolicy};
 use tandem_core::protocol::{Event, Op, RewindOutcome, RewindPointView, RewindTarget};
-use tandem_core::provider::retry::RetryPolicy;
-use tandem_core::provider::{ApiKey, Endpoint, ProviderKind, SystemBlock};
 use tandem_core::session::{self, SessionMeta, SessionWriter};
-use tandem_core::tools::ToolRegistry;
 use tandem_testkit::{FakeServer, Scenario};
 
 const WAIT: Duration = Duration::from_secs(20);
 
 fn config(server: &FakeServer, cwd: &Path, log: SessionWriter, resume: Option<Resume>) -> AgentConfig {
-    let endpoint = Endpoint {
-        name: "anthropic".into(),
-        kind: ProviderKind::Anthropic,
-        base_url: server.url(),
-        api_key: Some(ApiKey::new("test")),
-        api_key_env: Some("ANTHROPIC_API_KEY".into()),
-    };
     AgentConfig {
         session_id: log.id().to_owned(),
-        provider: Arc::from(tandem_core::provider::connect(endpoint)),
-        model: models::lookup("claude-sonnet-4-5"),
-        system: vec![SystemBlock { text: "test".into(), cache: true }],
-        tools: ToolRegistry::builtin(),
         permissions: PermissionPolicy::for_cwd(PermissionMode::BypassPermissions, cwd),
-        cwd: cwd.to_path_buf(),
-        max_turns: None,
-        max_budget_usd: None,
-        retry: RetryPolicy {
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(2),
-            ..Default::default()
-        },
-        sandbox: None,
-        shell_env: Default::default(),
-        config_dir: cwd.join(".config"),
-        claude_dir: None,
-        notices: Vec::new(),
         session_log: Some(log),
         resume,
-        compaction: Default::default(),
-        hooks: Default::default(),
-        commands: Default::default(),
-        skills: Default::default(),
-        agents: Default::default(),
-        raw_stream: false,
-        reasoning: Default::default(),
-        betas: Vec::new(),
-        structured_output: None,
-        fallback_model: None,
-        mcp: None,
+        ..common::agent_config(server, cwd)
     }
 }
 
@@ -128,14 +91,7 @@ fn new_log(data: &Path, cwd: &Path) -> SessionWriter {
 fn resume_from(path: &Path) -> (SessionWriter, Resume, Vec<Message>) {
     let loaded = session::load(path).unwrap();
     let messages = loaded.messages.clone();
-    let resume = Resume {
-        prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
-        prompts_unlogged: !loaded.prompts_logged,
-        notes: loaded.pending_notes,
-        messages: loaded.messages,
-        usage: loaded.usage_total,
-        cost_usd: loaded.cost_total,
-    };
+    let resume = Resume::from(loaded);
     (SessionWriter::reopen(path).unwrap(), resume, messages)
 }
 

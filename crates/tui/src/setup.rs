@@ -527,14 +527,7 @@ fn open_session(
         summary.path.clone()
     };
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
-    let resume = Resume {
-        prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
-        prompts_unlogged: !loaded.prompts_logged,
-        notes: loaded.pending_notes,
-        messages: loaded.messages,
-        usage: loaded.usage_total,
-        cost_usd: loaded.cost_total,
-    };
+    let resume = Resume::from(loaded);
     Ok((writer, Some(resume)))
 }
 

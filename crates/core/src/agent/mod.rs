@@ -114,6 +114,20 @@ pub struct Resume {
     pub notes: Vec<String>,
 }
 
+impl From<crate::session::LoadedSession> for Resume {
+    /// The state a saved session goes on from (`--continue`, `--resume`).
+    fn from(loaded: crate::session::LoadedSession) -> Resume {
+        Resume {
+            prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
+            prompts_unlogged: !loaded.prompts_logged,
+            notes: loaded.pending_notes,
+            messages: loaded.messages,
+            usage: loaded.usage_total,
+            cost_usd: loaded.cost_total,
+        }
+    }
+}
+
 /// The front end's side of a running agent.
 pub struct AgentHandle {
     pub ops: mpsc::UnboundedSender<Op>,

@@ -123,16 +123,8 @@ impl Session {
         let mut outcome = RewindOutcome {
             prompt: point.text.clone(),
             seq: point.seq,
-            messages: None,
-            restored: Vec::new(),
-            removed: Vec::new(),
-            partly: Vec::new(),
-            changed: Vec::new(),
-            insertions: 0,
-            deletions: 0,
-            conflicts: Vec::new(),
-            problems: Vec::new(),
             dry_run: request.dry_run,
+            ..Default::default()
         };
         if request.files {
             let plan =

@@ -230,15 +230,7 @@ fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keep
         prompt: "now break it".into(),
         seq: 2,
         messages: Some(vec![Message::user_text("retry the flaky test")]),
-        restored: Vec::new(),
-        removed: Vec::new(),
-        partly: Vec::new(),
-        changed: Vec::new(),
-        insertions: 0,
-        deletions: 0,
-        conflicts: Vec::new(),
-        problems: Vec::new(),
-        dry_run: false,
+        ..RewindOutcome::default()
     };
     core(&mut app, Event::Rewound(Ok(outcome)));
     let cells = app.transcript.cells();
