@@ -416,7 +416,7 @@ fn failed(message: String) -> Prepared {
 
 fn not_run() -> Prepared {
     Prepared::Finished {
-        output: ToolOutput::error("Not run: interrupted by the user."),
+        output: ToolOutput::error(crate::tools::NOT_RUN_INTERRUPTED),
         status: ToolCallStatus::Interrupted,
     }
 }

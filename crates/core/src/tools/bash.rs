@@ -229,7 +229,7 @@ impl CommandResult {
                 "Command timed out after {}; it and the processes it started were killed.",
                 format_ms(timeout_ms)
             )),
-            Outcome::Interrupted => parts.push("Command was interrupted by the user and killed.".to_string()),
+            Outcome::Interrupted => parts.push(super::COMMAND_INTERRUPTED.to_string()),
             Outcome::SpawnFailed(message) => parts.push(message.clone()),
         }
         for (name, capture) in [("output", &self.stdout), ("stderr", &self.stderr)] {

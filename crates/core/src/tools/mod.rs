@@ -38,6 +38,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use file_state::FileState;
+
+/// A call the user's interrupt stopped before it ran (its whole result).
+pub const NOT_RUN_INTERRUPTED: &str = "Not run: interrupted by the user.";
+/// The line a Bash result has when the user's interrupt killed the command.
+pub const COMMAND_INTERRUPTED: &str = "Command was interrupted by the user and killed.";
+
+/// Whether a saved tool result is that of a call the user interrupted: a conversation drawn again from its
+/// messages (`--resume`) shows it as interrupted, as it was shown live, not as failed.
+pub fn result_says_interrupted(content: &str) -> bool {
+    content == NOT_RUN_INTERRUPTED || content.lines().any(|line| line == COMMAND_INTERRUPTED)
+}
 pub use registry::ToolRegistry;
 
 /// How much harm a tool call can do; shown in the permission dialog.

@@ -60,7 +60,13 @@ impl App {
                         card.describe(read_only, summary);
                         let (status, output, is_error) = match results.get(id.as_str()) {
                             Some((content, is_error)) => {
-                                let status = if *is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+                                let status = match is_error {
+                                    true if tandem_core::tools::result_says_interrupted(content) => {
+                                        ToolCallStatus::Interrupted
+                                    }
+                                    true => ToolCallStatus::Failed,
+                                    false => ToolCallStatus::Completed,
+                                };
                                 (status, (*content).to_owned(), *is_error)
                             }
                             None => (ToolCallStatus::Interrupted, String::new(), false),
@@ -180,5 +186,51 @@ mod tests {
             "{kinds:?}"
         );
         assert!(matches!(kinds[2], CellKind::User { text } if text == "what changed?"), "{kinds:?}");
+    }
+
+    #[test]
+    fn a_call_the_user_interrupted_is_drawn_again_as_interrupted_not_failed() {
+        let mut app =
+            App::new(Theme::new(ColorDepth::None), Editor::default(), StatusInfo::default(), PathBuf::from("/"));
+        let call = |id: &str| ContentBlock::ToolUse {
+            id: id.into(),
+            name: "Bash".into(),
+            input: json!({"command": "sleep 30"}),
+        };
+        let result = |id: &str, content: &str| ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: content.into(),
+            is_error: true,
+        };
+        let messages = vec![
+            Message::user_text("run it"),
+            Message { role: Role::Assistant, content: vec![call("a"), call("b"), call("c")] },
+            Message {
+                role: Role::User,
+                content: vec![
+                    result("a", &format!("Exit code: 130\n{}", tandem_core::tools::COMMAND_INTERRUPTED)),
+                    result("b", tandem_core::tools::NOT_RUN_INTERRUPTED),
+                    result("c", "Exit code: 1"),
+                ],
+            },
+        ];
+        app.restore_conversation(&messages);
+        let states: Vec<ToolState> = app
+            .transcript
+            .cells()
+            .iter()
+            .filter_map(|cell| match &cell.kind {
+                CellKind::Tool(card) => Some(card.state.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ToolState::Finished(ToolCallStatus::Interrupted),
+                ToolState::Finished(ToolCallStatus::Interrupted),
+                ToolState::Finished(ToolCallStatus::Failed)
+            ]
+        );
     }
 }
