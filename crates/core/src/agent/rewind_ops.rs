@@ -30,13 +30,15 @@ impl Session {
         let points = match &self.checkpoints {
             Some(checkpoints) => {
                 let points = checkpoints.points();
+                // One pass over the conversation for every prompt (a long session has hundreds).
+                let positions = PromptPositions::of(self, &points);
                 points
                     .iter()
                     .map(|point| RewindPointView {
                         seq: point.seq,
                         files: point.files.iter().map(|path| self.shown(path)).collect(),
                         text: point.text.clone(),
-                        in_conversation: self.prompt_position(&points, point.seq).is_some(),
+                        in_conversation: positions.of_prompt(point.seq).is_some(),
                     })
                     .collect()
             }
@@ -50,20 +52,7 @@ impl Session {
     /// compacted away). The prompts still in it are matched by their texts from the newest back, so a prompt
     /// sent twice is told apart by its place.
     fn prompt_position(&self, points: &[RewindPoint], seq: u64) -> Option<(usize, usize)> {
-        let text = |seq: u64| points.iter().find(|point| point.seq == seq).map(|point| point.text.as_str());
-        let mut before = (self.messages.len(), 0);
-        for live in self.live_prompts.iter().rev() {
-            before = last_prompt_block(&self.messages, text(*live)?, before)?;
-            if *live == seq {
-                return Some(before);
-            }
-        }
-        // Prompts of a session saved before prompts were logged, older than every logged one.
-        let older = self.live_prompts.first().is_none_or(|first| seq < *first);
-        if self.untracked_prompts && older {
-            return last_prompt_block(&self.messages, text(seq)?, before);
-        }
-        None
+        PromptPositions::of(self, points).of_prompt(seq)
     }
 
     pub(super) fn preview_rewind(&mut self, seq: u64) {
@@ -212,6 +201,52 @@ impl Session {
 /// The start of what the model is told after a rewind (front ends showing a saved conversation show such a
 /// note as what it is, not as something the user typed).
 pub const REWIND_NOTE_START: &str = "<system-reminder>The user rewound";
+
+/// Where the prompts still in the conversation start, found in one pass from the newest back.
+struct PromptPositions<'a> {
+    messages: &'a [Message],
+    texts: std::collections::HashMap<u64, &'a str>,
+    /// (prompt, (message, block)), newest first.
+    found: Vec<(u64, (usize, usize))>,
+    /// Where the oldest found prompt starts: older prompts are before it.
+    before: (usize, usize),
+    /// The session was saved before prompts were logged: prompts older than every logged one are found by text.
+    untracked_before: Option<u64>,
+}
+
+impl<'a> PromptPositions<'a> {
+    fn of(session: &'a Session, points: &'a [RewindPoint]) -> PromptPositions<'a> {
+        let texts: std::collections::HashMap<u64, &str> =
+            points.iter().map(|point| (point.seq, point.text.as_str())).collect();
+        let mut found = Vec::new();
+        let mut before = (session.messages.len(), 0);
+        for live in session.live_prompts.iter().rev() {
+            let Some(at) = texts.get(live).and_then(|text| last_prompt_block(&session.messages, text, before)) else {
+                break;
+            };
+            found.push((*live, at));
+            before = at;
+        }
+        let untracked_before = session
+            .untracked_prompts
+            .then(|| session.live_prompts.first().copied().unwrap_or(u64::MAX))
+            .filter(|_| found.len() == session.live_prompts.len());
+        PromptPositions { messages: &session.messages, texts, found, before, untracked_before }
+    }
+
+    /// Where prompt `seq` starts, if it is still in the conversation.
+    fn of_prompt(&self, seq: u64) -> Option<(usize, usize)> {
+        if let Some((_, at)) = self.found.iter().find(|(found, _)| *found == seq) {
+            return Some(*at);
+        }
+        match self.untracked_before {
+            Some(first_logged) if seq < first_logged => {
+                last_prompt_block(self.messages, self.texts.get(&seq)?, self.before)
+            }
+            _ => None,
+        }
+    }
+}
 
 /// What the model is told with the next prompt.
 fn model_note(outcome: &RewindOutcome) -> String {
