@@ -250,3 +250,22 @@ async fn after_clear_the_new_session_keeps_its_own_requests_and_rewind_points() 
     let prompts = tandem_core::rewind::Checkpoints::for_session_dir(&new_dir).points();
     assert_eq!(prompts.len(), 1, "the new session's rewind points are in its own directory");
 }
+
+#[tokio::test]
+async fn a_conversation_rewound_from_a_full_context_is_not_compacted_for_what_it_no_longer_holds() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let full = json!({"blocks": [{"type": "text", "text": "A2"}],
+                      "usage": {"input_tokens": 180000, "output_tokens": 10,
+                                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}});
+    let server = FakeServer::spawn(scenario(json!([text("A1"), full, text("A3")]))).unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    turn(&mut handle, "first").await;
+    turn(&mut handle, "second").await;
+    assert_eq!(rewind_conversation(&mut handle, 2).await.messages.unwrap().len(), 2);
+    turn(&mut handle, "third").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "no summary request: the context is two messages now");
+    let sent = user_texts(&requests[2].body);
+    assert!(sent.last().unwrap().ends_with("third"), "{sent:?}");
+}

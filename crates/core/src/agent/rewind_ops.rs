@@ -90,6 +90,11 @@ impl Session {
         if !dry_run {
             // The cut and the model's note hold even if the process is killed before the next turn.
             self.flush_log();
+            if outcome.as_ref().is_ok_and(|outcome| outcome.messages.is_some()) {
+                // The context shown is the shorter conversation's.
+                let used = self.request_tokens(&self.request());
+                self.emit(Event::Context { used, window: self.config.model.context_window });
+            }
         }
         self.emit(Event::Rewound(outcome));
     }
@@ -169,6 +174,9 @@ impl Session {
                     if !request.dry_run {
                         self.messages = kept.clone();
                         self.reported_len = self.reported_len.min(kept.len());
+                        // The last reported size was of the conversation before the cut: the next request is
+                        // estimated whole, so a rewind from a full context is not compacted for what it left.
+                        self.counter.reset_baseline();
                         if let Some(live) = self.live_prompts.iter().position(|seq| *seq == point.seq) {
                             self.live_prompts.truncate(live);
                         }
