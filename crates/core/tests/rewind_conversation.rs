@@ -269,3 +269,23 @@ async fn a_conversation_rewound_from_a_full_context_is_not_compacted_for_what_it
     let sent = user_texts(&requests[2].body);
     assert!(sent.last().unwrap().ends_with("third"), "{sent:?}");
 }
+
+#[tokio::test]
+async fn after_a_conversation_rewind_a_file_read_in_the_part_taken_back_is_read_in_full_again() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(workspace.path().join("notes.txt"), "the secret word is pineapple\n").unwrap();
+    let read = |id: &str| json!({"blocks": [{"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": "notes.txt"}}]});
+    let server =
+        FakeServer::spawn(scenario(json!([text("A1"), read("r1"), text("read it"), read("r2"), text("again")])))
+            .unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    turn(&mut handle, "hello").await;
+    turn(&mut handle, "read the notes").await;
+    rewind_conversation(&mut handle, 2).await;
+    turn(&mut handle, "read the notes").await;
+    let requests = server.requests();
+    let last = requests.last().unwrap().body["messages"].as_array().unwrap().last().unwrap().clone();
+    let result = last["content"][0]["content"].to_string();
+    assert!(result.contains("pineapple"), "the model gets the content, not 'unchanged since last read': {result}");
+}

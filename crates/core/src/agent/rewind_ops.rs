@@ -177,6 +177,10 @@ impl Session {
                         // The last reported size was of the conversation before the cut: the next request is
                         // estimated whole, so a rewind from a full context is not compacted for what it left.
                         self.counter.reset_baseline();
+                        // What the model read in the part taken back is not in its context any more: a Read
+                        // must return the file, not "unchanged since you last read it", and an edit needs a
+                        // Read first again.
+                        self.files = std::sync::Arc::new(crate::tools::FileState::default());
                         if let Some(live) = self.live_prompts.iter().position(|seq| *seq == point.seq) {
                             self.live_prompts.truncate(live);
                         }
