@@ -289,3 +289,38 @@ async fn after_a_conversation_rewind_a_file_read_in_the_part_taken_back_is_read_
     let result = last["content"][0]["content"].to_string();
     assert!(result.contains("pineapple"), "the model gets the content, not 'unchanged since last read': {result}");
 }
+
+#[tokio::test]
+async fn a_conversation_rewind_puts_back_the_checklist_the_kept_conversation_wrote() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let todos = |id: &str, steps: Value| json!({"blocks": [{"type": "tool_use", "id": id, "name": "TodoWrite", "input": {"todos": steps}}]});
+    let step = |content: &str, status: &str| json!({"content": content, "status": status, "activeForm": content});
+    let server = FakeServer::spawn(scenario(json!([
+        todos("t1", json!([step("plan", "in_progress")])),
+        text("planned"),
+        todos("t2", json!([step("plan", "completed"), step("build", "in_progress")])),
+        text("building"),
+    ])))
+    .unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let mut tools = tandem_core::tools::ToolRegistry::builtin();
+    tools.register(std::sync::Arc::new(tandem_core::tools::todo_write::TodoWriteTool));
+    let mut handle = agent::spawn(AgentConfig { tools, ..config(&server, workspace.path(), log, None) });
+    turn(&mut handle, "make a plan").await;
+    turn(&mut handle, "build it").await;
+    let to = RewindTarget::Prompt(2);
+    handle.ops.send(Op::Rewind { to, conversation: true, files: false, hunks: None, dry_run: false }).unwrap();
+    let mut shown = None;
+    loop {
+        match next(&mut handle).await {
+            Event::Todos(todos) => shown = Some(todos),
+            Event::Rewound(outcome) => {
+                assert!(outcome.as_ref().is_ok_and(|outcome| outcome.messages.is_some()), "{outcome:?}");
+                break;
+            }
+            _ => {}
+        }
+    }
+    let shown = shown.expect("the checklist is told again");
+    assert_eq!(shown.iter().map(|item| item.content.as_str()).collect::<Vec<_>>(), ["plan"]);
+}

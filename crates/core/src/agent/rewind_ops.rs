@@ -181,6 +181,12 @@ impl Session {
                         // must return the file, not "unchanged since you last read it", and an edit needs a
                         // Read first again.
                         self.files = std::sync::Arc::new(crate::tools::FileState::default());
+                        // The checklist is the one the kept conversation last wrote.
+                        let todos = crate::tools::todo_write::current_todos(&self.messages).unwrap_or_default();
+                        if todos != self.todos {
+                            self.todos = todos.clone();
+                            self.emit(Event::Todos(todos));
+                        }
                         if let Some(live) = self.live_prompts.iter().position(|seq| *seq == point.seq) {
                             self.live_prompts.truncate(live);
                         }
