@@ -152,6 +152,7 @@ async fn a_prompt_sent_after_an_interrupt_is_cut_inside_the_message_it_shares() 
         {"blocks": [{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "sleep 30"}}]},
         text("after the interrupt"),
         text("later"),
+        text("once more"),
     ])))
     .unwrap();
     let log = new_log(data.path(), workspace.path());
@@ -184,9 +185,15 @@ async fn a_prompt_sent_after_an_interrupt_is_cut_inside_the_message_it_shares() 
 
     handle.ops.send(Op::Shutdown).unwrap();
     let _ = tokio::time::timeout(WAIT, handle.task).await;
-    let (_, resume, _) = resume_from(&path);
-    let resumed = tandem_core::context::compact::repair_history(resume.messages);
+    let (log, resume, _) = resume_from(&path);
+    let resumed = tandem_core::context::compact::repair_history(resume.messages.clone());
     assert_eq!(resumed, kept, "the log gives back the same conversation");
+
+    // The conversation ends with the interrupted call again: the prompt sent now says so, as the first did.
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, Some(resume)));
+    turn(&mut handle, "go on, differently").await;
+    let sent = user_texts(&server.requests().last().unwrap().body);
+    assert!(sent.last().unwrap().contains(tandem_core::agent::INTERRUPTED_NOTE), "{sent:?}");
 }
 
 #[tokio::test]
@@ -323,4 +330,31 @@ async fn a_conversation_rewind_puts_back_the_checklist_the_kept_conversation_wro
     }
     let shown = shown.expect("the checklist is told again");
     assert_eq!(shown.iter().map(|item| item.content.as_str()).collect::<Vec<_>>(), ["plan"]);
+}
+
+#[tokio::test]
+async fn rewinding_past_an_interrupt_forgets_it_and_rewinding_to_the_prompt_after_it_remembers_it() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = FakeServer::spawn(scenario(json!([
+        text("A1"),
+        {"blocks": [{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "sleep 30"}}]},
+        text("after the rewind"),
+    ])))
+    .unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
+    turn(&mut handle, "first").await;
+    handle.ops.send(Op::UserTurn { text: "run it".into() }).unwrap();
+    loop {
+        match next(&mut handle).await {
+            Event::ToolCallStarted { .. } => handle.ops.send(Op::Interrupt).unwrap(),
+            Event::TurnFinished(_) => break,
+            _ => {}
+        }
+    }
+    // Back to before the interrupted prompt: the conversation ends with an answer, nothing was interrupted.
+    rewind_conversation(&mut handle, 2).await;
+    turn(&mut handle, "something else").await;
+    let sent = user_texts(&server.requests().last().unwrap().body);
+    assert!(!sent.last().unwrap().contains(tandem_core::agent::INTERRUPTED_NOTE), "{sent:?}");
 }

@@ -171,8 +171,14 @@ impl Session {
             match self.prompt_position(&points, point.seq) {
                 Some(at) => {
                     let kept = cut(&self.messages, at);
+                    // The chosen prompt told the model its previous answer was interrupted: the next one must too.
+                    let after_interrupt = matches!(
+                        self.messages.get(at.0).and_then(|message| message.content.get(at.1)),
+                        Some(crate::conversation::ContentBlock::Text { text }) if text.contains(super::INTERRUPTED_NOTE)
+                    );
                     if !request.dry_run {
                         self.messages = kept.clone();
+                        self.interrupted = after_interrupt;
                         self.reported_len = self.reported_len.min(kept.len());
                         // The last reported size was of the conversation before the cut: the next request is
                         // estimated whole, so a rewind from a full context is not compacted for what it left.

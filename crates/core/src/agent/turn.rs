@@ -81,6 +81,7 @@ impl Session {
         let resume = config.resume.take().unwrap_or_default();
         let untracked_prompts = resumed && resume.prompts_unlogged;
         let messages = crate::context::compact::repair_history(resume.messages);
+        let interrupted = ends_interrupted(&messages);
         let reported_len = messages.len();
         let launcher = config
             .tools
@@ -100,7 +101,7 @@ impl Session {
             attachments: Vec::new(),
             compaction_floor: 0,
             cost_before_run: if resumed { resume.cost_usd.unwrap_or(0.0) } else { 0.0 },
-            interrupted: false,
+            interrupted,
             counter: TokenCounter::new(),
             reported_len,
             titled: resumed,
@@ -600,3 +601,16 @@ fn structured_failure(attempts: u32) -> String {
 
 /// The least `max_tokens` asked for, even when the estimate says the window is (nearly) full.
 const MIN_REPLY_TOKENS: u64 = 256;
+
+/// A saved conversation that ends with the results of calls the user interrupted, and no answer after them: the
+/// next prompt tells the model so, as it would have before the restart.
+fn ends_interrupted(messages: &[Message]) -> bool {
+    messages.last().is_some_and(|last| {
+        last.role == Role::User
+            && last.content.iter().all(|block| matches!(block, ContentBlock::ToolResult { .. }))
+            && last.content.iter().any(|block| {
+                matches!(block, ContentBlock::ToolResult { content, is_error: true, .. }
+                    if crate::tools::result_says_interrupted(content))
+            })
+    })
+}
