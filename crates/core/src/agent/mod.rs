@@ -16,6 +16,7 @@ mod mcp_input;
 mod mcp_ops;
 mod model_settings;
 mod rewind_ops;
+mod rule_ops;
 mod sampling;
 mod session_hooks;
 mod subagent;

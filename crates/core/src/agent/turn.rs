@@ -11,7 +11,7 @@ use super::tool_calls::ToolRunner;
 use super::{AgentConfig, Shared, lock};
 use crate::context::tokens::TokenCounter;
 use crate::conversation::{ContentBlock, Message, Role, StopReason, Usage};
-use crate::protocol::{Event, PermissionDenial, RuleListing, RunOutcome, TurnSummary};
+use crate::protocol::{Event, PermissionDenial, RunOutcome, TurnSummary};
 use crate::provider::ModelRequest;
 use crate::tools::{FileState, ToolContext};
 
@@ -81,7 +81,7 @@ impl Session {
         let resume = config.resume.take().unwrap_or_default();
         let untracked_prompts = resumed && resume.prompts_unlogged;
         let messages = crate::context::compact::repair_history(resume.messages);
-        let interrupted = ends_interrupted(&messages);
+        let interrupted = super::user_message::ends_interrupted(&messages);
         let reported_len = messages.len();
         let launcher = config
             .tools
@@ -162,39 +162,6 @@ impl Session {
                 .map(|server| (server.name, server.status.as_str().to_owned()))
                 .collect(),
         });
-    }
-
-    /// Reports the active permission rules (`/permissions`).
-    pub(super) fn list_rules(&self) {
-        let listing = lock(&self.shared.policy)
-            .rules
-            .iter()
-            .map(|rule| RuleListing {
-                text: rule.text.clone(),
-                kind: rule.kind,
-                scope: rule.scope,
-                file: rule.file.clone(),
-            })
-            .collect();
-        self.emit(Event::PermissionRules(listing));
-    }
-
-    /// Removes a rule from the session and from its settings file.
-    pub(super) fn remove_rule(&self, listing: &RuleListing) {
-        {
-            let mut policy = lock(&self.shared.policy);
-            policy
-                .rules
-                .retain(|rule| !(rule.text == listing.text && rule.kind == listing.kind && rule.file == listing.file));
-        }
-        if let Some(file) = &listing.file
-            && let Err(problem) = crate::permissions::settings::remove_rule(file, listing.kind, &listing.text)
-        {
-            self.emit(Event::Error {
-                message: format!("Could not remove {} from {}: {problem}", listing.text, file.display()),
-            });
-        }
-        self.list_rules();
     }
 
     pub(super) fn emit(&self, event: Event) {
@@ -601,16 +568,3 @@ fn structured_failure(attempts: u32) -> String {
 
 /// The least `max_tokens` asked for, even when the estimate says the window is (nearly) full.
 const MIN_REPLY_TOKENS: u64 = 256;
-
-/// A saved conversation that ends with the results of calls the user interrupted, and no answer after them: the
-/// next prompt tells the model so, as it would have before the restart.
-fn ends_interrupted(messages: &[Message]) -> bool {
-    messages.last().is_some_and(|last| {
-        last.role == Role::User
-            && last.content.iter().all(|block| matches!(block, ContentBlock::ToolResult { .. }))
-            && last.content.iter().any(|block| {
-                matches!(block, ContentBlock::ToolResult { content, is_error: true, .. }
-                    if crate::tools::result_says_interrupted(content))
-            })
-    })
-}

@@ -4,7 +4,7 @@
 
 use super::lock;
 use super::turn::Session;
-use crate::conversation::ContentBlock;
+use crate::conversation::{ContentBlock, Message, Role};
 
 /// Sent with every user message while plan mode is on.
 const PLAN_MODE_NOTE: &str = "<system-reminder>Plan mode is on: you may read and search, and run read-only commands, but \
@@ -51,4 +51,17 @@ impl Session {
         content.extend(hook_blocks);
         self.push_user(content);
     }
+}
+
+/// A saved conversation that ends with the results of calls the user interrupted, and no answer after them: the
+/// next prompt tells the model so, as it would have before the restart.
+pub(super) fn ends_interrupted(messages: &[Message]) -> bool {
+    messages.last().is_some_and(|last| {
+        last.role == Role::User
+            && last.content.iter().all(|block| matches!(block, ContentBlock::ToolResult { .. }))
+            && last.content.iter().any(|block| {
+                matches!(block, ContentBlock::ToolResult { content, is_error: true, .. }
+                    if crate::tools::result_says_interrupted(content))
+            })
+    })
 }
