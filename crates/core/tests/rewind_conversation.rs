@@ -48,6 +48,18 @@ async fn turn(handle: &mut AgentHandle, prompt: &str) {
     while !matches!(next(handle).await, Event::TurnFinished(_)) {}
 }
 
+/// A turn whose tool call the user interrupts as soon as it starts.
+async fn interrupted_turn(handle: &mut AgentHandle, prompt: &str) {
+    handle.ops.send(Op::UserTurn { text: prompt.into() }).unwrap();
+    loop {
+        match next(handle).await {
+            Event::ToolCallStarted { .. } => handle.ops.send(Op::Interrupt).unwrap(),
+            Event::TurnFinished(_) => break,
+            _ => {}
+        }
+    }
+}
+
 async fn points(handle: &mut AgentHandle) -> Vec<RewindPointView> {
     handle.ops.send(Op::ListRewindPoints).unwrap();
     loop {
@@ -158,14 +170,7 @@ async fn a_prompt_sent_after_an_interrupt_is_cut_inside_the_message_it_shares() 
     let log = new_log(data.path(), workspace.path());
     let path = log.path().to_path_buf();
     let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
-    handle.ops.send(Op::UserTurn { text: "run it".into() }).unwrap();
-    loop {
-        match next(&mut handle).await {
-            Event::ToolCallStarted { .. } => handle.ops.send(Op::Interrupt).unwrap(),
-            Event::TurnFinished(_) => break,
-            _ => {}
-        }
-    }
+    interrupted_turn(&mut handle, "run it").await;
     turn(&mut handle, "go on").await;
     turn(&mut handle, "and then").await;
     // "go on" went into the message of the interrupted call's result.
@@ -344,14 +349,7 @@ async fn rewinding_past_an_interrupt_forgets_it_and_rewinding_to_the_prompt_afte
     let log = new_log(data.path(), workspace.path());
     let mut handle = agent::spawn(config(&server, workspace.path(), log, None));
     turn(&mut handle, "first").await;
-    handle.ops.send(Op::UserTurn { text: "run it".into() }).unwrap();
-    loop {
-        match next(&mut handle).await {
-            Event::ToolCallStarted { .. } => handle.ops.send(Op::Interrupt).unwrap(),
-            Event::TurnFinished(_) => break,
-            _ => {}
-        }
-    }
+    interrupted_turn(&mut handle, "run it").await;
     // Back to before the interrupted prompt: the conversation ends with an answer, nothing was interrupted.
     rewind_conversation(&mut handle, 2).await;
     turn(&mut handle, "something else").await;

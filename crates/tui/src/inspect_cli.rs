@@ -1,7 +1,7 @@
 //! `tandem inspect SESSION [N] [--json | --curl]`: the API inspector's record, headless. Without `N`, the list of
 //! the session's model requests (and its subagents'), as a table or, with `--json`, as a JSON array of the same
-//! rows; with `N`, that exchange in full as JSON (`--json`, the default) or as a `curl` command that sends the same request again (`--curl`, the key read from the
-//! environment at run time, never written out).
+//! rows; with `N`, that exchange in full as JSON (`--json`, the default) or as a `curl` command that sends the
+//! same request again (`--curl`, the key read from the environment at run time, never written out).
 
 use clap::Parser;
 
@@ -85,11 +85,7 @@ pub fn list(exchanges: &[(String, Exchange)]) -> String {
         let usage = exchange.usage.unwrap_or_default();
         let status = exchange.status_label();
         let ms = |value: Option<u64>| value.map_or("-".to_owned(), |ms| format!("{ms} ms"));
-        let cost = match (exchange.usage, exchange.cost_usd()) {
-            (None, _) => "-".to_owned(),
-            (Some(_), Some(cost)) => format!("${cost:.4}"),
-            (Some(_), None) => "?".to_owned(),
-        };
+        let cost = exchange.cost_label();
         out.push_str(&format!(
             "{:>4}  {:<8}  {:>4}  {:<18}  {:<22}  {:>3}  {:>6}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>9}\n",
             exchange.id,
@@ -132,7 +128,7 @@ pub fn list_json(exchanges: &[(String, Exchange)]) -> serde_json::Value {
             "first_token_ms": exchange.first_token_ms,
             "total_ms": exchange.total_ms,
             "usage": exchange.usage,
-            "cost_usd": exchange.usage.and_then(|_| exchange.cost_usd()),
+            "cost_usd": exchange.cost_usd(),
         })
     });
     serde_json::Value::Array(rows.collect())

@@ -13,15 +13,13 @@ impl Session {
     /// `/clear`: a new conversation in a new session (its own id and log file); the old session stays saved and
     /// listed, and `--continue` resumes the new one from now on.
     pub(super) fn clear(&mut self) {
-        self.messages.clear();
+        self.replace_conversation(Vec::new());
         self.live_prompts.clear();
         self.untracked_prompts = false;
         self.pending_notes.clear();
         self.compaction_floor = 0;
         self.files = Arc::new(FileState::default());
         self.interrupted = false;
-        self.counter.reset_baseline();
-        self.reported_len = 0;
         self.titled = false;
         self.total_usage = Usage::default();
         self.total_cost = Some(0.0);

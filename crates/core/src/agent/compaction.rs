@@ -215,12 +215,10 @@ impl Session {
                 crate::tools::todo_write::TodoItem::describe(&todos)
             )));
         }
-        self.messages = rebuilt;
+        self.replace_conversation(rebuilt);
         // The prompts were summarized: only files can go back to them now.
         self.live_prompts.clear();
         self.untracked_prompts = false;
-        self.counter.reset_baseline();
-        self.reported_len = self.messages.len();
         // The summary replaced the Read results: the next Read of a file must return its content again.
         self.files.forget_reads();
         if let Some(log) = &mut self.config.session_log

@@ -26,7 +26,7 @@ mod turn;
 mod user_message;
 
 pub use commands::HEADLESS_BUILTINS;
-pub use rewind_ops::REWIND_NOTE_START;
+pub use rewind_ops::{REWIND_NOTE_START, rewind_notes_for_user};
 pub use user_message::INTERRUPTED_NOTE;
 
 use std::collections::HashMap;

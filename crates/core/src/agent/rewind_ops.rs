@@ -171,36 +171,8 @@ impl Session {
             match self.prompt_position(&points, point.seq) {
                 Some(at) => {
                     let kept = cut(&self.messages, at);
-                    // The chosen prompt told the model its previous answer was interrupted: the next one must too.
-                    let after_interrupt = matches!(
-                        self.messages.get(at.0).and_then(|message| message.content.get(at.1)),
-                        Some(crate::conversation::ContentBlock::Text { text }) if text.contains(super::INTERRUPTED_NOTE)
-                    );
                     if !request.dry_run {
-                        self.messages = kept.clone();
-                        self.interrupted = after_interrupt;
-                        self.reported_len = self.reported_len.min(kept.len());
-                        // The last reported size was of the conversation before the cut: the next request is
-                        // estimated whole, so a rewind from a full context is not compacted for what it left.
-                        self.counter.reset_baseline();
-                        // What the model read in the part taken back is not in its context any more: a Read
-                        // must return the file, not "unchanged since you last read it", and an edit needs a
-                        // Read first again.
-                        self.files = std::sync::Arc::new(crate::tools::FileState::default());
-                        // The checklist is the one the kept conversation last wrote.
-                        let todos = crate::tools::todo_write::current_todos(&self.messages).unwrap_or_default();
-                        if todos != self.todos {
-                            self.todos = todos.clone();
-                            self.emit(Event::Todos(todos));
-                        }
-                        if let Some(live) = self.live_prompts.iter().position(|seq| *seq == point.seq) {
-                            self.live_prompts.truncate(live);
-                        }
-                        self.log(&crate::session::SessionLine::Rewind {
-                            keep: kept.len(),
-                            at: crate::session::now_secs(),
-                            to_seq: Some(point.seq),
-                        });
+                        self.take_back_conversation(at, kept.clone(), point.seq);
                     }
                     outcome.messages = Some(kept);
                 }
@@ -219,6 +191,27 @@ impl Session {
             self.pending_notes.push(note);
         }
         Ok(outcome)
+    }
+
+    /// The conversation goes back to `kept`, just before prompt `seq` (which started at `at`), and so does what
+    /// the session knows of it.
+    fn take_back_conversation(&mut self, at: (usize, usize), kept: Vec<Message>, seq: u64) {
+        // The chosen prompt told the model its previous answer was interrupted: the next one must too.
+        self.interrupted = matches!(
+            self.messages.get(at.0).and_then(|message| message.content.get(at.1)),
+            Some(crate::conversation::ContentBlock::Text { text }) if text.contains(super::INTERRUPTED_NOTE)
+        );
+        self.replace_conversation(kept);
+        // What the model read in the part taken back is not in its context any more: a Read must return the
+        // file, not "unchanged since you last read it", and an edit needs a Read first again.
+        self.files = std::sync::Arc::new(crate::tools::FileState::default());
+        // The checklist is the one the kept conversation last wrote.
+        self.set_todos(crate::tools::todo_write::current_todos(&self.messages).unwrap_or_default());
+        if let Some(live) = self.live_prompts.iter().position(|live| *live == seq) {
+            self.live_prompts.truncate(live);
+        }
+        let keep = self.messages.len();
+        self.log(&crate::session::SessionLine::Rewind { keep, at: crate::session::now_secs(), to_seq: Some(seq) });
     }
 }
 
@@ -303,6 +296,27 @@ fn model_note(outcome: &RewindOutcome) -> String {
     note
 }
 
+/// The rewind notes a prompt's text carries ([`model_note`]), worded for the user: a front end showing a saved
+/// conversation shows them as notices, not as something the user typed.
+pub fn rewind_notes_for_user(text: &str) -> Vec<String> {
+    const END: &str = "</system-reminder>";
+    let mut notes = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(REWIND_NOTE_START) {
+        let note = &rest[start + "<system-reminder>".len()..];
+        let end = note.find(END).unwrap_or(note.len());
+        // Told to the model about the user; shown to the user about what they did.
+        let said = note[..end]
+            .trim()
+            .replacen("The user rewound", "Rewound", 1)
+            .replace("their prompt", "your prompt")
+            .replace("the user kept", "you kept");
+        notes.push(format!("↺ {said}"));
+        rest = &note[end..];
+    }
+    notes
+}
+
 /// The last text block of a user message before `before` — (message, block) — that sent `prompt`: its text is
 /// the prompt, possibly after notes tandem put in front of it.
 fn last_prompt_block(messages: &[Message], prompt: &str, before: (usize, usize)) -> Option<(usize, usize)> {
@@ -371,5 +385,26 @@ mod tests {
         assert_eq!(kept.len(), 3);
         assert_eq!(kept[2].content, vec![result]);
         assert_eq!(cut(&messages, (0, 0)), Vec::<Message>::new());
+    }
+
+    #[test]
+    fn the_models_note_reads_to_the_user_as_what_they_did() {
+        let outcome = RewindOutcome {
+            prompt: "write notes".into(),
+            messages: Some(Vec::new()),
+            restored: vec!["notes.md".into()],
+            partly: vec!["notes.md".into()],
+            ..RewindOutcome::default()
+        };
+        let note = model_note(&outcome);
+        let text = format!("{note}\n{note}\n\nwhat changed?");
+        let shown = rewind_notes_for_user(&text);
+        assert_eq!(shown.len(), 2);
+        assert_eq!(
+            shown[0],
+            "↺ Rewound to just before your prompt \"write notes\". The conversation after it was taken back. These \
+             files were put back as they were then: notes.md. Of these, only some changes went back (you kept the \
+             rest as it was): notes.md."
+        );
     }
 }

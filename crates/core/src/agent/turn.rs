@@ -449,10 +449,24 @@ impl Session {
     pub(super) fn report_todos(&mut self, from: usize) {
         let recent = &self.messages[from.min(self.messages.len())..];
         let Some(todos) = crate::tools::todo_write::current_todos(recent) else { return };
+        self.set_todos(todos);
+    }
+
+    /// The checklist is now `todos`; front ends are told when it changed.
+    pub(super) fn set_todos(&mut self, todos: Vec<crate::tools::todo_write::TodoItem>) {
         if todos != self.todos {
             self.todos = todos.clone();
             self.emit(Event::Todos(todos));
         }
+    }
+
+    /// Puts `messages` in place of the conversation (compacted, rewound, cleared). The last reported size was
+    /// the old conversation's, so the next request is estimated whole (a conversation cut short is not
+    /// compacted for what it no longer holds).
+    pub(super) fn replace_conversation(&mut self, messages: Vec<Message>) {
+        self.messages = messages;
+        self.reported_len = self.messages.len();
+        self.counter.reset_baseline();
     }
 
     pub(super) fn next_turn_id(&mut self) -> u64 {

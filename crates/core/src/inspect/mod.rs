@@ -108,6 +108,16 @@ impl Exchange {
         }
     }
 
+    /// The cost as lists show it: `-` when no usage came (a failure costs nothing), `?` when the model's prices
+    /// are not known.
+    pub fn cost_label(&self) -> String {
+        match (self.usage, self.cost_usd()) {
+            (None, _) => "-".to_owned(),
+            (Some(_), Some(cost)) => format!("${cost:.4}"),
+            (Some(_), None) => "?".to_owned(),
+        }
+    }
+
     /// What the response cost at the model's listed prices (`None`: no usage, or prices unknown).
     pub fn cost_usd(&self) -> Option<f64> {
         crate::models::lookup(&self.model).cost(self.usage.as_ref()?)
@@ -117,12 +127,12 @@ impl Exchange {
 /// Writes a session's exchanges.
 #[derive(Debug)]
 pub struct Recorder {
-    /// Changes when `/clear` starts a new session ([`Recorder::move_to`]).
+    /// Changes when `/clear` starts a new session ([`Recorder::move_to`]); held while a line is written, so
+    /// that ids follow the order lines are written in.
     file: Mutex<PathBuf>,
     next_id: AtomicU64,
     /// The prompt requests are made for now.
     turn: AtomicU64,
-    lock: Mutex<()>,
 }
 
 impl Recorder {
@@ -131,21 +141,15 @@ impl Recorder {
     pub fn new(dir: &Path) -> Recorder {
         let file = dir.join(REQUESTS_FILE);
         let written = count_lines(&file);
-        Recorder {
-            file: Mutex::new(file),
-            next_id: AtomicU64::new(written + 1),
-            turn: AtomicU64::new(0),
-            lock: Mutex::new(()),
-        }
+        Recorder { file: Mutex::new(file), next_id: AtomicU64::new(written + 1), turn: AtomicU64::new(0) }
     }
 
     /// Records from now on in the session whose directory is `dir` (`/clear` started it), numbered from there.
     pub fn move_to(&self, dir: &Path) {
-        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let file = dir.join(REQUESTS_FILE);
+        let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *file = dir.join(REQUESTS_FILE);
         self.next_id.store(count_lines(&file) + 1, Ordering::SeqCst);
         self.turn.store(0, Ordering::SeqCst);
-        *self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = file;
     }
 
     /// Requests from now on are made for prompt `turn`.
@@ -189,17 +193,16 @@ impl Recorder {
     /// Appends a finished attempt (numbered now, so that ids follow the order they are written in).
     pub fn finish(&self, mut attempt: Attempt) {
         attempt.exchange.total_ms = attempt.started.elapsed().as_millis() as u64;
-        let _guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let path = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         attempt.exchange.id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let Ok(line) = serde_json::to_string(&attempt.exchange) else { return };
-        let path = self.path();
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&path)
+            .open(&*path)
             .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
         if let Err(err) = written {
             tracing::warn!(file = %path.display(), "the request record could not be written: {err}");

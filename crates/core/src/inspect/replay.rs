@@ -38,6 +38,7 @@ pub async fn replay(
             let content = message.to_message();
             ReplayAnswer {
                 request,
+                edited,
                 text: content.text(),
                 tool_calls: content.tool_uses().map(|(_, name, input)| format!("{name} {input}")).collect(),
                 usage: Some(message.usage),
@@ -49,7 +50,14 @@ pub async fn replay(
                 record.end(Some((error.clone(), status)), None);
                 recorder.finish(record);
             }
-            ReplayAnswer { request, text: String::new(), tool_calls: Vec::new(), usage: None, error: Some(error) }
+            ReplayAnswer {
+                request,
+                edited,
+                text: String::new(),
+                tool_calls: Vec::new(),
+                usage: None,
+                error: Some(error),
+            }
         }
     };
     let _ = events.send(Event::Replayed(reply));

@@ -80,6 +80,8 @@ pub struct RewindOutcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplayAnswer {
     pub request: u64,
+    /// The body was edited before it was sent.
+    pub edited: bool,
     pub text: String,
     /// The tool calls it asked for (`name input`), not run.
     pub tool_calls: Vec<String>,

@@ -38,6 +38,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use file_state::FileState;
+pub use registry::ToolRegistry;
 
 /// A call the user's interrupt stopped before it ran (its whole result).
 pub const NOT_RUN_INTERRUPTED: &str = "Not run: interrupted by the user.";
@@ -49,7 +50,6 @@ pub const COMMAND_INTERRUPTED: &str = "Command was interrupted by the user and k
 pub fn result_says_interrupted(content: &str) -> bool {
     content == NOT_RUN_INTERRUPTED || content.lines().any(|line| line == COMMAND_INTERRUPTED)
 }
-pub use registry::ToolRegistry;
 
 /// How much harm a tool call can do; shown in the permission dialog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

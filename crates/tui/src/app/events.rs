@@ -285,8 +285,7 @@ impl App {
                 self.working = false;
                 self.status.working_since = None;
                 self.status.retry = None;
-                // "interrupting…" is over once the turn is.
-                if self.status.notice.as_ref().is_some_and(|flash| flash.text == "interrupting…") {
+                if self.status.notice.as_ref().is_some_and(|flash| flash.text == super::INTERRUPTING) {
                     self.status.notice = None;
                 }
                 self.finish_streaming();

@@ -19,20 +19,13 @@ pub struct Inspector {
     /// The selected request's detail, while open.
     pub detail: Option<Detail>,
     /// Answers to replays of requests (by number), newest last; shown in the request's response tab.
-    pub replays: Vec<Replay>,
-    /// Replays sent and not answered yet: the request, and whether its body was edited.
-    pub waiting: Vec<(u64, bool)>,
+    pub replays: Vec<ReplayAnswer>,
+    /// Replays sent and not answered yet.
+    pub waiting: Vec<u64>,
     /// A replay was recorded since the list was read: read it again (the replay is a request of its own).
     pub stale: bool,
     /// The request whose body is open in `$EDITOR`, to replay as edited.
     pub editing: Option<u64>,
-}
-
-/// A replay's answer, and whether the request was edited before it was sent.
-#[derive(Clone, Debug)]
-pub struct Replay {
-    pub answer: ReplayAnswer,
-    pub edited: bool,
 }
 
 /// The detail view of one request.
@@ -120,12 +113,10 @@ impl App {
     pub(crate) fn on_replayed(&mut self, answer: ReplayAnswer) {
         let request = answer.request;
         let Some(inspector) = &mut self.inspector else { return };
-        // Answers come in the order the replays were sent.
-        let edited = match inspector.waiting.iter().position(|(waiting, _)| *waiting == request) {
-            Some(at) => inspector.waiting.remove(at).1,
-            None => false,
-        };
-        inspector.replays.push(Replay { answer, edited });
+        if let Some(at) = inspector.waiting.iter().position(|waiting| *waiting == request) {
+            inspector.waiting.remove(at);
+        }
+        inspector.replays.push(answer);
         inspector.stale = true;
         self.flash(format!("request {request} replayed: its answer is in the response tab"));
     }
@@ -153,7 +144,7 @@ impl App {
             return Vec::new();
         };
         let headers = exchange.request_headers.clone();
-        inspector.waiting.push((id, edited));
+        inspector.waiting.push(id);
         if let Some(detail) = &mut inspector.detail {
             detail.tab = Tab::Response;
             detail.scroll = 0;
@@ -379,11 +370,11 @@ impl Inspector {
                 let laid_out = self.detail.as_ref().is_some_and(|detail| detail.events_laid_out);
                 // Replays first, newest at the top, then the recorded response under one heading.
                 let mut lines = Vec::new();
-                if self.waiting.iter().any(|(waiting, _)| *waiting == exchange.id) {
+                if self.waiting.contains(&exchange.id) {
                     lines.push((LineKind::Dim, "Replaying… (the answer appears here)".to_owned()));
                 }
-                let replays: Vec<&Replay> =
-                    self.replays.iter().filter(|replay| replay.answer.request == exchange.id).collect();
+                let replays: Vec<&ReplayAnswer> =
+                    self.replays.iter().filter(|answer| answer.request == exchange.id).collect();
                 for (index, replay) in replays.iter().enumerate().rev() {
                     lines.extend(replay_lines(replay, index + 1));
                     lines.push((LineKind::Plain, String::new()));
@@ -445,9 +436,8 @@ fn request_lines(exchange: &Exchange, fold: Option<usize>) -> Vec<(LineKind, Str
 }
 
 /// A replay's answer (the `number`th of its request), above the recorded one.
-fn replay_lines(replay: &Replay, number: usize) -> Vec<(LineKind, String)> {
-    let answer = &replay.answer;
-    let edited = if replay.edited { ", edited" } else { "" };
+fn replay_lines(answer: &ReplayAnswer, number: usize) -> Vec<(LineKind, String)> {
+    let edited = if answer.edited { ", edited" } else { "" };
     let mut lines = vec![(LineKind::Heading, format!("replay {number}{edited} (tools not run):"))];
     if let Some(error) = &answer.error {
         lines.push((LineKind::Removed, format!("error: {error}")));

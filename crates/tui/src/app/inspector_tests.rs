@@ -156,6 +156,7 @@ fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
     assert!(screen(&app).contains("Replaying…"), "{}", screen(&app));
     let answer = ReplayAnswer {
         request: 3,
+        edited: false,
         text: "A different answer.".into(),
         tool_calls: vec!["Write {\"file_path\":\"x\"}".into()],
         usage: Some(Usage { input_tokens: 7, ..Usage::default() }),
@@ -183,7 +184,7 @@ fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
     app.update(key(KeyCode::Char('e')), Instant::now());
     let edited = app.inspector.as_ref().unwrap().requests[2].1.request_body.clone().unwrap().to_string();
     app.update(Input::EditorResult(Ok(edited)), Instant::now());
-    let second = ReplayAnswer { text: "The edited answer.".into(), tool_calls: Vec::new(), ..answer };
+    let second = ReplayAnswer { text: "The edited answer.".into(), tool_calls: Vec::new(), edited: true, ..answer };
     super::tests::core(&mut app, Event::Replayed(second));
     let text = screen(&app);
     let newest = text.find("replay 2, edited (tools not run):").expect(&text);

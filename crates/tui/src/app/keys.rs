@@ -164,7 +164,7 @@ impl App {
                 return Vec::new();
             }
             (KeyCode::Esc, _) if self.working => {
-                self.flash("interrupting…");
+                self.flash(super::INTERRUPTING);
                 return vec![Effect::Op(Op::Interrupt)];
             }
             (KeyCode::Esc, _)

@@ -186,6 +186,8 @@ pub struct App {
 
 /// How long a transient status message stays.
 const FLASH: std::time::Duration = std::time::Duration::from_secs(4);
+/// Said while an interrupt is on its way; taken down when the turn ends.
+const INTERRUPTING: &str = "interrupting…";
 
 impl App {
     pub fn new(theme: Theme, editor: Editor, status: StatusInfo, cwd: PathBuf) -> App {

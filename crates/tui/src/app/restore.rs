@@ -38,7 +38,7 @@ impl App {
                         );
                     }
                     (Role::User, ContentBlock::Text { text }) => {
-                        for note in rewind_notes(text) {
+                        for note in tandem_core::agent::rewind_notes_for_user(text) {
                             self.notice(NoticeKind::Info, note);
                         }
                         let text = strip_reminders(text);
@@ -87,26 +87,6 @@ impl App {
     pub fn resumed_notice(&mut self, title: &str) {
         self.notice(NoticeKind::Info, format!("Resumed session: {title}"));
     }
-}
-
-/// What the model was told of rewinds with a prompt (`tandem_core::agent::REWIND_NOTE_START`), in the user's
-/// words: the transcript shows them as notices, not as part of what the user typed.
-fn rewind_notes(text: &str) -> Vec<String> {
-    let mut notes = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(tandem_core::agent::REWIND_NOTE_START) {
-        let note = &rest[start + "<system-reminder>".len()..];
-        let end = note.find("</system-reminder>").unwrap_or(note.len());
-        // Told to the model about the user; shown to the user about what they did.
-        let said = note[..end]
-            .trim()
-            .replacen("The user rewound", "Rewound", 1)
-            .replace("their prompt", "your prompt")
-            .replace("the user kept", "you kept");
-        notes.push(format!("↺ {said}"));
-        rest = &note[end..];
-    }
-    notes
 }
 
 /// Removes the `<system-reminder>` notes tandem adds to user messages (plan mode), which the user never typed.

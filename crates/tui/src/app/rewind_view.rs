@@ -199,12 +199,10 @@ impl App {
             Some(_) => "Rewound the conversation to just before this prompt (it is back in the input).".to_owned(),
             None => "Rewound.".to_owned(),
         }];
-        let put_back: Vec<&String> = outcome.restored.iter().filter(|path| !outcome.removed.contains(path)).collect();
+        let put_back: Vec<&str> =
+            outcome.restored.iter().filter(|path| !outcome.removed.contains(path)).map(String::as_str).collect();
         if !put_back.is_empty() {
-            said.push(format!(
-                "Files put back: {}.",
-                put_back.iter().map(|path| path.as_str()).collect::<Vec<_>>().join(", ")
-            ));
+            said.push(format!("Files put back: {}.", put_back.join(", ")));
         }
         if !outcome.removed.is_empty() {
             said.push(format!("Removed (created since): {}.", outcome.removed.join(", ")));

@@ -200,12 +200,7 @@ fn render_list(inspector: &Inspector, area: Rect, buf: &mut Buffer, theme: &Them
         let status = exchange.status_label();
         let latency = format!("{}ms", exchange.first_token_ms.or(exchange.first_event_ms).unwrap_or(exchange.total_ms));
         let turn = if exchange.turn == 0 { "-".to_owned() } else { exchange.turn.to_string() };
-        // A failure without usage cost nothing; "?" is a price not known.
-        let cost = match (exchange.usage, exchange.cost_usd()) {
-            (None, _) => "-".to_owned(),
-            (Some(_), Some(cost)) => format!("${cost:.4}"),
-            (Some(_), None) => "?".to_owned(),
-        };
+        let cost = exchange.cost_label();
         let text = if wide {
             format!(
                 "{:>4} {:>4} {:<14} {:<24} {:>3} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}",
