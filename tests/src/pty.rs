@@ -42,6 +42,8 @@ pub mod keys {
     pub const LEFT: &str = "\x1b[D";
     pub const PAGE_UP: &str = "\x1b[5~";
     pub const PAGE_DOWN: &str = "\x1b[6~";
+    pub const HOME: &str = "\x1b[H";
+    pub const CTRL_U: &str = "\x15";
 }
 
 /// The primary device attributes query (`ESC [ c`) crossterm sends to detect keyboard enhancement support.

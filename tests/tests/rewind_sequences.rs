@@ -62,6 +62,11 @@ fn rewind_and_inspect_after_a_dialog_an_interrupt_a_resize_and_a_suspend() {
     pty.expect("the inspector back after fg", |screen| screen.contains("API inspector · 3 requests"));
     pty.send(keys::ENTER);
     pty.expect_text("POST ");
+    // The response's events fold and unfold after the suspend too.
+    pty.send(keys::TAB);
+    pty.expect_text("f lay events out");
+    pty.send("f");
+    pty.expect_text("f one line an event");
     pty.send(keys::ESC);
     pty.expect("back at the list", |screen| screen.contains("enter open"));
     pty.send(keys::ESC);
@@ -85,6 +90,29 @@ fn rewind_and_inspect_after_a_dialog_an_interrupt_a_resize_and_a_suspend() {
     // And the session goes on.
     submit(&pty, "short please");
     expect_idle_with(&pty, "Short answer.");
+
+    // A conversation rewind to the interrupted prompt: it and the prompt after it can then only have their
+    // files go back, and the conversation choices are refused for them.
+    submit(&pty, "/rewind");
+    pty.expect_text("Rewind to just before a prompt");
+    pty.send(keys::DOWN);
+    pty.send(keys::ENTER);
+    pty.expect_text("Before prompt 2: tell me a story");
+    pty.send("2");
+    pty.expect_text("Rewound the conversation to just before this prompt");
+    pty.send(keys::CTRL_U);
+    double_esc(&pty);
+    let list = pty.expect_text("(files only) short please");
+    assert!(list.contains("(files only) tell me a story") && !list.contains("(files only) write the plan"), "{list}");
+    pty.send(keys::HOME);
+    pty.send(keys::ENTER);
+    pty.expect_text("(not in the conversation any more)");
+    pty.send("1");
+    pty.expect_text("only its files can go back");
+    pty.send(keys::ESC);
+    pty.expect_text("enter preview");
+    pty.send(keys::ESC);
+    pty.expect("the list closed", |screen| !screen.contains("Rewind to just before a prompt"));
     pty.send(keys::CTRL_C);
     pty.send(keys::CTRL_C);
     assert!(pty.wait_exit(Duration::from_secs(10)).is_some(), "the app quits");
