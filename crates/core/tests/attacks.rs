@@ -80,6 +80,36 @@ fn dangerous_options_parser_tricks_and_two_step_attacks_do_nothing() {
     run_all("options (strict)", &strict, true);
 }
 
+/// The sandbox holds even where the analyser would be wrong: every read attempt, run as if it had been judged
+/// read-only, and every write attempt, as if judged a workspace write (`acceptEdits`), run in the sandbox of that
+/// grant; no secret may be printed and nothing outside the workspace or protected inside it may change.
+#[test]
+fn wrong_allows_cant_reach_a_secret_or_a_protected_path_in_the_sandbox() {
+    if !attacks::harness::can_sandbox() {
+        return;
+    }
+    use tandem_core::sandbox::Grant;
+    let mut violations = Vec::new();
+    let reads = read_attempts();
+    for steps in &reads {
+        let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+        violations.extend(attacks::harness::attack_as_if_allowed(DefaultMode, Grant::ReadOnly, &steps));
+    }
+    let writes = write_attempts();
+    for steps in &writes {
+        let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+        violations.extend(attacks::harness::attack_as_if_allowed(AcceptEdits, Grant::WorkspaceWrite, &steps));
+        violations.extend(attacks::harness::attack_as_if_allowed(AcceptEdits, Grant::UserRule, &steps));
+    }
+    eprintln!(
+        "sandbox, as if allowed: {} reads, {} writes (twice), {} violations",
+        reads.len(),
+        writes.len(),
+        violations.len()
+    );
+    assert!(violations.is_empty(), "SECURITY: {} violations:\n{}", violations.len(), violations.join("\n"));
+}
+
 #[test]
 fn file_tools_never_read_or_write_past_the_policy() {
     let attacks = file_tool_attacks();

@@ -12,6 +12,7 @@ pub mod mcp_cli;
 pub mod sdk;
 pub mod setup;
 pub mod setup_mcp;
+pub mod setup_sandbox;
 pub mod setup_web;
 pub mod stream_json;
 pub mod tui;

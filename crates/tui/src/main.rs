@@ -10,6 +10,7 @@ use tandem_tui::headless::{self, HeadlessOptions};
 use tandem_tui::setup;
 
 fn main() -> ExitCode {
+    tandem_core::sandbox::harden_self();
     quiet_for_caught_panics();
     if std::env::args().nth(1).as_deref() == Some("sessions") {
         return list_sessions();

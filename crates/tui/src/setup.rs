@@ -14,7 +14,6 @@ use tandem_core::permissions::{
 use tandem_core::prompt::{self, PromptOptions};
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::retry::RetryPolicy;
-use tandem_core::sandbox::{self, SandboxMode, SandboxPolicy, Support};
 use tandem_core::session::{self, SessionMeta, SessionWriter};
 use tandem_core::tools::ToolRegistry;
 use tandem_core::tools::save_memory::SaveMemoryTool;
@@ -138,9 +137,6 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let denied = removed.clone();
     tools.retain(move |name| !denied.iter().any(|rule| rule_removes(rule, name)));
 
-    let sandbox = sandbox_policy(cli, &file, &cwd, &extra_dirs, &mut notices)?;
-    permissions.sandboxed = sandbox.is_some();
-
     if let Some(max) = cli.max_budget_usd
         && !(max > 0.0 && max.is_finite())
     {
@@ -192,6 +188,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     // Every project's transcripts are off limits to reads, except this session's own saved outputs.
     let own_outputs = session_log.path().with_extension("");
     permissions.workspace = permissions.workspace.clone().with_data_dir(&paths.data_dir, &[own_outputs]);
+    let sandbox = crate::setup_sandbox::confinement(cli, &file, &settings, &mut permissions, &mut notices)?;
     let mut shell_env = file.shell_environment_policy.clone().unwrap_or_default();
     shell_env.secrets.extend(resolved.endpoint.api_key_env.iter().cloned());
     shell_env.secrets.extend(file.providers.values().filter_map(|entry| entry.api_key_env.clone()));
@@ -539,45 +536,6 @@ fn is_uuid(text: &str) -> bool {
             .iter()
             .zip([8, 4, 4, 4, 12])
             .all(|(group, len)| group.len() == len && group.chars().all(|ch| ch.is_ascii_hexdigit()))
-}
-
-/// The sandbox for Bash commands: `--sandbox` > `sandbox` in config.toml > off. Without kernel support it is an
-/// error, unless `allow_unsandboxed = true` in config.toml, which runs without it and says so.
-fn sandbox_policy(
-    cli: &Cli,
-    file: &config::ConfigFile,
-    cwd: &std::path::Path,
-    extra_dirs: &[PathBuf],
-    notices: &mut Vec<String>,
-) -> Result<Option<SandboxPolicy>, SetupError> {
-    let Some(text) = cli.sandbox.clone().or_else(|| file.sandbox.clone()) else { return Ok(None) };
-    let mode = SandboxMode::parse(&text)
-        .ok_or_else(|| SetupError(format!("invalid sandbox mode {text:?}: use off, read-only or workspace-write")))?;
-    if mode == SandboxMode::Off {
-        return Ok(None);
-    }
-    match sandbox::support() {
-        Support::Full { .. } => {}
-        Support::Partial { abi, missing } => {
-            notices.push(format!("Sandbox: this kernel's Landlock (ABI {abi}) lacks {missing}; the rest is enforced."))
-        }
-        Support::Unavailable(why) => {
-            if file.allow_unsandboxed == Some(true) {
-                notices.push(format!(
-                    "Sandbox {mode} is unavailable ({why}): commands run WITHOUT a sandbox (allow_unsandboxed = true)."
-                ));
-                return Ok(None);
-            }
-            return Err(SetupError(format!(
-                "the {mode} sandbox is unavailable here ({why}); run without --sandbox, or set allow_unsandboxed = true in config.toml to run unsandboxed"
-            )));
-        }
-    }
-    let mut writable_roots = vec![cwd.to_path_buf()];
-    writable_roots.extend(extra_dirs.iter().cloned());
-    let policy = SandboxPolicy::with_private_temp(mode, writable_roots, file.sandbox_network.unwrap_or(true))
-        .map_err(|err| SetupError(format!("cannot create the sandbox's private temp dir: {err}")))?;
-    Ok(Some(policy))
 }
 
 #[cfg(test)]

@@ -39,7 +39,8 @@ impl Session {
             last = whole.end();
             let input = json!({ "command": line.as_str() });
             let bash = crate::tools::bash::BashTool;
-            match lock(&self.shared.policy).decide(&bash, &input) {
+            let (decision, grant) = lock(&self.shared.policy).decide_with_grant(&bash, &input);
+            match decision {
                 Decision::Allow => {}
                 Decision::Deny { reason } => {
                     self.emit(Event::Info {
@@ -62,7 +63,7 @@ impl Session {
             }
             let mut ctx = ToolContext::new(self.config.cwd.clone());
             ctx.shell_env = self.config.shell_env.clone();
-            ctx.sandbox = self.config.sandbox.clone();
+            ctx.sandbox = self.config.sandbox.as_ref().and_then(|confinement| confinement.policy_for(grant));
             let output = bash.run(input, &ctx).await;
             out.push_str(output.content.trim_end());
         }

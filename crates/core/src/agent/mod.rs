@@ -57,8 +57,8 @@ pub struct AgentConfig {
     /// Spend allowed for the session, in US dollars.
     pub max_budget_usd: Option<f64>,
     pub retry: RetryPolicy,
-    /// Bash commands run under this sandbox, when set.
-    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// The session's sandbox: each Bash call runs in the policy its grant calls for. `None`: no sandbox.
+    pub sandbox: Option<Arc<crate::sandbox::Confinement>>,
     /// The environment of the processes the session starts (secrets removed).
     pub shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
     /// Where "always, everywhere" answers are saved (`settings.json` in it).

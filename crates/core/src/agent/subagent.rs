@@ -46,7 +46,7 @@ pub(super) struct Launcher {
     tools: ToolRegistry,
     cwd: std::path::PathBuf,
     retry: crate::provider::retry::RetryPolicy,
-    sandbox: Option<crate::sandbox::SandboxPolicy>,
+    sandbox: Option<Arc<crate::sandbox::Confinement>>,
     shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
     config_dir: std::path::PathBuf,
     hooks: Arc<crate::hooks::HookEngine>,

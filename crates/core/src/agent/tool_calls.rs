@@ -17,6 +17,7 @@ use crate::hooks::{HookBase, HookEngine, HookEvent, Verdict};
 use crate::permissions::Decision;
 use crate::permissions::PermissionMode;
 use crate::protocol::{Event, PermissionDenial, ToolCallStatus};
+use crate::sandbox::Grant;
 use crate::tools::ask_user::{ASK_USER_QUESTION, EXIT_PLAN_MODE};
 use crate::tools::write::WriteTool;
 use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, diff};
@@ -62,6 +63,8 @@ enum Prepared {
         tool: Arc<dyn Tool>,
         input: Value,
         notes: Vec<String>,
+        /// Why it runs: the sandbox holds a Bash command to it.
+        grant: Grant,
     },
     /// The user allowed an Edit/Write with content of their own (some hunks, or edited in $EDITOR).
     Modified {
@@ -213,9 +216,10 @@ impl ToolRunner<'_> {
             notes = outcome.context;
             verdict = outcome.verdict;
         }
-        let (decision, mode) = {
+        let (decision, mode, mut grant) = {
             let policy = lock(&self.shared.policy);
-            (policy.decide(tool.as_ref(), &input), policy.mode)
+            let (decision, grant) = policy.decide_with_grant(tool.as_ref(), &input);
+            (decision, policy.mode, grant)
         };
         let decision = match user_decision(tool.name(), decision, mode) {
             Ok(decision) => decision,
@@ -227,7 +231,11 @@ impl ToolRunner<'_> {
                 let reason = if reason.is_empty() { "no reason given".to_owned() } else { reason };
                 return deny(call, format!("A PreToolUse hook denied this {} call: {reason}", call.name), denials);
             }
-            (decision, Some((Verdict::Allow, _))) if hook_may_allow(&decision, mode) => Decision::Allow,
+            (decision, Some((Verdict::Allow, _))) if hook_may_allow(&decision, mode) => {
+                // The user's hook allowed it: held to what the user's own rules get.
+                grant = hook_grant(grant);
+                Decision::Allow
+            }
             (Decision::Allow, Some((Verdict::Ask, _))) if mode == PermissionMode::DontAsk => {
                 return deny(
                     call,
@@ -257,7 +265,7 @@ impl ToolRunner<'_> {
                         let _ = self.events.send(Event::ToolCallPreview { call_id: call.id.clone(), preview });
                     }
                 }
-                Prepared::Ready { tool, input, notes }
+                Prepared::Ready { tool, input, notes, grant }
             }
             Decision::Deny { reason } => deny(call, reason, denials),
             Decision::Ask { suggested_rule, reason } => {
@@ -284,18 +292,20 @@ impl ToolRunner<'_> {
                                 Ok(tool) => tool,
                                 Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
                             };
-                            let (decision, mode) = {
+                            let (decision, mode, grant) = {
                                 let policy = lock(&self.shared.policy);
-                                (policy.decide(tool.as_ref(), &updated), policy.mode)
+                                let (decision, grant) = policy.decide_with_grant(tool.as_ref(), &updated);
+                                (decision, policy.mode, grant)
                             };
                             let decision = match user_decision(tool.name(), decision, mode) {
                                 Ok(decision) => decision,
                                 Err(message) => return failed(message),
                             };
                             match decision {
-                                Decision::Allow => return Prepared::Ready { tool, input: updated, notes },
+                                Decision::Allow => return Prepared::Ready { tool, input: updated, notes, grant },
                                 decision if hook_may_allow(&decision, mode) => {
-                                    return Prepared::Ready { tool, input: updated, notes };
+                                    let grant = hook_grant(grant);
+                                    return Prepared::Ready { tool, input: updated, notes, grant };
                                 }
                                 Decision::Deny { reason } => return deny(call, reason, denials),
                                 Decision::Ask { suggested_rule, reason } => {
@@ -327,9 +337,9 @@ impl ToolRunner<'_> {
     /// Runs a prepared call, streaming its live output; returns the output, its status and duration.
     async fn execute(&self, call: &Call, step: Prepared) -> (ToolOutput, ToolCallStatus, u64) {
         let started = Instant::now();
-        let (tool, input, notes) = match step {
+        let (tool, input, notes, grant) = match step {
             Prepared::Finished { output, status } => return (output, status, 0),
-            Prepared::Ready { tool, input, notes } => (tool, input, notes),
+            Prepared::Ready { tool, input, notes, grant } => (tool, input, notes, grant),
             Prepared::Modified { input, content, note } => {
                 let output = write_modified(&input, content, &note, &self.context).await;
                 let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
@@ -338,6 +348,8 @@ impl ToolRunner<'_> {
         };
         let (live_tx, mut live_rx) = mpsc::unbounded_channel::<String>();
         let mut context = self.context.clone();
+        // Each call runs in the sandbox its grant calls for (a Bash command; other tools ignore it).
+        context.sandbox = self.context.confinement.as_ref().and_then(|confinement| confinement.policy_for(grant));
         context.live_output = Some(live_tx);
         context.call_id = Some(call.id.clone());
         let events = self.events.clone();
@@ -365,6 +377,12 @@ impl ToolRunner<'_> {
         };
         (output, status, started.elapsed().as_millis() as u64)
     }
+}
+
+/// The grant of a call a hook allowed: the hook is the user's own configuration, so the call gets what a rule of
+/// theirs would (an excluded command stays outside the sandbox, as with a rule).
+fn hook_grant(grant: Grant) -> Grant {
+    if grant == Grant::Excluded { grant } else { Grant::UserRule }
 }
 
 /// Writes the user's version of a proposed Edit/Write and tells the model exactly what changed on disk.

@@ -336,7 +336,8 @@ impl Session {
                     live_output: None,
                     hidden: lock(&self.shared.policy).hidden_paths(),
                     output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
-                    sandbox: self.config.sandbox.clone(),
+                    sandbox: None,
+                    confinement: self.config.sandbox.clone(),
                     shell_env: self.config.shell_env.clone(),
                     subagents: self
                         .launcher

@@ -13,6 +13,7 @@ use super::policy::source;
 use super::rules::path_matches;
 use super::settings::RuleKind;
 use super::{Decision, PermissionMode, PermissionPolicy};
+use crate::sandbox::Grant;
 
 /// Programs whose "always" rule is the exact command: a prefix rule for them would allow far more than was seen.
 const EXACT_ONLY: &[&str] = &[
@@ -57,12 +58,42 @@ struct Judged {
 }
 
 impl PermissionPolicy {
-    pub(super) fn decide_bash(&self, command: &str, unsandboxed: bool) -> Decision {
+    /// The decision for a Bash call, and when it is an allow, why ([`Grant`]): what the sandbox must hold the
+    /// command to.
+    pub(super) fn decide_bash(&self, command: &str, unsandboxed: bool) -> (Decision, Grant) {
         let analysis = bash::analyze(command);
-        if let Some(reason) = &analysis.blocked {
-            return Decision::Deny {
-                reason: format!("Refused: {reason}. tandem never runs this command, in any mode."),
+        let decision = self.judge_bash(&analysis, unsandboxed);
+        let Decision::Allow = decision.0 else { return decision };
+        // Commands the user keeps out of the sandbox never run unsandboxed on tandem's own judgement.
+        if let Some(excluded) = self.excluded_command(&analysis) {
+            return match decision.1 {
+                Grant::UserRule => (Decision::Allow, Grant::Excluded),
+                _ => (
+                    self.ask_bash(
+                        suggest_bash_rule(&analysis, |cmd| self.allowed_by_rule(cmd)),
+                        Some(format!("{excluded} is in sandbox.excludedCommands, so it would run outside the sandbox")),
+                    ),
+                    Grant::Approved,
+                ),
             };
+        }
+        decision
+    }
+
+    /// The first `sandbox.excludedCommands` entry a simple command of the line matches.
+    fn excluded_command(&self, analysis: &Analysis) -> Option<String> {
+        self.sandbox.excluded_commands.iter().find_map(|entry| {
+            let spec = if entry.contains(':') || entry.contains('*') { entry.clone() } else { format!("{entry}:*") };
+            analysis.commands.iter().any(|cmd| cmd.matches(&spec)).then(|| entry.clone())
+        })
+    }
+
+    fn judge_bash(&self, analysis: &Analysis, unsandboxed: bool) -> (Decision, Grant) {
+        let refused = |decision: Decision| (decision, Grant::Approved);
+        if let Some(reason) = &analysis.blocked {
+            return refused(Decision::Deny {
+                reason: format!("Refused: {reason}. tandem never runs this command, in any mode."),
+            });
         }
         let bash_rules = |kind: RuleKind| self.rules_of(kind).filter(|rule| rule.rule.covers_tool("Bash"));
         for rule in bash_rules(RuleKind::Deny) {
@@ -71,43 +102,54 @@ impl PermissionPolicy {
                 Some(spec) => analysis.commands.iter().any(|cmd| cmd.matches_for_deny(spec)),
             };
             if hit {
-                return Decision::Deny {
+                return refused(Decision::Deny {
                     reason: format!(
                         "Permission to run this command was denied by the rule {}{}.",
                         rule.text,
                         source(rule)
                     ),
-                };
+                });
             }
         }
-        if let Some(reason) = self.denied_read(&analysis) {
-            return Decision::Deny { reason };
+        if let Some(reason) = self.denied_read(analysis) {
+            return refused(Decision::Deny { reason });
         }
-        let suggestion = suggest_bash_rule(&analysis, |cmd| self.allowed_by_rule(cmd));
+        let suggestion = suggest_bash_rule(analysis, |cmd| self.allowed_by_rule(cmd));
         let asked = bash_rules(RuleKind::Ask).any(|rule| match &rule.rule.specifier {
             None => true,
             Some(spec) => analysis.commands.iter().any(|cmd| cmd.matches(spec)),
         });
         if asked {
-            return self.ask("Bash", suggestion, Some("an ask rule matches".into()));
+            return refused(self.ask("Bash", suggestion, Some("an ask rule matches".into())));
+        }
+        if unsandboxed && self.sandboxed && !self.sandbox.allow_unsandboxed_commands {
+            return refused(Decision::Deny {
+                reason: "Running outside the sandbox is switched off (sandbox.allowUnsandboxedCommands is false); \
+                         this command was not run. Do without it, or ask the user to run it themselves."
+                    .into(),
+            });
         }
         if self.mode == PermissionMode::BypassPermissions {
-            return Decision::Allow;
+            return (Decision::Allow, Grant::UserRule);
         }
         if unsandboxed && self.sandboxed {
             // Leaving the sandbox is always the user's call, whatever the rules say.
-            return self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into()));
+            return refused(self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into())));
         }
-        if bash_rules(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none()) {
-            return Decision::Allow;
+        // Plan mode refuses every change, whatever an allow rule says: rules count only outside it.
+        let planning = self.mode == PermissionMode::Plan;
+        if !planning && bash_rules(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none()) {
+            return (Decision::Allow, Grant::UserRule);
         }
         if let Some(reason) = &analysis.always_ask {
-            return self.ask_bash(String::new(), Some(format!("it contains {reason}, which a rule can never allow")));
+            let why = format!("it contains {reason}, which a rule can never allow");
+            return self.ask_or_sandbox(String::new(), Some(why));
         }
         let mut touched: Vec<PathBuf> = Vec::new();
         let mut why_not: Option<String> = None;
         let mut mutates = !analysis.writes.is_empty();
         let mut globbed = false;
+        let mut by_rule = false;
         // Looked up once per line: a PATH that reaches into the workspace makes every bare program name unknown.
         let path_lookup = path_is_outside_the_workspace(&self.workspace);
         for cmd in &analysis.commands {
@@ -116,12 +158,13 @@ impl PermissionPolicy {
             {
                 why_not.get_or_insert_with(|| why.clone());
             }
-            if self.allowed_by_rule(cmd) {
+            if !planning && self.allowed_by_rule(cmd) {
                 // A rule allows the command it names, not a stand-in for it found through PATH, nor the programs
                 // a planted repository configuration would make a reading git command run.
                 if let Err(why) = self.rule_allowed_stays_itself(cmd) {
                     why_not.get_or_insert(why);
                 }
+                by_rule = true;
                 continue;
             }
             match self.auto_allowed(cmd, &mut touched) {
@@ -138,12 +181,12 @@ impl PermissionPolicy {
         // `cp -a` copies, then `> dest/link`).
         for write in &analysis.writes {
             if let Err(why) = self.writable(write, &touched) {
-                return self.ask_bash(suggestion, Some(format!("it writes to {why}")));
+                return self.ask_or_sandbox(suggestion, Some(format!("it writes to {why}")));
             }
         }
         for read in &analysis.reads {
             if let Err(why) = self.readable(read, &touched) {
-                return self.ask_bash(suggestion, Some(format!("it reads {why}")));
+                return self.ask_or_sandbox(suggestion, Some(format!("it reads {why}")));
             }
         }
         let runs_git = analysis.commands.iter().any(|cmd| cmd.argv.first().is_some_and(|p| p == "git"));
@@ -157,9 +200,28 @@ impl PermissionPolicy {
             );
         }
         if why_not.is_none() && (!mutates || self.mode == PermissionMode::AcceptEdits) {
-            return Decision::Allow;
+            let grant = if by_rule {
+                Grant::UserRule
+            } else if mutates {
+                Grant::WorkspaceWrite
+            } else {
+                Grant::ReadOnly
+            };
+            return (Decision::Allow, grant);
         }
-        self.ask_bash(suggestion, why_not)
+        self.ask_or_sandbox(suggestion, why_not)
+    }
+
+    /// Asks about a command the analyser could not allow, unless the user chose to let such commands run in the
+    /// sandbox (`sandbox.autoAllowBashIfSandboxed`): then it runs there, writing only the workspace, offline.
+    fn ask_or_sandbox(&self, suggestion: String, why: Option<String>) -> (Decision, Grant) {
+        let auto = self.sandboxed
+            && self.sandbox.auto_allow_bash_if_sandboxed
+            && matches!(self.mode, PermissionMode::Default | PermissionMode::AcceptEdits);
+        if auto {
+            return (Decision::Allow, Grant::WorkspaceWrite);
+        }
+        (self.ask_bash(suggestion, why), Grant::Approved)
     }
 
     fn rule_allowed_stays_itself(&self, cmd: &SimpleCommand) -> Result<(), String> {

@@ -33,18 +33,19 @@ impl PermissionPolicy {
         if matches(RuleKind::Ask).is_some() {
             return self.ask(name, name.to_owned(), Some("an ask rule matches".into()));
         }
-        if matches(RuleKind::Allow).is_some() || self.mode == PermissionMode::BypassPermissions {
+        if self.mode == PermissionMode::BypassPermissions || tool.is_read_only() {
             return Decision::Allow;
         }
-        if tool.is_read_only() {
-            return Decision::Allow;
-        }
+        // Plan mode refuses every change, whatever an allow rule says (Claude Code does the same).
         if self.mode == PermissionMode::Plan {
             return Decision::Deny {
                 reason: format!(
                     "{name} is not allowed in plan mode: its server does not mark it read-only. Present your plan instead."
                 ),
             };
+        }
+        if matches(RuleKind::Allow).is_some() {
+            return Decision::Allow;
         }
         self.ask(name, name.to_owned(), Some(format!("a tool of the MCP server {server}")))
     }

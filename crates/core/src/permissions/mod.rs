@@ -8,6 +8,7 @@
 pub mod bash;
 mod bash_policy;
 mod command_paths;
+pub mod confine;
 mod git_config;
 pub mod mcp_policy;
 pub mod paths;
@@ -19,7 +20,7 @@ pub mod web_policy;
 use serde::{Deserialize, Serialize};
 
 pub use paths::Workspace;
-pub use policy::PermissionPolicy;
+pub use policy::{PermissionPolicy, SandboxDecisions};
 pub use rules::{Rule, split_rule_list};
 pub use settings::{RuleKind, Scope};
 

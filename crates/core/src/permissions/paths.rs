@@ -138,6 +138,65 @@ impl Workspace {
     }
 }
 
+/// Credentials below the home directory: never readable by a sandboxed command, whatever allowed it.
+const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".azure",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/hub",
+    ".claude/.credentials.json",
+    ".claude/projects",
+];
+/// Files below the home directory that shells and git read on their own: never writable by a sandboxed command.
+const HOME_PROFILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".gitconfig",
+    ".inputrc",
+    ".config/git",
+    ".config/fish",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+];
+
+impl Workspace {
+    /// What a sandboxed command may never read: credentials, tandem's configuration and every project's
+    /// transcripts (the sandbox denies them by path, whether they exist now or not).
+    pub fn secret_paths(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        if let Some(home) = &self.home {
+            paths.extend(HOME_SECRETS.iter().map(|rest| home.join(rest)));
+            paths.push(home.join(".config/tandem"));
+        }
+        paths.extend(self.config_dir.iter().cloned());
+        paths.extend(self.data_dir.iter().cloned());
+        paths
+    }
+
+    /// What a sandboxed command may never write, besides [`Workspace::secret_paths`]: shell and git profiles.
+    pub fn profile_paths(&self) -> Vec<PathBuf> {
+        self.home.iter().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect()
+    }
+}
+
 /// The directory a root's `.git` file (`gitdir: …`) names, resolved.
 fn pointed_git_dir(root: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(root.join(".git")).ok()?;

@@ -10,7 +10,29 @@ use super::paths::Workspace;
 use super::rules::{Rule, path_matches};
 use super::settings::{RuleKind, Scope, SourcedRule};
 use super::{Decision, PermissionMode};
+use crate::sandbox::Grant;
 use crate::tools::Tool;
+
+/// What the `sandbox` settings change in decisions about Bash calls.
+#[derive(Clone, Debug)]
+pub struct SandboxDecisions {
+    /// `sandbox.excludedCommands`: these never run sandboxed, so tandem never runs them on its own judgement.
+    pub excluded_commands: Vec<String>,
+    /// `sandbox.allowUnsandboxedCommands`: whether `dangerouslyDisableSandbox` may be asked for.
+    pub allow_unsandboxed_commands: bool,
+    /// `sandbox.autoAllowBashIfSandboxed`: commands the analyser would ask about run in the sandbox instead.
+    pub auto_allow_bash_if_sandboxed: bool,
+}
+
+impl Default for SandboxDecisions {
+    fn default() -> Self {
+        SandboxDecisions {
+            excluded_commands: Vec::new(),
+            allow_unsandboxed_commands: true,
+            auto_allow_bash_if_sandboxed: false,
+        }
+    }
+}
 
 /// Mode, rules and workspace: everything [`PermissionPolicy::decide`] needs.
 #[derive(Clone, Debug)]
@@ -20,12 +42,21 @@ pub struct PermissionPolicy {
     pub workspace: Workspace,
     /// Bash runs in a sandbox: leaving it (`dangerouslyDisableSandbox`) always asks.
     pub sandboxed: bool,
+    /// What the `sandbox` settings say about deciding (excluded commands, leaving the sandbox, auto-allow).
+    pub sandbox: SandboxDecisions,
     pub(super) home: PathBuf,
 }
 
 impl PermissionPolicy {
     pub fn new(mode: PermissionMode, workspace: Workspace, home: PathBuf) -> Self {
-        PermissionPolicy { mode, rules: Vec::new(), workspace, sandboxed: false, home }
+        PermissionPolicy {
+            mode,
+            rules: Vec::new(),
+            workspace,
+            sandboxed: false,
+            sandbox: SandboxDecisions::default(),
+            home,
+        }
     }
 
     /// A policy for a workspace that is just `cwd`, with the real home directory.
@@ -71,6 +102,21 @@ impl PermissionPolicy {
 
     /// Decides whether `tool` may run with `input`.
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
+        self.decide_with_grant(tool, input).0
+    }
+
+    /// [`PermissionPolicy::decide`], and for an allowed Bash call the reason it may run ([`Grant`]), which the
+    /// sandbox holds the command to. Other tools don't run in the sandbox: their grant is [`Grant::ReadOnly`].
+    pub fn decide_with_grant(&self, tool: &dyn Tool, input: &Value) -> (Decision, Grant) {
+        if tool.name() == "Bash" {
+            let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+            let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);
+            return self.decide_bash(command, unsandboxed);
+        }
+        (self.decide_other(tool, input), Grant::ReadOnly)
+    }
+
+    fn decide_other(&self, tool: &dyn Tool, input: &Value) -> Decision {
         if let Some(server) = tool.mcp_server() {
             return self.decide_mcp(tool, server);
         }
@@ -78,11 +124,6 @@ impl PermissionPolicy {
             crate::tools::web_fetch::WEB_FETCH_TOOL => return self.decide_web_fetch(input),
             crate::tools::web_search::WEB_SEARCH_TOOL => return self.decide_web_search(input),
             _ => {}
-        }
-        if tool.name() == "Bash" {
-            let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-            let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);
-            return self.decide_bash(command, unsandboxed);
         }
         self.decide_file_tool(tool, input)
     }
@@ -134,6 +175,14 @@ impl PermissionPolicy {
                     path.display(),
                     protection.reason(),
                     path.display()
+                ),
+            };
+        }
+        // Plan mode refuses every change, whatever an allow rule says (Claude Code does the same).
+        if self.mode == PermissionMode::Plan && !tool.is_read_only() {
+            return Decision::Deny {
+                reason: format!(
+                    "{name} is not allowed in plan mode: only read-only tools may run. Present your plan instead."
                 ),
             };
         }

@@ -16,6 +16,7 @@
 //! file order only matters for `defaultMode`: local > project > `.claude` local > `.claude` project > user.
 
 mod persist;
+mod sandbox;
 #[cfg(test)]
 mod tests;
 
@@ -46,6 +47,7 @@ const SUPPORTED_KEYS: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
+    "sandbox",
 ];
 
 /// The keys under `permissions` tandem reads.
@@ -144,6 +146,8 @@ pub struct Settings {
     /// `enabledMcpjsonServers`, `disabledMcpjsonServers`). The project's committed files can't decide it: a
     /// repository must not approve the commands it ships.
     pub mcp_choices: crate::mcp::config::ProjectChoices,
+    /// The `sandbox` key, merged over every file (widening keys from the user's own files only).
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 impl Settings {
@@ -192,6 +196,7 @@ impl Settings {
             self.problem(file, format!("\"{key}\" is not supported by tandem; it is ignored"));
         }
         self.read_mcp_choices(scope, file, document);
+        self.read_sandbox(scope, file, document, root, home);
         let Some(permissions) = document.get("permissions") else { return };
         let Value::Object(permissions) = permissions else {
             self.problem(file, "\"permissions\" is not an object; it is ignored");

@@ -2,9 +2,11 @@
 
 use std::io;
 
+use std::path::PathBuf;
+
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, RulesetError, RulesetStatus, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
 };
 
 use super::{Grants, SandboxPolicy, Support};
@@ -15,8 +17,9 @@ use super::{Grants, SandboxPolicy, Support};
 /// writing: file writes, creating/removing/renaming entries, cross-directory renames (`Refer`) and `truncate`.
 const FS_ABI: ABI = ABI::V3;
 
-/// The ABI from which everything the sandbox uses is enforced (TCP bind/connect came with 4).
-const FULL_ABI: u32 = 4;
+/// The ABI from which everything the sandbox uses is enforced (TCP bind/connect came with 4, the signal and
+/// abstract Unix socket scopes with 6).
+const FULL_ABI: u32 = 6;
 
 /// The network rights denied when the policy cuts the network off: TCP only (UDP rights would also need the
 /// ephemeral-port dance described by the crate, and DNS over UDP alone does little harm).
@@ -68,7 +71,15 @@ pub(super) fn classify(abi: u32) -> Support {
     if abi < 3 {
         missing.push("truncate(2) is not restricted (Landlock ABI 3, Linux 6.2)");
     }
-    missing.push("the network can't be cut off (Landlock ABI 4, Linux 6.7)");
+    if abi < 4 {
+        missing.push("the network can't be cut off (Landlock ABI 4, Linux 6.7)");
+    }
+    if abi < 6 {
+        missing.push(
+            "commands can signal processes outside the sandbox and reach abstract Unix sockets (Landlock ABI 6, Linux \
+             6.12)",
+        );
+    }
     Support::Partial { abi, missing: missing.join("; ") }
 }
 
@@ -108,16 +119,32 @@ const EPERM: i32 = 1;
 const EINVAL: i32 = 22;
 const ENOSYS: i32 = 38;
 
-/// The ruleset: reads (and exec) everywhere, full access to the granted paths, TCP denied unless allowed. Best
-/// effort: rights the kernel lacks are left out (that is what [`Support::Partial`] reports) rather than failing.
+/// The ruleset: reads (and exec) of what [`Grants::read`] names, listing of [`Grants::list_only`], writes of
+/// [`Grants::write`], TCP denied unless allowed, no signals to and no abstract Unix sockets of processes outside
+/// the sandbox. Best effort: rights the kernel lacks are left out (that is what [`Support::Partial`] reports)
+/// rather than failing.
 fn build(policy: &SandboxPolicy, grants: &Grants) -> Result<RulesetCreated, RulesetError> {
     let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
     if !policy.network {
         ruleset = ruleset.handle_access(net_access())?;
     }
-    ruleset
+    let ruleset = ruleset
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)?
         // `no_new_privs` is on by default for a created ruleset: restrict_self sets it, as Landlock requires.
-        .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
-        .add_rules(path_beneath_rules(&grants.write, AccessFs::from_all(FS_ABI)))
+        .create()?;
+    let read = AccessFs::from_read(FS_ABI);
+    let write = AccessFs::from_write(FS_ABI);
+    ruleset
+        .add_rules(rules(&grants.read, read))?
+        .add_rules(rules(&grants.list_only, BitFlags::from(AccessFs::ReadDir)))?
+        .add_rules(rules(&grants.write, write))
+}
+
+/// A rule per path that can still be opened: one removed since the grants were worked out is left out (it
+/// grants nothing then) instead of failing the command.
+fn rules(
+    paths: &[PathBuf],
+    access: BitFlags<AccessFs>,
+) -> impl Iterator<Item = Result<PathBeneath<PathFd>, RulesetError>> + '_ {
+    paths.iter().filter_map(move |path| PathFd::new(path).ok()).map(move |fd| Ok(PathBeneath::new(fd, access)))
 }

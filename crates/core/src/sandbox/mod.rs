@@ -1,18 +1,22 @@
 //! Sandboxing of the commands the Bash tool runs, with Linux's Landlock.
 //!
-//! The model's shell commands run with tandem's own rights; the sandbox narrows what a command (and everything
-//! it starts) may write, so a confused or prompt-injected command can't damage files outside the workspace or
-//! rewrite the repository's history. Only the spawned child is restricted: [`apply`] builds the Landlock ruleset
-//! in tandem's process and installs it in the child between `fork` and `exec`, so tandem itself keeps its
-//! rights (its own Write/Edit tools go through the permission system instead).
+//! The permission analyser decides whether a command needs the user's approval; the sandbox makes its
+//! assumptions true. A command that runs without a per-call approval runs confined to exactly what the decision
+//! assumed ([`Grant`], turned into a policy by [`Confinement`]): judged read-only, it writes nowhere but its
+//! temp dir; judged workspace-writing (`acceptEdits`), it writes only the workspace; allowed by the user's own
+//! rule, it also writes the tool caches and keeps the network. In every case it can't read secrets, write
+//! `.git`, `.tandem`, `.claude` or `.mcp.json`, signal processes outside its sandbox or connect to abstract Unix
+//! sockets. Only the spawned child is restricted: [`apply`] builds the Landlock ruleset in tandem's process and
+//! installs it in the child between `fork` and `exec`, so tandem itself keeps its rights (its own Write/Edit
+//! tools go through the permission system instead).
 //!
-//! Modes:
-//! - [`SandboxMode::ReadOnly`]: reads everywhere, writes nowhere except harmless devices (`/dev/null`, the
-//!   terminal).
+//! Modes of a [`SandboxPolicy`]:
+//! - [`SandboxMode::ReadOnly`]: reads (but the denied paths), writes nowhere except harmless devices
+//!   (`/dev/null`) and the session's private temp dir (each command's `TMPDIR`).
 //! - [`SandboxMode::WorkspaceWrite`]: additionally writes inside the workspace (the command's working directory
-//!   and [`SandboxPolicy::writable_roots`]) and the session's private temp dir (each command's `TMPDIR`), with
-//!   each root's `.git`, `.tandem`, `.claude` and `.mcp.json` kept read-only. The system temp dirs are not
-//!   writable: a workspace inside `/tmp` keeps its protection.
+//!   and [`SandboxPolicy::writable_roots`]) and [`SandboxPolicy::extra_write`], with each root's `.git`,
+//!   `.tandem`, `.claude` and `.mcp.json` kept read-only. The system temp dirs are not writable: a workspace
+//!   inside `/tmp` keeps its protection.
 //!
 //! With `network: false`, TCP `connect`/`bind` are denied too where the kernel can (Landlock ABI 4, Linux 6.7).
 //!
@@ -36,10 +40,17 @@
 // child between fork and exec, for the Landlock restriction and the command's own session.
 #![allow(unsafe_code)]
 
+mod confinement;
+mod grants;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(test)]
 mod tests;
+
+pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
+use grants::Grants;
+#[cfg(test)]
+use grants::{canonical_unique, workspace_grants};
 
 use std::fmt;
 use std::io;
@@ -98,13 +109,31 @@ pub struct SandboxPolicy {
     /// [`SandboxMode::WorkspaceWrite`] it is writable instead of the system temp dirs, and each command's
     /// `TMPDIR` is a fresh directory inside it.
     pub temp_dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// Paths the command may not read (nor list beneath them): secrets, tandem's own files, what deny rules and
+    /// `sandbox.filesystem.denyRead` name. Empty: everything is readable.
+    pub deny_read: Vec<PathBuf>,
+    /// Paths readable again inside a denied one (an allow rule naming `~/.ssh/known_hosts`).
+    pub allow_read: Vec<PathBuf>,
+    /// Writable besides the workspace in [`SandboxMode::WorkspaceWrite`]: tool caches, `sandbox.filesystem.allowWrite`.
+    pub extra_write: Vec<PathBuf>,
+    /// Never writable, wherever they are: carved out of the workspace and the extra paths.
+    pub deny_write: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
     /// A policy with a private temp dir for the session (under the system temp dir).
     pub fn with_private_temp(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> io::Result<Self> {
         let temp = tempfile::Builder::new().prefix("tandem-session-").tempdir()?;
-        Ok(SandboxPolicy { mode, writable_roots, network, temp_dir: Some(std::sync::Arc::new(temp)) })
+        Ok(SandboxPolicy {
+            mode,
+            writable_roots,
+            network,
+            temp_dir: Some(std::sync::Arc::new(temp)),
+            deny_read: Vec::new(),
+            allow_read: Vec::new(),
+            extra_write: Vec::new(),
+            deny_write: Vec::new(),
+        })
     }
 
     /// Where the session's commands get their temp dirs: the private one, or the system's.
@@ -134,6 +163,33 @@ pub fn support() -> Support {
     #[cfg(not(target_os = "linux"))]
     {
         Support::Unavailable("the sandbox uses Landlock, which only Linux has".to_string())
+    }
+}
+
+/// Closes tandem's own process to the commands it runs: not dumpable, so another process of the same user can't
+/// read its memory or environment (where the API key is) through `/proc` or attach to it; and every descriptor
+/// tandem inherited from whatever started it is closed on exec, so no command gets one (only stdin, stdout and
+/// stderr are passed on). Called once, first thing, by the binary.
+pub fn harden_self() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    #[cfg(unix)]
+    close_inherited_descriptors_on_exec();
+}
+
+/// Marks every open descriptor above stderr close-on-exec. Descriptors tandem opens itself already are (Rust
+/// opens everything with `O_CLOEXEC`); this is for those it inherited.
+#[cfg(unix)]
+fn close_inherited_descriptors_on_exec() {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd").or_else(|_| std::fs::read_dir("/dev/fd")) else { return };
+    let fds: Vec<i32> = entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse().ok()).collect();
+    for fd in fds.into_iter().filter(|&fd| fd > 2) {
+        // SAFETY: the descriptor is only looked at and flagged, never closed or taken over; one that closed
+        // meanwhile (the listing's own) answers EBADF, which is ignored.
+        let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) };
+        if let Ok(flags) = rustix::io::fcntl_getfd(fd) {
+            let _ = rustix::io::fcntl_setfd(fd, flags | rustix::io::FdFlags::CLOEXEC);
+        }
     }
 }
 
@@ -181,7 +237,7 @@ pub fn apply(command: &mut tokio::process::Command, policy: &SandboxPolicy) -> i
 pub fn blocked_note(policy: &SandboxPolicy) -> String {
     let what = match policy.mode {
         SandboxMode::Off => return String::new(),
-        SandboxMode::ReadOnly => "which blocks all file writes",
+        SandboxMode::ReadOnly => "which blocks all file writes but those in its private temp dir ($TMPDIR)",
         SandboxMode::WorkspaceWrite => {
             "which blocks writes outside the workspace and its private temp dir ($TMPDIR), and to .git, .tandem, \
              .claude and .mcp.json"
@@ -197,6 +253,9 @@ pub fn blocked_note(policy: &SandboxPolicy) -> String {
     }
     if !policy.network {
         note.push_str(" Network connections (TCP) are blocked too.");
+    }
+    if !policy.deny_read.is_empty() {
+        note.push_str(" Credentials and tandem's own files can't be read in the sandbox.");
     }
     note
 }
@@ -235,127 +294,4 @@ pub fn note_for(policy: &SandboxPolicy, output: &str) -> Option<String> {
     let blocked = BLOCKED_MARKERS.iter().any(|marker| lower.contains(marker))
         || !policy.network && OFFLINE_MARKERS.iter().any(|marker| lower.contains(marker));
     blocked.then(|| blocked_note(policy))
-}
-
-/// Devices a normal command writes to whatever the mode: discarding output, the terminal.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-/// Not the terminals (`/dev/tty`, `/dev/pts`): a command has none (its output is a pipe), and writing to the
-/// user's could draw over tandem's screen.
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
-
-/// The paths a policy makes writable, worked out (with the file system) before the fork.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Grants {
-    /// Files and directories writable, with everything beneath them.
-    write: Vec<PathBuf>,
-}
-
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-impl Grants {
-    fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
-        let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
-        if policy.mode == SandboxMode::WorkspaceWrite {
-            let roots = canonical_unique(cwd.into_iter().chain(policy.writable_roots.iter().map(PathBuf::as_path)));
-            write.extend(workspace_grants(&roots));
-            // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
-            // nothing lands in other programs' temp files.
-            write.extend(canonical_unique(policy.temp_root()));
-        }
-        Grants { write }
-    }
-}
-
-/// The paths, canonical (so they compare with what `read_dir` lists), existing, without duplicates.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn canonical_unique<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for path in paths {
-        if let Ok(path) = std::fs::canonicalize(path)
-            && !out.contains(&path)
-        {
-            out.push(path);
-        }
-    }
-    out
-}
-
-/// Entries of a workspace root that stay read-only in the sandbox, whether they exist or not: the repository and
-/// the configuration that decides what tandem (or Claude Code) may do in later sessions.
-const READ_ONLY_ENTRIES: &[&str] = &[".git", ".tandem", ".claude", ".mcp.json"];
-
-/// What to grant so that the `roots` are writable except each root's [`READ_ONLY_ENTRIES`]: every root is split
-/// around them (see the module docs for the trade-off).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn workspace_grants(roots: &[PathBuf]) -> Vec<PathBuf> {
-    let mut protected: Vec<PathBuf> =
-        roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
-    for root in roots {
-        let mut budget = MAX_NESTED_SCAN;
-        find_nested_read_only(root, 0, &mut budget, &mut protected);
-    }
-    let mut out = Vec::new();
-    for root in roots {
-        grant_around(root, &protected, &mut out);
-    }
-    out
-}
-
-/// Entries looked at, at most, per root when looking for nested read-only entries (`sub/.claude`, a
-/// submodule's `.git`); deeper or bigger trees keep only the root's own protected.
-const MAX_NESTED_SCAN: usize = 50_000;
-/// How deep nested read-only entries are looked for.
-const MAX_NESTED_DEPTH: usize = 6;
-
-/// Adds the read-only entries found below `dir` (not following links, not entering `.git`, `node_modules` or
-/// `target`) to `out`.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn find_nested_read_only(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<PathBuf>) {
-    if depth >= MAX_NESTED_DEPTH {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if *budget == 0 {
-            return;
-        }
-        *budget -= 1;
-        let name = entry.file_name();
-        let path = entry.path();
-        if READ_ONLY_ENTRIES.iter().any(|read_only| name == *read_only) {
-            if depth > 0 {
-                out.push(path);
-            }
-            continue;
-        }
-        let skip = name == "node_modules" || name == "target";
-        if !skip && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-            find_nested_read_only(&path, depth + 1, budget, out);
-        }
-    }
-}
-
-/// Grants `path` whole when no protected path lies beneath it; otherwise its entries, recursively, leaving out the
-/// protected ones and symlinks (a link may lead into a protected path or out of the workspace). Only directories
-/// above a protected path are split, so this descends at most as deep as the protected paths are.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn grant_around(path: &Path, protected: &[PathBuf], out: &mut Vec<PathBuf>) {
-    if protected.iter().any(|p| p == path) {
-        return;
-    }
-    if !protected.iter().any(|p| p.starts_with(path)) {
-        out.push(path.to_path_buf());
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else { return };
-    for entry in entries.flatten() {
-        // A file with another hard link would make that other name writable too (Landlock grants the inode).
-        let shared_inode = {
-            use std::os::unix::fs::MetadataExt;
-            entry.metadata().is_ok_and(|meta| meta.is_file() && meta.nlink() > 1)
-        };
-        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) && !shared_inode {
-            grant_around(&entry.path(), protected, out);
-        }
-    }
 }

@@ -117,10 +117,12 @@ fn blocked_note_and_when_it_applies() {
 #[test]
 fn support_levels_by_abi() {
     use super::linux::classify;
-    assert_eq!(classify(4), Support::Full { abi: 4 });
+    assert_eq!(classify(6), Support::Full { abi: 6 });
     assert_eq!(classify(7), Support::Full { abi: 7 });
+    let Support::Partial { abi: 4, missing } = classify(4) else { panic!() };
+    assert!(missing.contains("signal") && !missing.contains("network"), "{missing}");
     let Support::Partial { abi: 3, missing } = classify(3) else { panic!() };
-    assert!(missing.contains("network") && !missing.contains("truncate"), "{missing}");
+    assert!(missing.contains("network") && missing.contains("signal") && !missing.contains("truncate"), "{missing}");
     let Support::Partial { abi: 1, missing } = classify(1) else { panic!() };
     assert!(missing.contains("between directories") && missing.contains("truncate"), "{missing}");
     eprintln!("Landlock on this kernel: {:?}", support());
@@ -130,20 +132,24 @@ fn support_levels_by_abi() {
 fn git_root_is_split_around_dot_git() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    assert_eq!(workspace_grants(std::slice::from_ref(&root)), Vec::<PathBuf>::new(), "a root is never granted whole");
+    assert_eq!(
+        workspace_grants(std::slice::from_ref(&root), &[]),
+        Vec::<PathBuf>::new(),
+        "a root is never granted whole"
+    );
     std::fs::create_dir_all(root.join(".tandem")).unwrap();
     std::fs::create_dir_all(root.join(".claude")).unwrap();
     std::fs::write(root.join(".mcp.json"), "{}").unwrap();
 
     repo(&root);
     std::os::unix::fs::symlink(root.join(".git"), root.join("git-link")).unwrap();
-    let mut grants = workspace_grants(std::slice::from_ref(&root));
+    let mut grants = workspace_grants(std::slice::from_ref(&root), &[]);
     grants.sort();
     assert_eq!(grants, vec![root.join("README"), root.join("src")]);
 
     // An extra root above the workspace is split down to the workspace's .git.
     let parent = root.parent().unwrap().to_path_buf();
-    let grants = workspace_grants(&[parent.clone(), root.clone()]);
+    let grants = workspace_grants(&[parent.clone(), root.clone()], &[]);
     assert!(!grants.contains(&parent) && !grants.iter().any(|g| g.starts_with(root.join(".git"))), "{grants:?}");
     assert!(!grants.contains(&root.join("git-link")));
 }
@@ -289,4 +295,98 @@ async fn bash_tool_runs_sandboxed_and_notes_blocked_writes() {
     assert_eq!(out.content, "x");
     let out = BashTool.run(json!({"command": "echo nope >&2; exit 3"}), &ctx).await;
     assert_eq!(out.content, "[stderr]\nnope\nExit code: 3", "a failure that isn't the sandbox's gets no note");
+}
+
+/// A policy that denies reading `secret` and allows `again` inside it.
+fn denying(mode: SandboxMode, secret: &Path, again: Option<&Path>) -> SandboxPolicy {
+    let mut p = policy(mode, vec![], false);
+    p.deny_read = vec![secret.to_path_buf()];
+    p.allow_read = again.into_iter().map(Path::to_path_buf).collect();
+    p
+}
+
+#[tokio::test]
+async fn denied_paths_cant_be_read_by_any_route() {
+    let (Some(_abi), Some(ws), Some(home)) = (landlock_abi(), scratch(), scratch()) else { return };
+    let (ws, home) = (ws.path(), home.path());
+    repo(ws);
+    let ssh = home.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(ssh.join("id_rsa"), "SECRET-KEY\n").unwrap();
+    std::fs::write(ssh.join("known_hosts"), "host\n").unwrap();
+    std::fs::write(home.join("notes"), "fine\n").unwrap();
+    std::os::unix::fs::symlink(&ssh, ws.join("src/link")).unwrap();
+    std::fs::hard_link(ssh.join("id_rsa"), home.join("hardlink")).ok();
+    for mode in [SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite] {
+        let p = denying(mode, &ssh, Some(&ssh.join("known_hosts")));
+        for attempt in [
+            format!("cat {}/id_rsa", ssh.display()),
+            "cat src/link/id_rsa".to_owned(),
+            format!("cd {} && cat id_rsa", ssh.display()),
+            format!("cp {}/id_rsa src/copy; cat src/copy", ssh.display()),
+            format!("tar cf - -C {} . 2>/dev/null", ssh.display()),
+            format!("cat {}/hardlink", home.display()),
+        ] {
+            let (ok, _) = sh(&p, ws, &format!("({attempt}) | grep -a -q SECRET-KEY")).await;
+            assert!(!ok, "{mode}: `{attempt}` read the secret");
+        }
+        allowed(&p, ws, &format!("cat {}/notes {}/known_hosts README", home.display(), ssh.display())).await;
+        allowed(&p, ws, "ls / > /dev/null && cat /etc/passwd > /dev/null").await;
+    }
+    assert!(!ws.join("src/copy").exists());
+}
+
+#[tokio::test]
+async fn sandboxed_commands_cant_reach_tandem_itself() {
+    let (Some(abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let p = policy(SandboxMode::WorkspaceWrite, vec![], false);
+    // tandem's environment (and its API key) and memory are out of reach. Not for root: Linux lets a root process
+    // read another root process's /proc files even without CAP_SYS_PTRACE (docs/permissions.md says so).
+    harden_self();
+    let tandem = std::process::id();
+    if rustix::process::geteuid().is_root() {
+        eprintln!("skipping the /proc check: tests run as root, and root reads any root process's /proc files");
+    } else {
+        for file in ["environ", "mem", "maps"] {
+            let (ok, _) = sh(&p, ws.path(), &format!("head -c 1 /proc/{tandem}/{file} > /dev/null")).await;
+            assert!(!ok, "a sandboxed command read tandem's /proc/{tandem}/{file}");
+        }
+    }
+    if abi >= 6 {
+        // No signal to processes outside the sandbox: tandem survives `kill`.
+        let mut outside = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let (ok, _) = sh(&p, ws.path(), &format!("kill -TERM {}", outside.id())).await;
+        assert!(!ok, "a sandboxed command signalled a process outside its sandbox");
+        assert!(outside.try_wait().unwrap().is_none(), "the outside process was killed");
+        outside.kill().unwrap();
+        outside.wait().unwrap();
+        allowed(&p, ws.path(), "sleep 5 & kill $!").await;
+    }
+}
+
+#[test]
+fn each_grant_gets_what_its_decision_assumed() {
+    let base = policy(SandboxMode::WorkspaceWrite, vec![PathBuf::from("/ws")], true);
+    let confinement = Confinement {
+        enabled: true,
+        approved: SandboxMode::Off,
+        approved_network: true,
+        base,
+        rule_write: vec![PathBuf::from("/home/u/.cargo/registry")],
+    };
+    let read_only = confinement.policy_for(Grant::ReadOnly).unwrap();
+    assert_eq!((read_only.mode, read_only.network), (SandboxMode::ReadOnly, false));
+    let edits = confinement.policy_for(Grant::WorkspaceWrite).unwrap();
+    assert_eq!((edits.mode, edits.network, edits.extra_write.len()), (SandboxMode::WorkspaceWrite, false, 0));
+    let rule = confinement.policy_for(Grant::UserRule).unwrap();
+    assert_eq!((rule.mode, rule.network), (SandboxMode::WorkspaceWrite, true));
+    assert_eq!(rule.extra_write, vec![PathBuf::from("/home/u/.cargo/registry")]);
+    assert!(confinement.policy_for(Grant::Approved).is_none(), "approved calls run as the user saw them");
+    assert!(confinement.policy_for(Grant::Excluded).is_none());
+
+    let capped = Confinement { approved: SandboxMode::ReadOnly, ..confinement.clone() };
+    assert_eq!(capped.policy_for(Grant::UserRule).unwrap().mode, SandboxMode::ReadOnly);
+    assert_eq!(capped.policy_for(Grant::Approved).unwrap().mode, SandboxMode::ReadOnly);
+    let off = Confinement { enabled: false, ..confinement };
+    assert!(off.policy_for(Grant::ReadOnly).is_none(), "switched off: nothing is sandboxed");
 }

@@ -156,8 +156,11 @@ pub struct ToolContext {
     /// Paths that Read deny rules hide: directory searches (Grep, Glob) skip them, so a search over a parent
     /// directory can't read what a rule denies.
     pub hidden: Option<HiddenPaths>,
-    /// The sandbox Bash commands run in (`--sandbox`); `None` runs them with tandem's own rights.
+    /// The sandbox this call's Bash command runs in (set per call from its grant); `None` runs it with tandem's
+    /// own rights.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// The session's sandbox, from which each call's [`ToolContext::sandbox`] is made; `None`: no sandbox.
+    pub confinement: Option<Arc<crate::sandbox::Confinement>>,
     /// The environment commands get: tandem's, without its secrets.
     pub shell_env: Arc<crate::shell_env::ShellEnvPolicy>,
     /// Runs the Task tool's subagents; `None` inside a subagent (they don't nest).
@@ -184,6 +187,7 @@ impl ToolContext {
             hidden: None,
             output_dir: None,
             sandbox: None,
+            confinement: None,
             shell_env: Arc::default(),
             subagents: None,
             call_id: None,

@@ -10,8 +10,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tandem_core::permissions::confine::{ConfinementShape, confinement};
 use tandem_core::permissions::settings::{self, RuleKind, Scope};
 use tandem_core::permissions::{Decision, PermissionMode, PermissionPolicy, Workspace};
+use tandem_core::sandbox::{self, Confinement, Grant, SandboxMode, SandboxPolicy, SandboxSettings};
 use tandem_core::tools::ToolRegistry;
 
 /// Printed by any file outside the workspace: seeing it in a command's output is a read that leaked.
@@ -104,6 +106,12 @@ impl Tree {
         policy
     }
 
+    /// The sandbox a tandem session in this tree runs its commands in (as setup builds it, default settings).
+    pub(crate) fn confinement(&self, mode: PermissionMode) -> Confinement {
+        let shape = ConfinementShape { enabled: true, approved: SandboxMode::Off, approved_network: true };
+        confinement(&self.policy(mode), &SandboxSettings::default(), shape).unwrap()
+    }
+
     /// `{OUT}`, `{HOME}`, `{WORK}` in an attack replaced by the tree's paths.
     pub(crate) fn fill(&self, text: &str) -> String {
         text.replace("{OUT}", &self.outside.to_string_lossy())
@@ -176,6 +184,71 @@ pub(crate) fn run(tree: &Tree, command: &str) -> String {
 
 use std::os::unix::process::CommandExt;
 
+/// Whether this kernel can sandbox (the sandboxed runs are skipped, saying why, where it can't).
+pub(crate) fn can_sandbox() -> bool {
+    match sandbox::support() {
+        sandbox::Support::Unavailable(why) => {
+            eprintln!("skipping the sandboxed runs: {why}");
+            false
+        }
+        _ => true,
+    }
+}
+
+/// [`run`], inside `policy`'s sandbox, the way the Bash tool starts a command.
+pub(crate) fn run_sandboxed(tree: &Tree, command: &str, policy: &SandboxPolicy) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let mut child = tokio::process::Command::new("bash");
+        child
+            .arg("-c")
+            .arg(command)
+            .current_dir(&tree.work)
+            .env("HOME", &tree.home)
+            .env("TMPDIR", policy.temp_root().unwrap())
+            .env("PATH", format!("{}:{}", tree.shims.display(), std::env::var("PATH").unwrap_or_default()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        sandbox::own_session(&mut child);
+        sandbox::apply(&mut child, policy).unwrap();
+        let output = tokio::time::timeout(Duration::from_secs(5), child.output()).await;
+        match output {
+            Ok(Ok(output)) => {
+                format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+            }
+            _ => String::new(),
+        }
+    })
+}
+
+/// What a sandboxed command must never print: the secrets of the tree's home and tandem's configuration (the
+/// canary outside the workspace is readable in the sandbox: keeping it out is the analyser's job).
+pub(crate) fn leaked_secret(output: &str) -> bool {
+    [format!("{SECRET} ssh key"), format!("{SECRET} aws"), format!("# {SECRET}")].iter().any(|s| output.contains(s))
+}
+
+/// Runs `steps` in a fresh tree inside the sandbox of `grant`, as if the analyser had allowed every one of
+/// them; the violations: a secret printed, anything outside the workspace or protected inside it changed.
+pub(crate) fn attack_as_if_allowed(mode: PermissionMode, grant: Grant, steps: &[&str]) -> Vec<String> {
+    let tree = Tree::new();
+    let before = tree.snapshot();
+    let policy = tree.confinement(mode).policy_for(grant).unwrap();
+    let mut violations = Vec::new();
+    for step in steps {
+        let command = tree.fill(step);
+        let output = run_sandboxed(&tree, &command, &policy);
+        if leaked_secret(&output) {
+            violations.push(format!("sandboxed ({grant:?}) {command:?} printed a secret: {output:?}"));
+        }
+    }
+    if tree.snapshot() != before {
+        violations.push(format!("sandboxed ({grant:?}) {steps:?} changed what it must not"));
+    }
+    violations
+}
+
 /// How a sequence of steps went.
 #[derive(Default)]
 pub(crate) struct Outcome {
@@ -192,16 +265,31 @@ pub(crate) fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
     let tools = ToolRegistry::builtin();
     let bash = tools.get("Bash").unwrap();
     let mut outcome = Outcome::default();
+    let sandboxed = can_sandbox().then(|| {
+        let shadow = Tree::new();
+        let before = shadow.snapshot();
+        (shadow, before)
+    });
     for step in steps {
         let command = tree.fill(step);
         let policy = tree.policy(mode);
         if policy.rules.len() != baseline {
             outcome.violations.push(format!("a fresh session's rules changed before {command:?}"));
         }
-        if policy.decide(bash.as_ref(), &json!({ "command": command })) != Decision::Allow {
+        let (decision, grant) = policy.decide_with_grant(bash.as_ref(), &json!({ "command": command }));
+        if decision != Decision::Allow {
             continue;
         }
         outcome.allowed_steps += 1;
+        // The same step in the sandbox its grant calls for, in a tree of its own: nothing may leak there either.
+        if let Some((shadow, _)) = &sandboxed
+            && let Some(sandbox) = shadow.confinement(mode).policy_for(grant)
+        {
+            let output = run_sandboxed(shadow, &shadow.fill(step), &sandbox);
+            if leaked_secret(&output) {
+                outcome.violations.push(format!("sandboxed ({grant:?}) {command:?} printed a secret: {output:?}"));
+            }
+        }
         let output = run(&tree, &command);
         if output.contains(SECRET) || output.contains("root:x:0:") || output.contains("MACHINE-CHANGE-REFUSED") {
             outcome.violations.push(format!("{command:?} printed a secret: {output:?}"));
@@ -220,6 +308,11 @@ pub(crate) fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
     let fresh = tree.policy(mode);
     if fresh.rules.len() != baseline {
         outcome.violations.push(format!("{steps:?}: the next session's rules changed"));
+    }
+    if let Some((shadow, before)) = sandboxed
+        && shadow.snapshot() != before
+    {
+        outcome.violations.push(format!("sandboxed: {steps:?} in {} changed what it must not", mode.as_str()));
     }
     outcome
 }

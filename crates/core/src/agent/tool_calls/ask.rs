@@ -12,6 +12,7 @@ use super::{Call, Prepared, ToolRunner, deny, failed, not_run};
 use crate::permissions::PermissionMode;
 use crate::permissions::{RuleKind, Scope, settings, split_rule_list};
 use crate::protocol::{AlwaysScope, Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
+use crate::sandbox::Grant;
 use crate::tools::ask_user::{ASK_USER_QUESTION, EXIT_PLAN_MODE};
 use crate::tools::{Tool, ToolOutput};
 
@@ -61,14 +62,14 @@ impl ToolRunner<'_> {
                 if exit_plan {
                     lock(&self.shared.policy).mode = PermissionMode::Default;
                 }
-                Prepared::Ready { tool, input, notes }
+                Prepared::Ready { tool, input, notes, grant: Grant::Approved }
             }
             Ok(PermissionAnswer::AllowWithMode(mode)) => {
                 if exit_plan {
                     lock(&self.shared.policy).mode =
                         if mode == PermissionMode::AcceptEdits { mode } else { PermissionMode::Default };
                 }
-                Prepared::Ready { tool, input, notes }
+                Prepared::Ready { tool, input, notes, grant: Grant::Approved }
             }
             Ok(PermissionAnswer::Answered { answers }) if call.name == ASK_USER_QUESTION => {
                 let questions: Vec<crate::tools::ask_user::Question> = input
@@ -114,14 +115,14 @@ impl ToolRunner<'_> {
                     lock(&self.shared.policy).mode = PermissionMode::Default;
                 }
                 match self.tools.prepare(&call.name, &updated) {
-                    Ok(tool) => Prepared::Ready { tool, input: updated, notes },
+                    Ok(tool) => Prepared::Ready { tool, input: updated, notes, grant: Grant::Approved },
                     Err(output) => Prepared::Finished { output, status: ToolCallStatus::Failed },
                 }
             }
             Ok(PermissionAnswer::Reject { message }) => deny(call, message, denials),
             Ok(PermissionAnswer::AllowAlways { rule, scope }) => {
                 self.remember(&rule, scope);
-                Prepared::Ready { tool, input, notes }
+                Prepared::Ready { tool, input, notes, grant: Grant::Approved }
             }
             Ok(PermissionAnswer::Deny { feedback }) => {
                 let mut reason = format!("The user denied permission to use {}; it was not run.", call.name);

@@ -1,0 +1,77 @@
+//! The session's sandbox made from the permission policy and the `sandbox` settings: what no sandboxed command
+//! may ever read or write (secrets, profiles, what deny rules and the settings name), the workspace it may
+//! write, the caches a rule-allowed command may write. Front ends and tests build it the same way.
+
+use std::path::PathBuf;
+
+use super::PermissionPolicy;
+use super::settings::{RuleKind, resolve_path_pattern};
+use crate::sandbox::{Confinement, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths};
+
+/// The session-wide choices: whether unapproved commands are sandboxed, and what approved ones run in.
+#[derive(Clone, Copy, Debug)]
+pub struct ConfinementShape {
+    pub enabled: bool,
+    pub approved: SandboxMode,
+    pub approved_network: bool,
+}
+
+/// The session's [`Confinement`] (creates its private temp dir).
+pub fn confinement(
+    permissions: &PermissionPolicy,
+    settings: &SandboxSettings,
+    shape: ConfinementShape,
+) -> std::io::Result<Confinement> {
+    let base = base_policy(settings, permissions)?;
+    let mut rule_write = default_cache_paths(&permissions.home);
+    rule_write.extend(settings.allow_write.iter().cloned());
+    Ok(Confinement {
+        enabled: shape.enabled,
+        approved: shape.approved,
+        approved_network: shape.approved_network,
+        base,
+        rule_write,
+    })
+}
+
+/// What every call's policy shares: the workspace, the private temp dir, and what may never be read or written.
+fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> std::io::Result<SandboxPolicy> {
+    let workspace = &permissions.workspace;
+    let mut base = SandboxPolicy::with_private_temp(SandboxMode::WorkspaceWrite, workspace.roots().to_vec(), false)?;
+    let secrets = workspace.secret_paths();
+    base.deny_read = secrets.clone();
+    base.deny_read.extend(settings.deny_read.iter().cloned());
+    base.deny_read.extend(rule_paths(permissions, RuleKind::Deny, "Read"));
+    base.allow_read = settings.allow_read.clone();
+    // An allow rule naming a secret (`Read(~/.ssh/known_hosts)`) lets the analyser through; the sandbox too.
+    base.allow_read.extend(
+        rule_paths(permissions, RuleKind::Allow, "Read")
+            .into_iter()
+            .filter(|path| secrets.iter().any(|secret| path.starts_with(secret))),
+    );
+    base.deny_write = secrets;
+    base.deny_write.extend(workspace.profile_paths());
+    base.deny_write.extend(settings.deny_write.iter().cloned());
+    base.deny_write.extend(rule_paths(permissions, RuleKind::Deny, "Edit"));
+    Ok(base)
+}
+
+/// The paths the rules of `kind` for `tool` name literally (`Read(.env)`, `Read(~/secrets/**)` → `~/secrets`); a
+/// rule with a wildcard elsewhere is left to the analyser, which applies every rule.
+fn rule_paths(permissions: &PermissionPolicy, kind: RuleKind, tool: &str) -> Vec<PathBuf> {
+    let cwd = permissions.workspace.cwd().to_path_buf();
+    permissions
+        .rules
+        .iter()
+        .filter(|rule| rule.kind == kind && rule.rule.tool == tool)
+        .filter_map(|rule| {
+            let spec = rule.rule.specifier.as_deref()?;
+            let literal = spec.strip_suffix("/**").unwrap_or(spec);
+            // A name without `/` matches at any depth: no single path to carve out.
+            if literal.contains(['*', '?', '[']) || !literal.contains('/') && !literal.starts_with('~') {
+                return None;
+            }
+            Some(resolve_path_pattern(literal, &rule.root, &cwd, &permissions.home))
+        })
+        .collect()
+}

@@ -1,0 +1,202 @@
+//! What a policy grants, worked out with the file system before the fork: the paths readable (everything but
+//! the denied ones) and the paths writable (the workspace split around its protected entries, the temp dir, the
+//! caches a rule may write).
+//!
+//! Landlock rules only ever add rights, and a right granted on a directory covers everything beneath it. So a
+//! denied path is carved out by granting its siblings instead of its parent, all the way up to `/`: the parent
+//! itself gets only the right to list its entries (see [`ReadGrants::list_only`]).
+
+use std::path::{Path, PathBuf};
+
+use super::{SandboxMode, SandboxPolicy};
+
+/// Devices a normal command writes to whatever the mode: discarding output. Not the terminals (`/dev/tty`,
+/// `/dev/pts`): a command has none (its output is a pipe), and writing to the user's could draw over tandem's
+/// screen.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// The paths a policy makes readable and writable.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Grants {
+    /// Readable (read, list, execute), with everything beneath them.
+    pub(super) read: Vec<PathBuf>,
+    /// Directories above a denied path: their entries can be listed, nothing more (their other entries are in
+    /// `read`).
+    pub(super) list_only: Vec<PathBuf>,
+    /// Files and directories writable, with everything beneath them (writing, not reading: reads come from
+    /// `read`, so a write grant never reopens a denied path).
+    pub(super) write: Vec<PathBuf>,
+}
+
+impl Grants {
+    pub(super) fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
+        let reads = read_grants(&policy.deny_read, &policy.allow_read);
+        let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
+        // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
+        // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).
+        write.extend(canonical_unique(policy.temp_root()));
+        if policy.mode == SandboxMode::WorkspaceWrite {
+            let roots = canonical_unique(cwd.into_iter().chain(policy.writable_roots.iter().map(PathBuf::as_path)));
+            let denied = canonical_unique(policy.deny_write.iter().map(PathBuf::as_path));
+            write.extend(workspace_grants(&roots, &denied));
+            let extra = canonical_unique(policy.extra_write.iter().map(PathBuf::as_path));
+            write.extend(extra.into_iter().filter(|path| !denied.iter().any(|d| d.starts_with(path))));
+        }
+        Grants { read: reads.read, list_only: reads.list_only, write }
+    }
+}
+
+/// What [`read_grants`] found.
+#[derive(Debug, Default)]
+struct ReadGrants {
+    read: Vec<PathBuf>,
+    list_only: Vec<PathBuf>,
+}
+
+/// Everything readable but `deny` (and what lies beneath), with `allow` readable again even inside a denied path
+/// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole.
+fn read_grants(deny: &[PathBuf], allow: &[PathBuf]) -> ReadGrants {
+    let denied = canonical_unique(deny.iter().map(PathBuf::as_path));
+    let mut grants = ReadGrants::default();
+    split_for_reads(Path::new("/"), &denied, &mut grants);
+    grants.read.extend(canonical_unique(allow.iter().map(PathBuf::as_path)));
+    grants
+}
+
+/// Grants `path` whole when no denied path is at or beneath it; otherwise lists it only and recurses into its
+/// entries. Symlinks are never granted: what they lead to is granted (or not) where it is, and granting a link
+/// would grant its target, denied or not.
+fn split_for_reads(path: &Path, denied: &[PathBuf], grants: &mut ReadGrants) {
+    if denied.iter().any(|d| d == path) {
+        return;
+    }
+    if !denied.iter().any(|d| d.starts_with(path)) {
+        grants.read.push(path.to_path_buf());
+        return;
+    }
+    grants.list_only.push(path.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    for entry in entries.flatten() {
+        // Landlock grants a file's inode: a second hard link to a denied file would open the file itself.
+        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) && !shares_inode(&entry) {
+            split_for_reads(&entry.path(), denied, grants);
+        }
+    }
+}
+
+/// The paths, canonical (so they compare with what `read_dir` lists), existing, without duplicates.
+pub(super) fn canonical_unique<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if let Ok(path) = std::fs::canonicalize(path)
+            && !out.contains(&path)
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Entries of a workspace root that stay read-only in the sandbox, whether they exist or not: the repository and
+/// the configuration that decides what tandem (or Claude Code) may do in later sessions.
+pub(super) const READ_ONLY_ENTRIES: &[&str] = &[".git", ".tandem", ".claude", ".mcp.json"];
+
+/// What to grant so that the `roots` are writable except each root's [`READ_ONLY_ENTRIES`] (also those nested
+/// in subdirectories) and the `denied` paths: every root is split around them (see the module docs of
+/// [`super`] for the trade-off).
+pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<PathBuf> {
+    let mut protected: Vec<PathBuf> =
+        roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
+    protected.extend(denied.iter().cloned());
+    for root in roots {
+        let mut budget = MAX_NESTED_SCAN;
+        find_nested_read_only(root, 0, &mut budget, &mut protected);
+    }
+    let mut out = Vec::new();
+    for root in roots {
+        grant_around(root, &protected, &mut out);
+    }
+    out
+}
+
+/// Entries looked at, at most, per root when looking for nested read-only entries (`sub/.claude`, a
+/// submodule's `.git`); deeper or bigger trees keep only the root's own protected.
+const MAX_NESTED_SCAN: usize = 50_000;
+/// How deep nested read-only entries are looked for.
+const MAX_NESTED_DEPTH: usize = 6;
+
+/// Adds the read-only entries found below `dir` (not following links, not entering `.git`, `node_modules` or
+/// `target`) to `out`.
+fn find_nested_read_only(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<PathBuf>) {
+    if depth >= MAX_NESTED_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        let path = entry.path();
+        if READ_ONLY_ENTRIES.iter().any(|read_only| name == *read_only) {
+            if depth > 0 {
+                out.push(path);
+            }
+            continue;
+        }
+        let skip = name == "node_modules" || name == "target";
+        if !skip && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            find_nested_read_only(&path, depth + 1, budget, out);
+        }
+    }
+}
+
+/// Grants `path` whole when no protected path lies beneath it; otherwise its entries, recursively, leaving out the
+/// protected ones and symlinks (a link may lead into a protected path or out of the workspace). Only directories
+/// above a protected path are split, so this descends at most as deep as the protected paths are.
+fn grant_around(path: &Path, protected: &[PathBuf], out: &mut Vec<PathBuf>) {
+    if protected.iter().any(|p| p == path) {
+        return;
+    }
+    if !protected.iter().any(|p| p.starts_with(path)) {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    for entry in entries.flatten() {
+        // A file with another hard link would make that other name writable too (Landlock grants the inode).
+        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) && !shares_inode(&entry) {
+            grant_around(&entry.path(), protected, out);
+        }
+    }
+}
+
+/// A file with more than one name: granting it by one name grants every other (Landlock rules hold inodes).
+fn shares_inode(entry: &std::fs::DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    entry.metadata().is_ok_and(|meta| meta.is_file() && meta.nlink() > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_split_around_denied_paths_up_to_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
+        std::fs::create_dir_all(root.join("home/project")).unwrap();
+        std::fs::write(root.join("home/.ssh/known_hosts"), "h").unwrap();
+        std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/ssh-link")).unwrap();
+        let grants = read_grants(&[root.join("home/.ssh")], &[root.join("home/.ssh/known_hosts")]);
+        assert!(!grants.read.contains(&PathBuf::from("/")));
+        assert!(grants.list_only.contains(&PathBuf::from("/")) && grants.list_only.contains(&root.join("home")));
+        assert!(grants.read.contains(&root.join("home/project")));
+        assert!(grants.read.contains(&root.join("home/.ssh/known_hosts")), "an allowed path is granted back");
+        assert!(!grants.read.iter().any(|path| path == &root.join("home/.ssh") || path.ends_with("ssh-link")));
+        assert!(grants.read.contains(&PathBuf::from("/usr")) || !Path::new("/usr").exists());
+        assert_eq!(read_grants(&[root.join("missing")], &[]).read, vec![PathBuf::from("/")]);
+    }
+}
