@@ -37,8 +37,11 @@ fn result_text(server: &FakeServer, request: usize) -> String {
 #[test]
 fn a_background_command_is_read_and_killed() {
     let workspace = Workspace::new();
+    // A background command runs sandboxed with the workspace's top level kept as it is (nothing waits for its
+    // end to put protected entries back): it writes into a directory that exists.
+    std::fs::create_dir(workspace.path().join("run")).unwrap();
     let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [bash("toolu_bg", "echo $$ > pid.txt; echo server-started; sleep 30")]},
+        {"blocks": [bash("toolu_bg", "echo $$ > run/pid.txt; echo server-started; sleep 30")]},
         {"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "BashOutput", "input": {"bash_id": "bash_1"}}],
          "delay_ms": 100},
         {"blocks": [{"type": "tool_use", "id": "toolu_kill", "name": "KillShell", "input": {"shell_id": "bash_1"}}]},
@@ -55,14 +58,17 @@ fn a_background_command_is_read_and_killed() {
     assert!(output.contains("<status>running</status>") && output.contains("server-started"), "{output}");
     assert_eq!(result_text(&server, 3), "Killed bash_1.");
     assert!(result_text(&server, 4).contains("<status>killed</status>"), "{}", result_text(&server, 4));
-    assert!(!alive(&workspace.read("pid.txt")), "the killed command is gone");
+    assert!(!alive(&workspace.read("run/pid.txt")), "the killed command is gone");
 }
 
 #[test]
 fn what_still_runs_is_killed_when_the_session_ends() {
     let workspace = Workspace::new();
+    // A background command runs sandboxed with the workspace's top level kept as it is (nothing waits for its
+    // end to put protected entries back): it writes into a directory that exists.
+    std::fs::create_dir(workspace.path().join("run")).unwrap();
     let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [bash("toolu_bg", "echo $$ > pid.txt; sleep 30")]},
+        {"blocks": [bash("toolu_bg", "echo $$ > run/pid.txt; sleep 30")]},
         {"blocks": [{"type": "text", "text": "Started it."}], "delay_ms": 50}
     ]})))
     .unwrap();
@@ -70,15 +76,18 @@ fn what_still_runs_is_killed_when_the_session_ends() {
     command.args(["-p", "start it", "--permission-mode", "bypassPermissions"]);
     let run = execute(command);
     assert_eq!(run.code, 0, "{run:?}");
-    let pid = workspace.read("pid.txt");
+    let pid = workspace.read("run/pid.txt");
     assert!(!alive(&pid), "the background command outlived the session");
 }
 
 #[test]
 fn what_a_finished_command_left_running_is_killed_too() {
     let workspace = Workspace::new();
+    // A background command runs sandboxed with the workspace's top level kept as it is (nothing waits for its
+    // end to put protected entries back): it writes into a directory that exists.
+    std::fs::create_dir(workspace.path().join("run")).unwrap();
     let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [bash("toolu_bg", "setsid sleep 30 & echo $! > pid.txt; echo started")]},
+        {"blocks": [bash("toolu_bg", "setsid sleep 30 & echo $! > run/pid.txt; echo started")]},
         {"blocks": [{"type": "tool_use", "id": "toolu_kill", "name": "KillShell", "input": {"shell_id": "bash_1"}}],
          "delay_ms": 100},
         {"blocks": [{"type": "text", "text": "Done."}]}
@@ -90,5 +99,5 @@ fn what_a_finished_command_left_running_is_killed_too() {
     assert_eq!(run.code, 0, "{run:?}");
     let killed = result_text(&server, 2);
     assert!(killed.contains("left running were killed"), "{killed}");
-    assert!(!alive(&workspace.read("pid.txt")), "the escaped child outlived KillShell");
+    assert!(!alive(&workspace.read("run/pid.txt")), "the escaped child outlived KillShell");
 }

@@ -90,12 +90,14 @@ impl Confinement {
             Grant::Approved => return approved,
             Grant::Excluded => return None,
             Grant::ReadOnly => self.with(SandboxMode::ReadOnly, false),
-            Grant::WorkspaceWrite => self.with(SandboxMode::WorkspaceWrite, false),
-            Grant::UserRule => {
-                let mut policy = self.with(SandboxMode::WorkspaceWrite, true);
-                policy.extra_write = self.rule_write.clone();
-                policy
+            Grant::WorkspaceWrite => {
+                SandboxPolicy { restore_protected: true, ..self.with(SandboxMode::WorkspaceWrite, false) }
             }
+            Grant::UserRule => SandboxPolicy {
+                restore_protected: true,
+                extra_write: self.rule_write.clone(),
+                ..self.with(SandboxMode::WorkspaceWrite, true)
+            },
         };
         // `--sandbox read-only` holds every command to reading, whatever allowed it.
         Some(if self.approved == SandboxMode::ReadOnly {

@@ -36,9 +36,17 @@ impl Grants {
         // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).
         write.extend(canonical_unique(policy.temp_root()));
         if policy.mode == SandboxMode::WorkspaceWrite {
-            let roots = canonical_unique(cwd.into_iter().chain(policy.writable_roots.iter().map(PathBuf::as_path)));
+            let roots = policy.roots(cwd);
             let denied = canonical_unique(policy.deny_write.iter().map(PathBuf::as_path));
-            write.extend(workspace_grants(&roots, &denied));
+            if policy.restore_protected {
+                // The protected entries are put back after the command (`guard`): only the denied paths are
+                // carved out, so entries can be created at the top of the workspace.
+                for root in &roots {
+                    grant_around(root, &denied, &mut write);
+                }
+            } else {
+                write.extend(workspace_grants(&roots, &denied));
+            }
             let extra = canonical_unique(policy.extra_write.iter().map(PathBuf::as_path));
             write.extend(extra.into_iter().filter(|path| !denied.iter().any(|d| d.starts_with(path))));
         }
@@ -109,14 +117,19 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
         roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
     protected.extend(denied.iter().cloned());
     for root in roots {
-        let mut budget = MAX_NESTED_SCAN;
-        find_nested_read_only(root, 0, &mut budget, &mut protected);
+        nested_read_only(root, &mut protected);
     }
     let mut out = Vec::new();
     for root in roots {
         grant_around(root, &protected, &mut out);
     }
     out
+}
+
+/// Adds the read-only entries nested below `root` (not its own) to `out`, within the scan's limits.
+pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
+    let mut budget = MAX_NESTED_SCAN;
+    find_nested_read_only(root, 0, &mut budget, out);
 }
 
 /// Entries looked at, at most, per root when looking for nested read-only entries (`sub/.claude`, a

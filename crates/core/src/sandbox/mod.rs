@@ -42,6 +42,7 @@
 
 mod confinement;
 mod grants;
+mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(test)]
@@ -51,6 +52,7 @@ pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};
+pub use guard::Guard;
 
 use std::fmt;
 use std::io;
@@ -118,6 +120,11 @@ pub struct SandboxPolicy {
     pub extra_write: Vec<PathBuf>,
     /// Never writable, wherever they are: carved out of the workspace and the extra paths.
     pub deny_write: Vec<PathBuf>,
+    /// In [`SandboxMode::WorkspaceWrite`]: the workspace is granted whole and its protected entries (`.git`
+    /// configuration and hooks, `.claude`, `.tandem`, `.mcp.json`) are put back when the command ends
+    /// ([`Guard`]), instead of being kept read-only by splitting the workspace (which forbids creating
+    /// anything at its top). Only for a command whose end tandem waits for: never a background one.
+    pub restore_protected: bool,
 }
 
 impl SandboxPolicy {
@@ -133,7 +140,19 @@ impl SandboxPolicy {
             allow_read: Vec::new(),
             extra_write: Vec::new(),
             deny_write: Vec::new(),
+            restore_protected: false,
         })
+    }
+
+    /// The workspace roots a command in `cwd` may write, canonical: `cwd` and [`SandboxPolicy::writable_roots`].
+    pub fn roots(&self, cwd: Option<&Path>) -> Vec<PathBuf> {
+        grants::canonical_unique(cwd.into_iter().chain(self.writable_roots.iter().map(PathBuf::as_path)))
+    }
+
+    /// This policy for a command that outlives its call: protected entries kept read-only, since nothing
+    /// waits for its end to put them back.
+    pub fn for_background(&self) -> SandboxPolicy {
+        SandboxPolicy { restore_protected: false, ..self.clone() }
     }
 
     /// Where the session's commands get their temp dirs: the private one, or the system's.

@@ -203,6 +203,8 @@ pub struct CommandResult {
     pub outcome: Outcome,
     /// Background processes kept the output pipes open after the shell exited, and were killed.
     pub killed_leftovers: bool,
+    /// Protected entries (repository configuration, settings) the command changed, put back by the sandbox.
+    pub restored: Vec<String>,
 }
 
 impl CommandResult {
@@ -245,6 +247,13 @@ impl CommandResult {
                     path.display()
                 ));
             }
+        }
+        if !self.restored.is_empty() {
+            parts.push(format!(
+                "Note: the sandbox put back protected files this command changed (repository configuration and \
+                 hooks, .claude, .tandem and .mcp.json are never the command's to change): {}.",
+                self.restored.join("; ")
+            ));
         }
         if self.killed_leftovers {
             parts.push(
@@ -335,6 +344,7 @@ pub async fn run_command(
         stderr: Capture::new(),
         outcome: Outcome::SpawnFailed(message),
         killed_leftovers: false,
+        restored: Vec::new(),
     };
     if !cwd.is_dir() {
         return failed(format!("Working directory {} does not exist.", cwd.display()));
@@ -348,6 +358,19 @@ pub async fn run_command(
     // (`setsid`, a daemon's double fork) are found and ended with it too.
     let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     let started = Started { temp: call_temp.as_ref().map(tempfile::TempDir::path), mark: &mark };
+    // A workspace-writing sandbox that grants the workspace whole puts its protected entries back at the end;
+    // where they can't be copied, they are kept read-only instead.
+    let physical;
+    let (sandbox, protected) = match sandbox.filter(|policy| policy.restore_protected) {
+        Some(policy) => match sandbox::Guard::take(&policy.roots(Some(cwd))) {
+            Some(guard) => (Some(policy), Some(guard)),
+            None => {
+                physical = policy.for_background();
+                (Some(&physical), None)
+            }
+        },
+        None => (sandbox, None),
+    };
     let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
         Err(err) => return failed(format!("Could not start bash: {err}")),
@@ -411,7 +434,15 @@ pub async fn run_command(
     }
     guard.0 = None;
     drop(call_temp);
-    CommandResult { stdout: out.unwrap_or_default(), stderr: err.unwrap_or_default(), outcome, killed_leftovers }
+    // Everything the command started is gone: nothing can change the protected entries after this.
+    let restored = protected.map(|protected| protected.restore()).unwrap_or_default();
+    CommandResult {
+        stdout: out.unwrap_or_default(),
+        stderr: err.unwrap_or_default(),
+        outcome,
+        killed_leftovers,
+        restored,
+    }
 }
 
 /// bash, or `/bin/sh` where there is no bash.

@@ -13,6 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::{Launch, Started, kill_marked, shell, spawn};
 use crate::protocol::{BackgroundTask, Event};
+use crate::sandbox::SandboxPolicy;
 
 /// Output kept per stream of a background command; later output is dropped (and the drop reported).
 const OUTPUT_CAP: usize = 4 * 1024 * 1024;
@@ -82,8 +83,10 @@ impl BackgroundShells {
     /// Starts `command`; its id, or why it could not start.
     pub(super) fn start(self: &Arc<Self>, command: &str, cwd: &Path, launch: Launch<'_>) -> Result<String, String> {
         let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
-        let started = Started { temp: None, mark: &mark };
-        let mut child = spawn(shell(), command, cwd, launch.sandbox, launch.env, started)
+        // Nothing waits for its end to put protected entries back: they stay read-only for it.
+        let sandbox = launch.sandbox.map(SandboxPolicy::for_background);
+        let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
+        let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
             .map_err(|err| format!("Could not start bash: {err}"))?;
         let id = {
             let mut next = lock(&self.next);

@@ -1,0 +1,224 @@
+//! Protected entries kept by restoring them: a repository's configuration and hooks, `.claude`, `.tandem` and
+//! `.mcp.json`, put back as they were when a workspace-writing command ends.
+//!
+//! Landlock can't make a directory writable except some of its entries (a right on a directory covers all
+//! beneath it), so a sandbox that keeps `.git` physically read-only can't let a command create anything at the
+//! top of the workspace (`cp a b`, `echo $$ > pid.txt`, `git commit`'s `.git/index.lock`). For a command in the
+//! foreground, tandem instead grants the workspace whole, takes a copy of every protected entry before the
+//! command starts and, when the command and everything it started are gone, puts back what changed and removes
+//! what appeared. Git's own data (objects, refs, the index, logs) is not protected: `git commit` works. Anything
+//! that can't be copied within the limits falls back to the physical split ([`Guard::take`] says so).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::grants::READ_ONLY_ENTRIES;
+
+/// At most this many protected entries are copied; a workspace with more is protected physically instead.
+const MAX_ENTRIES: usize = 5_000;
+/// At most this many bytes of protected files are copied.
+const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What one protected path was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Entry {
+    File { content: Vec<u8>, mode: u32 },
+    Dir,
+    Link(PathBuf),
+}
+
+/// A copy of every protected entry of the workspace roots, to put back after a command.
+#[derive(Debug, Default)]
+pub struct Guard {
+    roots: Vec<PathBuf>,
+    entries: BTreeMap<PathBuf, Entry>,
+}
+
+impl Guard {
+    /// Copies the protected entries of `roots` (and of the repositories and settings nested in them, as deep
+    /// as [`super::grants`] looks). `None` when they are too many or too big to copy.
+    pub fn take(roots: &[PathBuf]) -> Option<Guard> {
+        let mut guard = Guard { roots: roots.to_vec(), entries: BTreeMap::new() };
+        let mut bytes = 0;
+        for path in protected_tops(roots) {
+            guard.record(&path, &mut bytes)?;
+        }
+        Some(guard)
+    }
+
+    /// Puts every protected entry back as it was and removes the ones that appeared; what it did, one line each
+    /// (empty when nothing had changed).
+    pub fn restore(&self) -> Vec<String> {
+        let mut now = Guard::default();
+        let mut bytes = 0;
+        for path in protected_tops(&self.roots) {
+            // Past the limits, whatever was not read is left for the next checks: the copy taken before is
+            // what is put back either way.
+            let _ = now.record(&path, &mut bytes);
+        }
+        let mut done = Vec::new();
+        // Removed first, deepest first: a directory that replaced a file goes before the file comes back.
+        for (path, entry) in now.entries.iter().rev() {
+            let _ = entry;
+            if !self.entries.contains_key(path) {
+                let removed = match entry {
+                    Entry::Dir => std::fs::remove_dir_all(path),
+                    _ => std::fs::remove_file(path),
+                };
+                if removed.is_ok() || !path.exists() {
+                    done.push(format!("removed {}", path.display()));
+                }
+            }
+        }
+        for (path, entry) in &self.entries {
+            if now.entries.get(path) == Some(entry) {
+                continue;
+            }
+            if put_back(path, entry).is_ok() {
+                done.push(format!("restored {}", path.display()));
+            } else {
+                done.push(format!("could not restore {}", path.display()));
+            }
+        }
+        done
+    }
+
+    fn record(&mut self, path: &Path, bytes: &mut u64) -> Option<()> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return Some(()) };
+        if self.entries.len() >= MAX_ENTRIES {
+            return None;
+        }
+        if meta.file_type().is_symlink() {
+            self.entries.insert(path.to_path_buf(), Entry::Link(std::fs::read_link(path).ok()?));
+        } else if meta.is_dir() {
+            self.entries.insert(path.to_path_buf(), Entry::Dir);
+            for entry in std::fs::read_dir(path).ok()?.flatten() {
+                let child = entry.path();
+                if !git_data(&child) {
+                    self.record(&child, bytes)?;
+                }
+            }
+        } else if meta.is_file() {
+            *bytes += meta.len();
+            if *bytes > MAX_BYTES {
+                return None;
+            }
+            use std::os::unix::fs::PermissionsExt;
+            let content = std::fs::read(path).ok()?;
+            self.entries.insert(path.to_path_buf(), Entry::File { content, mode: meta.permissions().mode() });
+        }
+        Some(())
+    }
+}
+
+/// The protected entries at the top of each root and those nested below it.
+fn protected_tops(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut tops: Vec<PathBuf> =
+        roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
+    for root in roots {
+        super::grants::nested_read_only(root, &mut tops);
+    }
+    tops.sort();
+    tops.dedup();
+    tops
+}
+
+/// Git's own data inside a repository directory, which git commands write and which runs nothing: objects,
+/// refs, logs, the index, lock files, the state of operations in progress. Everything else in `.git` (config,
+/// hooks, info, a submodule's config and hooks) is protected.
+fn git_data(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return false };
+    let in_git = path.ancestors().skip(1).any(|dir| dir.file_name().is_some_and(|n| n == ".git"));
+    if !in_git {
+        return false;
+    }
+    matches!(
+        name,
+        "objects"
+            | "refs"
+            | "logs"
+            | "index"
+            | "packed-refs"
+            | "COMMIT_EDITMSG"
+            | "lost-found"
+            | "rr-cache"
+            | "rebase-merge"
+            | "rebase-apply"
+            | "sequencer"
+            | "MERGE_MSG"
+            | "SQUASH_MSG"
+            | "AUTO_MERGE"
+            | "gc.pid"
+            | "gc.log"
+            | "shallow"
+            | "FETCH_HEAD"
+    ) || name.ends_with("HEAD") && name != "HEAD"
+        || name == "HEAD"
+        || name.ends_with(".lock")
+}
+
+/// Writes one entry back (a file through a temp file and a rename, with its mode).
+fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !matches!((entry, meta.is_dir()), (Entry::Dir, true))
+    {
+        if meta.is_dir() {
+            std::fs::remove_dir_all(path)?;
+        } else {
+            std::fs::remove_file(path)?;
+        }
+    }
+    match entry {
+        Entry::Dir => std::fs::create_dir_all(path),
+        Entry::Link(target) => std::os::unix::fs::symlink(target, path),
+        Entry::File { content, mode } => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let temp = tempfile::NamedTempFile::new_in(dir)?;
+            std::fs::write(temp.path(), content)?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(*mode))?;
+            temp.persist(path).map(drop).map_err(|err| err.error)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_command_changes_in_protected_entries_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join(".git/objects/ab")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::write(root.join("sub/.git/config"), "[core]\n").unwrap();
+        let guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = ./evil\n").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+        std::fs::write(root.join("sub/.git/config"), "[alias]\n").unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+        std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+        // Git's own data is the command's to write.
+        std::fs::write(root.join(".git/objects/ab/cd"), "object").unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
+
+        let done = guard.restore();
+        assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+        assert_eq!(std::fs::read_to_string(root.join("sub/.git/config")).unwrap(), "[core]\n");
+        assert!(!root.join(".git/hooks/pre-commit").exists() && !root.join(".claude").exists());
+        assert!(!root.join(".mcp.json").exists());
+        assert!(root.join(".git/objects/ab/cd").exists());
+        assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/other\n");
+        assert!(done.iter().any(|line| line.starts_with("removed") && line.ends_with(".claude")), "{done:?}");
+        assert!(guard.restore().is_empty(), "nothing left to put back");
+    }
+}
