@@ -152,8 +152,7 @@ fn git_data(path: &Path) -> bool {
             | "gc.log"
             | "shallow"
             | "FETCH_HEAD"
-    ) || name.ends_with("HEAD") && name != "HEAD"
-        || name == "HEAD"
+    ) || name.ends_with("HEAD")
         || name.ends_with(".lock")
 }
 

@@ -212,8 +212,13 @@ pub(crate) fn run_sandboxed(tree: &Tree, command: &str, policy: &SandboxPolicy) 
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         sandbox::own_session(&mut child);
+        // As the Bash tool does: protected entries copied before, put back after a workspace-writing command.
+        let guard = policy.restore_protected.then(|| sandbox::Guard::take(&policy.roots(Some(&tree.work))).unwrap());
         sandbox::apply(&mut child, policy).unwrap();
         let output = tokio::time::timeout(Duration::from_secs(5), child.output()).await;
+        if let Some(guard) = guard {
+            guard.restore();
+        }
         match output {
             Ok(Ok(output)) => {
                 format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
