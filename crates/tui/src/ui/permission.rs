@@ -275,7 +275,12 @@ impl PermissionDialog {
         DialogAction::Answer(PermissionAnswer::AllowModified { content: edited, note: EDITOR_NOTE.to_owned() })
     }
 
-    /// The answer for Enter: the review applied, or a plain allow without one.
+    /// Whether some hunks of the review are rejected: then no answer may write the whole proposal.
+    pub(super) fn review_is_partial(&self) -> bool {
+        self.review.as_ref().is_some_and(|review| review.accepted.iter().any(|yes| !yes))
+    }
+
+    /// The answer for Enter (and `y`): the review applied, or a plain allow without one.
     fn apply_review(&self) -> PermissionAnswer {
         let (Some(review), Body::Diff(DiffBody { view, texts: Some((old, new)), .. })) = (&self.review, &self.body)
         else {

@@ -54,7 +54,9 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
     }
     match key.code {
         KeyCode::Char(ch) => match ch.to_ascii_lowercase() {
-            'y' => DialogAction::Answer(PermissionAnswer::AllowOnce),
+            // With hunks rejected, every "allow" answer writes the review (the accepted hunks only).
+            'y' => DialogAction::Answer(dialog.apply_review()),
+            'a' | 'p' | 'u' if dialog.review_is_partial() => DialogAction::Answer(dialog.apply_review()),
             'a' if matches!(dialog.body, Body::Plan(_)) => {
                 DialogAction::Answer(PermissionAnswer::AllowWithMode(PermissionMode::AcceptEdits))
             }

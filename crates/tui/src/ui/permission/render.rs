@@ -197,6 +197,14 @@ impl PermissionDialog {
             }
             _ => {}
         }
+        // Says what will be written before it is: only the accepted hunks once one is rejected.
+        if self.review_is_partial() {
+            let mut hints = vec![hint("y/Enter", "y", "write only the accepted hunks", "write accepted")];
+            hints.push(hint("n/Esc", "n", "deny", "no"));
+            hints.push(hint("Tab/⇧Tab", "Tab", "select hunk", "hunk"));
+            hints.push(hint("Space", "Space", "accept/reject hunk", "toggle"));
+            return hints;
+        }
         let mut hints = vec![hint("y", "y", "allow once", "yes")];
         if !self.suggested_rule.is_empty() {
             let rule = Span::styled(self.suggested_rule.clone(), theme.bold);

@@ -224,6 +224,20 @@ fn hunk_review_applies_exactly_the_accepted_hunks() {
 }
 
 #[test]
+fn y_after_rejecting_a_hunk_writes_only_the_accepted_ones() {
+    let (old, new) = edit_texts();
+    for answer_key in ['y', 'a'] {
+        let mut dialog = edit_dialog();
+        dialog.handle_key(key(KeyCode::Tab));
+        dialog.handle_key(char_key(' '));
+        let PermissionAnswer::AllowModified { content, .. } = answer(&mut dialog, char_key(answer_key)) else {
+            panic!("`{answer_key}` after rejecting a hunk must not write every hunk")
+        };
+        assert_eq!(content, apply_hunks(&old, &new, &hunks(&old, &new, 3), &[true, false]));
+    }
+}
+
+#[test]
 fn hunk_review_all_or_nothing() {
     let mut dialog = edit_dialog();
     assert_eq!(answer(&mut dialog, key(KeyCode::Enter)), PermissionAnswer::AllowOnce);
