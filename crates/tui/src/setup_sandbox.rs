@@ -2,7 +2,6 @@
 //! enforce: on by default where Landlock is there, said at start where it isn't (and an error with
 //! `sandbox.failIfUnavailable`).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tandem_core::config;
@@ -83,36 +82,4 @@ fn unavailable(
          its analysis; set sandbox.failIfUnavailable to refuse to start instead."
     ));
     Ok(None)
-}
-
-/// What `/sandbox` shows: the policy each kind of call runs in and what the kernel enforces.
-pub fn describe(confinement: Option<&Confinement>) -> String {
-    let kernel = match sandbox::support() {
-        Support::Full { abi } => format!("Landlock ABI {abi}: everything below is enforced."),
-        Support::Partial { abi, missing } => format!("Landlock ABI {abi}; not enforced: {missing}."),
-        Support::Unavailable(why) => format!("no sandbox: {why}."),
-    };
-    let Some(confinement) = confinement else {
-        return format!("Sandbox: off. Kernel: {kernel}");
-    };
-    let paths = |list: &[PathBuf]| list.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
-    let base = &confinement.base;
-    let approved = match confinement.approved {
-        SandboxMode::Off => "unsandboxed (you saw the exact command)".to_owned(),
-        mode => format!("sandboxed, {mode}"),
-    };
-    let unapproved = if confinement.enabled {
-        "read-only by tandem's judgement: no writes but $TMPDIR, no network\n  \
-         workspace writes by tandem's judgement (acceptEdits): the workspace but .git, .tandem, .claude, .mcp.json; no network\n  \
-         allowed by your rules, hooks or bypass: as above plus the caches below, with the network"
-    } else {
-        "as approved commands (sandbox.enabled is false)"
-    };
-    format!(
-        "Sandbox — kernel: {kernel}\n  {unapproved}\n  approved in the dialog: {approved}\nNever readable: {}\nNever writable: {}\nWritable for rule-allowed commands: {}\nWorkspace: {}",
-        paths(&base.deny_read),
-        paths(&base.deny_write),
-        paths(&confinement.rule_write),
-        paths(&base.writable_roots),
-    )
 }
