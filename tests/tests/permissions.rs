@@ -56,7 +56,6 @@ fn claude_code_settings_files_are_honoured() {
 fn invalid_rules_are_reported_and_ignored() {
     let workspace = Workspace::new();
     workspace.write(".tandem/settings.json", &json!({"permissions": {"allow": ["Bash(", "Edit"]}}).to_string());
-    workspace.write(".claude/settings.local.json", "{ not json");
     let server =
         FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "ok"}]}]}))).unwrap();
     let mut command = workspace.anthropic(&server);
@@ -64,7 +63,38 @@ fn invalid_rules_are_reported_and_ignored() {
     let run = execute(command);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains(".tandem/settings.json") && run.stderr.contains("Bash("), "{}", run.stderr);
-    assert!(run.stderr.contains("settings.local.json") && run.stderr.contains("JSON"), "{}", run.stderr);
+}
+
+/// A settings file that exists but cannot be used may hold deny rules: no front end runs without it.
+#[test]
+fn a_settings_file_that_cannot_be_used_stops_every_front_end() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "keep\n");
+    workspace.write(".claude/settings.local.json", "{\"permissions\": {\"deny\": [\"Edit\"]\n  \"allow\": []}}");
+    let edit = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+                     "input": {"file_path": "notes.txt", "old_string": "keep", "new_string": "gone"}}]},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]});
+    let server = FakeServer::spawn(scenario(edit)).unwrap();
+    let named = |stderr: &str| stderr.contains(".claude/settings.local.json") && stderr.contains("not valid JSON");
+    for args in [
+        vec!["-p", "edit", "--permission-mode", "acceptEdits"],
+        vec!["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
+    ] {
+        let mut command = workspace.anthropic(&server);
+        command.args(&args);
+        let run = execute(command);
+        assert_ne!(run.code, 0, "{args:?}: {run:?}");
+        assert!(named(&run.stderr), "{args:?}: {}", run.stderr);
+    }
+    let mut pty = Pty::spawn(anthropic_command(&workspace, &server), 24, 100);
+    let status = pty.wait_exit(std::time::Duration::from_secs(20)).expect("the app stops");
+    assert!(!status.success(), "{status:?}");
+    let printed = String::from_utf8_lossy(&pty.raw_output()).into_owned();
+    assert!(named(&printed), "{printed}");
+    assert!(server.requests().is_empty(), "nothing was sent");
+    assert_eq!(workspace.read("notes.txt"), "keep\n");
 }
 
 #[test]

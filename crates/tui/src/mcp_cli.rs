@@ -135,6 +135,7 @@ impl Context {
             home.as_deref(),
             settings::SettingSources::ALL,
         );
+        loaded.check_readable()?;
         Ok(Context { paths, cwd, project_root: loaded.project_root, home, choices: loaded.mcp_choices })
     }
 

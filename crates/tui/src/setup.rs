@@ -81,6 +81,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let claude_settings_dir = hooks::claude_user_dir(&env, home.as_deref());
     let mut settings =
         settings::load_sources(&paths.config_dir, claude_settings_dir.as_deref(), &cwd, home.as_deref(), sources);
+    settings.check_readable().map_err(SetupError)?;
     let flag_settings = flag_settings(cli)?;
     if let Some((label, document)) = &flag_settings {
         settings.apply_document(Scope::Flag, label, document, &cwd, home.as_deref());

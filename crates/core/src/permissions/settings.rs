@@ -9,8 +9,10 @@
 //!
 //! The format is `{"permissions": {"allow": [...], "ask": [...], "deny": [...], "defaultMode": "...",
 //! "additionalDirectories": [...]}, ...}`. Other top-level keys belong to other tools and later features and
-//! are ignored. Loading never fails: a broken file or rule is reported in [`Settings::problems`] and contributes
-//! nothing, because guessing what a broken rule meant could widen what it allows (or narrow what it denies).
+//! are ignored. A broken rule or key is reported in [`Settings::problems`] and contributes nothing, because
+//! guessing what a broken rule meant could widen what it allows (or narrow what it denies). A file that exists
+//! but cannot be read or parsed at all is different: running without it would drop its deny rules, so it is
+//! listed in [`Settings::unreadable`] and the front ends refuse to start ([`Settings::check_readable`]).
 //!
 //! Allow/ask/deny rules from every file form one union (the policy applies deny > ask > allow over it), so
 //! file order only matters for `defaultMode`: local > project > `.claude` local > `.claude` project > user.
@@ -140,6 +142,9 @@ pub struct Settings {
     pub additional_directories: Vec<PathBuf>,
     /// One line per problem, `path: what: why`, for the user to see; the offending part was ignored.
     pub problems: Vec<String>,
+    /// One line per settings file that exists but could not be read or parsed, `path: why`. Such a file may hold
+    /// deny rules, so a session must not start without it (see [`Settings::check_readable`]).
+    pub unreadable: Vec<String>,
     /// The project root the project-level files were read from (see [`project_root`]).
     pub project_root: PathBuf,
     /// What the user decided about the project's `.mcp.json` servers (`enableAllProjectMcpServers`,
@@ -169,6 +174,19 @@ impl Settings {
             });
         }
         Ok(())
+    }
+
+    /// An error naming every settings file that exists but could not be used, or `Ok` when there is none. The
+    /// front ends stop on it: a deny rule the user wrote must never be dropped without them knowing.
+    pub fn check_readable(&self) -> Result<(), String> {
+        if self.unreadable.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "a settings file could not be used, and running without it could drop rules it holds (deny rules \
+             included); fix or remove it:\n  {}",
+            self.unreadable.join("\n  ")
+        ))
     }
 
     /// The rules of one kind, in load order.
@@ -311,12 +329,12 @@ impl Settings {
         }
     }
 
-    /// The file's top-level object, or `None` (with a problem reported unless the file is just missing).
+    /// The file's top-level object, or `None`: the file is missing, or it is listed in [`Settings::unreadable`].
     fn read_document(&mut self, file: &Path) -> Option<Map<String, Value>> {
         match read_settings_object(file) {
             Ok(document) => document,
             Err(why) => {
-                self.problem(file, why);
+                self.unreadable.push(format!("{}: {why}", file.display()));
                 None
             }
         }

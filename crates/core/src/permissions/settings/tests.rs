@@ -105,18 +105,26 @@ fn nothing_configured_is_empty_and_silent() {
 }
 
 #[test]
-fn invalid_json_is_reported_with_path_and_position_and_contributes_nothing() {
+fn a_file_that_cannot_be_used_is_unreadable_with_path_and_position_and_stops_the_session() {
     let f = Fixture::new();
     f.write(&f.file(Scope::Project), "{\"permissions\": {\"allow\": [\"Edit\"],\n  \"deny\": [\"Bash\" \"x\"]}}");
     f.write(&f.file(Scope::Local), r#"["Edit"]"#);
+    fs::create_dir_all(f.file(Scope::ClaudeProject)).unwrap();
     let settings = f.load(&f.root);
     assert!(settings.rules.is_empty(), "{:?}", settings.rules);
-    assert_eq!(settings.problems.len(), 2, "{:?}", settings.problems);
+    assert!(settings.problems.is_empty(), "{:?}", settings.problems);
+    let unreadable = &settings.unreadable;
+    assert_eq!(unreadable.len(), 3, "{unreadable:?}");
+    let claude = f.file(Scope::ClaudeProject).display().to_string();
+    assert_eq!(unreadable[0], format!("{claude}: cannot be read: not a regular file"));
     let project = f.file(Scope::Project).display().to_string();
-    assert!(settings.problems[0].starts_with(&format!("{project}: not valid JSON")), "{}", settings.problems[0]);
-    assert!(settings.problems[0].contains("line 2 column"), "{}", settings.problems[0]);
+    assert!(unreadable[1].starts_with(&format!("{project}: not valid JSON")), "{}", unreadable[1]);
+    assert!(unreadable[1].contains("line 2 column"), "{}", unreadable[1]);
     let local = f.file(Scope::Local).display().to_string();
-    assert_eq!(settings.problems[1], format!("{local}: the top level is not a JSON object"));
+    assert_eq!(unreadable[2], format!("{local}: the top level is not a JSON object"));
+    let error = settings.check_readable().unwrap_err();
+    assert!(error.contains("deny rules") && error.contains(&local) && error.contains(&claude), "{error}");
+    assert!(f.load(&f.home).check_readable().is_ok(), "no settings at all is fine");
 }
 
 #[test]
@@ -400,11 +408,11 @@ fn settings_files_per_scope() {
 
 #[cfg(unix)]
 #[test]
-fn a_settings_file_that_is_not_a_regular_file_is_reported_not_read() {
+fn a_settings_file_that_is_not_a_regular_file_is_unreadable_not_read() {
     let f = Fixture::new();
     let file = f.file(Scope::Local);
     fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
-    let problems = f.load(&f.root).problems;
-    assert!(problems.iter().any(|p| p.contains("not a regular file")), "{problems:?}");
+    let unreadable = f.load(&f.root).unreadable;
+    assert!(unreadable.iter().any(|p| p.contains("not a regular file")), "{unreadable:?}");
 }
