@@ -231,3 +231,53 @@ fn a_session_cannot_widen_the_next_one() {
     assert_eq!(run.result()["permission_denials"].as_array().map(Vec::len), Some(1), "{run:?}");
     assert!(!workspace.path().join("widened.txt").exists());
 }
+
+/// A personal settings file that git tracks was committed by someone: it allows nothing until the user trusts it
+/// in the app, and then it does, in every later session.
+#[test]
+fn a_committed_local_settings_file_allows_nothing_until_trusted() {
+    let workspace = Workspace::new();
+    let git = |args: &[&str]| {
+        let mut command = std::process::Command::new("git");
+        command.current_dir(workspace.path()).args(args);
+        command.output().is_ok_and(|output| output.status.success())
+    };
+    if !git(&["init", "-q"]) {
+        eprintln!("skipped: git is not installed, so nothing can be tracked");
+        return;
+    }
+    workspace.write(".claude/settings.local.json", r#"{"permissions": {"allow": ["Edit"]}}"#);
+    assert!(git(&["add", "-f", ".claude/settings.local.json"]));
+    let edit = || {
+        scenario(json!({"replies": [
+            {"blocks": [{"type": "tool_use", "id": "toolu_write", "name": "Write",
+                         "input": {"file_path": "made.txt", "content": "written\n"}}]},
+            {"blocks": [{"type": "text", "text": "Done."}]}
+        ]}))
+    };
+    let headless = |server: &FakeServer| {
+        let mut command = workspace.anthropic(server);
+        command.args(["-p", "edit", "--output-format", "json"]);
+        execute(command)
+    };
+    let server = FakeServer::spawn(edit()).unwrap();
+    let run = headless(&server);
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(run.result()["permission_denials"].as_array().map(Vec::len), Some(1), "{run:?} {results:?}");
+    assert!(run.stderr.contains("is tracked by git") && run.stderr.contains("allow Edit"), "{}", run.stderr);
+    assert!(!workspace.path().join("made.txt").exists());
+
+    let idle = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
+    let mut pty = Pty::spawn(anthropic_command(&workspace, &idle), 30, 110);
+    pty.expect_text("/permissions trust");
+    pty.send("/permissions trust\r");
+    pty.expect_text("Trusted");
+    pty.send_keys(b"\x04");
+    pty.wait_exit(std::time::Duration::from_secs(20)).expect("the app exits on Ctrl+D");
+
+    let server = FakeServer::spawn(edit()).unwrap();
+    let run = headless(&server);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("made.txt"), "written\n", "{run:?}");
+    assert!(!run.stderr.contains("is tracked by git"), "{}", run.stderr);
+}

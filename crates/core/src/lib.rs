@@ -26,4 +26,5 @@ pub mod session;
 pub mod shell_env;
 pub mod skills;
 pub mod tools;
+pub mod trust;
 pub mod web;

@@ -61,6 +61,9 @@ pub enum Op {
     ListHooks,
     /// Let the project's own hooks run, now and in later sessions while they stay as they are (`/hooks trust`).
     TrustProjectHooks,
+    /// Apply what tracked personal settings files would allow, now and in later sessions while they stay as
+    /// they are (`/permissions trust`); answered with an [`Event::Info`].
+    TrustHeldSettings,
     /// Stop a `run_in_background` command (`/bashes kill ID`); answered with an [`Event::Info`] or an error.
     KillBackground {
         id: String,

@@ -18,6 +18,7 @@ use tandem_core::session::{self, SessionMeta, SessionWriter};
 use tandem_core::tools::ToolRegistry;
 use tandem_core::tools::save_memory::SaveMemoryTool;
 use tandem_core::tools::search_sessions::SearchSessionsTool;
+use tandem_core::trust::Store;
 
 use crate::cli::Cli;
 
@@ -87,6 +88,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         settings.apply_document(Scope::Flag, label, document, &cwd, home.as_deref());
     }
     let mut notices: Vec<String> = settings.problems.iter().map(|problem| format!("Settings: {problem}")).collect();
+    notices.extend(settings.held.iter().map(|held| held_notice(held, cli.headless())));
     notices.extend(unapplied_flags(cli));
 
     let mode = if cli.dangerously_skip_permissions {
@@ -110,6 +112,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let workspace = Workspace::new(&cwd, &extra_dirs, home.clone(), Some(paths.config_dir.clone()));
     let mut permissions = PermissionPolicy::new(mode, workspace, home.unwrap_or_else(|| PathBuf::from("/")));
     permissions.rules = settings.rules.clone();
+    permissions.held = settings.held.clone();
     for (flag, kind, values) in [
         ("--allowedTools", RuleKind::Allow, &cli.allowed_tools),
         ("--disallowedTools", RuleKind::Deny, &cli.disallowed_tools),
@@ -337,6 +340,17 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     })
 }
 
+/// Says what a tracked personal settings file would widen, and how to apply it.
+fn held_notice(held: &settings::HeldSettings, headless: bool) -> String {
+    let how = if headless { "start tandem here and type /permissions trust" } else { "/permissions trust applies it" };
+    format!(
+        "Settings: {} is tracked by git, so it may have been committed by someone else; what it widens is off until \
+         you trust it ({how}): {}",
+        held.file.display(),
+        held.describe()
+    )
+}
+
 /// The session's hooks. Those from the project's own files run in the TUI only once the user trusted them
 /// (`/hooks trust`, remembered while they stay the same); headless runs trust the project, as `claude -p` does.
 /// Which hooks are active is said at the start, and so is every entry that could not be used.
@@ -349,7 +363,8 @@ fn hook_engine(
     notices: &mut Vec<String>,
 ) -> Arc<HookEngine> {
     notices.extend(set.problems.iter().map(|problem| format!("Hooks: {problem}")));
-    let trusted = cli.headless() || hooks::trust::is_trusted(config_dir, project_root, &set.project_fingerprint());
+    let trusted = cli.headless()
+        || tandem_core::trust::is_trusted(config_dir, Store::Hooks, project_root, &set.project_fingerprint());
     let engine = HookEngine::new(set, project_root.to_path_buf(), shell_env.clone(), trusted);
     let active: Vec<String> = engine.active().map(|entry| entry.describe()).collect();
     if !active.is_empty() {

@@ -148,6 +148,7 @@ enum Work {
     Compact(Option<String>),
     ListHooks,
     TrustHooks,
+    TrustSettings,
     KillBackground(String),
     ListRewindPoints,
     PreviewRewind(u64),
@@ -246,6 +247,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 Op::TrustProjectHooks => {
                     if turn_tx.send(Work::TrustHooks).is_err() {
+                        break;
+                    }
+                }
+                Op::TrustHeldSettings => {
+                    if turn_tx.send(Work::TrustSettings).is_err() {
                         break;
                     }
                 }
@@ -352,6 +358,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::RemoveRule(rule) => session.remove_rule(&rule),
                 Work::ListHooks => session.list_hooks(),
                 Work::TrustHooks => session.trust_project_hooks(),
+                Work::TrustSettings => session.trust_held_settings(),
                 Work::KillBackground(id) => session.kill_background(&id),
                 Work::ListRewindPoints => session.list_rewind_points(),
                 Work::PreviewRewind(seq) => session.preview_rewind(seq),

@@ -211,7 +211,12 @@ impl Session {
         }
         hooks.set_project_trusted(true);
         let fingerprint = hooks.set().project_fingerprint();
-        match crate::hooks::trust::trust(&self.config.config_dir, hooks.project_dir(), &fingerprint) {
+        match crate::trust::trust(
+            &self.config.config_dir,
+            crate::trust::Store::Hooks,
+            hooks.project_dir(),
+            &fingerprint,
+        ) {
             Ok(file) => self.emit(Event::Info {
                 message: format!("The project's hooks run from now on (trust saved in {}).", file.display()),
             }),

@@ -16,7 +16,6 @@ pub mod outcome;
 pub mod run;
 #[cfg(test)]
 mod tests;
-pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::*;
+use crate::trust::{self, Store};
 
 fn set_from(document: Value, project: bool) -> HookSet {
     let mut set = HookSet::default();
@@ -185,11 +186,11 @@ async fn project_hooks_run_only_when_trusted_and_disable_all_hooks_stops_everyth
 fn trust_covers_exactly_the_hooks_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let project = Path::new("/work/project");
-    assert!(!trust::is_trusted(dir.path(), project, "a"));
-    trust::trust(dir.path(), project, "a").unwrap();
-    assert!(trust::is_trusted(dir.path(), project, "a"));
-    assert!(!trust::is_trusted(dir.path(), project, "a\nb"));
-    assert!(!trust::is_trusted(dir.path(), Path::new("/work/other"), "a"));
+    assert!(!trust::is_trusted(dir.path(), Store::Hooks, project, "a"));
+    trust::trust(dir.path(), Store::Hooks, project, "a").unwrap();
+    assert!(trust::is_trusted(dir.path(), Store::Hooks, project, "a"));
+    assert!(!trust::is_trusted(dir.path(), Store::Hooks, project, "a\nb"));
+    assert!(!trust::is_trusted(dir.path(), Store::Hooks, Path::new("/work/other"), "a"));
 }
 
 #[test]

@@ -44,6 +44,9 @@ pub struct PermissionPolicy {
     pub sandboxed: bool,
     /// What the `sandbox` settings say about deciding (excluded commands, leaving the sandbox, auto-allow).
     pub sandbox: SandboxDecisions,
+    /// What tracked personal settings files would widen, applied only once the user trusts them
+    /// (`/permissions trust`); see [`super::settings::HeldSettings`].
+    pub held: Vec<super::settings::HeldSettings>,
     pub(super) home: PathBuf,
 }
 
@@ -55,6 +58,7 @@ impl PermissionPolicy {
             workspace,
             sandboxed: false,
             sandbox: SandboxDecisions::default(),
+            held: Vec::new(),
             home,
         }
     }

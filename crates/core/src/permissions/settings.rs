@@ -17,11 +17,13 @@
 //! Allow/ask/deny rules from every file form one union (the policy applies deny > ask > allow over it), so
 //! file order only matters for `defaultMode`: local > project > `.claude` local > `.claude` project > user.
 
+mod held;
 mod persist;
 mod sandbox;
 #[cfg(test)]
 mod tests;
 
+pub use held::HeldSettings;
 pub use persist::{persist_rule, remove_rule, reset_mcp_choices};
 
 use std::path::{Path, PathBuf};
@@ -145,6 +147,8 @@ pub struct Settings {
     /// One line per settings file that exists but could not be read or parsed, `path: why`. Such a file may hold
     /// deny rules, so a session must not start without it (see [`Settings::check_readable`]).
     pub unreadable: Vec<String>,
+    /// What tracked personal settings files would widen, waiting for the user's trust (see [`HeldSettings`]).
+    pub held: Vec<HeldSettings>,
     /// The project root the project-level files were read from (see [`project_root`]).
     pub project_root: PathBuf,
     /// What the user decided about the project's `.mcp.json` servers (`enableAllProjectMcpServers`,
@@ -194,10 +198,12 @@ impl Settings {
         self.rules.iter().filter(move |rule| rule.kind == kind)
     }
 
-    /// Reads one settings file into `self`. A missing file is silently nothing (every file is optional).
-    fn read_file(&mut self, scope: Scope, file: &Path, root: &Path, home: Option<&Path>) {
-        let Some(document) = self.read_document(file) else { return };
+    /// Reads one settings file into `self`, and says the digest of the text read. A missing file is silently
+    /// nothing (every file is optional).
+    fn read_file(&mut self, scope: Scope, file: &Path, root: &Path, home: Option<&Path>) -> Option<String> {
+        let (document, fingerprint) = self.read_document(file)?;
         self.apply_document(scope, file, &document, root, home);
+        Some(fingerprint)
     }
 
     /// Applies one settings document (a file's, or `--settings`' with `file` naming where it came from).
@@ -329,8 +335,9 @@ impl Settings {
         }
     }
 
-    /// The file's top-level object, or `None`: the file is missing, or it is listed in [`Settings::unreadable`].
-    fn read_document(&mut self, file: &Path) -> Option<Map<String, Value>> {
+    /// The file's top-level object and its text's digest, or `None`: the file is missing, or it is listed in
+    /// [`Settings::unreadable`].
+    fn read_document(&mut self, file: &Path) -> Option<ReadDocument> {
         match read_settings_object(file) {
             Ok(document) => document,
             Err(why) => {
@@ -345,20 +352,24 @@ impl Settings {
     }
 }
 
+/// A settings file's top-level object, and the digest of the text it was read from.
+type ReadDocument = (Map<String, Value>, String);
+
 /// Reads a settings file's top-level object: `Ok(None)` when the file doesn't exist, an empty object for a file
 /// with nothing but whitespace (a `touch`ed file means "no settings", not "broken"), and an error that says why
 /// (with the JSON error's line and column) for anything else.
-fn read_settings_object(file: &Path) -> Result<Option<Map<String, Value>>, String> {
+fn read_settings_object(file: &Path) -> Result<Option<ReadDocument>, String> {
     let text = match read_settings_text(file) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot be read: {err}")),
     };
+    let fingerprint = held::fingerprint(&text);
     if text.trim().is_empty() {
-        return Ok(Some(Map::new()));
+        return Ok(Some((Map::new(), fingerprint)));
     }
     match serde_json::from_str(&text) {
-        Ok(Value::Object(document)) => Ok(Some(document)),
+        Ok(Value::Object(document)) => Ok(Some((document, fingerprint))),
         Ok(_) => Err("the top level is not a JSON object".to_owned()),
         Err(err) => Err(format!("not valid JSON: {err}")),
     }
@@ -504,7 +515,11 @@ pub fn load_sources(
         let Some(file) = settings_file(scope, config_dir, &root) else { continue };
         // Claude Code semantics: `/x` in the user file is relative to wherever the session runs.
         let rule_root = if scope == Scope::User { cwd } else { root.as_path() };
-        settings.read_file(scope, &file, rule_root, home);
+        let mark = settings.mark();
+        let fingerprint = settings.read_file(scope, &file, rule_root, home);
+        if let Some(fingerprint) = fingerprint.filter(|_| matches!(scope, Scope::Local | Scope::ClaudeLocal)) {
+            settings.hold_if_tracked(config_dir, &file, fingerprint, mark);
+        }
     }
     settings
 }

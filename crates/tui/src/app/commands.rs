@@ -182,7 +182,17 @@ impl App {
                 }
                 vec![Effect::ListSessions]
             }
-            "permissions" | "allowed-tools" => vec![Effect::Op(Op::ListPermissionRules)],
+            "permissions" | "allowed-tools" => match args {
+                "" => vec![Effect::Op(Op::ListPermissionRules)],
+                "trust" => vec![Effect::Op(Op::TrustHeldSettings)],
+                other => {
+                    self.notice(
+                        NoticeKind::Error,
+                        format!("Unknown /permissions argument {other:?}: use /permissions or /permissions trust."),
+                    );
+                    Vec::new()
+                }
+            },
             "mcp" => self.open_mcp_view(),
             "inspect" => self.open_inspector(),
             "rewind" => self.open_rewind(),

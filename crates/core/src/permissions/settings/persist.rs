@@ -99,7 +99,9 @@ fn same_rule(existing: &str, text: &str, rule: Option<&Rule>) -> bool {
 
 /// The file's top-level object for an update; `None` when the file doesn't exist.
 fn read_for_update(file: &Path) -> Result<Option<Map<String, Value>>, String> {
-    read_settings_object(file).map_err(|why| format!("{}: {why}; fix it before changing rules in it", file.display()))
+    read_settings_object(file)
+        .map(|document| document.map(|(document, _)| document))
+        .map_err(|why| format!("{}: {why}; fix it before changing rules in it", file.display()))
 }
 
 /// The `permissions.<kind>` array, created when missing. Anything else in its place is an error rather than

@@ -3,7 +3,8 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
-/// A project (with `.git`) in `work/project`, a config dir, a home, all in one temp dir.
+/// A project (a git repository, or a bare `.git` directory where git is missing) in `work/project`, a config
+/// dir, a home, all in one temp dir.
 struct Fixture {
     _dir: tempfile::TempDir,
     config: PathBuf,
@@ -17,7 +18,10 @@ impl Fixture {
         let config = dir.path().join("config");
         let root = dir.path().join("work/project");
         let home = dir.path().join("home");
-        fs::create_dir_all(root.join(".git")).unwrap();
+        fs::create_dir_all(&root).unwrap();
+        if !git(&root, &["init", "-q"]) {
+            fs::create_dir_all(root.join(".git")).unwrap();
+        }
         fs::create_dir_all(&config).unwrap();
         fs::create_dir_all(&home).unwrap();
         Fixture { _dir: dir, config, root, home }
@@ -415,4 +419,52 @@ fn a_settings_file_that_is_not_a_regular_file_is_unreadable_not_read() {
     std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
     let unreadable = f.load(&f.root).unreadable;
     assert!(unreadable.iter().any(|p| p.contains("not a regular file")), "{unreadable:?}");
+}
+
+/// Runs git in `dir`; whether it succeeded.
+fn git(dir: &Path, args: &[&str]) -> bool {
+    std::process::Command::new("git").arg("-C").arg(dir).args(args).output().is_ok_and(|out| out.status.success())
+}
+
+#[test]
+fn a_tracked_local_file_widens_nothing_until_trusted_as_it_is() {
+    let f = Fixture::new();
+    if !git(&f.root, &["status"]) {
+        return; // No git here: nothing can be tracked.
+    }
+    let tracked = f.file(Scope::ClaudeLocal);
+    let text = r#"{"permissions": {"allow": ["Bash(curl:*)"], "deny": ["Read(notes.txt)"], "ask": ["Edit"],
+                   "defaultMode": "acceptEdits", "additionalDirectories": ["/elsewhere"]}}"#;
+    f.write(&tracked, text);
+    f.write(&f.file(Scope::Local), r#"{"permissions": {"allow": ["Bash(npm test:*)"]}}"#);
+    let untracked = f.load(&f.root);
+    assert!(untracked.held.is_empty(), "an untracked local file is the user's own: {:?}", untracked.held);
+    assert_eq!(texts(&untracked, RuleKind::Allow), ["Bash(curl:*)", "Bash(npm test:*)"]);
+
+    assert!(git(&f.root, &["add", "-f", ".claude"]));
+    let settings = f.load(&f.root);
+    assert_eq!(texts(&settings, RuleKind::Allow), ["Bash(npm test:*)"], "the tracked file's allow rule is held");
+    assert_eq!(texts(&settings, RuleKind::Deny), ["Read(notes.txt)"], "narrowing applies at once");
+    assert_eq!(texts(&settings, RuleKind::Ask), ["Edit"]);
+    assert_eq!(settings.default_mode, None);
+    assert!(settings.additional_directories.is_empty());
+    assert_eq!(settings.held.len(), 1);
+    let held = &settings.held[0];
+    assert_eq!(held.file, tracked);
+    assert_eq!(
+        held.describe(),
+        "allow Bash(curl:*); defaultMode acceptEdits; additionalDirectories /elsewhere",
+        "{held:?}"
+    );
+
+    held.trust(&f.config).unwrap();
+    let trusted = f.load(&f.root);
+    assert!(trusted.held.is_empty());
+    assert_eq!(texts(&trusted, RuleKind::Allow), ["Bash(curl:*)", "Bash(npm test:*)"]);
+    assert_eq!(trusted.default_mode, Some(PermissionMode::AcceptEdits));
+
+    f.write(&tracked, &text.replace("curl", "wget"));
+    let changed = f.load(&f.root);
+    assert_eq!(texts(&changed, RuleKind::Allow), ["Bash(npm test:*)"], "trust covers the text trusted, no other");
+    assert_eq!(changed.held.len(), 1);
 }

@@ -31,7 +31,10 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/copy", "Copy the last answer to the clipboard"),
     SlashCommand::builtin("/init", "Ask the model to write a CLAUDE.md for this project"),
     SlashCommand::builtin("/memory", "Show saved memories; /memory N opens one in $EDITOR"),
-    SlashCommand::builtin("/permissions", "List permission rules and remove them"),
+    SlashCommand::builtin(
+        "/permissions",
+        "List permission rules and remove them; /permissions trust applies a tracked local settings file",
+    ),
     SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
     SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
