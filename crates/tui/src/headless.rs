@@ -24,6 +24,28 @@ pub struct HeadlessOptions {
 /// How long the end of a session may wait for its SessionEnd hooks (each has its own timeout too).
 pub(crate) const SESSION_END_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// SIGTERM or SIGHUP (a supervisor, an SDK host aborting, a closed terminal) ends tandem at once, and with it
+/// every command it is running — foreground, background, hooks — and their process groups; protected entries
+/// a command changed are put back first. The exit code says which signal (128 + its number), as a shell would.
+pub(crate) fn end_on_terminate() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        eprintln!("tandem: warning: cannot watch for SIGTERM and SIGHUP; commands may outlive tandem if it is killed");
+        return;
+    };
+    tokio::spawn(async move {
+        let (name, code) = tokio::select! {
+            _ = term.recv() => ("SIGTERM", 143),
+            _ = hup.recv() => ("SIGHUP", 129),
+        };
+        let ended = tandem_core::tools::bash::running::end_all();
+        if ended > 0 {
+            eprintln!("tandem: {name}: ended {ended} running command{}", if ended == 1 { "" } else { "s" });
+        }
+        std::process::exit(code);
+    });
+}
+
 /// Runs one prompt to its end; returns the process exit code (0 success, 1 error result).
 pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) -> i32 {
     let session_id = config.session_id.clone();
@@ -37,10 +59,12 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
             eprintln!("tandem: interrupting (Ctrl-C again to quit now)");
             let _ = interrupt_ops.send(Op::Interrupt);
             if tokio::signal::ctrl_c().await.is_ok() {
+                tandem_core::tools::bash::running::end_all();
                 std::process::exit(130);
             }
         }
     });
+    end_on_terminate();
 
     let mut printer = Printer::new(session_id, api_key_source, options, Output::stdout());
     while let Some(event) = handle.events.recv().await {

@@ -73,6 +73,7 @@ fn main() -> ExitCode {
     });
     // Don't wait for tool processes or streams that are still winding down.
     runtime.shutdown_background();
+    end_commands();
     ExitCode::from(code as u8)
 }
 
@@ -99,7 +100,13 @@ fn streaming(cli: Cli) -> ExitCode {
         }
     });
     runtime.shutdown_background();
+    end_commands();
     ExitCode::from(code as u8)
+}
+
+/// Whatever way tandem ends, no command it started outlives it (the runtime's tasks may not have been dropped).
+fn end_commands() {
+    tandem_core::tools::bash::running::end_all();
 }
 
 /// The async runtime: two workers are plenty for one agent and one terminal.
@@ -187,6 +194,7 @@ fn interactive(cli: Cli) -> ExitCode {
         tandem_tui::tui::run(launch).await
     });
     runtime.shutdown_background();
+    end_commands();
     ExitCode::from(code as u8)
 }
 

@@ -67,12 +67,15 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     let mark = format!("hook-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     command.env(crate::tools::bash::CALL_MARK, &mark);
     crate::sandbox::own_session(&mut command);
+    let registration = crate::tools::bash::running::register(&mark, None);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => return failed(format!("could not start /bin/sh: {err}")),
     };
     let group = child.id().and_then(|id| Pid::from_raw(id as i32));
-    let mut guard = GroupGuard(group);
+    if let Some(group) = group {
+        registration.set_group(group);
+    }
     let stdin = child.stdin.take();
     let input = launch.stdin;
     // A hook that never reads its stdin must not block the write: it goes on beside the wait.
@@ -105,14 +108,14 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     }
     let _ = child.start_kill();
     let _ = child.wait().await;
-    guard.0 = None;
     writer.abort();
     // Pipes still open after the group is gone: a process that left it (setsid) holds them. It goes too, and
     // what the hook wrote counts.
     if !wait_for(&[&stdout, &stderr], DRAIN / 4).await {
-        crate::tools::bash::kill_marked(&mark);
+        crate::tools::bash::running::kill_marked(&[&mark]);
         wait_for(&[&stdout, &stderr], DRAIN).await;
     }
+    registration.finish();
     stdout.abort();
     stderr.abort();
     let text = |buf: &Arc<Mutex<Vec<u8>>>| {
@@ -150,17 +153,6 @@ async fn read_capped(pipe: Option<impl tokio::io::AsyncRead + Unpin>, kept: Arc<
                     kept.extend_from_slice(&buf[..n.min(room)]);
                 }
             }
-        }
-    }
-}
-
-/// Kills the hook's process group if its run is abandoned midway (the future dropped).
-struct GroupGuard(Option<Pid>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(group) = self.0 {
-            let _ = kill_process_group(group, Signal::KILL);
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod background;
 pub mod capture;
+pub mod running;
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -371,6 +372,8 @@ pub async fn run_command(
         },
         None => (sandbox, None),
     };
+    // Registered before it starts, so that nothing ending tandem can miss it; dropped midway, it ends the command.
+    let registration = running::register(&mark, protected);
     let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
         Err(err) => return failed(format!("Could not start bash: {err}")),
@@ -378,7 +381,7 @@ pub async fn run_command(
     let Some(group) = child.id().and_then(|id| Pid::from_raw(id as i32)) else {
         return failed("Could not start bash: no process id".to_string());
     };
-    let mut guard = GroupGuard(Some(group));
+    registration.set_group(group);
     let stop = CancellationToken::new();
     // Output too big for the result is saved whole in the session's directory, under a name unique to the run.
     let spill = |stream: &str| {
@@ -398,7 +401,7 @@ pub async fn run_command(
     };
     if matches!(outcome, Outcome::TimedOut | Outcome::Interrupted) {
         terminate(group, &mut child).await;
-        kill_marked(&mark);
+        running::kill_marked(&[&mark]);
     }
 
     // Output still flowing after the shell exited comes from background processes holding the pipes.
@@ -429,10 +432,10 @@ pub async fn run_command(
     // Whatever the command left running in the background goes with the call (only `run_in_background`
     // commands may outlive it, and those are not supported yet). The shell itself is reaped, so a signal that
     // reaches anyone reached a leftover.
-    if kill_process_group(group, Signal::KILL).is_ok() | kill_marked(&mark) {
+    if kill_process_group(group, Signal::KILL).is_ok() | running::kill_marked(&[&mark]) {
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }
-    guard.0 = None;
+    let protected = registration.finish();
     drop(call_temp);
     // Everything the command started is gone: nothing can change the protected entries after this.
     let restored = protected.map(|protected| protected.restore()).unwrap_or_default();
@@ -495,24 +498,6 @@ struct Started<'a> {
     mark: &'a str,
 }
 
-/// Kills every process whose environment carries this call's mark (those that left the process group). Whether
-/// there was one. Linux only (it reads `/proc`); elsewhere the process group is all there is.
-pub(crate) fn kill_marked(mark: &str) -> bool {
-    let needle = format!("{CALL_MARK}={mark}");
-    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
-    let mut found = false;
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
-        if environ.split(|byte| *byte == 0).any(|var| var == needle.as_bytes())
-            && let Some(pid) = Pid::from_raw(pid)
-        {
-            found |= rustix::process::kill_process(pid, Signal::KILL).is_ok();
-        }
-    }
-    found
-}
-
 /// SIGTERM to the whole group, a moment to exit, then SIGKILL to whatever is left of the group (background
 /// children included), and reap the shell.
 async fn terminate(group: Pid, child: &mut Child) {
@@ -521,18 +506,6 @@ async fn terminate(group: Pid, child: &mut Child) {
     let _ = kill_process_group(group, Signal::KILL);
     if tokio::time::timeout(KILL_DRAIN, child.wait()).await.is_err() {
         let _ = child.start_kill();
-    }
-}
-
-/// Kills the process group if the run is abandoned midway (its future dropped), so nothing it started outlives
-/// it. Disarmed once the run finishes normally.
-struct GroupGuard(Option<Pid>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(group) = self.0.take() {
-            let _ = kill_process_group(group, Signal::KILL);
-        }
     }
 }
 

@@ -39,6 +39,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
     let link = HostLink::new(out);
     let (frames_tx, mut frames) = mpsc::unbounded_channel::<Inbound>();
     tokio::spawn(read_stdin(frames_tx, link.clone()));
+    crate::headless::end_on_terminate();
 
     let session_id = config.session_id.clone();
     let api_key_source = crate::headless::api_key_source(&config);

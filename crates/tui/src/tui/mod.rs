@@ -303,6 +303,10 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
         let _ = handle.ops.send(tandem_core::protocol::Op::Shutdown);
     }
     terminal::restore();
+    if exit_code != 0 {
+        // Ended by a signal: its commands end now, not after the turn winds down.
+        tandem_core::tools::bash::running::end_all();
+    }
     // The session ends with its SessionEnd hooks (the terminal is already the user's again).
     if let Some(handle) = agent {
         let _ = tokio::time::timeout(crate::headless::SESSION_END_WAIT, handle.task).await;

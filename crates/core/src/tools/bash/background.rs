@@ -11,7 +11,8 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{Launch, Started, kill_marked, shell, spawn};
+use super::running::{self, Registration, kill_marked};
+use super::{Launch, Started, shell, spawn};
 use crate::protocol::{BackgroundTask, Event};
 use crate::sandbox::SandboxPolicy;
 
@@ -55,6 +56,8 @@ struct Shell {
     stderr: Stream,
     group: Option<Pid>,
     mark: String,
+    /// Ends the command (and whatever it left running) when the shell is forgotten, and with tandem.
+    _registration: Registration,
 }
 
 /// The session's background commands, by id (`bash_1`, `bash_2`…).
@@ -86,6 +89,7 @@ impl BackgroundShells {
         // Nothing waits for its end to put protected entries back: they stay read-only for it.
         let sandbox = launch.sandbox.map(SandboxPolicy::for_background);
         let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
+        let registration = running::register(&mark, None);
         let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
             .map_err(|err| format!("Could not start bash: {err}"))?;
         let id = {
@@ -95,6 +99,9 @@ impl BackgroundShells {
             id
         };
         let group = child.id().and_then(|pid| Pid::from_raw(pid as i32));
+        if let Some(group) = group {
+            registration.set_group(group);
+        }
         lock(&self.shells).insert(
             id.clone(),
             Shell {
@@ -104,6 +111,7 @@ impl BackgroundShells {
                 stderr: Stream::default(),
                 group,
                 mark,
+                _registration: registration,
             },
         );
         for (pipe, is_err) in [
@@ -198,7 +206,8 @@ impl BackgroundShells {
         };
         // Also after the shell itself ended: what it left running (`cmd &`, setsid) goes now.
         let (group, mark, finished) = group;
-        let leftovers = group.is_some_and(|group| kill_process_group(group, Signal::KILL).is_ok()) | kill_marked(&mark);
+        let leftovers =
+            group.is_some_and(|group| kill_process_group(group, Signal::KILL).is_ok()) | kill_marked(&[&mark]);
         self.announce();
         Ok(match (finished, leftovers) {
             (None, _) => format!("Killed {id}."),
@@ -228,17 +237,4 @@ impl BackgroundShells {
 
 fn lock_keys(shells: &BTreeMap<String, Shell>) -> Vec<&String> {
     shells.keys().collect()
-}
-
-impl Drop for BackgroundShells {
-    /// The session is over: nothing it started keeps running.
-    fn drop(&mut self) {
-        // Finished ones too: a shell that exited may have left children running.
-        for shell in lock(&self.shells).values() {
-            if let Some(group) = shell.group {
-                let _ = kill_process_group(group, Signal::KILL);
-            }
-            kill_marked(&shell.mark);
-        }
-    }
 }

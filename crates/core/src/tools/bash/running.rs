@@ -1,0 +1,107 @@
+//! Every command tandem is running, process-wide, so that whatever ends tandem — a signal, stdin closing, a
+//! panic unwinding the runtime — ends them too: nothing a command started outlives the session, and protected
+//! entries a workspace-writing command may have changed are put back (see [`crate::sandbox::Guard`]).
+//!
+//! A command is found two ways: by its process group (the shell leads one of its own) and by the mark every
+//! process of it carries in its environment ([`super::CALL_MARK`]), which finds those that left the group
+//! (`setsid`, a daemon's double fork).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::process::{Pid, Signal, kill_process_group};
+
+use super::CALL_MARK;
+use crate::sandbox::Guard;
+
+struct Entry {
+    mark: String,
+    group: Option<Pid>,
+    /// The protected entries to put back once the command is gone (foreground workspace-writing commands).
+    protected: Option<Guard>,
+}
+
+static RUNNING: Mutex<BTreeMap<u64, Entry>> = Mutex::new(BTreeMap::new());
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+fn running() -> std::sync::MutexGuard<'static, BTreeMap<u64, Entry>> {
+    RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One command in the registry. Dropping it ends the command (kills its group and marked processes, puts the
+/// protected entries back): a run abandoned midway leaves nothing behind. [`Registration::finish`] is the
+/// normal end.
+pub(crate) struct Registration(u64);
+
+/// Registers a command before it is spawned, so that no moment exists in which it runs unregistered.
+pub(crate) fn register(mark: &str, protected: Option<Guard>) -> Registration {
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    running().insert(id, Entry { mark: mark.to_owned(), group: None, protected });
+    Registration(id)
+}
+
+impl Registration {
+    /// The command's process group, once it is spawned.
+    pub(crate) fn set_group(&self, group: Pid) {
+        if let Some(entry) = running().get_mut(&self.0) {
+            entry.group = Some(group);
+        }
+    }
+
+    /// The command is over and its processes are gone: takes it out of the registry, handing back the protected
+    /// entries' copy for the caller to restore (and report).
+    pub(crate) fn finish(self) -> Option<Guard> {
+        let entry = running().remove(&self.0);
+        std::mem::forget(self);
+        entry.and_then(|entry| entry.protected)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(entry) = running().remove(&self.0) {
+            end(vec![entry]);
+        }
+    }
+}
+
+/// Ends every command still running: kills each process group and every marked process, then puts protected
+/// entries back. Returns how many commands there were. Front ends call it on their way out, whatever the way.
+pub fn end_all() -> usize {
+    let entries: Vec<Entry> = std::mem::take(&mut *running()).into_values().collect();
+    let count = entries.len();
+    end(entries);
+    count
+}
+
+fn end(entries: Vec<Entry>) {
+    let marks: Vec<&str> = entries.iter().map(|entry| entry.mark.as_str()).collect();
+    for group in entries.iter().filter_map(|entry| entry.group) {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    kill_marked(&marks);
+    for guard in entries.iter().filter_map(|entry| entry.protected.as_ref()) {
+        guard.restore();
+    }
+}
+
+/// SIGKILL to every process whose environment carries one of `marks` (each process of a command, wherever it
+/// went); whether any was found.
+pub(crate) fn kill_marked(marks: &[&str]) -> bool {
+    if marks.is_empty() {
+        return false;
+    }
+    let needles: Vec<String> = marks.iter().map(|mark| format!("{CALL_MARK}={mark}")).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    let mut found = false;
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        let marked = environ.split(|byte| *byte == 0).any(|var| needles.iter().any(|needle| var == needle.as_bytes()));
+        if marked && let Some(pid) = Pid::from_raw(pid) {
+            found |= rustix::process::kill_process(pid, Signal::KILL).is_ok();
+        }
+    }
+    found
+}

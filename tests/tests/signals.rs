@@ -1,0 +1,170 @@
+//! Whatever ends tandem ends everything it started: SIGTERM and SIGHUP in every front end (the app, `-p`, the SDK
+//! mode) kill the running command's process group, what left it (`setsid`), and every background shell; the
+//! app gives the terminal back; protected entries a command changed are put back; and an SDK session ending because stdin closed leaves no background shell behind.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tandem_e2e::pty::{Pty, anthropic_command};
+use tandem_e2e::{FakeServer, Scenario, Workspace};
+
+/// A background shell, then a foreground command that plants a git hook (they write their pids in `run/`: a background command may not
+/// create entries at the workspace's top, see docs/permissions.md) that starts a child in its group and one that left it; the
+/// foreground command never ends by itself.
+fn scenario() -> Scenario {
+    let background = "sleep 300 & echo $! > run/bg.pid; wait";
+    let foreground = "echo planted > .git/hooks/pre-commit; cp .git/hooks/pre-commit run/; setsid sleep 301 & echo $! > run/escaped.pid; sleep 302 & echo $! > run/child.pid; wait";
+    Scenario::from_json(
+        &json!({"replies": [
+            {"blocks": [{"type": "tool_use", "id": "toolu_bg", "name": "Bash",
+                         "input": {"command": background, "run_in_background": true}}]},
+            {"blocks": [{"type": "tool_use", "id": "toolu_fg", "name": "Bash", "input": {"command": foreground}}]},
+            {"blocks": [{"type": "text", "text": "never asked"}]}
+        ]})
+        .to_string(),
+    )
+    .unwrap()
+}
+
+fn workspace() -> Workspace {
+    let workspace = Workspace::new();
+    std::fs::create_dir(workspace.path().join("run")).unwrap();
+    std::fs::create_dir_all(workspace.path().join(".git/hooks")).unwrap();
+    workspace
+}
+
+fn wait_for_pid(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: &str) -> bool {
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // A zombie is dead; only its parent has not looked yet.
+    let running = state.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'));
+    running && Command::new("kill").args(["-0", pid]).stderr(Stdio::null()).status().unwrap().success()
+}
+
+/// The pids of the three processes, once all are running.
+fn started(workspace: &Workspace) -> Vec<String> {
+    let pids: Vec<String> = ["run/bg.pid", "run/escaped.pid", "run/child.pid"]
+        .iter()
+        .map(|name| wait_for_pid(&workspace.path().join(name)))
+        .collect();
+    for pid in &pids {
+        assert!(alive(pid), "{pid} is not running");
+    }
+    pids
+}
+
+fn assert_all_ended(pids: &[String], how: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|pid| alive(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors: Vec<&String> = pids.iter().filter(|pid| alive(pid)).collect();
+    for pid in &survivors {
+        let _ = Command::new("kill").args(["-KILL", pid]).status();
+    }
+    assert!(survivors.is_empty(), "{how}: {survivors:?} of [background, escaped, child] {pids:?} survived");
+}
+
+fn signal(pid: u32, name: &str) {
+    assert!(Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status().unwrap().success());
+}
+
+const SIGNALS: [(&str, i32); 2] = [("TERM", 143), ("HUP", 129)];
+
+fn headless_child(workspace: &Workspace, server: &FakeServer, sdk: bool) -> Child {
+    let mut command = workspace.anthropic(server);
+    command.args(["--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose"]);
+    if sdk {
+        command.args(["--input-format", "stream-json"]).stdin(Stdio::piped());
+    } else {
+        command.args(["-p", "go"]);
+    }
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    if sdk {
+        let frame = json!({"type": "user", "session_id": "", "message": {"role": "user", "content": "go"},
+                           "parent_tool_use_id": null});
+        writeln!(child.stdin.as_mut().unwrap(), "{frame}").unwrap();
+    }
+    child
+}
+
+#[test]
+fn sigterm_and_sighup_end_every_command_headless_and_in_the_sdk_mode() {
+    for sdk in [false, true] {
+        for (name, code) in SIGNALS {
+            let how = format!("{} {name}", if sdk { "SDK mode" } else { "-p" });
+            let workspace = workspace();
+            let server = FakeServer::spawn(scenario()).unwrap();
+            let child = headless_child(&workspace, &server, sdk);
+            let pids = started(&workspace);
+            signal(child.id(), name);
+            let output = child.wait_with_output().unwrap();
+            assert_eq!(output.status.code(), Some(code), "{how}: {}", String::from_utf8_lossy(&output.stderr));
+            assert_all_ended(&pids, &how);
+            let planted = std::fs::read_to_string(workspace.path().join("run/pre-commit")).unwrap_or_default();
+            assert_eq!(planted, "planted\n", "{how}: the command could plant the hook");
+            let hook = workspace.path().join(".git/hooks/pre-commit");
+            assert!(!hook.exists(), "{how}: the hook the command planted was not taken out");
+        }
+    }
+}
+
+#[test]
+fn sigterm_and_sighup_end_every_command_in_the_app_and_give_the_terminal_back() {
+    for (name, code) in SIGNALS {
+        let workspace = workspace();
+        let server = FakeServer::spawn(scenario()).unwrap();
+        let mut command = anthropic_command(&workspace, &server);
+        command.args(["--dangerously-skip-permissions", "go"]);
+        let mut pty = Pty::spawn(command, 30, 100);
+        let pids = started(&workspace);
+        assert!(pty.alternate_screen());
+        signal(pty.pid().expect("the app's pid"), name);
+        let status = pty.wait_exit(Duration::from_secs(20)).expect("the app ends");
+        assert_eq!(status.exit_code(), code as u32, "app {name}");
+        assert!(!pty.alternate_screen(), "app {name}: the terminal is still on the alternate screen");
+        assert_all_ended(&pids, &format!("app {name}"));
+    }
+}
+
+#[test]
+fn an_sdk_session_ended_by_closing_stdin_leaves_no_background_shell() {
+    let workspace = workspace();
+    let background = "sleep 303 & echo $! > run/bg.pid; wait";
+    let server = FakeServer::spawn(
+        Scenario::from_json(
+            &json!({"replies": [
+                {"blocks": [{"type": "tool_use", "id": "toolu_bg", "name": "Bash",
+                             "input": {"command": background, "run_in_background": true}}]},
+                {"blocks": [{"type": "text", "text": "Started it."}]}
+            ]})
+            .to_string(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut child = headless_child(&workspace, &server, true);
+    let pid = wait_for_pid(&workspace.path().join("run/bg.pid"));
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_all_ended(&[pid], "stdin closed");
+}
