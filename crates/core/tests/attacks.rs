@@ -80,6 +80,21 @@ fn dangerous_options_parser_tricks_and_two_step_attacks_do_nothing() {
     run_all("options (strict)", &strict, true);
 }
 
+/// Round five's classes are seen by the analyser: the last step of every attempt asks, in every mode.
+#[test]
+fn shell_state_moved_config_outside_probes_and_git_programs_ask() {
+    let mut allowed = Vec::new();
+    for mode in MODES {
+        for steps in must_ask() {
+            let last: Vec<&str> = steps.iter().map(String::as_str).collect();
+            if attacks::harness::decides_allow(mode, &last) {
+                allowed.push(format!("{}: {:?}", mode.as_str(), steps.last().unwrap()));
+            }
+        }
+    }
+    assert!(allowed.is_empty(), "{} allowed:\n{}", allowed.len(), allowed.join("\n"));
+}
+
 /// The sandbox holds even where the analyser would be wrong: every read attempt, run as if it had been judged
 /// read-only, and every write attempt, as if judged a workspace write (`acceptEdits`), run in the sandbox of that
 /// grant; no secret may be printed and nothing outside the workspace or protected inside it may change.
@@ -162,6 +177,12 @@ fn ordinary_work_runs_without_a_prompt() {
         "cat ./-/inside.txt",
         "diff a.txt src/main.rs",
         "jq . package.json",
+        "[ -f src/main.rs ] && echo yes",
+        "test -d src || echo no",
+        "[[ -e a.txt && src/main.rs -nt a.txt ]] && echo newer",
+        "command -v cargo",
+        "which ls",
+        "git log --oneline -5 --format=%h%x20%s",
     ];
     let accept_edits = [
         "mkdir -p src/x",

@@ -408,26 +408,40 @@ pub(crate) fn red_team() -> Vec<Vec<String>> {
         include_str!("redteam2.txt"),
         include_str!("redteam3.txt"),
         include_str!("redteam4.txt"),
+        include_str!("redteam5.txt"),
     ]
     .iter()
-    .flat_map(|text| text.split("\n----"))
-    .map(|block| {
-        let mut steps = vec![String::new()];
-        for line in block.lines() {
-            if line.trim() == "# step" {
-                steps.push(String::new());
-            } else if !line.starts_with('#') {
-                let step = steps.last_mut().unwrap();
-                if !step.is_empty() {
-                    step.push('\n');
-                }
-                step.push_str(&line.replace("/tmp/", "{OUT}/"));
-            }
-        }
-        steps.into_iter().filter(|step| !step.trim().is_empty()).collect::<Vec<_>>()
-    })
-    .filter(|steps| !steps.is_empty())
+    .flat_map(|text| blocks(text))
     .collect()
+}
+
+/// Our own fifth round, every block of which must ask at its last step: each is a class the analyser can see
+/// (shell state assigned by the line, configuration moved by it, probes outside, runtime `-v`, git running
+/// programs), so allowing it would make asking dishonest even where the sandbox holds.
+pub(crate) fn must_ask() -> Vec<Vec<String>> {
+    blocks(include_str!("redteam5.txt"))
+}
+
+/// The attempts of one file: blocks separated by `----`, steps by `# step`, `#` lines are notes.
+fn blocks(text: &str) -> Vec<Vec<String>> {
+    text.split("\n----")
+        .map(|block| {
+            let mut steps = vec![String::new()];
+            for line in block.lines() {
+                if line.trim() == "# step" {
+                    steps.push(String::new());
+                } else if !line.starts_with('#') {
+                    let step = steps.last_mut().unwrap();
+                    if !step.is_empty() {
+                        step.push('\n');
+                    }
+                    step.push_str(&line.replace("/tmp/", "{OUT}/"));
+                }
+            }
+            steps.into_iter().filter(|step| !step.trim().is_empty()).collect::<Vec<_>>()
+        })
+        .filter(|steps| !steps.is_empty())
+        .collect()
 }
 
 /// File tool attempts: the red team's (`# {"tool": …, "input": …}` lines) and ours.
@@ -437,6 +451,7 @@ pub(crate) fn file_tool_attacks() -> Vec<(String, serde_json::Value)> {
         include_str!("redteam2.txt"),
         include_str!("redteam3.txt"),
         include_str!("redteam4.txt"),
+        include_str!("redteam5.txt"),
     ]
     .iter()
     .flat_map(|text| text.lines())

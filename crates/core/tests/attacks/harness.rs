@@ -322,6 +322,19 @@ pub(crate) fn attack(mode: PermissionMode, steps: &[&str]) -> Outcome {
     outcome
 }
 
+/// Whether the last of `steps` is allowed once the earlier ones ran (each earlier step as if the user approved
+/// it: a program or configuration the model wrote with the user's blessing is the premise of these attacks).
+pub(crate) fn decides_allow(mode: PermissionMode, steps: &[&str]) -> bool {
+    let tree = Tree::new();
+    let Some((last, earlier)) = steps.split_last() else { return false };
+    for step in earlier {
+        run(&tree, &tree.fill(step));
+    }
+    let bash = ToolRegistry::builtin().get("Bash").unwrap();
+    let decision = tree.policy(mode).decide_with_grant(bash.as_ref(), &json!({ "command": tree.fill(last) })).0;
+    decision == Decision::Allow
+}
+
 /// A file tool call (Read, Grep, Glob, Write, Edit) as an attack: decided by the real policy, run for real when
 /// allowed, then the same checks as for commands.
 pub(crate) fn file_attack(mode: PermissionMode, tool: &str, input: &serde_json::Value) -> Outcome {

@@ -284,13 +284,25 @@ impl Walker {
                     ast::UnaryPredicate::ShellVariableIsSetAndAssigned
                         | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
                 );
-                if names_variable && operand.text().contains('[') {
-                    self.ask("`[[ -v name[index] ]]`, which evaluates the index as code");
+                if names_variable && (operand.text().contains('[') || !operand.is_plain()) {
+                    self.ask("`[[ -v ]]` on an index or a value known only when it runs, evaluated as code");
+                }
+                if is_file_predicate(predicate) {
+                    self.probe(&operand);
                 }
             }
             E::BinaryTest(predicate, left, right) => {
                 let left = self.word(&left.value, false);
                 let right = self.word(&right.value, false);
+                if matches!(
+                    predicate,
+                    ast::BinaryPredicate::LeftFileIsNewerOrExistsWhenRightDoesNot
+                        | ast::BinaryPredicate::LeftFileIsOlderOrDoesNotExistWhenRightDoes
+                        | ast::BinaryPredicate::FilesReferToSameDeviceAndInodeNumbers
+                ) {
+                    self.probe(&left);
+                    self.probe(&right);
+                }
                 let numbers = [left, right]
                     .iter()
                     .all(|word| word.plain_text().is_some_and(|text| text.trim().parse::<i64>().is_ok()));
@@ -300,6 +312,31 @@ impl Walker {
             }
         }
     }
+}
+
+impl Walker {
+    /// A path a `[[ ]]` file test probes: read like `stat`'s operand (outside the workspace asks), and asked
+    /// about when only the run knows it.
+    fn probe(&mut self, operand: &Word) {
+        match operand.plain_text() {
+            Some(text) => self.reads.push(text),
+            None => self.ask(format!("a file test on `{}`, a path only known when the command runs", operand.text())),
+        }
+    }
+}
+
+/// The `[[ ]]` unary tests that look at a file (not at a string, a variable or an option).
+fn is_file_predicate(predicate: &ast::UnaryPredicate) -> bool {
+    use ast::UnaryPredicate as P;
+    !matches!(
+        predicate,
+        P::StringHasZeroLength
+            | P::StringHasNonZeroLength
+            | P::ShellOptionEnabled
+            | P::ShellVariableIsSetAndAssigned
+            | P::ShellVariableIsSetAndNameRef
+            | P::FdIsOpenTerminal
+    )
 }
 
 fn is_keyword(word: &str) -> bool {

@@ -51,11 +51,20 @@ fn printf(args: &[Word]) -> Result<Effects, String> {
     Ok(Effects::default())
 }
 
+/// The operators of `test` / `[` (and `[[`), which are not operands.
+const TEST_OPERATORS: &[&str] = &[
+    "!", "(", ")", "-a", "-o", "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot",
+    "-ef", "-e", "-f", "-d", "-r", "-w", "-x", "-s", "-L", "-h", "-p", "-S", "-b", "-c", "-g", "-u", "-k", "-O", "-G",
+    "-N", "-t", "-z", "-n",
+];
+
 /// `test` / `[`: file and string tests. Not `-v`/`-R` (they evaluate an array subscript, which can run
-/// commands) and no expansions (their value could be such an operator).
+/// commands) and no expansions (their value could be such an operator). Every operand counts as a path read:
+/// `test -e`, `-nt`, `-ot` probe the file system, and a string that is not a path resolves inside the
+/// workspace, where reading is allowed anyway — so probing outside asks, as `stat` does.
 fn test(program: &str, args: &[Word]) -> Result<Effects, String> {
-    let texts = plain_all(args)?;
-    if program == "[" && texts.last().map(String::as_str) != Some("]") {
+    let mut texts = plain_all(args)?;
+    if program == "[" && texts.pop().as_deref() != Some("]") {
         return Err("`[` without its closing `]`".into());
     }
     if let Some(operator) = texts.iter().find(|text| matches!(text.as_str(), "-v" | "-R")) {
@@ -64,17 +73,22 @@ fn test(program: &str, args: &[Word]) -> Result<Effects, String> {
     if args.iter().any(|word| word.segs.iter().any(|seg| matches!(seg, Seg::Glob(_)))) {
         return Err(format!("`{program}` with a glob pattern"));
     }
-    Ok(Effects::default())
+    let reads = texts.into_iter().filter(|text| !TEST_OPERATORS.contains(&text.as_str()) && !text.is_empty());
+    Ok(Effects { reads: reads.map(|text| PathArg { text, glob: false }).collect(), ..Effects::default() })
 }
 
-/// `command -v NAME` / `command -V NAME` only describe commands.
+/// `command -v NAME` / `command -V NAME` only describe commands; a NAME with a `/` is a path it probes.
 fn command(args: &[Word]) -> Result<Effects, String> {
     let texts = plain_all(args)?;
     let (options, names): (Vec<&String>, Vec<&String>) = texts.iter().partition(|text| text.starts_with('-'));
     let describes = !options.is_empty()
         && options.iter().all(|option| matches!(option.as_str(), "-v" | "-V" | "-p" | "-pv" | "-vp" | "-pV" | "-Vp"))
         && options.iter().any(|option| option.contains(['v', 'V']));
-    if describes && !names.is_empty() { Ok(Effects::default()) } else { Err("`command` runs a command".into()) }
+    if !describes || names.is_empty() {
+        return Err("`command` runs a command".into());
+    }
+    let reads = names.into_iter().filter(|name| name.contains('/'));
+    Ok(Effects { reads: reads.map(|name| PathArg { text: name.clone(), glob: false }).collect(), ..Effects::default() })
 }
 
 /// `env` alone prints the environment (with secrets removed: see `shell_env`).

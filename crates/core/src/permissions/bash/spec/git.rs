@@ -123,8 +123,13 @@ const LOG_OPTIONS: &[&str] = &[
     "-g",
     "--parents",
     "--children",
-    "--show-signature",
 ];
+/// A `--format`/`--pretty` with a signature placeholder (`%G?`, `%GG`, `%GS`, `%GK`…) runs the signature program
+/// (`gpg.program`, `gpg.ssh.program`), like `--show-signature` (which is not in [`LOG_OPTIONS`] for that reason).
+fn verifies_signatures(arg: &str) -> bool {
+    (arg.starts_with("--format=") || arg.starts_with("--pretty=")) && arg.contains("%G")
+}
+
 const LOG_VALUE_PREFIXES: &[&str] = &[
     "-n",
     "--max-count=",
@@ -199,7 +204,8 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         "log" | "show" | "shortlog" => all_options(&rest, |arg| {
             diff_option(arg)
                 || LOG_OPTIONS.contains(&arg)
-                || LOG_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
+                || (LOG_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
+                    && !verifies_signatures(arg))
                 || (arg.len() > 1 && arg.starts_with('-') && arg[1..].chars().all(|c| c.is_ascii_digit()))
         }),
         "rev-parse" => all_options(&rest, |arg| {

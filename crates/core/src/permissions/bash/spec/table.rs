@@ -143,9 +143,10 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             Operands::Nothing,
         ),
         "printenv" => tool("0", "null", "", Operands::Text),
-        "which" => tool("a", "", "", Operands::Text),
+        // A name with a `/` is a path probed; a bare name resolves inside the workspace, where reading is allowed.
+        "which" => tool("a", "", "", Operands::Read),
         "whereis" => tool("bmsul", "", "", Operands::Text),
-        "type" => tool("afptP", "", "", Operands::Text),
+        "type" => tool("afptP", "", "", Operands::Read),
         "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" | "cksum" => tool(
             "btz l:t a:t",
             "binary text tag zero untagged length=t algorithm=t base64 raw",

@@ -132,6 +132,11 @@ impl Walker {
         for item in simple.suffix.iter().flat_map(|suffix| suffix.0.iter()) {
             self.item(item, &mut words, &mut stdin);
         }
+        if let Some(word) = words.iter().find(|word| names_a_descriptor_variable(word)) {
+            // The parser reads `{NAME}>file` as a word and a redirection; bash assigns NAME a descriptor number,
+            // which changes PATH, HOME or whatever NAME is for the rest of the line.
+            self.ask(format!("`{}` before a redirection assigns a variable", word.text()));
+        }
         let ctx = Ctx { piped_stdin: ctx.piped_stdin || !stdin.is_empty(), ..ctx };
         self.command(words, assigns, ctx, &stdin);
     }
@@ -344,4 +349,14 @@ fn is_command_query(words: &[Word]) -> bool {
         .map(Word::text)
         .take_while(|arg| arg.starts_with('-') && arg != "--")
         .any(|arg| arg.contains(['v', 'V']))
+}
+
+/// `{NAME}`: the form of bash's `{NAME}>file` redirection, which assigns NAME.
+fn names_a_descriptor_variable(word: &Word) -> bool {
+    word.plain_text().is_some_and(|text| {
+        text.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')).is_some_and(|name| {
+            name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
