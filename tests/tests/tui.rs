@@ -145,7 +145,14 @@ fn n_rejects_an_edit_and_the_model_is_told() {
 }
 
 #[test]
+/// Enter and `y` after rejecting a hunk both write only the accepted one.
 fn a_review_can_accept_one_hunk_of_two() {
+    for answer in [keys::ENTER, "y"] {
+        review_one_hunk_of_two(answer);
+    }
+}
+
+fn review_one_hunk_of_two(answer: &str) {
     let workspace = Workspace::new();
     let original: String = (1..=30).map(|n| format!("line {n}\n")).collect();
     workspace.write("lines.txt", &original);
@@ -169,10 +176,10 @@ fn a_review_can_accept_one_hunk_of_two() {
     pty.expect("hunk 2 rejected", |screen| {
         screen.lines().any(|line| line.contains("[✗]") && line.contains("hunk 2/2"))
     });
-    pty.send(keys::ENTER);
+    pty.send(answer);
     expect_idle_with(&pty, "Noted: only the first change was applied.");
 
-    assert_eq!(workspace.read("lines.txt"), original.replace("line 2\n", "line two\n"));
+    assert_eq!(workspace.read("lines.txt"), original.replace("line 2\n", "line two\n"), "answered {answer:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let results = tool_results(&requests[2].body);
@@ -540,4 +547,14 @@ fn e_edits_the_proposal_in_the_editor_first() {
     let content = edit["content"].to_string();
     assert!(content.contains("edited your proposed content"), "{edit}");
     assert!(content.contains("Hello, editor"), "the model sees what was really written: {edit}");
+}
+
+#[test]
+fn slash_sandbox_shows_what_each_kind_of_command_may_do() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "/sandbox");
+    let screen = pty.expect("the sandbox description", |screen| screen.contains("Judged read-only"));
+    assert!(screen.contains("Kernel:") && screen.contains("Never readable:"), "{}", framed(&screen));
 }

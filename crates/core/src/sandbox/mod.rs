@@ -41,6 +41,7 @@
 #![allow(unsafe_code)]
 
 mod confinement;
+mod describe;
 mod grants;
 mod guard;
 #[cfg(target_os = "linux")]
@@ -49,6 +50,7 @@ mod linux;
 mod tests;
 
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
+pub use describe::describe;
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};

@@ -194,6 +194,10 @@ impl App {
                 }
             },
             "mcp" => self.open_mcp_view(),
+            "sandbox" => {
+                self.notice(NoticeKind::Info, self.sandbox_description.clone());
+                Vec::new()
+            }
             "inspect" => self.open_inspector(),
             "rewind" => self.open_rewind(),
             "bashes" if args.starts_with("kill") => {

@@ -135,6 +135,8 @@ pub struct App {
     pub show_help: bool,
     /// First line of the help shown (it scrolls on a short screen).
     pub help_scroll: usize,
+    /// The session's sandbox in words (`/sandbox`), set when the agent starts.
+    pub sandbox_description: String,
     /// The `/permissions` list, while open.
     pub rules_view: Option<rules_view::RulesView>,
     /// The MCP servers (`/mcp`, the `.mcp.json` approval dialog).
@@ -202,6 +204,7 @@ impl App {
             onboarding: None,
             show_help: false,
             help_scroll: 0,
+            sandbox_description: "No session is running yet.".to_owned(),
             rules_view: None,
             mcp: mcp_view::McpState::default(),
             inspector: None,

@@ -329,6 +329,8 @@ fn start_agent(app: &mut App, config: AgentConfig) -> AgentHandle {
     };
     app.bypass_allowed_from_mode();
     app.set_custom_commands(&config.commands, &config.skills);
+    app.sandbox_description =
+        tandem_core::sandbox::describe(config.sandbox.as_deref(), &tandem_core::sandbox::support());
     agent::spawn(config)
 }
 

@@ -36,6 +36,10 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
         "List permission rules and remove them; /permissions trust applies a tracked local settings file",
     ),
     SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
+    SlashCommand::builtin(
+        "/sandbox",
+        "Show the sandbox: what each kind of command may do, and what the kernel enforces",
+    ),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
     SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
     SlashCommand::builtin("/rewind", "Go back before a prompt (esc esc): conversation, files"),

@@ -1,0 +1,107 @@
+//! The session's sandbox in words, for `/sandbox`: what each way a command gets to run is granted, the paths that
+//! decide it, and what the running kernel enforces of it.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use super::{Confinement, Grant, SandboxMode, SandboxPolicy, Support};
+
+/// The resolved policy and the kernel's part, one line per fact. `None`: the session has no sandbox.
+pub fn describe(confinement: Option<&Confinement>, support: &Support) -> String {
+    let mut out = String::new();
+    let kernel = match support {
+        Support::Full { abi } => format!("Landlock ABI {abi}: everything below is enforced by the kernel."),
+        Support::Partial { abi, missing } => {
+            format!("Landlock ABI {abi}: enforced, except what this kernel lacks: {missing}.")
+        }
+        Support::Unavailable(why) => format!("no Landlock ({why}): nothing below can be enforced."),
+    };
+    let Some(confinement) = confinement else {
+        let _ = writeln!(out, "Sandbox: off. Commands tandem allows without asking run with your full rights.");
+        let _ = write!(out, "Kernel: {kernel}");
+        return out;
+    };
+    let _ = writeln!(out, "Sandbox: {}.", if confinement.enabled { "on" } else { "off for unapproved commands" });
+    let _ = writeln!(out, "Kernel: {kernel}");
+    let rows = [
+        ("Judged read-only", Grant::ReadOnly),
+        ("acceptEdits file operations", Grant::WorkspaceWrite),
+        ("Your rules, hooks, bypass", Grant::UserRule),
+        ("Approved in the dialog", Grant::Approved),
+    ];
+    for (label, grant) in rows {
+        let _ = writeln!(out, "  {label}: {}", grant_line(confinement.policy_for(grant).as_ref()));
+    }
+    let base = &confinement.base;
+    if let Some(temp) = base.temp_root() {
+        let _ = writeln!(out, "Private temp dir: {}", temp.display());
+    }
+    let _ = writeln!(out, "Workspace: {}", paths(&base.writable_roots));
+    let _ = writeln!(out, "Never readable: {}", paths(&base.deny_read));
+    if !base.allow_read.is_empty() {
+        let _ = writeln!(out, "Readable again inside those: {}", paths(&base.allow_read));
+    }
+    let _ = writeln!(
+        out,
+        "Never writable: {} (and .git config and hooks, .claude, .tandem, .mcp.json, put back after each command)",
+        paths(&base.deny_write)
+    );
+    let _ = write!(out, "Also writable under your rules: {}", paths(&confinement.rule_write));
+    out
+}
+
+fn grant_line(policy: Option<&SandboxPolicy>) -> String {
+    let Some(policy) = policy else { return "unsandboxed (your full rights)".to_owned() };
+    let writes = match policy.mode {
+        SandboxMode::ReadOnly => "no writes but the private temp dir",
+        SandboxMode::WorkspaceWrite if policy.extra_write.is_empty() => "writes in the workspace",
+        SandboxMode::WorkspaceWrite => "writes in the workspace and the tool caches",
+        SandboxMode::Off => return "unsandboxed (your full rights)".to_owned(),
+    };
+    let network = if policy.network { "network on" } else { "no network" };
+    format!("{writes}, {network}")
+}
+
+fn paths(list: &[PathBuf]) -> String {
+    if list.is_empty() {
+        return "none".to_owned();
+    }
+    list.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn says_what_each_grant_gets_and_what_the_kernel_enforces() {
+        let mut base =
+            SandboxPolicy::with_private_temp(SandboxMode::WorkspaceWrite, vec![PathBuf::from("/w")], false).unwrap();
+        base.deny_read = vec![PathBuf::from("/h/.ssh")];
+        base.deny_write = vec![PathBuf::from("/h/.bashrc")];
+        let confinement = Confinement {
+            enabled: true,
+            approved: SandboxMode::Off,
+            approved_network: true,
+            base,
+            rule_write: vec![PathBuf::from("/h/.cargo/registry")],
+        };
+        let text = describe(Some(&confinement), &Support::Full { abi: 6 });
+        for line in [
+            "Sandbox: on.",
+            "Kernel: Landlock ABI 6: everything below is enforced by the kernel.",
+            "  Judged read-only: no writes but the private temp dir, no network",
+            "  acceptEdits file operations: writes in the workspace, no network",
+            "  Your rules, hooks, bypass: writes in the workspace and the tool caches, network on",
+            "  Approved in the dialog: unsandboxed (your full rights)",
+            "Workspace: /w",
+            "Never readable: /h/.ssh",
+            "Also writable under your rules: /h/.cargo/registry",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line:?} in:\n{text}");
+        }
+        assert!(text.contains("Never writable: /h/.bashrc"), "{text}");
+        let off = describe(None, &Support::Unavailable("no kernel support".into()));
+        assert!(off.starts_with("Sandbox: off.") && off.contains("no Landlock (no kernel support)"), "{off}");
+    }
+}
