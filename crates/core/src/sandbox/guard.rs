@@ -22,9 +22,15 @@ const MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// What one protected path was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Entry {
-    File { content: Vec<u8>, mode: u32 },
+    File {
+        content: Vec<u8>,
+        mode: u32,
+    },
     Dir,
     Link(PathBuf),
+    /// A repository's `HEAD`: git's to change (a checkout), but it must exist — without it git stops taking the
+    /// directory for a repository and may take its parent for a bare one, whose `config` the command wrote.
+    Head(Vec<u8>),
 }
 
 /// A copy of every protected entry of the workspace roots, to put back after a command.
@@ -47,31 +53,31 @@ impl Guard {
     }
 
     /// Puts every protected entry back as it was and removes the ones that appeared; what it did, one line each
-    /// (empty when nothing had changed).
+    /// (empty when nothing had changed). The protected trees are walked whole, with no limit: a command that
+    /// filled them first must not hide what it added after (only the copy taken before is bounded).
     pub fn restore(&self) -> Vec<String> {
-        let mut now = Guard::default();
-        let mut bytes = 0;
-        for path in protected_tops(&self.roots) {
-            // Past the limits, whatever was not read is left for the next checks: the copy taken before is
-            // what is put back either way.
-            let _ = now.record(&path, &mut bytes);
+        let mut present = Vec::new();
+        for top in protected_tops(&self.roots) {
+            list(&top, &mut present);
         }
+        present.sort();
         let mut done = Vec::new();
         // Removed first, deepest first: a directory that replaced a file goes before the file comes back.
-        for (path, entry) in now.entries.iter().rev() {
-            let _ = entry;
-            if !self.entries.contains_key(path) {
-                let removed = match entry {
-                    Entry::Dir => std::fs::remove_dir_all(path),
-                    _ => std::fs::remove_file(path),
-                };
-                if removed.is_ok() || !path.exists() {
-                    done.push(format!("removed {}", path.display()));
-                }
+        for path in present.iter().rev() {
+            if self.entries.contains_key(path) {
+                continue;
+            }
+            let removed = match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(_) => continue,
+            };
+            if removed.is_ok() || !path.exists() {
+                done.push(format!("removed {}", path.display()));
             }
         }
         for (path, entry) in &self.entries {
-            if now.entries.get(path) == Some(entry) {
+            if unchanged(path, entry) {
                 continue;
             }
             if put_back(path, entry).is_ok() {
@@ -94,7 +100,10 @@ impl Guard {
             self.entries.insert(path.to_path_buf(), Entry::Dir);
             for entry in std::fs::read_dir(path).ok()?.flatten() {
                 let child = entry.path();
-                if !git_data(&child) {
+                if is_repository_head(&child) {
+                    let content = std::fs::read(&child).ok()?;
+                    self.entries.insert(child, Entry::Head(content));
+                } else if !git_data(&child) {
                     self.record(&child, bytes)?;
                 }
             }
@@ -109,6 +118,47 @@ impl Guard {
         }
         Some(())
     }
+}
+
+/// Every path under `path` (itself included) that the guard looks after, without following links or entering
+/// git's own data.
+fn list(path: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    out.push(path.to_path_buf());
+    if !meta.is_dir() {
+        return;
+    }
+    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        let child = entry.path();
+        if is_repository_head(&child) || !git_data(&child) {
+            list(&child, out);
+        }
+    }
+}
+
+/// Whether `path` is as it was recorded. A protected file that gained a hard link is not: the other name could
+/// write it later (from a background command), so it is given an inode of its own again.
+fn unchanged(path: &Path, entry: &Entry) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
+    match entry {
+        Entry::Dir => meta.is_dir(),
+        Entry::Link(target) => meta.file_type().is_symlink() && std::fs::read_link(path).ok().as_ref() == Some(target),
+        Entry::Head(_) => meta.is_file(),
+        Entry::File { content, mode } => {
+            meta.is_file()
+                && meta.nlink() == 1
+                && meta.permissions().mode() == *mode
+                && meta.len() == content.len() as u64
+                && std::fs::read(path).is_ok_and(|now| now == *content)
+        }
+    }
+}
+
+/// `HEAD` directly inside a `.git` directory.
+fn is_repository_head(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "HEAD")
+        && path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".git")
 }
 
 /// The protected entries at the top of each root and those nested below it.
@@ -170,6 +220,7 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
     match entry {
         Entry::Dir => std::fs::create_dir_all(path),
         Entry::Link(target) => std::os::unix::fs::symlink(target, path),
+        Entry::Head(content) => put_back(path, &Entry::File { content: content.clone(), mode: 0o644 }),
         Entry::File { content, mode } => {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
@@ -219,5 +270,35 @@ mod tests {
         assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/other\n");
         assert!(done.iter().any(|line| line.starts_with("removed") && line.ends_with(".claude")), "{done:?}");
         assert!(guard.restore().is_empty(), "nothing left to put back");
+    }
+
+    /// Found by an outside red team: a command that first filled `.claude` past the copy's limits planted a hook
+    /// that the restore never saw; one that linked `.git/config` elsewhere could write it later through the link;
+    /// one that removed `.git/HEAD` made the workspace a bare repository with a `config` of its own.
+    #[test]
+    fn what_a_command_hides_behind_size_links_or_a_missing_head_is_undone_too() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::File::create(root.join(".claude/junk")).unwrap().set_len(MAX_BYTES + 1).unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+        std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+        std::fs::hard_link(root.join(".git/config"), root.join("sub/cfg")).unwrap();
+        std::fs::remove_file(root.join(".git/HEAD")).unwrap();
+
+        guard.restore();
+        assert!(!root.join(".claude").exists() && !root.join(".mcp.json").exists());
+        assert!(!root.join(".git/hooks/pre-commit").exists(), "planted after the copy's limit");
+        assert_eq!(std::fs::metadata(root.join(".git/config")).unwrap().nlink(), 1, "the link is broken");
+        std::fs::write(root.join("sub/cfg"), "[alias]\n").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+        assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
     }
 }

@@ -1,0 +1,75 @@
+//! What the sandbox costs a command: the Bash tool running `true` end to end (spawn, wait, output) unsandboxed
+//! and in the sandbox of each grant, in a workspace shaped like a real one (a git repository with hooks, 200
+//! files) and a home with the usual secrets and caches. The sandboxed runs build the Landlock rules from the file
+//! system each time (the read allowlist around the denied paths), and the workspace-writing ones also copy the
+//! protected entries before and compare them after.
+//!
+//! Run: `cargo bench -p tandem-core --bench sandbox`. Prints figures; asserts nothing about time.
+
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use tandem_core::permissions::confine::{ConfinementShape, confinement};
+use tandem_core::permissions::{PermissionMode, PermissionPolicy, Workspace};
+use tandem_core::sandbox::{Grant, SandboxMode, SandboxSettings, Support, support};
+use tandem_core::tools::{Tool, ToolContext, ToolRegistry};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn bench(c: &mut Criterion) {
+    if !matches!(support(), Support::Full { .. } | Support::Partial { .. }) {
+        eprintln!("no Landlock here: nothing to measure");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (work, home) = (dir.path().join("work"), dir.path().join("home"));
+    for i in 0..200 {
+        write(&work.join(format!("src/m{}/f{i}.rs", i % 10)), "fn x() {}\n");
+    }
+    write(&work.join(".git/config"), "[core]\n\tbare = false\n");
+    write(&work.join(".git/HEAD"), "ref: refs/heads/main\n");
+    for hook in ["pre-commit", "pre-push", "commit-msg", "post-checkout"] {
+        write(&work.join(format!(".git/hooks/{hook}.sample")), "#!/bin/sh\n");
+    }
+    write(&work.join(".claude/settings.json"), "{}");
+    for secret in [".ssh/id_rsa", ".aws/credentials", ".netrc", ".config/gh/hosts.yml", ".cargo/registry/x"] {
+        write(&home.join(secret), "x");
+    }
+    let workspace = Workspace::new(&work, &[], Some(home.clone()), None);
+    let policy = PermissionPolicy::new(PermissionMode::AcceptEdits, workspace, home);
+    let shape = ConfinementShape { enabled: true, approved: SandboxMode::Off, approved_network: true };
+    let confinement = confinement(&policy, &SandboxSettings::default(), shape).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let tools = ToolRegistry::builtin();
+    let bash = tools.get("Bash").unwrap();
+    let mut group = c.benchmark_group("bash `true`");
+    group.measurement_time(Duration::from_secs(8));
+    for (name, grant) in [
+        ("unsandboxed (approved)", Grant::Approved),
+        ("read-only grant", Grant::ReadOnly),
+        ("acceptEdits grant (guard)", Grant::WorkspaceWrite),
+        ("user-rule grant (guard, caches, network)", Grant::UserRule),
+    ] {
+        let mut context = ToolContext::new(work.clone());
+        context.sandbox = confinement.policy_for(grant);
+        let input = json!({ "command": "true" });
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let output = runtime.block_on(bash.run(input.clone(), &context));
+                assert!(!output.is_error, "{}", output.content);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
