@@ -17,7 +17,7 @@ use serde_json::json;
 use tandem_core::permissions::confine::{ConfinementShape, confinement};
 use tandem_core::permissions::{PermissionMode, PermissionPolicy, Workspace};
 use tandem_core::sandbox::{Grant, SandboxMode, SandboxSettings, Support, support};
-use tandem_core::tools::{Tool, ToolContext, ToolRegistry};
+use tandem_core::tools::{ToolContext, ToolRegistry};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
