@@ -168,3 +168,39 @@ fn an_sdk_session_ended_by_closing_stdin_leaves_no_background_shell() {
     assert!(status.success(), "{status:?}");
     assert_all_ended(&[pid], "stdin closed");
 }
+
+/// Found by an outside red team: a process that leaves the command's group and clears its environment (so it
+/// carries no mark) kept the command's grant and wrote `.git/config` after it was put back. tandem is a
+/// subreaper, so it becomes tandem's child, and it is ended with the call.
+#[test]
+fn a_process_that_left_the_group_and_cleared_its_environment_ends_with_the_call() {
+    let workspace = workspace();
+    let survivor = "setsid env -i /bin/bash -c 'echo $$ > run/survivor.pid; grep NoNewPrivs /proc/self/status \
+                    > run/nnp; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 1";
+    let server = FakeServer::spawn(
+        Scenario::from_json(
+            &json!({"replies": [
+                {"blocks": [{"type": "tool_use", "id": "toolu_s", "name": "Bash", "input": {"command": survivor}}]},
+                {"blocks": [{"type": "text", "text": "Done."}]}
+            ]})
+            .to_string(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--dangerously-skip-permissions"]);
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = wait_for_pid(&workspace.path().join("run/survivor.pid"));
+    // The call is over once the model was asked again; the survivor must be gone by then.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.requests().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let nnp = std::fs::read_to_string(workspace.path().join("run/nnp")).unwrap_or_default();
+    assert!(nnp.contains('1'), "the sandboxed command runs with no_new_privs: {nnp:?}");
+    let alive_after_call = alive(&pid);
+    let _ = child.wait();
+    assert_all_ended(std::slice::from_ref(&pid), "env-cleared survivor");
+    assert!(!alive_after_call, "the survivor outlived its call (ended only with tandem)");
+}

@@ -190,10 +190,14 @@ pub fn support() -> Support {
 /// Closes tandem's own process to the commands it runs: not dumpable, so another process of the same user can't
 /// read its memory or environment (where the API key is) through `/proc` or attach to it; and every descriptor
 /// tandem inherited from whatever started it is closed on exec, so no command gets one (only stdin, stdout and
-/// stderr are passed on). Called once, first thing, by the binary.
+/// stderr are passed on). And a subreaper: a process that escapes a command (`setsid`, a double fork) becomes
+/// tandem's child, not init's, so that it is found when the command ends (see `tools::bash::running`). Called
+/// once, first thing, by the binary.
 pub fn harden_self() {
     #[cfg(target_os = "linux")]
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     #[cfg(unix)]
     close_inherited_descriptors_on_exec();
 }

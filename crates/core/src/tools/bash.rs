@@ -432,7 +432,10 @@ pub async fn run_command(
     // Whatever the command left running in the background goes with the call (only `run_in_background`
     // commands may outlive it, and those are not supported yet). The shell itself is reaped, so a signal that
     // reaches anyone reached a leftover.
-    if kill_process_group(group, Signal::KILL).is_ok() | running::kill_marked(&[&mark]) {
+    let leftovers = kill_process_group(group, Signal::KILL).is_ok()
+        | running::kill_marked(&[&mark])
+        | (running::sweep_orphans() > 0);
+    if leftovers {
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }
     let protected = registration.finish();

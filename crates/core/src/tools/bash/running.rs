@@ -2,9 +2,13 @@
 //! panic unwinding the runtime — ends them too: nothing a command started outlives the session, and protected
 //! entries a workspace-writing command may have changed are put back (see [`crate::sandbox::Guard`]).
 //!
-//! A command is found two ways: by its process group (the shell leads one of its own) and by the mark every
+//! A command is found three ways: by its process group (the shell leads one of its own); by the mark every
 //! process of it carries in its environment ([`super::CALL_MARK`]), which finds those that left the group
-//! (`setsid`, a daemon's double fork).
+//! (`setsid`, a daemon's double fork); and, for one that also cleared its environment, as an orphan: tandem is a
+//! subreaper ([`crate::sandbox::harden_self`]), so an escaped process becomes tandem's child, and a sandboxed
+//! one carries `no_new_privs` (Landlock sets it, and nothing can clear it). A child of tandem with
+//! `no_new_privs` that is no live command's shell and carries no live command's mark is such an orphan
+//! ([`sweep_orphans`]).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -60,7 +64,9 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        if let Some(entry) = running().remove(&self.0) {
+        // Out of the registry first, in a statement of its own: `end` takes the lock again.
+        let entry = running().remove(&self.0);
+        if let Some(entry) = entry {
             end(vec![entry]);
         }
     }
@@ -81,6 +87,7 @@ fn end(entries: Vec<Entry>) {
         let _ = kill_process_group(group, Signal::KILL);
     }
     kill_marked(&marks);
+    sweep_orphans();
     for guard in entries.iter().filter_map(|entry| entry.protected.as_ref()) {
         guard.restore();
     }
@@ -104,4 +111,75 @@ pub(crate) fn kill_marked(marks: &[&str]) -> bool {
         }
     }
     found
+}
+
+/// How many rounds [`sweep_orphans`] makes: each round kills the orphans there are, whose own children then
+/// become orphans in turn.
+const SWEEP_ROUNDS: usize = 16;
+
+/// Kills every sandboxed process that escaped its command and is no live command's (see the module's doc), and
+/// reaps it. Returns how many there were. Where tandem is not a subreaper (tests, other platforms), none are
+/// its children and nothing is done.
+pub(crate) fn sweep_orphans() -> usize {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut killed = 0;
+    for _ in 0..SWEEP_ROUNDS {
+        let (shells, marks): (Vec<i32>, Vec<String>) = {
+            let running = running();
+            let shells = running.values().filter_map(|entry| entry.group).map(|pid| pid.as_raw_nonzero().get());
+            (shells.collect(), running.values().map(|entry| format!("{CALL_MARK}={}", entry.mark)).collect())
+        };
+        let orphans: Vec<Pid> = children_of(me)
+            .into_iter()
+            .filter(|pid| !shells.contains(pid) && sandboxed(*pid) && !carries_any(*pid, &marks))
+            .filter_map(Pid::from_raw)
+            .collect();
+        if orphans.is_empty() {
+            break;
+        }
+        for pid in &orphans {
+            let _ = rustix::process::kill_process(*pid, Signal::KILL);
+        }
+        for pid in &orphans {
+            reap(*pid);
+        }
+        killed += orphans.len();
+    }
+    killed
+}
+
+/// The pids whose parent is `parent`.
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // `pid (comm) state ppid …`: the name may hold spaces and parentheses, so read after the last `)`.
+            let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+            ppid == Some(parent)
+        })
+        .collect()
+}
+
+/// Whether the process runs with `no_new_privs`, as everything in the sandbox does.
+fn sandboxed(pid: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.lines().any(|line| line.split_whitespace().collect::<Vec<_>>() == ["NoNewPrivs:", "1"])
+}
+
+fn carries_any(pid: i32, needles: &[String]) -> bool {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    environ.split(|byte| *byte == 0).any(|var| needles.iter().any(|needle| var == needle.as_bytes()))
+}
+
+/// Waits (briefly) for a killed child to be gone, so it leaves no zombie behind.
+fn reap(pid: Pid) {
+    for _ in 0..100 {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG) {
+            Ok(Some(_)) | Err(_) => return,
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(2)),
+        }
+    }
 }
