@@ -53,6 +53,9 @@ async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) 
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c").arg(script).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     apply(&mut cmd, policy).unwrap();
+    // Not a registered command: while it runs, no sweep may take it for an orphan (this test process is a
+    // subreaper once `harden_self` was tested).
+    let _not_an_orphan = crate::tools::bash::running::spawning();
     let out = cmd.output().await.unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }

@@ -374,6 +374,7 @@ pub async fn run_command(
     };
     // Registered before it starts, so that nothing ending tandem can miss it; dropped midway, it ends the command.
     let registration = running::register(&mark, protected);
+    let spawning = running::spawning();
     let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
         Err(err) => return failed(format!("Could not start bash: {err}")),
@@ -382,6 +383,7 @@ pub async fn run_command(
         return failed("Could not start bash: no process id".to_string());
     };
     registration.set_group(group);
+    drop(spawning);
     let stop = CancellationToken::new();
     // Output too big for the result is saved whole in the session's directory, under a name unique to the run.
     let spill = |stream: &str| {
@@ -432,9 +434,9 @@ pub async fn run_command(
     // Whatever the command left running in the background goes with the call (only `run_in_background`
     // commands may outlive it, and those are not supported yet). The shell itself is reaped, so a signal that
     // reaches anyone reached a leftover.
-    let leftovers = kill_process_group(group, Signal::KILL).is_ok()
-        | running::kill_marked(&[&mark])
-        | (running::sweep_orphans() > 0);
+    let leftovers = kill_process_group(group, Signal::KILL).is_ok() | running::kill_marked(&[&mark]);
+    // Not counted as this command's leftovers: an orphan can't be told apart from another command's.
+    running::sweep_orphans();
     if leftovers {
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }

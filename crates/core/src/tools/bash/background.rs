@@ -90,6 +90,7 @@ impl BackgroundShells {
         let sandbox = launch.sandbox.map(SandboxPolicy::for_background);
         let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
         let registration = running::register(&mark, None);
+        let spawning = running::spawning();
         let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
             .map_err(|err| format!("Could not start bash: {err}"))?;
         let id = {
@@ -102,6 +103,7 @@ impl BackgroundShells {
         if let Some(group) = group {
             registration.set_group(group);
         }
+        drop(spawning);
         lock(&self.shells).insert(
             id.clone(),
             Shell {

@@ -27,6 +27,10 @@ struct Entry {
 }
 
 static RUNNING: Mutex<BTreeMap<u64, Entry>> = Mutex::new(BTreeMap::new());
+/// Held (shared) from just before a command is spawned until its shell's pid is registered, and (exclusively)
+/// by a sweep: between fork and exec a new shell already runs with `no_new_privs` but shows neither its pid in
+/// the registry nor its mark in `/proc`, and must not be taken for an orphan.
+static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 fn running() -> std::sync::MutexGuard<'static, BTreeMap<u64, Entry>> {
@@ -37,6 +41,11 @@ fn running() -> std::sync::MutexGuard<'static, BTreeMap<u64, Entry>> {
 /// protected entries back): a run abandoned midway leaves nothing behind. [`Registration::finish`] is the
 /// normal end.
 pub(crate) struct Registration(u64);
+
+/// Held around a spawn until [`Registration::set_group`]; see [`SPAWNING`].
+pub(crate) fn spawning() -> std::sync::RwLockReadGuard<'static, ()> {
+    SPAWNING.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Registers a command before it is spawned, so that no moment exists in which it runs unregistered.
 pub(crate) fn register(mark: &str, protected: Option<Guard>) -> Registration {
@@ -122,6 +131,7 @@ const SWEEP_ROUNDS: usize = 16;
 /// its children and nothing is done.
 pub(crate) fn sweep_orphans() -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get();
+    let _quiet = SPAWNING.write().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut killed = 0;
     for _ in 0..SWEEP_ROUNDS {
         let (shells, marks): (Vec<i32>, Vec<String>) = {

@@ -31,15 +31,9 @@ pub static SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::builtin("/copy", "Copy the last answer to the clipboard"),
     SlashCommand::builtin("/init", "Ask the model to write a CLAUDE.md for this project"),
     SlashCommand::builtin("/memory", "Show saved memories; /memory N opens one in $EDITOR"),
-    SlashCommand::builtin(
-        "/permissions",
-        "List permission rules and remove them; /permissions trust applies a tracked local settings file",
-    ),
+    SlashCommand::builtin("/permissions", "List and remove rules; /permissions trust applies held ones"),
     SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
-    SlashCommand::builtin(
-        "/sandbox",
-        "Show the sandbox: what each kind of command may do, and what the kernel enforces",
-    ),
+    SlashCommand::builtin("/sandbox", "Show what the sandbox lets each kind of command do"),
     SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
     SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
     SlashCommand::builtin("/rewind", "Go back before a prompt (esc esc): conversation, files"),
