@@ -53,10 +53,20 @@ async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) 
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c").arg(script).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     apply(&mut cmd, policy).unwrap();
-    // Not a registered command: while it runs, no sweep may take it for an orphan (this test process is a
-    // subreaper once `harden_self` was tested).
-    let _not_an_orphan = crate::tools::bash::running::spawning();
-    let out = cmd.output().await.unwrap();
+    // Registered as a command, so that no sweep takes it for an orphan (this test process is a subreaper once
+    // `harden_self` was tested).
+    use crate::tools::bash::running;
+    let mark = format!("sandbox-test-{:016x}", fastrand::u64(..));
+    cmd.env(crate::tools::bash::CALL_MARK, &mark);
+    let registration = running::register(&mark, None);
+    let child = {
+        let _spawning = running::spawning();
+        let child = cmd.spawn().unwrap();
+        registration.set_group(rustix::process::Pid::from_raw(child.id().unwrap() as i32).unwrap());
+        child
+    };
+    let out = child.wait_with_output().await.unwrap();
+    registration.finish();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
