@@ -12,6 +12,7 @@ use serde_json::Value;
 pub use tandem_testkit::{FakeServer, Scenario, WebPage, WebSite};
 
 pub mod app;
+pub mod process;
 pub mod pty;
 
 /// The key the tests hand to tandem; assertions check it never shows up in any output.

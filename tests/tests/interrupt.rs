@@ -4,33 +4,16 @@
 // Test code: a panic is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tandem_e2e::process::{alive, wait_for_line};
 use tandem_e2e::{FakeServer, Run, Scenario, Workspace};
-
-fn wait_for(path: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with('\n')
-        {
-            return text.trim().to_owned();
-        }
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn interrupt(child: &Child) {
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
-}
-
-fn alive(pid: &str) -> bool {
-    Command::new("kill").args(["-0", pid]).stderr(Stdio::null()).status().unwrap().success()
 }
 
 fn spawn(mut command: Command) -> Child {
@@ -55,7 +38,7 @@ fn ctrl_c_kills_the_running_command_and_its_background_children() {
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "sleep", "--output-format", "stream-json", "--dangerously-skip-permissions"]);
     let child = spawn(command);
-    let background = wait_for(&workspace.path().join("bg.pid"));
+    let background = wait_for_line(&workspace.path().join("bg.pid"));
     assert!(alive(&background));
     interrupt(&child);
     let run = Run::of(child.wait_with_output().unwrap());

@@ -6,11 +6,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tandem_e2e::process::{alive, wait_for_line};
 use tandem_e2e::pty::{Pty, anthropic_command};
 use tandem_e2e::{FakeServer, Scenario, Workspace};
 
@@ -39,31 +39,11 @@ fn workspace() -> Workspace {
     workspace
 }
 
-fn wait_for_pid(path: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with('\n')
-        {
-            return text.trim().to_owned();
-        }
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn alive(pid: &str) -> bool {
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // A zombie is dead; only its parent has not looked yet.
-    let running = state.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'));
-    running && Command::new("kill").args(["-0", pid]).stderr(Stdio::null()).status().unwrap().success()
-}
-
 /// The pids of the three processes, once all are running.
 fn started(workspace: &Workspace) -> Vec<String> {
     let pids: Vec<String> = ["run/bg.pid", "run/escaped.pid", "run/child.pid"]
         .iter()
-        .map(|name| wait_for_pid(&workspace.path().join(name)))
+        .map(|name| wait_for_line(&workspace.path().join(name)))
         .collect();
     for pid in &pids {
         assert!(alive(pid), "{pid} is not running");
@@ -162,7 +142,7 @@ fn an_sdk_session_ended_by_closing_stdin_leaves_no_background_shell() {
     )
     .unwrap();
     let mut child = headless_child(&workspace, &server, true);
-    let pid = wait_for_pid(&workspace.path().join("run/bg.pid"));
+    let pid = wait_for_line(&workspace.path().join("run/bg.pid"));
     drop(child.stdin.take());
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
@@ -191,7 +171,7 @@ fn a_process_that_left_the_group_and_cleared_its_environment_ends_with_the_call(
     let mut command = workspace.anthropic(&server);
     command.args(["-p", "go", "--dangerously-skip-permissions"]);
     let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let pid = wait_for_pid(&workspace.path().join("run/survivor.pid"));
+    let pid = wait_for_line(&workspace.path().join("run/survivor.pid"));
     // The call is over once the model was asked again; the survivor must be gone by then.
     let deadline = Instant::now() + Duration::from_secs(30);
     while server.requests().len() < 2 && Instant::now() < deadline {

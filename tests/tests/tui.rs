@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tandem_e2e::app::{IDLE, expect_idle_with, input_line, scenario, start, status_line, submit};
+use tandem_e2e::process::wait_for_line;
 use tandem_e2e::pty::{Pty, anthropic_command, assert_no_key_leak, framed, keys};
 use tandem_e2e::{FakeServer, Scenario, Workspace, tool_results};
 
@@ -34,20 +35,6 @@ fn read_edit_answer(answer: &str) -> Scenario {
 
 fn alive(pid: &str) -> bool {
     Command::new("kill").args(["-0", pid]).stderr(Stdio::null()).status().expect("run kill").success()
-}
-
-/// Polls until `path` holds a complete line; returns it trimmed.
-fn wait_for_line(path: &std::path::Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with('\n')
-        {
-            return text.trim().to_owned();
-        }
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The words of the answer paragraph that starts with `first_words`, read back from the screen: its first line
