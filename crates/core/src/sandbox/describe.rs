@@ -62,11 +62,17 @@ fn grant_line(policy: Option<&SandboxPolicy>) -> String {
     format!("{writes}, {network}")
 }
 
+/// The paths, the home directory written `~` (the lists are long: most of them are in it).
 fn paths(list: &[PathBuf]) -> String {
     if list.is_empty() {
         return "none".to_owned();
     }
-    list.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.as_os_str().len() > 1);
+    let show = |path: &PathBuf| match home.as_ref().and_then(|home| path.strip_prefix(home).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    };
+    list.iter().map(show).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
