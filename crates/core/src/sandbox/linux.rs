@@ -92,27 +92,63 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
         io::Error::other(format!("sandbox {}: could not build the Landlock ruleset: {err}", policy.mode))
     })?;
     let mut ruleset = Some(ruleset);
+    let sockets = if policy.network { None } else { Some(network_filter()?) };
     let restrict = move || -> io::Result<()> {
         let Some(ruleset) = ruleset.take() else {
             return Err(io::Error::from_raw_os_error(EINVAL));
         };
         match ruleset.restrict_self() {
-            Ok(status) if status.ruleset != RulesetStatus::NotEnforced => Ok(()),
+            Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
             // Fail closed: the child must not run the command unsandboxed.
-            Ok(_) => Err(io::Error::from_raw_os_error(ENOSYS)),
-            Err(_) => Err(io::Error::from_raw_os_error(
+            Ok(_) => return Err(io::Error::from_raw_os_error(ENOSYS)),
+            Err(_) => {
+                return Err(io::Error::from_raw_os_error(
+                    io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
+                ));
+            }
+        }
+        match &sockets {
+            Some(filter) if seccompiler::apply_filter(filter).is_err() => Err(io::Error::from_raw_os_error(
                 io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
             )),
+            _ => Ok(()),
         }
     };
     // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the prepared ruleset
     // (a file descriptor and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self, then
-    // closes the descriptor: system calls only. No allocation, no locks; the errors are `Os` errors, which don't
-    // allocate either.
+    // closes the descriptor; with the network off it installs the socket filter compiled above (prctl and
+    // seccomp over a slice it only reads): system calls only. No allocation, no locks; the errors are `Os` errors,
+    // which don't allocate either.
     unsafe {
         command.pre_exec(restrict);
     }
     Ok(())
+}
+
+/// With the network off, the sockets Landlock's TCP rule does not see are refused too (EACCES, as Landlock
+/// answers): IPv4 and IPv6 sockets of any type (UDP, raw, MPTCP, SCTP), packet sockets, and io_uring, which
+/// can open sockets without the `socket` system call. Unix sockets stay (pipes to local tools, pathname sockets
+/// are a documented limit). Compiled here, in the parent; installed in the child before exec.
+fn network_filter() -> io::Result<seccompiler::BpfProgram> {
+    use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
+    let unsupported = |why: String| io::Error::other(format!("sandbox: cannot build the network filter: {why}"));
+    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|err| unsupported(err.to_string()))?;
+    let domain = |family: i32| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
+            .and_then(|condition| SeccompRule::new(vec![condition]))
+    };
+    let families = [libc::AF_INET, libc::AF_INET6, libc::AF_PACKET].map(domain);
+    let families: Result<Vec<SeccompRule>, _> = families.into_iter().collect();
+    let rules =
+        [(libc::SYS_socket, families.map_err(|err| unsupported(err.to_string()))?), (libc::SYS_io_uring_setup, vec![])];
+    let filter = SeccompFilter::new(
+        rules.into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(|err| unsupported(err.to_string()))?;
+    filter.try_into().map_err(|err: seccompiler::BackendError| unsupported(err.to_string()))
 }
 
 const EPERM: i32 = 1;

@@ -289,6 +289,26 @@ async fn network_off_denies_tcp_where_the_kernel_can() {
     denied(&offline, ws.path(), &connect).await;
 }
 
+/// Found by an outside red team: Landlock's TCP rule let UDP, raw and MPTCP sockets through a network-off
+/// sandbox. The socket filter refuses them (and io_uring, which opens sockets without `socket`).
+#[tokio::test]
+async fn network_off_denies_udp_mptcp_and_raw_sockets_too() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let send = format!("echo x > /dev/udp/127.0.0.1/{}", udp.local_addr().unwrap().port());
+    let online = policy(SandboxMode::WorkspaceWrite, vec![], true);
+    allowed(&online, ws.path(), &send).await;
+    let offline = policy(SandboxMode::ReadOnly, vec![], false);
+    let (ok, stderr) = sh(&offline, ws.path(), &send).await;
+    assert!(!ok && stderr.contains("Permission denied"), "UDP: {stderr}");
+    let python = "import socket\nfor args in [(2, 1, 262), (10, 2, 0), (2, 3, 1)]:\n    try:\n        socket.socket(*args)\n        raise SystemExit('opened %s' % (args,))\n    except OSError as e:\n        assert e.errno == 13, e\n";
+    if std::process::Command::new("python3").arg("-c").arg("1").output().is_ok_and(|out| out.status.success()) {
+        std::fs::write(ws.path().join("probe.py"), python).unwrap();
+        let (ok, stderr) = sh(&offline, ws.path(), "python3 probe.py").await;
+        assert!(ok, "MPTCP, UDP over IPv6 and raw sockets are refused with EACCES: {stderr}");
+    }
+}
+
 #[tokio::test]
 async fn bash_tool_runs_sandboxed_and_notes_blocked_writes() {
     let (Some(_abi), Some(ws), Some(outside)) = (landlock_abi(), scratch(), scratch()) else { return };
