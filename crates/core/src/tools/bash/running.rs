@@ -158,8 +158,18 @@ pub(crate) fn sweep_orphans() -> usize {
     killed
 }
 
-/// The pids whose parent is `parent`.
+/// The pids whose parent is `parent` (this process): each thread's `children` list, a few small reads; where the
+/// kernel has none (`CONFIG_PROC_CHILDREN` off), every process's `stat`.
 fn children_of(parent: i32) -> Vec<i32> {
+    let lists: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .collect();
+    if !lists.is_empty() {
+        return lists.iter().flat_map(|list| list.split_whitespace().filter_map(|pid| pid.parse().ok())).collect();
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .flatten()
