@@ -174,13 +174,14 @@ fn the_sandbox_stops_writes_outside_the_workspace() {
     assert!(content.contains("sandbox"), "the model is told the sandbox blocked it: {content}");
 }
 
-/// A fresh directory that is neither in the workspace nor under a temp dir the sandbox lets commands write to.
+/// A fresh directory that is neither in the workspace nor under a temp dir or a tool cache (`~/.cache`) the
+/// sandbox lets commands write to.
 fn outside_dir() -> Option<std::path::PathBuf> {
     let temp_roots = ["/tmp", "/var/tmp", "/dev/shm"];
     let tmpdir = std::env::var("TMPDIR").ok();
     let candidates = [
         std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.to_path_buf())),
-        std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".cache")),
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
     ];
     candidates.into_iter().flatten().find_map(|base| {
         let base = base.canonicalize().ok()?;
@@ -189,7 +190,7 @@ fn outside_dir() -> Option<std::path::PathBuf> {
         if in_temp {
             return None;
         }
-        let dir = base.join(format!("tandem-sandbox-e2e-{}", std::process::id()));
+        let dir = base.join(format!(".tandem-sandbox-e2e-{}", std::process::id()));
         std::fs::create_dir_all(&dir).ok()?;
         Some(dir)
     })
