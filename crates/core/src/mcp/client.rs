@@ -143,6 +143,18 @@ pub struct Connection {
     progress: ProgressRoutes,
     pub changed: Arc<tokio::sync::Notify>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// Turns true (or closes) once the server's stderr reached its end: what a crashed server said last is read
+    /// before the crash is explained.
+    stderr_done: tokio::sync::watch::Receiver<bool>,
+}
+
+/// How long an explanation of a closed connection waits for the rest of the server's stderr.
+const STDERR_SETTLE: Duration = Duration::from_millis(500);
+
+/// Waits (up to [`STDERR_SETTLE`]) until the server's stderr ended; an HTTP server has none.
+async fn stderr_settled(done: &tokio::sync::watch::Receiver<bool>) {
+    let mut done = done.clone();
+    let _ = tokio::time::timeout(STDERR_SETTLE, done.wait_for(|ended| *ended)).await;
 }
 
 /// How a call ended, when it did not return a result.
@@ -168,6 +180,7 @@ impl Connection {
         let changed = Arc::new(tokio::sync::Notify::new());
         let handler = Handler { progress: progress.clone(), changed: changed.clone() };
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (stderr_end, stderr_done) = tokio::sync::watch::channel(false);
         let started = match transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -185,7 +198,7 @@ impl Connection {
                     .spawn()
                     .map_err(|err| format!("cannot start {command:?}: {err}"))?;
                 if let Some(pipe) = pipe {
-                    tokio::spawn(keep_stderr_tail(pipe, stderr.clone(), server.to_owned()));
+                    tokio::spawn(keep_stderr_tail(pipe, stderr.clone(), server.to_owned(), stderr_end));
                 }
                 tokio::time::timeout(timeout, handler.serve(child)).await
             }
@@ -210,8 +223,11 @@ impl Connection {
         let tail = |stderr: &Arc<Mutex<Vec<String>>>| stderr_note(&lock(stderr));
         match started {
             Err(_) => Err(format!("it did not finish starting within {}s{}", timeout.as_secs_f32(), tail(&stderr))),
-            Ok(Err(err)) => Err(format!("{}{}", describe_init_error(&err), tail(&stderr))),
-            Ok(Ok(service)) => Ok(Connection { service, progress, changed, stderr }),
+            Ok(Err(err)) => {
+                stderr_settled(&stderr_done).await;
+                Err(format!("{}{}", describe_init_error(&err), tail(&stderr)))
+            }
+            Ok(Ok(service)) => Ok(Connection { service, progress, changed, stderr, stderr_done }),
         }
     }
 
@@ -280,7 +296,10 @@ impl Connection {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let peer = self.service.peer().clone();
-        let handle = peer.send_request_with_option(request, options).await.map_err(|err| self.failure(err))?;
+        let handle = match peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.settled_failure(err).await),
+        };
         let id = handle.id.clone();
         let token = handle.progress_token.clone();
         if let Some(live) = live {
@@ -297,7 +316,7 @@ impl Connection {
                 let _ = tokio::time::timeout(Duration::from_secs(1), peer.notify_cancelled(cancelled)).await;
                 Err(CallFailure::Interrupted)
             }
-            Some(Err(err)) => Err(self.failure(err)),
+            Some(Err(err)) => Err(self.settled_failure(err).await),
             Some(Ok(ServerResult::CallToolResult(result))) => {
                 serde_json::to_value(&result).map_err(|err| CallFailure::Failed(err.to_string()))
             }
@@ -342,6 +361,14 @@ impl Connection {
         let _ = self.service.close_with_timeout(Duration::from_secs(2)).await;
     }
 
+    /// [`Connection::failure`], once a closed connection's stderr had its moment to end.
+    async fn settled_failure(&self, err: rmcp::ServiceError) -> CallFailure {
+        if matches!(err, rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)) {
+            stderr_settled(&self.stderr_done).await;
+        }
+        self.failure(err)
+    }
+
     fn failure(&self, err: rmcp::ServiceError) -> CallFailure {
         match err {
             rmcp::ServiceError::Timeout { timeout } => CallFailure::TimedOut(timeout),
@@ -376,7 +403,12 @@ fn stderr_note(lines: &[String]) -> String {
     }
 }
 
-async fn keep_stderr_tail(pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<String>>>, server: String) {
+async fn keep_stderr_tail(
+    pipe: tokio::process::ChildStderr,
+    tail: Arc<Mutex<Vec<String>>>,
+    server: String,
+    ended: tokio::sync::watch::Sender<bool>,
+) {
     let mut lines = tokio::io::BufReader::new(pipe).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(server = %server, "MCP server stderr: {line}");
@@ -386,6 +418,7 @@ async fn keep_stderr_tail(pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
         }
         tail.push(line.chars().take(500).collect());
     }
+    let _ = ended.send(true);
 }
 
 #[cfg(test)]
