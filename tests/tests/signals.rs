@@ -184,3 +184,49 @@ fn a_process_that_left_the_group_and_cleared_its_environment_ends_with_the_call(
     assert_all_ended(std::slice::from_ref(&pid), "env-cleared survivor");
     assert!(!alive_after_call, "the survivor outlived its call (ended only with tandem)");
 }
+
+/// Runs `steps` (Bash calls, `(command, background)`) in bypass mode and waits until the model was asked again
+/// after the last one, so that every call is over; tandem is still running.
+fn run_calls(workspace: &Workspace, steps: &[(&str, bool)]) -> (Child, FakeServer) {
+    let mut replies: Vec<serde_json::Value> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (command, background))| {
+            json!({"blocks": [{"type": "tool_use", "id": format!("toolu_{i}"), "name": "Bash",
+                               "input": {"command": command, "run_in_background": background}}]})
+        })
+        .collect();
+    replies.push(json!({"blocks": [{"type": "text", "text": "Done."}], "delay_ms": 1500}));
+    let server = FakeServer::spawn(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--dangerously-skip-permissions"]);
+    let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.requests().len() <= steps.len() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, server)
+}
+
+/// Found by the second outside pass: a survivor that copied a live background command's mark was spared, and
+/// one that forks and exits in a loop outlasted a sweep of fixed rounds.
+#[test]
+fn a_borrowed_mark_or_a_fork_loop_does_not_outlive_the_call() {
+    let workspace = workspace();
+    let borrow = "M=$(tr '\\0' '\\n' < /proc/$(cat run/bg.pid)/environ | grep ^TANDEM_CALL=); \
+                  setsid env -i $M /bin/bash -c 'echo $$ > run/borrow.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 1";
+    std::fs::write(workspace.path().join("run/hop.sh"), "echo $$ > run/hop.pid; sleep 0.005; bash run/hop.sh &\n")
+        .unwrap();
+    let hop = "setsid bash run/hop.sh </dev/null >/dev/null 2>&1 & sleep 1";
+    let (mut child, _server) =
+        run_calls(&workspace, &[("sleep 61 & echo $! > run/bg.pid; wait", true), (borrow, false), (hop, false)]);
+    let borrowed = wait_for_line(&workspace.path().join("run/borrow.pid"));
+    assert!(!alive(&borrowed), "the survivor with a borrowed mark outlived its call");
+    let last = wait_for_line(&workspace.path().join("run/hop.pid"));
+    std::thread::sleep(Duration::from_millis(100));
+    let later = wait_for_line(&workspace.path().join("run/hop.pid"));
+    assert_eq!(last, later, "the fork loop goes on after its call");
+    assert!(!alive(&later), "the fork loop's last process runs");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -28,9 +28,12 @@ enum Entry {
     },
     Dir,
     Link(PathBuf),
-    /// A repository's `HEAD`: git's to change (a checkout), but it must exist — without it git stops taking the
-    /// directory for a repository and may take its parent for a bare one, whose `config` the command wrote.
+    /// A repository's `HEAD`: git's to change (a checkout), but it must exist and say a ref or a commit — without
+    /// it git stops taking the directory for a repository and may take its parent for a bare one, whose `config`
+    /// the command wrote.
     Head(Vec<u8>),
+    /// A repository's `refs` or `objects`: git's to fill, but it must stay a directory, for the same reason.
+    GitDir,
 }
 
 /// A copy of every protected entry of the workspace roots, to put back after a command.
@@ -67,6 +70,7 @@ impl Guard {
             if self.entries.contains_key(path) {
                 continue;
             }
+            unpin(path);
             let removed = match std::fs::symlink_metadata(path) {
                 Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
                 Ok(_) => std::fs::remove_file(path),
@@ -80,6 +84,7 @@ impl Guard {
             if unchanged(path, entry) {
                 continue;
             }
+            unpin(path);
             if put_back(path, entry).is_ok() {
                 done.push(format!("restored {}", path.display()));
             } else {
@@ -103,6 +108,8 @@ impl Guard {
                 if is_repository_head(&child) {
                     let content = std::fs::read(&child).ok()?;
                     self.entries.insert(child, Entry::Head(content));
+                } else if is_repository_store(&child) {
+                    self.entries.insert(child, Entry::GitDir);
                 } else if !git_data(&child) {
                     self.record(&child, bytes)?;
                 }
@@ -120,6 +127,27 @@ impl Guard {
     }
 }
 
+/// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a
+/// directory, on what is in it, so that it can be put back or removed.
+fn unpin(path: &Path) {
+    use rustix::fs::IFlags;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    if meta.file_type().is_symlink() {
+        return;
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            unpin(&entry.path());
+        }
+    }
+    let Ok(file) = std::fs::File::open(path) else { return };
+    if let Ok(flags) = rustix::fs::ioctl_getflags(&file)
+        && flags.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
+    {
+        let _ = rustix::fs::ioctl_setflags(&file, flags - IFlags::IMMUTABLE - IFlags::APPEND);
+    }
+}
+
 /// Every path under `path` (itself included) that the guard looks after, without following links or entering
 /// git's own data.
 fn list(path: &Path, out: &mut Vec<PathBuf>) {
@@ -130,7 +158,9 @@ fn list(path: &Path, out: &mut Vec<PathBuf>) {
     }
     for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
         let child = entry.path();
-        if is_repository_head(&child) || !git_data(&child) {
+        if is_repository_store(&child) {
+            out.push(child);
+        } else if is_repository_head(&child) || !(git_data(&child) || inert_in_repository(&child)) {
             list(&child, out);
         }
     }
@@ -144,7 +174,8 @@ fn unchanged(path: &Path, entry: &Entry) -> bool {
     match entry {
         Entry::Dir => meta.is_dir(),
         Entry::Link(target) => meta.file_type().is_symlink() && std::fs::read_link(path).ok().as_ref() == Some(target),
-        Entry::Head(_) => meta.is_file(),
+        Entry::Head(_) => meta.is_file() && std::fs::read(path).is_ok_and(|text| valid_head(&text)),
+        Entry::GitDir => meta.is_dir(),
         Entry::File { content, mode } => {
             meta.is_file()
                 && meta.nlink() == 1
@@ -153,6 +184,38 @@ fn unchanged(path: &Path, entry: &Entry) -> bool {
                 && std::fs::read(path).is_ok_and(|now| now == *content)
         }
     }
+}
+
+/// What git accepts in `HEAD`: a symbolic ref or an object name.
+fn valid_head(text: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(text);
+    let text = text.trim_end();
+    text.starts_with("ref: refs/") || (matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// `refs` or `objects` directly inside a `.git` directory.
+fn is_repository_store(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "refs" || name == "objects")
+        && path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".git")
+}
+
+/// A new entry directly in a `.git` directory whose name git never reads (`refs.bak`): left alone, since it may
+/// hold the repository's own data moved aside, and it runs nothing.
+fn inert_in_repository(path: &Path) -> bool {
+    const READ_BY_GIT: &[&str] = &[
+        "config",
+        "config.worktree",
+        "hooks",
+        "info",
+        "modules",
+        "worktrees",
+        "commondir",
+        "gitdir",
+        "branches",
+        "remotes",
+    ];
+    path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".git")
+        && path.file_name().and_then(|name| name.to_str()).is_some_and(|name| !READ_BY_GIT.contains(&name))
 }
 
 /// `HEAD` directly inside a `.git` directory.
@@ -221,6 +284,7 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
         Entry::Dir => std::fs::create_dir_all(path),
         Entry::Link(target) => std::os::unix::fs::symlink(target, path),
         Entry::Head(content) => put_back(path, &Entry::File { content: content.clone(), mode: 0o644 }),
+        Entry::GitDir => std::fs::create_dir_all(path),
         Entry::File { content, mode } => {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
@@ -300,5 +364,32 @@ mod tests {
         std::fs::write(root.join("sub/cfg"), "[alias]\n").unwrap();
         assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
         assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+    }
+
+    /// Found by the second outside pass: a garbage `HEAD`, or `refs` moved aside, also made the workspace top a
+    /// bare repository (and the restore deleted the moved refs); `chattr +i` (root) kept planted files.
+    #[test]
+    fn a_broken_head_moved_refs_and_immutable_plants_are_undone_without_losing_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join(".git/refs/heads")).unwrap();
+        std::fs::write(root.join(".git/refs/heads/main"), "0123\n").unwrap();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::write(root.join(".git/HEAD"), "garbage\n").unwrap();
+        std::fs::rename(root.join(".git/refs"), root.join(".git/refs.bak")).unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+        let pinned = std::process::Command::new("chattr").arg("+i").arg(root.join(".git/hooks/pre-commit")).status();
+        guard.restore();
+        assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+        assert!(root.join(".git/refs").is_dir(), "refs is a directory again");
+        assert_eq!(std::fs::read_to_string(root.join(".git/refs.bak/heads/main")).unwrap(), "0123\n", "kept");
+        if pinned.is_ok_and(|status| status.success()) {
+            assert!(!root.join(".git/hooks/pre-commit").exists(), "an immutable plant is removed too");
+        }
     }
 }

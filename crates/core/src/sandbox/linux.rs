@@ -126,21 +126,20 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
 }
 
 /// With the network off, the sockets Landlock's TCP rule does not see are refused too (EACCES, as Landlock
-/// answers): IPv4 and IPv6 sockets of any type (UDP, raw, MPTCP, SCTP), packet sockets, and io_uring, which
-/// can open sockets without the `socket` system call. Unix sockets stay (pipes to local tools, pathname sockets
-/// are a documented limit). Compiled here, in the parent; installed in the child before exec.
+/// answers): every socket family but Unix and netlink (IPv4 and IPv6 of any type — UDP, raw, MPTCP, SCTP —,
+/// packet, vsock, Bluetooth…), and io_uring, which can open sockets without the `socket` system call. Unix
+/// sockets stay (pipes to local tools; pathname sockets are a documented limit) and so does netlink (the
+/// kernel's own, which `ip` and `ss` read). Compiled here, in the parent; installed in the child before exec.
 fn network_filter() -> io::Result<seccompiler::BpfProgram> {
     use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
     let unsupported = |why: String| io::Error::other(format!("sandbox: cannot build the network filter: {why}"));
     let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|err| unsupported(err.to_string()))?;
-    let domain = |family: i32| {
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
-            .and_then(|condition| SeccompRule::new(vec![condition]))
-    };
-    let families = [libc::AF_INET, libc::AF_INET6, libc::AF_PACKET].map(domain);
-    let families: Result<Vec<SeccompRule>, _> = families.into_iter().collect();
-    let rules =
-        [(libc::SYS_socket, families.map_err(|err| unsupported(err.to_string()))?), (libc::SYS_io_uring_setup, vec![])];
+    let not = |family: i32| SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64);
+    let other_families = not(libc::AF_UNIX)
+        .and_then(|unix| Ok(vec![unix, not(libc::AF_NETLINK)?]))
+        .and_then(SeccompRule::new)
+        .map_err(|err| unsupported(err.to_string()))?;
+    let rules = [(libc::SYS_socket, vec![other_families]), (libc::SYS_io_uring_setup, vec![])];
     let filter = SeccompFilter::new(
         rules.into_iter().collect(),
         SeccompAction::Allow,

@@ -250,10 +250,13 @@ impl CommandResult {
             }
         }
         if !self.restored.is_empty() {
+            const SHOWN: usize = 20;
+            let more = self.restored.len().saturating_sub(SHOWN);
+            let more = if more > 0 { format!("; and {more} more") } else { String::new() };
             parts.push(format!(
                 "Note: the sandbox put back protected files this command changed (repository configuration and \
-                 hooks, .claude, .tandem and .mcp.json are never the command's to change): {}.",
-                self.restored.join("; ")
+                 hooks, .claude, .tandem and .mcp.json are never the command's to change): {}{more}.",
+                self.restored.iter().take(SHOWN).cloned().collect::<Vec<_>>().join("; ")
             ));
         }
         if self.killed_leftovers {

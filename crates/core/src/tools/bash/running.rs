@@ -122,26 +122,25 @@ pub(crate) fn kill_marked(marks: &[&str]) -> bool {
     found
 }
 
-/// How many rounds [`sweep_orphans`] makes: each round kills the orphans there are, whose own children then
-/// become orphans in turn.
-const SWEEP_ROUNDS: usize = 16;
+/// How long [`sweep_orphans`] goes on while it still finds orphans: each round kills the ones there are, whose
+/// own children then become orphans in turn (a process that forks and exits in a loop is ended round by round).
+const SWEEP_FOR: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Kills every sandboxed process that escaped its command and is no live command's (see the module's doc), and
-/// reaps it. Returns how many there were. Where tandem is not a subreaper (tests, other platforms), none are
-/// its children and nothing is done.
+/// Kills every sandboxed process that escaped its command (see the module's doc), and reaps it. Returns how many
+/// there were. A mark in the environment does not spare one (marks can be copied from another command's
+/// `/proc/PID/environ`); only the shells of live commands are not orphans. Where tandem is not a subreaper
+/// (tests, other platforms), none are its children and nothing is done.
 pub(crate) fn sweep_orphans() -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let _quiet = SPAWNING.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut killed = 0;
-    for _ in 0..SWEEP_ROUNDS {
-        let (shells, marks): (Vec<i32>, Vec<String>) = {
-            let running = running();
-            let shells = running.values().filter_map(|entry| entry.group).map(|pid| pid.as_raw_nonzero().get());
-            (shells.collect(), running.values().map(|entry| format!("{CALL_MARK}={}", entry.mark)).collect())
-        };
+    let deadline = std::time::Instant::now() + SWEEP_FOR;
+    let mut killed: Vec<Pid> = Vec::new();
+    while std::time::Instant::now() < deadline {
+        let shells: Vec<i32> =
+            running().values().filter_map(|entry| entry.group).map(|pid| pid.as_raw_nonzero().get()).collect();
         let orphans: Vec<Pid> = children_of(me)
             .into_iter()
-            .filter(|pid| !shells.contains(pid) && sandboxed(*pid) && !carries_any(*pid, &marks))
+            .filter(|pid| !shells.contains(pid) && sandboxed_and_running(*pid))
             .filter_map(Pid::from_raw)
             .collect();
         if orphans.is_empty() {
@@ -150,12 +149,12 @@ pub(crate) fn sweep_orphans() -> usize {
         for pid in &orphans {
             let _ = rustix::process::kill_process(*pid, Signal::KILL);
         }
-        for pid in &orphans {
-            reap(*pid);
-        }
-        killed += orphans.len();
+        killed.extend(orphans);
     }
-    killed
+    for pid in &killed {
+        reap(*pid);
+    }
+    killed.len()
 }
 
 /// The pids whose parent is `parent` (this process): each thread's `children` list, a few small reads; where the
@@ -183,15 +182,12 @@ fn children_of(parent: i32) -> Vec<i32> {
         .collect()
 }
 
-/// Whether the process runs with `no_new_privs`, as everything in the sandbox does.
-fn sandboxed(pid: i32) -> bool {
+/// Whether the process runs (is not a zombie already killed) with `no_new_privs`, as everything in the sandbox
+/// does.
+fn sandboxed_and_running(pid: i32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status.lines().any(|line| line.split_whitespace().collect::<Vec<_>>() == ["NoNewPrivs:", "1"])
-}
-
-fn carries_any(pid: i32, needles: &[String]) -> bool {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-    environ.split(|byte| *byte == 0).any(|var| needles.iter().any(|needle| var == needle.as_bytes()))
+    let field = |name: &str| status.lines().find_map(|line| line.strip_prefix(name)).map(str::trim);
+    field("NoNewPrivs:") == Some("1") && !field("State:").is_some_and(|state| state.starts_with('Z'))
 }
 
 /// Waits (briefly) for a killed child to be gone, so it leaves no zombie behind.
