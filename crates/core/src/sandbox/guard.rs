@@ -9,7 +9,7 @@
 //! what appeared. Git's own data (objects, refs, the index, logs) is not protected: `git commit` works. Anything
 //! that can't be copied within the limits falls back to the physical split ([`Guard::take`] says so).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::grants::READ_ONLY_ENTRIES;
@@ -41,13 +41,16 @@ enum Entry {
 pub struct Guard {
     roots: Vec<PathBuf>,
     entries: BTreeMap<PathBuf, Entry>,
+    /// Device and inode of git's own data directly in each `.git` (`refs`, `objects`, `packed-refs`…): found
+    /// again under a new name there, it was moved aside and holds the repository's data, so it stays.
+    git_data_inodes: BTreeSet<(u64, u64)>,
 }
 
 impl Guard {
     /// Copies the protected entries of `roots` (and of the repositories and settings nested in them, as deep
     /// as [`super::grants`] looks). `None` when they are too many or too big to copy.
     pub fn take(roots: &[PathBuf]) -> Option<Guard> {
-        let mut guard = Guard { roots: roots.to_vec(), entries: BTreeMap::new() };
+        let mut guard = Guard { roots: roots.to_vec(), entries: BTreeMap::new(), git_data_inodes: BTreeSet::new() };
         let mut bytes = 0;
         for path in protected_tops(roots) {
             guard.record(&path, &mut bytes)?;
@@ -61,7 +64,7 @@ impl Guard {
     pub fn restore(&self) -> Vec<String> {
         let mut present = Vec::new();
         for top in protected_tops(&self.roots) {
-            list(&top, &mut present);
+            self.list(&top, &mut present);
         }
         present.sort();
         let mut done = Vec::new();
@@ -109,8 +112,11 @@ impl Guard {
                     let content = std::fs::read(&child).ok()?;
                     self.entries.insert(child, Entry::Head(content));
                 } else if is_repository_store(&child) {
+                    self.note_git_data(&child);
                     self.entries.insert(child, Entry::GitDir);
-                } else if !git_data(&child) {
+                } else if git_data(&child) {
+                    self.note_git_data(&child);
+                } else {
                     self.record(&child, bytes)?;
                 }
             }
@@ -124,6 +130,43 @@ impl Guard {
             self.entries.insert(path.to_path_buf(), Entry::File { content, mode: meta.permissions().mode() });
         }
         Some(())
+    }
+
+    fn note_git_data(&mut self, path: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        if path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".git")
+            && let Ok(meta) = std::fs::symlink_metadata(path)
+        {
+            self.git_data_inodes.insert((meta.dev(), meta.ino()));
+        }
+    }
+
+    /// Every path under `path` (itself included) that the guard looks after, without following links or
+    /// entering git's own data (or what of it was moved aside).
+    fn list(&self, path: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+        out.push(path.to_path_buf());
+        if !meta.is_dir() {
+            return;
+        }
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            let child = entry.path();
+            if is_repository_store(&child) {
+                out.push(child);
+            } else if is_repository_head(&child) || !(git_data(&child) || self.moved_git_data(&child)) {
+                self.list(&child, out);
+            }
+        }
+    }
+
+    /// A new entry directly in a `.git` directory, with a name git never reads (`refs.bak`), that is git's data
+    /// moved there: left alone, since it holds the repository's own data and runs nothing. A new file there
+    /// (`config~`, a backup `cp -b` made) is not and is removed.
+    fn moved_git_data(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        inert_in_repository(path)
+            && std::fs::symlink_metadata(path)
+                .is_ok_and(|meta| self.git_data_inodes.contains(&(meta.dev(), meta.ino())))
     }
 }
 
@@ -145,24 +188,6 @@ fn unpin(path: &Path) {
         && flags.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
     {
         let _ = rustix::fs::ioctl_setflags(&file, flags - IFlags::IMMUTABLE - IFlags::APPEND);
-    }
-}
-
-/// Every path under `path` (itself included) that the guard looks after, without following links or entering
-/// git's own data.
-fn list(path: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    out.push(path.to_path_buf());
-    if !meta.is_dir() {
-        return;
-    }
-    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-        let child = entry.path();
-        if is_repository_store(&child) {
-            out.push(child);
-        } else if is_repository_head(&child) || !(git_data(&child) || inert_in_repository(&child)) {
-            list(&child, out);
-        }
     }
 }
 
@@ -199,8 +224,7 @@ fn is_repository_store(path: &Path) -> bool {
         && path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".git")
 }
 
-/// A new entry directly in a `.git` directory whose name git never reads (`refs.bak`): left alone, since it may
-/// hold the repository's own data moved aside, and it runs nothing.
+/// An entry directly in a `.git` directory whose name git never reads (`refs.bak`).
 fn inert_in_repository(path: &Path) -> bool {
     const READ_BY_GIT: &[&str] = &[
         "config",
@@ -382,12 +406,14 @@ mod tests {
 
         std::fs::write(root.join(".git/HEAD"), "garbage\n").unwrap();
         std::fs::rename(root.join(".git/refs"), root.join(".git/refs.bak")).unwrap();
+        std::fs::write(root.join(".git/config~"), "[core]\n").unwrap();
         std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
         let pinned = std::process::Command::new("chattr").arg("+i").arg(root.join(".git/hooks/pre-commit")).status();
         guard.restore();
         assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
         assert!(root.join(".git/refs").is_dir(), "refs is a directory again");
         assert_eq!(std::fs::read_to_string(root.join(".git/refs.bak/heads/main")).unwrap(), "0123\n", "kept");
+        assert!(!root.join(".git/config~").exists(), "a new file under a name git doesn't read is removed too");
         if pinned.is_ok_and(|status| status.success()) {
             assert!(!root.join(".git/hooks/pre-commit").exists(), "an immutable plant is removed too");
         }
