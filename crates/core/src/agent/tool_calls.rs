@@ -5,7 +5,7 @@
 //! a mutating call runs alone. After an interrupt, calls that did not run are answered "not run".
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -359,7 +359,7 @@ impl ToolRunner<'_> {
                 let _ = events.send(Event::ToolCallOutput { call_id: call_id.clone(), chunk });
             }
         });
-        let mut output = tool.run(input.clone(), &context).await;
+        let mut output = run_until_interrupted(tool.run(input.clone(), &context), &self.context.cancel).await;
         drop(context);
         let _ = forward.await;
         for note in notes {
@@ -432,6 +432,26 @@ fn failed(message: String) -> Prepared {
     Prepared::Finished { output: ToolOutput::error(message), status: ToolCallStatus::Failed }
 }
 
+/// How long a tool has, after an interrupt, to end on its own (Bash kills its command and keeps what it
+/// printed) before the call is abandoned.
+const INTERRUPT_GRACE: Duration = Duration::from_millis(80);
+
+/// `run`, given up a moment after the user interrupts: a tool blocked in a read (a slow disk, a device) must not
+/// hold the turn. Dropping the call ends what it started (a command's process group).
+async fn run_until_interrupted(
+    run: impl std::future::Future<Output = ToolOutput>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> ToolOutput {
+    tokio::pin!(run);
+    tokio::select! {
+        output = &mut run => return output,
+        _ = cancel.cancelled() => {}
+    }
+    tokio::time::timeout(INTERRUPT_GRACE, run)
+        .await
+        .unwrap_or_else(|_| ToolOutput::error(crate::tools::CALL_INTERRUPTED))
+}
+
 fn not_run() -> Prepared {
     Prepared::Finished {
         output: ToolOutput::error(crate::tools::NOT_RUN_INTERRUPTED),
@@ -455,5 +475,28 @@ fn invalid_input_message(why: &str, truncated: bool) -> String {
         )
     } else {
         format!("The tool input was not valid JSON, so the call was not run: {why}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found from the outside: a tool blocked in a read (a FIFO) held the turn, and Esc did not end it.
+    #[tokio::test]
+    async fn an_interrupt_abandons_a_call_that_does_not_end_on_its_own() {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let stuck = futures::future::pending::<ToolOutput>();
+        let canceller = cancel.clone();
+        tokio::spawn(async move { canceller.cancel() });
+        let started = Instant::now();
+        let output = run_until_interrupted(stuck, &cancel).await;
+        assert!(output.is_error && output.content == crate::tools::CALL_INTERRUPTED, "{}", output.content);
+        assert!(started.elapsed() < Duration::from_secs(2));
+
+        let cancel = tokio_util::sync::CancellationToken::new();
+        cancel.cancel();
+        let ends_itself = async { ToolOutput::ok("partial output") };
+        assert_eq!(run_until_interrupted(ends_itself, &cancel).await.content, "partial output", "its own result");
     }
 }

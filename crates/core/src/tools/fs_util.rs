@@ -124,6 +124,40 @@ pub fn looks_binary(path: &Path, head: &[u8]) -> bool {
     has_binary_extension(path) || is_binary_content(head)
 }
 
+/// Opens `path` for reading only if it is a regular file. A named pipe, a socket or a device (`/dev/tty`,
+/// `/dev/zero`) would block the tool forever or never end, so it is refused with an error saying what it is.
+/// The open itself can't block: it is non-blocking until the file is known to be regular.
+pub fn open_regular(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = special_file_kind(&kind);
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}, not a regular file")));
+    }
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
+    Ok(file)
+}
+
+/// What a file that is not a regular file is, in words.
+fn special_file_kind(kind: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe (FIFO), which could wait forever for a writer"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device (a terminal or a stream that may never end)"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "a special file"
+    }
+}
+
 /// Human-readable byte size (`512 bytes`, `12.3 KB`, `4.0 MB`).
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];

@@ -45,10 +45,15 @@ pub const NOT_RUN_INTERRUPTED: &str = "Not run: interrupted by the user.";
 /// The line a Bash result has when the user's interrupt killed the command.
 pub const COMMAND_INTERRUPTED: &str = "Command was interrupted by the user and killed.";
 
+/// The result of a call the user's interrupt abandoned while it ran (a tool that did not end on its own).
+pub const CALL_INTERRUPTED: &str = "Interrupted by the user while it ran; its result is unknown.";
+
 /// Whether a saved tool result is that of a call the user interrupted: a conversation drawn again from its
 /// messages (`--resume`) shows it as interrupted, as it was shown live, not as failed.
 pub fn result_says_interrupted(content: &str) -> bool {
-    content == NOT_RUN_INTERRUPTED || content.lines().any(|line| line == COMMAND_INTERRUPTED)
+    content == NOT_RUN_INTERRUPTED
+        || content == CALL_INTERRUPTED
+        || content.lines().any(|line| line == COMMAND_INTERRUPTED)
 }
 
 /// How much harm a tool call can do; shown in the permission dialog.

@@ -4,7 +4,7 @@
 //! counted (for the "N lines total" note) and hashed (for [`FileState`](super::FileState)), so reading 50 lines of
 //! a 10 MB file never builds a 10 MB string.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
@@ -112,7 +112,7 @@ fn read_file(
             path.display()
         ));
     }
-    let file = File::open(path).map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    let file = fs_util::open_regular(path).map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
     if fs_util::looks_binary(path, head) {
@@ -374,6 +374,22 @@ mod tests {
         assert_eq!(ctx.files.check_unchanged(&dir.path().join("a.txt"), b"one\ntwo\r\nthree"), Ok(()));
     }
 
+    /// Found from the outside: a Read of a named pipe (no approval needed inside the workspace) or of
+    /// `/dev/tty` hung for good, and nothing but kill -9 ended it.
+    #[tokio::test]
+    async fn a_pipe_or_a_device_is_refused_at_once_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
+        let ctx = ctx(dir.path());
+        let reading = read(&ctx, json!({"file_path": "fifo"}));
+        let out = tokio::time::timeout(std::time::Duration::from_secs(5), reading).await.expect("no wait");
+        assert!(out.is_error && out.content.contains("named pipe"), "{}", out.content);
+        let out = read(&ctx, json!({"file_path": "/dev/zero"})).await;
+        assert!(out.is_error && out.content.contains("character device"), "{}", out.content);
+        assert!(crate::tools::file_state::read_if_exists(&fifo).is_err(), "Edit's read of it is refused too");
+    }
+
     #[tokio::test]
     async fn offset_and_limit_window_with_continuation_note() {
         let dir = tempfile::tempdir().unwrap();
@@ -396,7 +412,7 @@ mod tests {
     async fn huge_file_default_limit_and_total() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.txt");
-        let mut f = io::BufWriter::new(File::create(&path).unwrap());
+        let mut f = io::BufWriter::new(fs::File::create(&path).unwrap());
         for i in 1..=100_000 {
             writeln!(f, "line number {i} of a large file").unwrap();
         }
