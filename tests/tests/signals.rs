@@ -1,5 +1,5 @@
 //! Whatever ends tandem ends everything it started: SIGTERM and SIGHUP in every front end (the app, `-p`, the SDK
-//! mode) kill the running command's process group, what left it (`setsid`), and every background shell; the
+//! mode; SIGINT and SIGQUIT too in the app) kill the running command's process group, what left it (`setsid`), and every background shell; the
 //! app gives the terminal back; protected entries a command changed are put back; and an SDK session ending because stdin closed leaves no background shell behind.
 
 // Test code: a panic is how a failure is reported.
@@ -68,6 +68,9 @@ fn signal(pid: u32, name: &str) {
 }
 
 const SIGNALS: [(&str, i32); 2] = [("TERM", 143), ("HUP", 129)];
+/// The app also ends on SIGINT and SIGQUIT sent from outside (at its keyboard Ctrl+C is a key): found from the
+/// outside, they left the terminal raw, on the alternate screen, with mouse reporting on.
+const APP_SIGNALS: [(&str, i32); 4] = [("TERM", 143), ("HUP", 129), ("INT", 130), ("QUIT", 131)];
 
 fn headless_child(workspace: &Workspace, server: &FakeServer, sdk: bool) -> Child {
     let mut command = workspace.anthropic(server);
@@ -108,8 +111,8 @@ fn sigterm_and_sighup_end_every_command_headless_and_in_the_sdk_mode() {
 }
 
 #[test]
-fn sigterm_and_sighup_end_every_command_in_the_app_and_give_the_terminal_back() {
-    for (name, code) in SIGNALS {
+fn every_ending_signal_ends_every_command_in_the_app_and_gives_the_terminal_back() {
+    for (name, code) in APP_SIGNALS {
         let workspace = workspace();
         let server = FakeServer::spawn(scenario()).unwrap();
         let mut command = anthropic_command(&workspace, &server);
@@ -121,6 +124,10 @@ fn sigterm_and_sighup_end_every_command_in_the_app_and_give_the_terminal_back() 
         let status = pty.wait_exit(Duration::from_secs(20)).expect("the app ends");
         assert_eq!(status.exit_code(), code as u32, "app {name}");
         assert!(!pty.alternate_screen(), "app {name}: the terminal is still on the alternate screen");
+        let raw = pty.raw_output();
+        let mouse_on = tandem_e2e::pty::rfind(&raw, b"\x1b[?1000h").expect("mouse reporting was on");
+        let mouse_off = tandem_e2e::pty::rfind(&raw, b"\x1b[?1000l");
+        assert!(mouse_off.is_some_and(|off| off > mouse_on), "app {name}: mouse reporting is still on");
         assert_all_ended(&pids, &format!("app {name}"));
     }
 }

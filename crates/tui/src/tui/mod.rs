@@ -126,7 +126,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     }
 
     let mut terminal_events = terminal_input::TerminalInput::start();
-    let (Ok(mut sigterm), Ok(mut sighup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+    let Some(mut exit_signals) = ExitSignals::watch() else {
         return 1;
     };
     let mut last_draw = Instant::now() - FRAME;
@@ -194,8 +194,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                 }
                 app.clock = Instant::now();
             }
-            _ = sigterm.recv() => { exit_code = 143; break; }
-            _ = sighup.recv() => { exit_code = 129; break; }
+            code = exit_signals.next() => { exit_code = code; break; }
         }
 
         let mut quit = false;
@@ -216,6 +215,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                         external_editor::edit(&path, &content)
                     })
                     .await;
+                    exit_signals.forget_keyboard();
                     effects.extend(app.update(Input::EditorResult(result), Instant::now()));
                 }
                 Effect::StartSession { provider, base_url, model } => {
@@ -235,6 +235,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                         external_editor::edit_in_place(&path)
                     })
                     .await;
+                    exit_signals.forget_keyboard();
                     if let Err(message) = result {
                         app.notice(crate::app::cells::NoticeKind::Error, message);
                     }
@@ -449,3 +450,41 @@ fn suspend(term: &mut terminal::Term, app: &mut App, screen: ScreenOptions) {
 
 /// A suspend that lasted less than this was not a real stop (a person can't type `fg` that fast).
 const SUSPEND_SEEN: Duration = Duration::from_millis(300);
+
+/// The signals that end the app, terminal restored. Ctrl+C at the keyboard is a key in raw mode; SIGINT and
+/// SIGQUIT come from outside (a multiplexer, an IDE, `kill`) and end it as its own quit does.
+struct ExitSignals {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+}
+
+impl ExitSignals {
+    fn watch() -> Option<ExitSignals> {
+        Some(ExitSignals {
+            term: signal(SignalKind::terminate()).ok()?,
+            hup: signal(SignalKind::hangup()).ok()?,
+            int: signal(SignalKind::interrupt()).ok()?,
+            quit: signal(SignalKind::quit()).ok()?,
+        })
+    }
+
+    /// The exit code of the next signal (128 + its number).
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.term.recv() => 143,
+            _ = self.hup.recv() => 129,
+            _ = self.int.recv() => 130,
+            _ = self.quit.recv() => 131,
+        }
+    }
+
+    /// Drops a SIGINT or SIGQUIT that arrived while an editor had the terminal: there Ctrl+C and Ctrl+\ reach
+    /// the whole foreground group, tandem too, and meant the editor.
+    fn forget_keyboard(&mut self) {
+        use futures::FutureExt;
+        while let Some(Some(())) = self.int.recv().now_or_never() {}
+        while let Some(Some(())) = self.quit.recv().now_or_never() {}
+    }
+}
