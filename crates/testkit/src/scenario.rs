@@ -420,6 +420,9 @@ pub enum Fault {
     },
     /// Start the body with a UTF-8 byte-order mark (the SSE spec allows one).
     ByteOrderMark,
+    /// Answer a streaming request with the whole non-streaming body (`application/json`), as a server or proxy
+    /// that ignores `stream: true` does.
+    NotStreamed,
 }
 
 fn default_error_type() -> String {

@@ -325,7 +325,8 @@ const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(10);
 async fn serve_turn(api: Api, turn: &Turn, request: &Value, shutdown: watch::Receiver<bool>) -> Response {
     let delay = Duration::from_millis(turn.reply.delay_ms);
     let fault = turn.reply.fault.as_ref();
-    let streaming = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let streaming =
+        request.get("stream").and_then(Value::as_bool) == Some(true) && !matches!(fault, Some(Fault::NotStreamed));
     if !streaming || matches!(fault, Some(Fault::Http { .. })) {
         // A non-streaming answer or an HTTP error is a single event: the delay comes before it.
         if !delay.is_zero() {

@@ -89,7 +89,7 @@ pub(crate) trait FaultShapes {
 pub(crate) fn plan(mut frames: Vec<Frame>, fault: Option<&Fault>, shapes: &dyn FaultShapes, delay: Duration) -> Plan {
     let mut ending = Ending::Clean;
     match fault {
-        None | Some(Fault::Http { .. } | Fault::ContentType { .. }) => {}
+        None | Some(Fault::Http { .. } | Fault::ContentType { .. } | Fault::NotStreamed) => {}
         Some(Fault::ByteOrderMark) => {
             if let Some(first) = frames.first_mut() {
                 let mut bytes = b"\xef\xbb\xbf".to_vec();

@@ -332,6 +332,19 @@ struct MessageStartInner {
     usage: Option<WireUsage>,
 }
 
+/// An answer sent whole, not streamed.
+#[derive(Deserialize)]
+struct WholeMessage {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    content: Vec<WireBlock>,
+    stop_reason: Option<String>,
+    usage: Option<WireUsage>,
+}
+
 #[derive(Deserialize)]
 struct BlockStartData {
     index: usize,
@@ -423,6 +436,27 @@ impl EventDecoder for AnthropicDecoder {
             message: "the response ended before message_stop".to_owned(),
         }));
     }
+
+    /// A whole message becomes the events that stream it; an error document is the error event it would be.
+    fn document(&mut self, body: &str, out: &mut Out) {
+        let kind = match serde_json::from_str::<TypeOnly<'_>>(body) {
+            Ok(TypeOnly { kind }) => kind,
+            Err(err) => {
+                fail(out, malformed("the answer document", body, &err));
+                return;
+            }
+        };
+        let result = match kind.as_ref() {
+            "message" => parse::<WholeMessage>("the answer document", body).map(|message| self.whole(message, out)),
+            "error" => self.decode("error", body, out).map(drop),
+            other => Err(ProviderError::Malformed {
+                message: format!("the server sent a `{other}` document instead of a message: {}", excerpt(body)),
+            }),
+        };
+        if let Err(err) = result {
+            fail(out, err);
+        }
+    }
 }
 
 fn fail(out: &mut Out, err: ProviderError) -> Flow {
@@ -446,6 +480,24 @@ pub(crate) fn excerpt(data: &str) -> String {
 }
 
 impl AnthropicDecoder {
+    /// The events a streamed answer with this content would have carried.
+    fn whole(&mut self, message: WholeMessage, out: &mut Out) {
+        self.usage = Usage::default();
+        if let Some(usage) = &message.usage {
+            usage.apply(&mut self.usage);
+        }
+        out.push_back(Ok(StreamEvent::MessageStart { id: message.id, model: message.model, usage: self.usage }));
+        for (index, block) in message.content.into_iter().enumerate() {
+            self.block_start(index, block, out);
+            if !self.ignored.contains(&index) {
+                out.push_back(Ok(StreamEvent::BlockStop { index }));
+            }
+        }
+        let stop_reason = message.stop_reason.map(|reason| StopReason::from_anthropic(&reason));
+        out.push_back(Ok(StreamEvent::MessageDelta { stop_reason, usage: self.usage }));
+        out.push_back(Ok(StreamEvent::MessageStop));
+    }
+
     fn decode(&mut self, kind: &str, data: &str, out: &mut Out) -> Result<Flow, ProviderError> {
         match kind {
             "content_block_delta" => {
@@ -503,10 +555,14 @@ impl AnthropicDecoder {
                 return Ok(Flow::Done);
             }
             "error" => {
-                let (error_type, message) = match serde_json::from_str::<ErrorData>(data) {
-                    Ok(ErrorData { error }) => (error.kind, error.message),
-                    Err(_) => (String::new(), excerpt(data)),
+                // An error event without an error object says nothing of what went wrong: a malformed stream,
+                // retried as one.
+                let Ok(ErrorData { error }) = serde_json::from_str::<ErrorData>(data) else {
+                    return Err(ProviderError::Malformed {
+                        message: format!("an error event without an error object: {}", excerpt(data)),
+                    });
                 };
+                let (error_type, message) = (error.kind, error.message);
                 let error_type = if error_type.is_empty() { "error".to_owned() } else { error_type };
                 return Err(ProviderError::StreamError { error_type, message });
             }

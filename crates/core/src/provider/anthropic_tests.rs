@@ -363,3 +363,48 @@ fn key_goes_only_into_a_sensitive_header() {
     assert!(wire.headers.contains(&("anthropic-beta".into(), "extra-beta".into())), "{:?}", wire.headers);
     assert!(!format!("{wire:?}").contains("sk-secret"));
 }
+
+/// Found from the outside: a server (or proxy) that answered 200 with a JSON document instead of a stream ended
+/// the run at once, where Claude Code retried and finished.
+#[test]
+fn a_whole_message_document_is_the_answer_and_an_error_document_the_streams_error() {
+    let message = json!({"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [
+            {"type": "thinking", "thinking": "Let me see ✓", "signature": "EqQB=="},
+            {"type": "text", "text": "I'll read\nit."},
+            {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+            {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/tmp/a.txt"}}],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 12, "output_tokens": 87, "cache_creation_input_tokens": 100,
+                  "cache_read_input_tokens": 2000}});
+    let events = ok(sse::decode_document(AnthropicDecoder::new(), message.to_string().as_bytes()));
+    let mut assembler = MessageAssembler::new();
+    for event in &events {
+        assembler.push(event).unwrap();
+    }
+    let done = assembler.finish();
+    assert_eq!(done.message.usage, expected_usage());
+    assert_eq!(done.message.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(done.message.content.len(), 3, "{:?}", done.message.content);
+    assert_eq!(
+        done.message.content[2],
+        ContentBlock::ToolUse { id: "toolu_1".into(), name: "Read".into(), input: json!({"file_path":"/tmp/a.txt"}) }
+    );
+
+    let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    match &sse::decode_document(AnthropicDecoder::new(), overloaded.as_bytes())[..] {
+        [Err(ProviderError::StreamError { error_type, .. })] => assert_eq!(error_type, "overloaded_error"),
+        other => panic!("{other:?}"),
+    }
+    for garbage in ["{\"type\":\"error\"}", "not json", "{\"type\":\"completion\"}", "[1]"] {
+        let events = sse::decode_document(AnthropicDecoder::new(), garbage.as_bytes());
+        assert!(matches!(&events[..], [Err(ProviderError::Malformed { .. })]), "{garbage}: {events:?}");
+    }
+}
+
+#[test]
+fn an_error_event_without_an_error_object_is_a_malformed_stream() {
+    let body = "event: error\ndata: {\"type\":\"error\"}\n\n";
+    let events = decode_all(AnthropicDecoder::new(), body.as_bytes());
+    assert!(matches!(&events[..], [Err(ProviderError::Malformed { .. })]), "{events:?}");
+}

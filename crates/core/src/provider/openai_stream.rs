@@ -335,6 +335,40 @@ impl EventDecoder for OpenAiDecoder {
         }
     }
 
+    /// A whole chat completion is read as one chunk whose choices carry their `message` as the `delta`; an
+    /// error document is the error it would be in a stream.
+    fn document(&mut self, body: &str, out: &mut Out) {
+        let mut document = match serde_json::from_str::<Value>(body) {
+            Ok(document @ Value::Object(_)) => document,
+            Ok(_) | Err(_) => {
+                let message = format!("the answer document is not a JSON object: {}", excerpt(body));
+                out.push_back(Err(ProviderError::Malformed { message }));
+                return;
+            }
+        };
+        if document.get("choices").is_none() && document.get("error").is_none_or(Value::is_null) {
+            let message = format!("the answer document has neither choices nor an error: {}", excerpt(body));
+            out.push_back(Err(ProviderError::Malformed { message }));
+            return;
+        }
+        for choice in document.get_mut("choices").and_then(Value::as_array_mut).into_iter().flatten() {
+            let Some(choice) = choice.as_object_mut() else { continue };
+            let Some(mut message) = choice.remove("message") else { continue };
+            // A whole message's tool calls have no index; a stream's fragments do.
+            for (index, call) in
+                message.get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten().enumerate()
+            {
+                if let Some(call) = call.as_object_mut() {
+                    call.entry("index").or_insert(Value::from(index));
+                }
+            }
+            choice.insert("delta".to_owned(), message);
+        }
+        if self.event(SseEvent { event: "message", data: &document.to_string() }, out) == Flow::Continue {
+            self.finish(out);
+        }
+    }
+
     fn end(&mut self, out: &mut Out) {
         if self.finish_reason.is_some() {
             self.finish(out);

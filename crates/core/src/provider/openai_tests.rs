@@ -396,3 +396,33 @@ fn bearer_key_is_sensitive_and_url_is_joined() {
     assert!(headers[reqwest::header::AUTHORIZATION].is_sensitive());
     assert!(!format!("{headers:?}").contains("sk-local-secret"));
 }
+
+/// Found from the outside: a 200 JSON document where a stream was expected ended the run.
+#[test]
+fn a_whole_chat_completion_document_is_the_answer() {
+    let document = json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "qwen",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": "Reading it.", "reasoning_content": "think",
+            "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "Read", "arguments": "{\"file_path\":\"a\"}"}},
+                {"id": "call_b", "type": "function", "function": {"name": "Glob", "arguments": "{\"pattern\":\"*\"}"}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}});
+    let events = ok(crate::provider::sse::decode_document(OpenAiDecoder::new(), document.to_string().as_bytes()));
+    let mut assembler = crate::provider::assemble::MessageAssembler::new();
+    for event in &events {
+        assembler.push(event).unwrap();
+    }
+    let done = assembler.finish();
+    assert_eq!(
+        calls(&done.message),
+        [("call_a", "Read", json!({"file_path": "a"})), ("call_b", "Glob", json!({"pattern": "*"}))]
+    );
+    assert_eq!(done.message.usage.output_tokens, 5);
+    let error = r#"{"error":{"message":"Rate limit","type":"rate_limit_error"}}"#;
+    let events = crate::provider::sse::decode_document(OpenAiDecoder::new(), error.as_bytes());
+    assert!(matches!(&events[..], [Err(ProviderError::StreamError { .. })]), "{events:?}");
+    for garbage in ["{}", "nonsense", "[]"] {
+        let events = crate::provider::sse::decode_document(OpenAiDecoder::new(), garbage.as_bytes());
+        assert!(matches!(&events[..], [Err(ProviderError::Malformed { .. })]), "{garbage}: {events:?}");
+    }
+}

@@ -46,6 +46,11 @@ pub trait EventDecoder {
 
     /// The body ended before the decoder said [`Flow::Done`].
     fn end(&mut self, out: &mut VecDeque<Result<StreamEvent, ProviderError>>);
+
+    /// A success answered with one JSON document where events were expected (a server or proxy that ignored
+    /// `stream: true`, or sent its error that way): the events the same answer would have streamed, or the
+    /// error it would have been in a stream.
+    fn document(&mut self, body: &str, out: &mut VecDeque<Result<StreamEvent, ProviderError>>);
 }
 
 /// What the body gave: an event, its clean end, or a failure (already put in a user's terms).
@@ -95,10 +100,11 @@ pub(crate) async fn open<D: EventDecoder + Send + 'static>(
         Some(Err(SourceError::InvalidContentType(content_type, response))) => {
             let media = content_type.to_str().unwrap_or("").trim().to_ascii_lowercase();
             if media.starts_with("application/json") {
-                // An error document from a proxy, or a server that ignored `stream: true`.
-                let (status, headers) = (response.status().as_u16(), response.headers().clone());
-                let body = transport::read_limited(response).await;
-                return Err(transport::http_error(status, &headers, &body, endpoint));
+                // A server that ignored `stream: true`, or an error document from a proxy.
+                return match transport::read_document(response).await {
+                    Ok(body) => Ok(document_events(&body, decoder)),
+                    Err(err) => Err(err),
+                };
             }
             tracing::debug!(%url, content_type = %media, "reading a stream not labelled text/event-stream");
             Ok(decode(body_events(response), decoder))
@@ -106,6 +112,23 @@ pub(crate) async fn open<D: EventDecoder + Send + 'static>(
         Some(Err(err)) => Err(ProviderError::Disconnected { message: format!("{url}: {err}") }),
         None => Err(ProviderError::Disconnected { message: format!("{url}: the connection closed") }),
     }
+}
+
+/// The events of a whole answer sent as one document, up to the first error.
+fn document_events<D: EventDecoder>(body: &[u8], mut decoder: D) -> EventStream {
+    let mut out = VecDeque::new();
+    match std::str::from_utf8(body) {
+        Ok(text) => decoder.document(text, &mut out),
+        Err(_) => out.push_back(Err(not_utf8())),
+    }
+    let cut = out.iter().position(Result::is_err).map_or(out.len(), |at| at + 1);
+    out.truncate(cut);
+    Box::pin(futures::stream::iter(out))
+}
+
+/// Decodes a whole answer document as [`open`] does (for tests and benchmarks without a server).
+pub fn decode_document<D: EventDecoder>(decoder: D, body: &[u8]) -> Vec<Result<StreamEvent, ProviderError>> {
+    futures::executor::block_on(document_events(body, decoder).collect())
 }
 
 /// The events of a response read directly, for a success the event source would not take as a stream.
@@ -275,6 +298,10 @@ mod tests {
 
         fn end(&mut self, out: &mut VecDeque<Result<StreamEvent, ProviderError>>) {
             out.push_back(Err(ProviderError::Disconnected { message: "ended".to_owned() }));
+        }
+
+        fn document(&mut self, body: &str, out: &mut VecDeque<Result<StreamEvent, ProviderError>>) {
+            out.push_back(Ok(StreamEvent::TextDelta { index: 0, text: format!("document|{body}") }));
         }
     }
 

@@ -50,6 +50,24 @@ pub(crate) async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
     body
 }
 
+/// The most of a whole (non-streamed) answer that is read: far more than any model writes in one reply.
+const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
+
+/// Reads a success's body whole (an answer sent as one JSON document); a body that fails midway or is larger
+/// than [`MAX_DOCUMENT`] is an error, never a cut document.
+pub(crate) async fn read_document(mut response: reqwest::Response) -> Result<Vec<u8>, ProviderError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(body_error)? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_DOCUMENT {
+            return Err(ProviderError::Malformed {
+                message: format!("the answer document is larger than {} MB", MAX_DOCUMENT >> 20),
+            });
+        }
+    }
+    Ok(body)
+}
+
 /// Maps a failure to get response headers.
 pub(crate) fn send_error(err: reqwest::Error, url: &str, endpoint: &Endpoint) -> ProviderError {
     let message = error_chain(&err);
