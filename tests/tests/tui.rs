@@ -7,12 +7,11 @@
 // Test code: a panic is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tandem_e2e::app::{IDLE, expect_idle_with, input_line, scenario, start, status_line, submit};
-use tandem_e2e::process::wait_for_line;
+use tandem_e2e::process::{alive, wait_for_line};
 use tandem_e2e::pty::{Pty, anthropic_command, assert_no_key_leak, framed, keys};
 use tandem_e2e::{FakeServer, Scenario, Workspace, tool_results};
 
@@ -31,10 +30,6 @@ fn read_edit_answer(answer: &str) -> Scenario {
         ]},
         {"blocks": [{"type": "text", "text": answer, "chunks": 4}]}
     ]}))
-}
-
-fn alive(pid: &str) -> bool {
-    Command::new("kill").args(["-0", pid]).stderr(Stdio::null()).status().expect("run kill").success()
 }
 
 /// The words of the answer paragraph that starts with `first_words`, read back from the screen: its first line

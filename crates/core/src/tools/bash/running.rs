@@ -154,7 +154,23 @@ pub(crate) fn sweep_orphans() -> usize {
     for pid in &killed {
         reap(*pid);
     }
+    reap_dead_orphans(me);
     killed.len()
+}
+
+/// Reaps the orphans that died on their own or from an earlier kill: adopted by tandem, they would stay zombies
+/// until it exits. The shells of live commands are left to the code that waits for them.
+fn reap_dead_orphans(me: i32) {
+    let shells: Vec<i32> =
+        running().values().filter_map(|entry| entry.group).map(|pid| pid.as_raw_nonzero().get()).collect();
+    for pid in children_of(me) {
+        if !shells.contains(&pid)
+            && sandboxed_zombie(pid)
+            && let Some(pid) = Pid::from_raw(pid)
+        {
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+        }
+    }
 }
 
 /// The pids whose parent is `parent` (this process): each thread's `children` list, a few small reads; where the
@@ -188,6 +204,13 @@ fn sandboxed_and_running(pid: i32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| status.lines().find_map(|line| line.strip_prefix(name)).map(str::trim);
     field("NoNewPrivs:") == Some("1") && !field("State:").is_some_and(|state| state.starts_with('Z'))
+}
+
+/// Whether the process is a zombie that ran with `no_new_privs` (in the sandbox).
+fn sandboxed_zombie(pid: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| status.lines().find_map(|line| line.strip_prefix(name)).map(str::trim);
+    field("NoNewPrivs:") == Some("1") && field("State:").is_some_and(|state| state.starts_with('Z'))
 }
 
 /// Waits (briefly) for a killed child to be gone, so it leaves no zombie behind.
