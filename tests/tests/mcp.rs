@@ -7,6 +7,7 @@
 use std::io::BufRead;
 
 use serde_json::{Value, json};
+use tandem_e2e::process::{alive, wait_for_line};
 use tandem_e2e::{FakeServer, Scenario, Workspace, execute, fake_mcp_bin, tool_results};
 
 fn scenario(replies: Value) -> Scenario {
@@ -101,18 +102,40 @@ fn a_server_that_crashes_mid_call_is_an_error_result_and_is_restarted_on_next_us
     assert_eq!(calls.lines().count(), 2, "{calls}");
 }
 
+/// Found from the outside: `-p` sent its first request before the servers had connected (init said
+/// `pending`), so the model answered without their tools; Claude Code waits for them. Servers start all at once
+/// and the wait ends at `MCP_TIMEOUT`, naming the one that never answered.
 #[test]
-fn a_slow_server_does_not_hold_up_the_first_request() {
+fn slow_servers_are_ready_on_turn_one_and_one_that_never_starts_is_named() {
     let workspace = Workspace::new();
     let server = FakeServer::spawn(scenario(json!([answer("hello")]))).unwrap();
+    let config = json!({"mcpServers": {
+        "quick": {"command": fake_mcp_bin(), "args": ["--name", "quick", "--slow-start", "500"]},
+        "slow": {"command": fake_mcp_bin(), "args": ["--name", "slow", "--slow-start", "1500"]},
+        "mute": {"command": "sleep", "args": ["60"]}}});
     let mut command = workspace.anthropic(&server);
-    let config = stdio_config("slow", &["--slow-start", "5000"]);
-    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &config]);
+    command.env("MCP_TIMEOUT", "2500");
+    command.args(["-p", "go", "--output-format", "stream-json", "--mcp-config", &config.to_string()]);
+    let started = std::time::Instant::now();
     let run = execute(command);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.lines()[0]["mcp_servers"], json!([{"name": "slow", "status": "pending"}]));
-    let requests = server.requests();
-    assert!(!tool_names(&requests[0].body).iter().any(|name| name.starts_with("mcp__")), "sent before it was ready");
+    let mut statuses = run.lines()[0]["mcp_servers"].as_array().cloned().unwrap_or_default();
+    statuses.sort_by_key(|server| server["name"].as_str().unwrap_or_default().to_owned());
+    assert_eq!(
+        statuses,
+        [
+            json!({"name": "mute", "status": "failed"}),
+            json!({"name": "quick", "status": "connected"}),
+            json!({"name": "slow", "status": "connected"})
+        ]
+    );
+    let names = tool_names(&server.requests()[0].body);
+    assert!(
+        names.contains(&"mcp__quick__echo".to_owned()) && names.contains(&"mcp__slow__echo".to_owned()),
+        "{names:?}"
+    );
+    assert!(run.stderr.contains("MCP server mute"), "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the servers were waited for together");
     assert_eq!(run.result()["result"], "hello");
 }
 
@@ -313,4 +336,46 @@ fn server_prompts_run_as_slash_commands_and_mentions_attach_resources() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains("@fake:note://missing"), "{}", run.stderr);
     assert!(server.requests()[0].body["messages"].to_string().contains("see @fake:note://missing"));
+}
+
+/// Found from the outside: a server busy in a call was left running after tandem exited, and an answer of
+/// 16 MB or more was dropped by the transport while the call waited its whole timeout (600 s by default).
+#[test]
+fn a_busy_server_is_stopped_when_tandem_ends_and_a_huge_answer_fails_at_once() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(scenario(json!([call("t1", "mcp__fake__big", json!({"chars": 17_500_000})), answer("ok")])))
+            .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--allowedTools", "mcp__fake__big", "--mcp-config", &stdio_config("fake", &[])]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["is_error"], true, "{results:?}");
+    let message = results[0]["content"].as_str().unwrap_or_default();
+    assert!(message.contains("16.7 MB") && message.contains("over the 16.0 MB limit"), "{message}");
+
+    let name = format!("busy{}", std::process::id());
+    let record = workspace.path().join("busy.jsonl");
+    let server = FakeServer::spawn(scenario(json!([
+        call("t1", &format!("mcp__{name}__slow"), json!({"ms": 60_000})),
+        answer("never")
+    ])))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    let config = stdio_config(&name, &["--record", record.to_str().unwrap()]);
+    command.args(["-p", "go", "--dangerously-skip-permissions", "--mcp-config", &config]);
+    let child = command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    wait_for_line(&record);
+    let found = std::process::Command::new("pgrep").args(["-f", "--", &format!("--name {name}")]).output().unwrap();
+    let pid = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+    assert!(!pid.is_empty() && alive(&pid), "the server is busy in the call");
+    assert!(std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(143));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(&pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!alive(&pid), "the server outlived tandem");
 }

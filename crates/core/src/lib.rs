@@ -24,6 +24,7 @@ pub mod rewind;
 pub mod sandbox;
 pub mod session;
 pub mod shell_env;
+pub mod shutdown;
 pub mod skills;
 pub mod tools;
 pub mod trust;

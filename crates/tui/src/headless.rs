@@ -38,7 +38,7 @@ pub(crate) fn end_on_terminate() {
             _ = term.recv() => ("SIGTERM", 143),
             _ = hup.recv() => ("SIGHUP", 129),
         };
-        let ended = tandem_core::tools::bash::running::end_all();
+        let ended = tandem_core::shutdown::end_everything();
         if ended > 0 {
             eprintln!("tandem: {name}: ended {ended} running command{}", if ended == 1 { "" } else { "s" });
         }
@@ -46,10 +46,22 @@ pub(crate) fn end_on_terminate() {
     });
 }
 
+/// Waits for the session's MCP servers to connect (all at once, up to `MCP_TIMEOUT`) before the prompt given at
+/// start is sent, as Claude Code does: the first request has their tools and `init` says where each stands.
+/// Those that did not connect are named on stderr.
+pub(crate) async fn await_mcp_servers(config: &AgentConfig) {
+    let Some(manager) = &config.mcp else { return };
+    for problem in manager.await_start().await {
+        eprintln!("tandem: warning: {problem}");
+    }
+}
+
 /// Runs one prompt to its end; returns the process exit code (0 success, 1 error result).
 pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) -> i32 {
     let session_id = config.session_id.clone();
     let api_key_source = api_key_source(&config);
+    end_on_terminate();
+    await_mcp_servers(&config).await;
     let mut handle = agent::spawn(config);
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
 
@@ -59,12 +71,11 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
             eprintln!("tandem: interrupting (Ctrl-C again to quit now)");
             let _ = interrupt_ops.send(Op::Interrupt);
             if tokio::signal::ctrl_c().await.is_ok() {
-                tandem_core::tools::bash::running::end_all();
+                tandem_core::shutdown::end_everything();
                 std::process::exit(130);
             }
         }
     });
-    end_on_terminate();
 
     let mut printer = Printer::new(session_id, api_key_source, options, Output::stdout());
     while let Some(event) = handle.events.recv().await {

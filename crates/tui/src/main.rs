@@ -106,7 +106,7 @@ fn streaming(cli: Cli) -> ExitCode {
 
 /// Whatever way tandem ends, no command it started outlives it (the runtime's tasks may not have been dropped).
 fn end_commands() {
-    tandem_core::tools::bash::running::end_all();
+    tandem_core::shutdown::end_everything();
 }
 
 /// The async runtime: two workers are plenty for one agent and one terminal.

@@ -57,6 +57,8 @@ pub(super) struct Session {
     pub(super) todos: Vec<crate::tools::todo_write::TodoItem>,
     /// Commands started with `run_in_background` (killed when the session is dropped).
     background: Arc<crate::tools::bash::background::BackgroundShells>,
+    /// The first turn waited for the MCP servers that were starting (later ones don't).
+    servers_awaited: bool,
     /// What tools spent on model requests of their own (WebFetch's reader, WebSearch).
     tool_spend: Arc<crate::tools::spend::ToolSpend>,
     /// Every model request and response, for the API inspector (sessions with a log).
@@ -124,6 +126,7 @@ impl Session {
             shared_budget,
             todos: Vec::new(),
             background,
+            servers_awaited: false,
         }
     }
 
@@ -164,6 +167,35 @@ impl Session {
         });
     }
 
+    /// Before the session's first request: waits for the MCP servers still starting (up to `MCP_TIMEOUT`), saying
+    /// so, so that their tools are in it. An interrupt (Esc) skips the wait, not the turn; servers that did not
+    /// connect are named.
+    async fn wait_for_starting_servers(&mut self) {
+        if std::mem::replace(&mut self.servers_awaited, true) {
+            return;
+        }
+        let Some(manager) = self.config.mcp.clone() else { return };
+        let starting = manager.starting();
+        if starting == 0 {
+            return;
+        }
+        let skip = CancellationToken::new();
+        *lock(&self.shared.cancel) = skip.clone();
+        let (servers, their) = if starting == 1 { ("server", "its") } else { ("servers", "their") };
+        self.emit(Event::Info { message: format!("Connecting to {starting} MCP {servers}… (Esc skips the wait)") });
+        tokio::select! {
+            problems = manager.await_start() => {
+                for message in problems {
+                    self.emit(Event::Error { message });
+                }
+            }
+            () = skip.cancelled() => {
+                let message = format!("Not waiting for the MCP {servers}: {their} tools join a later request.");
+                self.emit(Event::Info { message });
+            }
+        }
+    }
+
     pub(super) fn emit(&self, event: Event) {
         let _ = self.events.send(event);
     }
@@ -174,6 +206,7 @@ impl Session {
         let prompt_id = self.next_prompt_id.take();
         let turn_id = self.next_turn_id();
         self.emit(Event::TurnStarted { turn_id });
+        self.wait_for_starting_servers().await;
         let cancel = super::subagent::turn_cancel(self.parent_cancel.as_ref());
         *lock(&self.shared.cancel) = cancel.clone();
 

@@ -13,7 +13,7 @@ use rmcp::model::{
     Implementation, InitializeRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -146,6 +146,9 @@ pub struct Connection {
     /// Turns true (or closes) once the server's stderr reached its end: what a crashed server said last is read
     /// before the crash is explained.
     stderr_done: tokio::sync::watch::Receiver<bool>,
+    /// A stdio server's process (stopped with the connection) and the size of a message it sent that was too
+    /// large to be read.
+    process: Option<(super::stdio::ServerProcess, tokio::sync::watch::Receiver<Option<u64>>)>,
 }
 
 /// How long an explanation of a closed connection waits for the rest of the server's stderr.
@@ -181,6 +184,7 @@ impl Connection {
         let handler = Handler { progress: progress.clone(), changed: changed.clone() };
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (stderr_end, stderr_done) = tokio::sync::watch::channel(false);
+        let mut process = None;
         let started = match transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -190,17 +194,24 @@ impl Connection {
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
-                // Its own process group: the terminal's Ctrl-C is tandem's to handle, and the group dies with it.
+                cmd.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .kill_on_drop(true);
+                // Its own process group: the terminal's Ctrl-C is tandem's to handle, and the group is stopped
+                // with the connection.
                 #[cfg(unix)]
                 cmd.process_group(0);
-                let (child, pipe) = TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|err| format!("cannot start {command:?}: {err}"))?;
-                if let Some(pipe) = pipe {
+                let mut child = cmd.spawn().map_err(|err| format!("cannot start {command:?}: {err}"))?;
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    return Err(format!("cannot start {command:?}: its standard input and output are not pipes"));
+                };
+                if let Some(pipe) = child.stderr.take() {
                     tokio::spawn(keep_stderr_tail(pipe, stderr.clone(), server.to_owned(), stderr_end));
                 }
-                tokio::time::timeout(timeout, handler.serve(child)).await
+                let (stdout, oversized) = super::stdio::MessageSizes::new(stdout);
+                process = Some((super::stdio::ServerProcess::new(child), oversized));
+                tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await
             }
             Transport::Http { url, headers } => {
                 super::install_crypto_provider();
@@ -227,7 +238,7 @@ impl Connection {
                 stderr_settled(&stderr_done).await;
                 Err(format!("{}{}", describe_init_error(&err), tail(&stderr)))
             }
-            Ok(Ok(service)) => Ok(Connection { service, progress, changed, stderr, stderr_done }),
+            Ok(Ok(service)) => Ok(Connection { service, progress, changed, stderr, stderr_done, process }),
         }
     }
 
@@ -305,9 +316,29 @@ impl Connection {
         if let Some(live) = live {
             lock(&self.progress).insert(token.clone(), live);
         }
+        let mut oversized = self.process.as_ref().map(|(_, oversized)| oversized.clone());
+        if let Some(oversized) = &mut oversized {
+            oversized.mark_unchanged();
+        }
+        let too_large = async {
+            let Some(oversized) = &mut oversized else { return std::future::pending().await };
+            match oversized.changed().await {
+                Ok(()) => *oversized.borrow(),
+                Err(_) => std::future::pending().await,
+            }
+        };
         let outcome = tokio::select! {
             response = handle.await_response() => Some(response),
             _ = cancel.cancelled() => None,
+            Some(size) = too_large => {
+                lock(&self.progress).remove(&token);
+                return Err(CallFailure::Failed(format!(
+                    "the server's answer was {} — over the {} limit of one MCP message, so it can't be read; ask \
+                     the tool for less",
+                    crate::tools::fs_util::human_size(size),
+                    crate::tools::fs_util::human_size(super::stdio::MAX_MESSAGE_BYTES)
+                )));
+            }
         };
         lock(&self.progress).remove(&token);
         match outcome {

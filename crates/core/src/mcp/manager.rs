@@ -203,6 +203,33 @@ impl McpManager {
         });
     }
 
+    /// How many servers are starting now.
+    pub fn starting(&self) -> usize {
+        self.servers.iter().filter(|server| server.slot().status == Status::Pending).count()
+    }
+
+    /// Waits for the servers still starting (all at once) up to `MCP_TIMEOUT`, so that a prompt given at start
+    /// reaches the model with their tools, as in Claude Code; then says which did not connect and why, one line
+    /// each.
+    pub async fn await_start(&self) -> Vec<String> {
+        // A moment past the timeout, so that a server that did not answer is reported as failed by its own
+        // attempt, not still pending.
+        self.settle(self.options.startup_timeout + Duration::from_secs(1)).await;
+        let seconds = self.options.startup_timeout.as_secs_f64();
+        self.statuses()
+            .into_iter()
+            .filter_map(|server| match server.status {
+                Status::Failed(reason) => Some(format!("MCP server {}: failed to connect: {reason}", server.name)),
+                Status::Pending => Some(format!(
+                    "MCP server {}: not connected within {seconds}s (MCP_TIMEOUT); its tools join a later request \
+                     once it is",
+                    server.name
+                )),
+                Status::Connected | Status::Disabled(_) => None,
+            })
+            .collect()
+    }
+
     /// Waits until no server is starting any more, or `wait` has passed.
     pub async fn settle(&self, wait: Duration) {
         let mut changes = self.subscribe();

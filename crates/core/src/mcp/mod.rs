@@ -16,6 +16,7 @@ pub mod manager;
 mod offers;
 pub mod search;
 mod status;
+pub mod stdio;
 pub mod tool;
 pub mod views;
 

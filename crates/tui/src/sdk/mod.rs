@@ -71,6 +71,14 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         }
         initialize_reply = Some((request_id(&first), requests::initialize_response(&config, &api_key_source)));
     }
+    let first = match initialize_reply {
+        Some((id, response)) => {
+            out.line(&success(&id, response));
+            None
+        }
+        None => Some(first),
+    };
+    crate::headless::await_mcp_servers(&config).await;
     let mcp = config.mcp.clone();
     let mut handle = agent::spawn(config);
     let ops = handle.ops.clone();
@@ -83,9 +91,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         replay_user_messages: cli.replay_user_messages,
         rewinds: std::collections::VecDeque::new(),
     };
-    if let Some((id, response)) = initialize_reply {
-        out.line(&success(&id, response));
-    } else {
+    if let Some(first) = first {
         state.frame(first, &out, &mut printer);
     }
 

@@ -306,7 +306,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     terminal::restore();
     if exit_code != 0 {
         // Ended by a signal: its commands end now, not after the turn winds down.
-        tandem_core::tools::bash::running::end_all();
+        tandem_core::shutdown::end_everything();
     }
     // The session ends with its SessionEnd hooks (the terminal is already the user's again).
     if let Some(handle) = agent {
