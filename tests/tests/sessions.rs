@@ -555,6 +555,50 @@ fn resume_and_fork_mistakes_exit_2_with_one_line() {
 // Automatic compaction
 // ---------------------------------------------------------------------------------------------------------------
 
+/// Found from the outside: "prompt is too long" from the server stopped the run, where `/compact` then worked.
+/// Either provider's wording compacts once and retries; a second refusal is a clear error.
+#[test]
+fn a_prompt_too_long_from_the_server_compacts_once_and_retries_on_both_providers() {
+    let anthropic = json!({"type": "error", "error": {"type": "invalid_request_error",
+                           "message": "prompt is too long: 210432 tokens > 200000 maximum"}});
+    let openai = json!({"error": {"message": "This model's maximum context length is 128000 tokens. However, your \
+                        messages resulted in 131072 tokens.", "type": "invalid_request_error",
+                        "code": "context_length_exceeded"}});
+    for (provider, refusal) in [("anthropic", anthropic), ("openai", openai)] {
+        let workspace = Workspace::new();
+        workspace.write("src/lib.rs", "pub fn one() -> u32 { 1 }\n");
+        let too_long = json!({"fault": {"kind": "http", "status": 400, "body": refusal}});
+        let server = fake(vec![
+            json!({"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read",
+                               "input": {"file_path": "src/lib.rs"}}]}),
+            too_long.clone(),
+            json!({"blocks": [{"type": "text", "text": "<summary>Task: read lib.rs.</summary>"}]}),
+            text_reply("It returns one."),
+        ]);
+        let mut command =
+            if provider == "anthropic" { workspace.anthropic(&server) } else { workspace.openai(&server) };
+        command.args(["-p", "what does it return?", "--output-format", "stream-json"]);
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{provider}: {run:?}");
+        assert_eq!(run.result()["result"], "It returns one.", "{provider}");
+        assert!(run.stderr.contains("compacting it and trying again"), "{provider}: {}", run.stderr);
+        assert!(run.lines().iter().any(|line| line["subtype"] == "compact_boundary"), "{provider}: {}", run.stdout);
+        assert_eq!(server.requests().len(), 4, "{provider}");
+
+        let server = fake(vec![
+            too_long.clone(),
+            json!({"blocks": [{"type": "text", "text": "<summary>x</summary>"}]}),
+            too_long,
+        ]);
+        let mut command =
+            if provider == "anthropic" { workspace.anthropic(&server) } else { workspace.openai(&server) };
+        command.args(["-p", "again", "--output-format", "json"]);
+        let run = execute(command);
+        assert_eq!(run.code, 1, "{provider}: {run:?}");
+        assert!(run.stderr.contains("still too long after compacting"), "{provider}: {}", run.stderr);
+    }
+}
+
 #[test]
 fn auto_compaction_summarizes_restores_the_read_file_and_keeps_the_history_valid() {
     let workspace = Workspace::new();

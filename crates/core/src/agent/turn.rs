@@ -237,6 +237,8 @@ impl Session {
             lock(slot).take();
         }
 
+        // A "prompt is too long" from the server compacts once and tries again.
+        let mut compacted_for_room = false;
         let outcome = loop {
             if self.config.max_turns.is_some_and(|max| rounds >= max) {
                 // Claude Code's wording and count: the round that would have come next counts as a turn.
@@ -295,8 +297,23 @@ impl Session {
                     rounds -= 1;
                     continue;
                 }
+                Err(SampleError::Failed(error)) if error.is_prompt_too_long() && !compacted_for_room => {
+                    compacted_for_room = true;
+                    self.emit(Event::Info {
+                        message: format!(
+                            "The conversation no longer fits the model's context window ({error}); compacting it \
+                             and trying again."
+                        ),
+                    });
+                    self.compact(crate::session::CompactTrigger::Auto, None, &cancel).await;
+                    rounds -= 1;
+                    continue;
+                }
                 Err(SampleError::Failed(error)) => {
-                    let message = error.to_string();
+                    let mut message = error.to_string();
+                    if compacted_for_room && error.is_prompt_too_long() {
+                        message.push_str(" (still too long after compacting: /clear starts afresh)");
+                    }
                     self.emit(Event::Error { message: message.clone() });
                     api_error = Some(crate::protocol::ApiFailure {
                         status: error.http_status(),

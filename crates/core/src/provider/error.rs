@@ -80,4 +80,68 @@ impl ProviderError {
             _ => None,
         }
     }
+
+    /// Whether the server refused the request because the conversation does not fit the model's context window,
+    /// in any provider's words: Anthropic's "prompt is too long", OpenAI's `context_length_exceeded`, llama.cpp's
+    /// `exceed_context_size_error`, and the phrasings of compatible servers.
+    pub fn is_prompt_too_long(&self) -> bool {
+        let (status, kind, message) = match self {
+            ProviderError::Http { status, error_type, message, .. } => (Some(*status), error_type.as_deref(), message),
+            ProviderError::StreamError { error_type, message } => (None, Some(error_type.as_str()), message),
+            _ => return false,
+        };
+        if !matches!(status, None | Some(400 | 413 | 422)) {
+            return false;
+        }
+        let message = message.to_ascii_lowercase();
+        matches!(kind, Some("context_length_exceeded" | "exceed_context_size_error" | "request_too_large"))
+            || [
+                "prompt is too long",
+                "context_length_exceeded",
+                "maximum context length",
+                "context length exceeded",
+                "exceeds the available context size",
+                "exceeds the context window",
+                "too many tokens",
+                "input is too long",
+            ]
+            .iter()
+            .any(|phrase| message.contains(phrase))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16, kind: &str, message: &str) -> ProviderError {
+        ProviderError::Http {
+            status,
+            error_type: Some(kind.to_owned()),
+            message: message.to_owned(),
+            hint: None,
+            retry_after: None,
+            should_retry: None,
+            headers: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_prompt_too_long_is_known_in_each_providers_words() {
+        assert!(
+            http(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+                .is_prompt_too_long()
+        );
+        assert!(http(400, "invalid_request_error", "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.").is_prompt_too_long());
+        assert!(http(400, "context_length_exceeded", "").is_prompt_too_long());
+        assert!(
+            http(400, "exceed_context_size_error", "the request exceeds the available context size")
+                .is_prompt_too_long()
+        );
+        assert!(
+            http(413, "request_too_large", "Request exceeds the maximum allowed number of bytes.").is_prompt_too_long()
+        );
+        assert!(!http(400, "invalid_request_error", "messages.0: bad thing happened").is_prompt_too_long());
+        assert!(!http(429, "rate_limit_error", "too many tokens per minute").is_prompt_too_long(), "a rate limit");
+    }
 }
