@@ -669,3 +669,38 @@ fn auto_compaction_summarizes_restores_the_read_file_and_keeps_the_history_valid
     assert!(!body.to_string().contains("\"fix the pelican bug\""), "the compacted-away prompt stays out: {body}");
     assert_eq!(message_text(body["messages"].as_array().unwrap().last().unwrap()), "and the tests?");
 }
+
+/// Found from the outside: when HOME filled up mid-run, the rest of the transcript was lost and the run reported
+/// success (per-message failures went only to the debug log). A file-size limit stands in for the full disk:
+/// the session file can't grow past it, as on a disk with no room left.
+#[test]
+fn a_transcript_that_cannot_be_written_is_said_at_once_and_the_run_is_not_a_plain_success() {
+    let workspace = Workspace::new();
+    let big: String =
+        (0..1500).map(|i| format!("line {i} of a file that is long enough to fill the limit\n")).collect();
+    workspace.write("big.txt", &big);
+    let server = fake(vec![
+        json!({"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "big.txt"}}]}),
+        text_reply("Read it."),
+    ]);
+    let command = workspace.anthropic(&server);
+    let mut limited = std::process::Command::new("bash");
+    limited.arg("-c").arg("ulimit -f 40; trap '' XFSZ; exec \"$0\" \"$@\"").arg(command.get_program());
+    limited.args(command.get_args()).args(["-p", "read big.txt", "--output-format", "json"]);
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => limited.env(name, value),
+            None => limited.env_remove(name),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        limited.current_dir(dir);
+    }
+    let run = execute(limited);
+    assert_eq!(run.code, 1, "{run:?}");
+    let result = run.result();
+    assert_eq!(result["result"], "Read it.", "the answer itself is there: {result}");
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(result["warnings"][0].as_str().unwrap_or_default().contains("Could not save the session"), "{result}");
+    assert_eq!(run.stderr.matches("Could not save the session").count(), 1, "said once: {}", run.stderr);
+}

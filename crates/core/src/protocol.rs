@@ -301,6 +301,9 @@ pub struct TurnSummary {
     pub api_error: Option<ApiFailure>,
     /// `--json-schema`: the accepted output (success only).
     pub structured_output: Option<Value>,
+    /// The session's transcript could not be saved (a full disk…): why. Front ends say so; the run is not a
+    /// plain success even when the model's answer is.
+    pub unsaved: Option<String>,
 }
 
 /// A model request that failed for good, for Claude Code's `api_error_status` and synthetic error message.

@@ -385,7 +385,8 @@ impl Printer {
                 self.line(&value);
             }
         }
-        if summary.outcome == RunOutcome::Success { 0 } else { 1 }
+        // An unsaved transcript was said on stderr when it happened.
+        if summary.outcome == RunOutcome::Success && summary.unsaved.is_none() { 0 } else { 1 }
     }
 
     /// `modelUsage`: per model, tokens, cost (0 and `costUnknown` when its prices are unknown) and limits.

@@ -263,6 +263,11 @@ pub fn result(session_id: &str, summary: &TurnSummary, model_usage: &Value) -> V
     if !summary.errors.is_empty() {
         value["errors"] = json!(summary.errors);
     }
+    // The answer may be fine, but the conversation is not saved: never a plain success.
+    if let Some(unsaved) = &summary.unsaved {
+        value["is_error"] = json!(true);
+        value["warnings"] = json!([unsaved]);
+    }
     value
 }
 
@@ -321,6 +326,7 @@ mod tests {
             interrupted: false,
             api_error: None,
             structured_output: None,
+            unsaved: None,
         };
         let value = result("s", &summary, &json!({}));
         for field in [

@@ -190,6 +190,7 @@ impl Session {
             api_error: None,
             structured_output: None,
             errors,
+            unsaved: None,
         }));
     }
 }

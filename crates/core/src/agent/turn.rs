@@ -15,6 +15,19 @@ use crate::protocol::{Event, PermissionDenial, RunOutcome, TurnSummary};
 use crate::provider::ModelRequest;
 use crate::tools::{FileState, ToolContext};
 
+/// Tries to make a turn durable before it is reported unsaved.
+const SAVE_ATTEMPTS: u32 = 3;
+const SAVE_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// What the user reads when the transcript can't be written.
+fn save_failure(log: &crate::session::SessionWriter, err: &std::io::Error) -> String {
+    format!(
+        "Could not save the session to {}: {err}. What is not saved yet is kept and written as soon as it can be; \
+         free some space to keep this conversation.",
+        log.path().display()
+    )
+}
+
 /// The turn's error when the user interrupted it.
 const INTERRUPTED_ERROR: &str = "Interrupted by the user.";
 
@@ -59,6 +72,8 @@ pub(super) struct Session {
     background: Arc<crate::tools::bash::background::BackgroundShells>,
     /// The first turn waited for the MCP servers that were starting (later ones don't).
     servers_awaited: bool,
+    /// The transcript could not be written the last time it was tried: why (reported once, not per line).
+    save_failure: Option<String>,
     /// What tools spent on model requests of their own (WebFetch's reader, WebSearch).
     tool_spend: Arc<crate::tools::spend::ToolSpend>,
     /// Every model request and response, for the API inspector (sessions with a log).
@@ -127,6 +142,7 @@ impl Session {
             todos: Vec::new(),
             background,
             servers_awaited: false,
+            save_failure: None,
         }
     }
 
@@ -463,7 +479,7 @@ impl Session {
             }
         };
 
-        self.flush_log();
+        let unsaved = self.save_turn().await;
         self.emit(Event::TurnFinished(TurnSummary {
             turn_id,
             outcome,
@@ -479,6 +495,7 @@ impl Session {
             errors,
             api_error,
             structured_output: if outcome == RunOutcome::Success { structured_output } else { None },
+            unsaved,
         }));
     }
 
@@ -550,23 +567,56 @@ impl Session {
     }
 
     pub(super) fn log(&mut self, line: &crate::session::SessionLine) {
-        if let Some(log) = &mut self.config.session_log
-            && let Err(err) = log.append(line)
-        {
-            tracing::warn!("could not append to the session log: {err}");
+        let failed = match &mut self.config.session_log {
+            Some(log) => log.append(line).err().map(|err| save_failure(log, &err)),
+            None => None,
+        };
+        if let Some(message) = failed {
+            self.report_save_failure(message);
         }
+    }
+
+    /// Says at once that the transcript can't be written (once until it can again): what is not written yet is
+    /// kept and written with the next line that can be.
+    pub(super) fn report_save_failure(&mut self, message: String) {
+        tracing::warn!("{message}");
+        if self.save_failure.is_none() {
+            self.emit(Event::Error { message: message.clone() });
+        }
+        self.save_failure = Some(message);
+    }
+
+    /// Makes the turn durable, trying again a few times before saying it could not: why, when it could not.
+    async fn save_turn(&mut self) -> Option<String> {
+        for attempt in 0..SAVE_ATTEMPTS {
+            let failed = match &mut self.config.session_log {
+                Some(log) => log.flush().err().map(|err| save_failure(log, &err)),
+                None => None,
+            };
+            match failed {
+                None => {
+                    self.save_failure = None;
+                    return None;
+                }
+                Some(message) if attempt + 1 == SAVE_ATTEMPTS => {
+                    self.report_save_failure(message.clone());
+                    return Some(message);
+                }
+                Some(_) => tokio::time::sleep(SAVE_RETRY_PAUSE).await,
+            }
+        }
+        None
     }
 
     /// Makes the turn durable: a crash after this loses nothing of it.
     pub(super) fn flush_log(&mut self) {
         let failed = match &mut self.config.session_log {
-            Some(log) => {
-                log.flush().err().map(|err| format!("Could not save the session to {}: {err}", log.path().display()))
-            }
+            Some(log) => log.flush().err().map(|err| save_failure(log, &err)),
             None => None,
         };
-        if let Some(message) = failed {
-            self.emit(Event::Error { message });
+        match failed {
+            Some(message) => self.report_save_failure(message),
+            None => self.save_failure = None,
         }
     }
 

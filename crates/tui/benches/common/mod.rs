@@ -44,6 +44,7 @@ pub(crate) fn turn_finished() -> Event {
         interrupted: false,
         api_error: None,
         structured_output: None,
+        unsaved: None,
     })
 }
 

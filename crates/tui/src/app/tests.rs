@@ -93,6 +93,7 @@ pub(super) fn finished(outcome: RunOutcome, errors: Vec<String>) -> Event {
         interrupted,
         api_error: None,
         structured_output: None,
+        unsaved: None,
     })
 }
 
