@@ -704,3 +704,82 @@ fn a_transcript_that_cannot_be_written_is_said_at_once_and_the_run_is_not_a_plai
     assert!(result["warnings"][0].as_str().unwrap_or_default().contains("Could not save the session"), "{result}");
     assert_eq!(run.stderr.matches("Could not save the session").count(), 1, "said once: {}", run.stderr);
 }
+
+/// Found from the outside: a session whose header line was damaged made `-c` say "no saved session" and
+/// `tandem sessions` say "No saved sessions."; a damaged middle line was skipped without a word.
+#[test]
+fn a_damaged_session_is_named_with_its_line_by_continue_and_sessions() {
+    let workspace = Workspace::new();
+    let server = fake(vec![text_reply("first answer"), text_reply("second answer")]);
+    let first = run_ok(&workspace, &server, "remember the pelican", &[]);
+    let id = session_id(&first);
+    let path = session_file(&workspace, &id);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let damaged = lines.iter().position(|line| line.contains("\"type\":\"usage\"")).expect("a usage line") + 1;
+    assert!(damaged < lines.len(), "a line in the middle");
+    lines[damaged - 1] = "{\"type\":\"usage\",\"usa".to_owned();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let run = run_ok(&workspace, &server, "what did I ask?", &["-c"]);
+    assert!(
+        run.stderr.contains(&format!("is damaged: line {damaged} of")) && run.stderr.contains(&id),
+        "{}",
+        run.stderr
+    );
+    let body = &server.requests()[1].body;
+    assert!(body.to_string().contains("remember the pelican"), "what came before the damage is kept: {body}");
+
+    std::fs::write(&path, format!("garbage\n{}", lines[1..].join("\n"))).unwrap();
+    let mut command = workspace.tandem();
+    command.arg("sessions");
+    let listing = execute(command);
+    assert_eq!(listing.code, 0, "{listing:?}");
+    assert!(
+        listing.stdout.contains("Damaged") && listing.stdout.contains(&path.display().to_string()),
+        "{}",
+        listing.stdout
+    );
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "again", "-c"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("could not be read") && run.stderr.contains(&path.display().to_string()),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Found from the outside: two `--continue` of one session at once interleaved their messages in one file,
+/// unlocked and unwarned. The second is refused; a process killed with the session open leaves no lock behind.
+#[test]
+fn a_session_open_in_another_tandem_is_refused_and_a_killed_one_leaves_no_lock() {
+    let workspace = Workspace::new();
+    let server = fake(vec![text_reply("first")]);
+    run_ok(&workspace, &server, "start", &[]);
+    let stalled = fake(vec![
+        json!({"blocks": [{"type": "text", "text": "never ends"}], "fault": {"kind": "stall_after", "events": 2}}),
+    ]);
+    let mut holder = workspace.anthropic(&stalled);
+    holder.args(["-p", "hold it open", "-c"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut holder = holder.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while stalled.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the first resume never asked the model");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    let second = fake(vec![text_reply("second")]);
+    let mut command = workspace.anthropic(&second);
+    command.args(["-p", "me too", "-c"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("open in another tandem") && run.stderr.contains("--fork-session"), "{}", run.stderr);
+    assert!(second.requests().is_empty());
+
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let run = run_ok(&workspace, &second, "now me", &["-c"]);
+    assert_eq!(run.result()["result"], "second");
+}

@@ -126,6 +126,13 @@ fn list_sessions() -> ExitCode {
     let paths = tandem_core::config::Paths::discover(&env);
     let sessions = tandem_core::session::list(&paths.data_dir);
     print!("{}", tandem_core::session::format_summary_table(&sessions));
+    let unreadable = tandem_core::session::unreadable(&paths.data_dir);
+    if !unreadable.is_empty() {
+        println!("\nDamaged, not listed above (they can't be resumed; move them away to hide them):");
+        for (_, why) in &unreadable {
+            println!("  {why}");
+        }
+    }
     ExitCode::SUCCESS
 }
 

@@ -188,7 +188,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
             model.id
         )));
     }
-    let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id)?;
+    let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id, &mut notices)?;
     // Every project's transcripts are off limits to reads, except this session's own saved outputs.
     let own_outputs = session_log.path().with_extension("");
     permissions.workspace = permissions.workspace.clone().with_data_dir(&paths.data_dir, &[own_outputs]);
@@ -492,6 +492,7 @@ fn open_session(
     cwd: &std::path::Path,
     provider: &str,
     model: &str,
+    notices: &mut Vec<String>,
 ) -> Result<(SessionWriter, Option<Resume>), SetupError> {
     let summary = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if !id.is_empty() => {
@@ -503,7 +504,11 @@ fn open_session(
             ));
         }
         (None, true) => Some(session::latest_for_cwd(&paths.data_dir, cwd).ok_or_else(|| {
-            SetupError(format!("no saved session to continue in {}: start one with `tandem`", cwd.display()))
+            SetupError(format!(
+                "no saved session to continue in {}: start one with `tandem`{}",
+                cwd.display(),
+                unreadable_sessions_note(&paths.data_dir)
+            ))
         })?),
         (None, false) => None,
     };
@@ -527,6 +532,7 @@ fn open_session(
         return Ok((writer, None));
     };
     let loaded = session::load(&summary.path).map_err(|err| SetupError(err.to_string()))?;
+    notices.extend(loaded.damage_note());
     if cli.session_id.is_some() && !cli.fork_session {
         return Err(SetupError(
             "--session-id with --resume or --continue needs --fork-session (the copy gets the id)".into(),
@@ -542,6 +548,19 @@ fn open_session(
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
     let resume = Resume::from(loaded);
     Ok((writer, Some(resume)))
+}
+
+/// For "no saved session": the session files that could not be read at all (a damaged first line), which may be
+/// the one the user meant.
+fn unreadable_sessions_note(data_dir: &std::path::Path) -> String {
+    let unreadable = session::unreadable(data_dir);
+    match unreadable.as_slice() {
+        [] => String::new(),
+        [(_, why)] => format!(" (one session file could not be read: {why})"),
+        [(_, why), ..] => {
+            format!(" ({} session files could not be read, e.g. {why}; `tandem sessions` lists them)", unreadable.len())
+        }
+    }
 }
 
 /// `8-4-4-4-12` hex digits.

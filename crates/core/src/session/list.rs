@@ -53,6 +53,24 @@ pub fn list(data_dir: &Path) -> Vec<SessionSummary> {
     out.into_iter().map(|(_, summary)| summary).collect()
 }
 
+/// The session files that can't be read at all (their first line is not a session header: damaged, or cut off
+/// by a crash before anything was saved), with why, oldest first: listed apart, so that they are not silently
+/// missing.
+pub fn unreadable(data_dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out: Vec<(std::time::SystemTime, PathBuf, String)> = session_files(data_dir)
+        .into_iter()
+        .filter_map(|path| {
+            let why = LineReader::open(&path)
+                .map_err(|err| SessionError::io(&path, err))
+                .and_then(|mut reader| read_header(&mut reader, &path))
+                .err()?;
+            Some((precise_mtime(&path), path, why.to_string()))
+        })
+        .collect();
+    out.sort();
+    out.into_iter().map(|(_, path, why)| (path, why)).collect()
+}
+
 /// A file's modification time to the precision the filesystem keeps (the summaries show seconds).
 fn precise_mtime(path: &Path) -> std::time::SystemTime {
     fs::metadata(path).and_then(|meta| meta.modified()).unwrap_or(std::time::UNIX_EPOCH)

@@ -35,6 +35,8 @@ pub struct LoadedSession {
     /// Unreadable lines that were ignored, the torn tail included. Besides a crash, this happens when a session
     /// torn by a crash was resumed: its torn line then sits in the middle.
     pub skipped_lines: usize,
+    /// The numbers (1-based) of the first unreadable lines, for saying where the damage is.
+    pub damaged_lines: Vec<usize>,
 }
 
 /// Reads a transcript in one streaming pass: each line is parsed once, straight into its final types, and the
@@ -60,8 +62,10 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         prompts_logged: false,
         pending_notes: Vec::new(),
         skipped_lines: 0,
+        damaged_lines: Vec::new(),
     };
     while let Some(line) = reader.next_line().map_err(|e| SessionError::io(path, e))? {
+        let number = line.number;
         let parsed = line.text.and_then(|text| serde_json::from_str::<RawLine>(text).ok()).map(RawLine::into_line);
         match parsed {
             Some(Ok(Some(line))) => {
@@ -73,13 +77,47 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
             Some(Err(_)) | None => {
                 session.torn_tail = true;
                 session.skipped_lines += 1;
+                if session.damaged_lines.len() < MAX_DAMAGED_LINES_NAMED {
+                    session.damaged_lines.push(number);
+                }
             }
         }
     }
     Ok(session)
 }
 
+/// How many damaged lines a note names.
+const MAX_DAMAGED_LINES_NAMED: usize = 5;
+
 impl LoadedSession {
+    /// What to tell the user about unreadable lines that were skipped when it was loaded, naming them; `None`
+    /// when there were none.
+    pub fn damage_note(&self) -> Option<String> {
+        if self.skipped_lines == 0 {
+            return None;
+        }
+        let path = self.path.display();
+        if self.skipped_lines == 1 && self.torn_tail {
+            let line = self.damaged_lines.first().copied().unwrap_or_default();
+            return Some(format!(
+                "Session {}: its last line ({path}:{line}) was cut off (tandem stopped while writing it) and was \
+                 left out; everything before it is restored.",
+                self.meta.id
+            ));
+        }
+        let mut lines: Vec<String> = self.damaged_lines.iter().map(usize::to_string).collect();
+        if self.skipped_lines > self.damaged_lines.len() {
+            lines.push(format!("{} more", self.skipped_lines - self.damaged_lines.len()));
+        }
+        let (them, are) = if self.skipped_lines == 1 { ("line", "is") } else { ("lines", "are") };
+        Some(format!(
+            "Session {} is damaged: {them} {} of {path} {are} not readable and {are} left out; the rest is \
+             restored, but what those lines held is missing from the conversation.",
+            self.meta.id,
+            lines.join(", ")
+        ))
+    }
+
     fn apply(&mut self, line: SessionLine) {
         match line {
             // Only the first line is the header; a later one (concatenated files) carries nothing to restore.

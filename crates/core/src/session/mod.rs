@@ -33,7 +33,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use list::{SessionSummary, find, format_summary_table, format_utc, latest_for_cwd, list};
+pub use list::{SessionSummary, find, format_summary_table, format_utc, latest_for_cwd, list, unreadable};
 pub use load::{LoadedSession, load};
 pub use search::{SearchHit, search, search_in};
 pub use writer::{SessionWriter, fork};
@@ -244,6 +244,12 @@ pub enum SessionError {
         path.display()
     )]
     UnsupportedVersion { path: PathBuf, version: u32 },
+    #[error(
+        "session {id} is open in another tandem right now ({}): two writers would interleave its messages. Close \
+         the other one, or continue a copy of it with --fork-session",
+        path.display()
+    )]
+    InUse { path: PathBuf, id: String },
     #[error("no saved session matches {query:?} in {}: run `tandem sessions` to list them", dir.display())]
     NotFound { query: String, dir: PathBuf },
     #[error("{query:?} matches {} sessions ({}): type more of the id", candidates.len(), preview(candidates))]
@@ -321,17 +327,21 @@ pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
 pub(crate) struct LineReader {
     reader: BufReader<File>,
     buf: Vec<u8>,
+    /// The number (1-based) of the line read last, blank lines counted.
+    number: usize,
 }
 
 /// One line of a transcript, without its line ending.
 pub(crate) struct RawText<'a> {
     /// `None` when the line is not UTF-8, which only a write cut off mid-character or damage can cause.
     pub(crate) text: Option<&'a str>,
+    /// Its number in the file (1-based), as an editor shows it.
+    pub(crate) number: usize,
 }
 
 impl LineReader {
     pub(crate) fn open(path: &Path) -> io::Result<Self> {
-        Ok(LineReader { reader: BufReader::with_capacity(256 * 1024, File::open(path)?), buf: Vec::new() })
+        Ok(LineReader { reader: BufReader::with_capacity(256 * 1024, File::open(path)?), buf: Vec::new(), number: 0 })
     }
 
     /// The underlying reader, positioned just after the last line returned.
@@ -346,6 +356,7 @@ impl LineReader {
             if self.reader.read_until(b'\n', &mut self.buf)? == 0 {
                 return Ok(None);
             }
+            self.number += 1;
             let mut line = self.buf.as_slice();
             while let [rest @ .., b'\n' | b'\r'] = line {
                 line = rest;
@@ -354,7 +365,7 @@ impl LineReader {
                 continue;
             }
             let len = line.len();
-            return Ok(Some(RawText { text: std::str::from_utf8(&self.buf[..len]).ok() }));
+            return Ok(Some(RawText { text: std::str::from_utf8(&self.buf[..len]).ok(), number: self.number }));
         }
     }
 }

@@ -63,6 +63,7 @@ impl SessionWriter {
 
     fn create_file(path: std::path::PathBuf, meta: SessionMeta) -> io::Result<SessionWriter> {
         let file = private_options().append(true).create_new(true).open(&path)?;
+        lock_for_writing(&file)?;
         let mut writer = SessionWriter { file, path, id: meta.id.clone(), pending: Vec::new(), dirty: false };
         writer.append(&SessionLine::Session(meta))?;
         writer.flush()?;
@@ -75,6 +76,10 @@ impl SessionWriter {
         let io_err = |e| SessionError::io(path, e);
         let meta = read_header(&mut LineReader::open(path).map_err(io_err)?, path)?;
         let mut file = OpenOptions::new().read(true).append(true).open(path).map_err(io_err)?;
+        lock_for_writing(&file).map_err(|err| match err.kind() {
+            io::ErrorKind::WouldBlock => SessionError::InUse { path: path.to_path_buf(), id: meta.id.clone() },
+            _ => io_err(err),
+        })?;
         let mut pending = Vec::new();
         if file.metadata().map_err(io_err)?.len() > 0 {
             let mut last = [0u8];
@@ -256,6 +261,13 @@ fn ensure_sessions_dir(data_dir: &Path) -> io::Result<PathBuf> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(&dir)?;
     Ok(dir)
+}
+
+/// Makes this process the session's only writer while the file is open: a second tandem resuming it is refused
+/// instead of interleaving its messages. The lock is the kernel's (`flock`), so a process that crashed leaves
+/// none behind.
+fn lock_for_writing(file: &File) -> io::Result<()> {
+    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
 }
 
 fn private_options() -> OpenOptions {
