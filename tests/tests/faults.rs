@@ -323,3 +323,25 @@ fn an_overloaded_model_gives_way_to_the_fallback_model() {
     assert_eq!(requests[0].body["model"], "claude-opus-4-5");
     assert_eq!(requests.last().unwrap().body["model"], "claude-sonnet-4-5");
 }
+
+/// Found from the outside: a failed Read echoed its 1 MB path back to the model whole (and an Edit of a file with
+/// one 20 MB line returned that line). Every result reaches the model within one bound, head and tail kept.
+#[test]
+fn a_huge_tool_result_reaches_the_model_cut_to_the_bound_with_a_note() {
+    let workspace = Workspace::new();
+    let path = format!("missing-{}.txt", "a/".repeat(300_000));
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": path}}]},
+        ok_reply()
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "read it"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["is_error"], true);
+    let content = results[0]["content"].as_str().unwrap_or_default();
+    assert!(content.chars().count() < 101_000, "{} characters reached the model", content.chars().count());
+    assert!(content.contains("characters left out here"), "{}", &content[..200.min(content.len())]);
+}

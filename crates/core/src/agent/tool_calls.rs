@@ -142,6 +142,9 @@ impl ToolRunner<'_> {
                     .await;
             for (call, (mut output, status, duration_ms)) in group.iter().zip(outputs) {
                 round.interrupted |= status == ToolCallStatus::Interrupted;
+                // Every result reaches the model within one bound, whatever tool, hook or error made it.
+                let keep_in = self.context.output_dir.as_deref();
+                output.content = crate::context::bound::for_model(output.content, keep_in, &call.id);
                 let _ = self.events.send(Event::ToolCallFinished {
                     call_id: call.id.clone(),
                     content: output.content.clone(),

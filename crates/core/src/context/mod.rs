@@ -1,5 +1,6 @@
 //! What the model sees besides the conversation: project guidelines, token accounting, compaction.
 
+pub mod bound;
 pub mod compact;
 pub mod guidelines;
 pub mod imports;

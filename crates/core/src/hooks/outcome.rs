@@ -74,7 +74,7 @@ impl HookOutcome {
                 _ => self.fail(entry, format!("the {label} printed JSON that does not parse: {}", short(stdout))),
             }
         } else if !stdout.is_empty() && matches!(entry.event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
-            self.context.push(stdout.to_owned());
+            self.context.push(for_model(stdout.to_owned()));
         }
     }
 
@@ -87,6 +87,7 @@ impl HookOutcome {
     }
 
     fn block(&mut self, reason: String) {
+        let reason = for_model(reason);
         self.blocked = Some(match self.blocked.take() {
             Some(earlier) => format!("{earlier}\n{reason}"),
             None => reason,
@@ -94,6 +95,7 @@ impl HookOutcome {
     }
 
     fn verdict(&mut self, verdict: Verdict, reason: String) {
+        let reason = for_model(reason);
         if self.verdict.as_ref().is_none_or(|(current, _)| verdict > *current) {
             self.verdict = Some((verdict, reason));
         }
@@ -125,7 +127,7 @@ impl HookOutcome {
         }
         let Some(Value::Object(specific)) = output.get("hookSpecificOutput") else { return };
         if let Some(context) = text(specific.get("additionalContext")).filter(|context| !context.trim().is_empty()) {
-            self.context.push(context);
+            self.context.push(for_model(context));
         }
         if let Some(decision) = specific.get("permissionDecision").and_then(Value::as_str) {
             let reason = text(specific.get("permissionDecisionReason")).unwrap_or_default();
@@ -157,6 +159,12 @@ impl HookOutcome {
             }
         }
     }
+}
+
+/// What a hook says to the model, within the bound every text to the model keeps (a Stop hook that printed 5 MB
+/// made every request of the turn that much larger).
+fn for_model(text: String) -> String {
+    crate::context::bound::for_model(text, None, "hook")
 }
 
 /// A command or an output shortened for a one-line message.

@@ -327,27 +327,25 @@ fn walk(mut out: PathBuf, parts: VecDeque<OsString>, hops: &mut usize, must_exis
             out.pop();
             continue;
         }
-        let candidate = out.join(&name);
+        // Pushed in place: a path of many components (a model can send one of a megabyte) costs linear time.
+        out.push(&name);
         if missing {
-            out = candidate;
             continue;
         }
-        match std::fs::symlink_metadata(&candidate) {
+        match std::fs::symlink_metadata(&out) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 *hops += 1;
                 if *hops > MAX_SYMLINK_HOPS {
                     return None;
                 }
-                let target = std::fs::read_link(&candidate).ok()?;
+                let target = std::fs::read_link(&out).ok()?;
+                out.pop();
                 let base = if target.is_absolute() { PathBuf::from("/") } else { out.clone() };
                 // A dangling link (its target missing) is never vouched for.
                 out = walk(base, components(&target), hops, true)?;
             }
-            Ok(_) => out = candidate,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !must_exist => {
-                missing = true;
-                out = candidate;
-            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !must_exist => missing = true,
             Err(_) => return None,
         }
         if out.starts_with("/proc") {
