@@ -346,9 +346,10 @@ fn continue_sends_the_previous_conversation_and_sessions_lists_it() {
     let cells = |line: &str| -> Vec<String> {
         line.split("  ").map(str::trim).filter(|cell| !cell.is_empty()).map(str::to_owned).collect()
     };
-    assert_eq!(cells(lines[0]), ["ID", "TIME", "DIRECTORY", "TITLE", "TURNS", "COST"]);
+    assert_eq!(cells(lines[0]), ["ID", "TIME", "DIRECTORY", "TITLE", "TURNS", "COST", "SIZE"]);
     let row = cells(lines[1]);
-    assert_eq!(row.len(), 6, "{row:?}");
+    assert_eq!(row.len(), 7, "{row:?}");
+    assert!(row[6].ends_with(" KB") || row[6].ends_with(" bytes"), "the space it takes: {row:?}");
     assert_eq!(row[0], id[..8]);
     let time = row[1].as_bytes();
     assert!(
@@ -782,4 +783,32 @@ fn a_session_open_in_another_tandem_is_refused_and_a_killed_one_leaves_no_lock()
     holder.wait().unwrap();
     let run = run_ok(&workspace, &second, "now me", &["-c"]);
     assert_eq!(run.result()["result"], "second");
+}
+
+/// Found from the outside: sessions, recordings, checkpoints and saved outputs were never cleaned up. Claude
+/// Code's `cleanupPeriodDays` (30 by default) removes a session and its directory once it is that old.
+#[test]
+fn sessions_older_than_the_cleanup_period_are_removed_with_their_directories() {
+    let workspace = Workspace::new();
+    let server = fake(vec![text_reply("one"), text_reply("two"), text_reply("three")]);
+    let old = session_id(&run_ok(&workspace, &server, "old work", &[]));
+    let recent = session_id(&run_ok(&workspace, &server, "recent work", &[]));
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86_400);
+    let old_dir = sessions_dir(&workspace).join(&old);
+    assert!(old_dir.is_dir(), "the session has a directory");
+    fn age(path: &Path, at: std::time::SystemTime) {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(path).unwrap() {
+                age(&entry.unwrap().path(), at);
+            }
+        } else {
+            std::fs::File::options().append(true).open(path).unwrap().set_modified(at).unwrap();
+        }
+    }
+    age(&old_dir, long_ago);
+    age(&session_file(&workspace, &old), long_ago);
+
+    run_ok(&workspace, &server, "new work", &[]);
+    assert!(!session_file(&workspace, &old).exists() && !old_dir.exists(), "the 40-day-old session is gone");
+    assert!(session_file(&workspace, &recent).exists(), "a recent one stays");
 }

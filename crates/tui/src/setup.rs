@@ -189,6 +189,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         )));
     }
     let (session_log, resume) = open_session(cli, &paths, &cwd, &resolved.endpoint.name, &model.id, &mut notices)?;
+    remove_old_sessions(&paths.data_dir, settings.cleanup_period_days, session_log.id());
     // Every project's transcripts are off limits to reads, except this session's own saved outputs.
     let own_outputs = session_log.path().with_extension("");
     permissions.workspace = permissions.workspace.clone().with_data_dir(&paths.data_dir, &[own_outputs]);
@@ -548,6 +549,16 @@ fn open_session(
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
     let resume = Resume::from(loaded);
     Ok((writer, Some(resume)))
+}
+
+/// Deletes sessions older than `cleanupPeriodDays` (30 by default), never `in_use`: a stat per session, done at
+/// every start (as Claude Code does), so that disk use has a bound.
+fn remove_old_sessions(data_dir: &std::path::Path, days: Option<u64>, in_use: &str) {
+    let days = days.unwrap_or(session::cleanup::DEFAULT_PERIOD_DAYS);
+    let cleaned = session::cleanup::remove_old(data_dir, days, in_use);
+    if cleaned.sessions > 0 {
+        tracing::info!(sessions = cleaned.sessions, bytes = cleaned.bytes, days, "removed old sessions");
+    }
 }
 
 /// For "no saved session": the session files that could not be read at all (a damaged first line), which may be

@@ -52,6 +52,7 @@ const SUPPORTED_KEYS: &[&str] = &[
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
     "sandbox",
+    "cleanupPeriodDays",
 ];
 
 /// The keys under `permissions` tandem reads.
@@ -157,6 +158,9 @@ pub struct Settings {
     pub mcp_choices: crate::mcp::config::ProjectChoices,
     /// The `sandbox` key, merged over every file (widening keys from the user's own files only).
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// `cleanupPeriodDays`, from the user's own files only: a committed project file must not decide when the
+    /// user's sessions are deleted.
+    pub cleanup_period_days: Option<u64>,
 }
 
 impl Settings {
@@ -193,6 +197,18 @@ impl Settings {
         ))
     }
 
+    fn read_cleanup_period(&mut self, scope: Scope, file: &Path, document: &Map<String, Value>) {
+        let Some(value) = document.get("cleanupPeriodDays") else { return };
+        if matches!(scope, Scope::Project | Scope::ClaudeProject) {
+            self.problem(file, "\"cleanupPeriodDays\" is read from your own settings only, not a project's; ignored");
+            return;
+        }
+        match value.as_u64() {
+            Some(days) if days > 0 => self.cleanup_period_days = Some(days),
+            _ => self.problem(file, "\"cleanupPeriodDays\" is not a positive whole number of days; it is ignored"),
+        }
+    }
+
     /// The rules of one kind, in load order.
     pub fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &SourcedRule> {
         self.rules.iter().filter(move |rule| rule.kind == kind)
@@ -221,6 +237,7 @@ impl Settings {
         }
         self.read_mcp_choices(scope, file, document);
         self.read_sandbox(scope, file, document, root, home);
+        self.read_cleanup_period(scope, file, document);
         let Some(permissions) = document.get("permissions") else { return };
         let Value::Object(permissions) = permissions else {
             self.problem(file, "\"permissions\" is not an object; it is ignored");

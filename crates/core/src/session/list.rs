@@ -121,13 +121,14 @@ pub fn find(data_dir: &Path, id_or_prefix: &str) -> Result<SessionSummary, Sessi
 }
 
 /// The table `tandem sessions` prints: id (first 8 characters), time of the last save (UTC), directory (`~` for
-/// the home directory), title (or the first prompt), turns, cost (`?` when unknown).
+/// the home directory), title (or the first prompt), turns, cost (`?` when unknown), and the disk space it takes
+/// with everything that belongs to it.
 pub fn format_summary_table(sessions: &[SessionSummary]) -> String {
     if sessions.is_empty() {
         return "No saved sessions.\n".to_string();
     }
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let rows: Vec<[String; 6]> = sessions
+    let rows: Vec<[String; 7]> = sessions
         .iter()
         .map(|s| {
             let title = s.title.as_deref().or(s.first_prompt.as_deref()).unwrap_or("(untitled)");
@@ -138,11 +139,12 @@ pub fn format_summary_table(sessions: &[SessionSummary]) -> String {
                 truncate_chars(&title.split_whitespace().collect::<Vec<_>>().join(" "), 50),
                 s.turns.to_string(),
                 s.cost_usd.map_or_else(|| "?".to_string(), |c| format!("${c:.2}")),
+                crate::tools::fs_util::human_size(super::cleanup::disk_size(&s.path)),
             ]
         })
         .collect();
-    let header = ["ID", "TIME", "DIRECTORY", "TITLE", "TURNS", "COST"].map(str::to_string);
-    let mut widths = [0usize; 6];
+    let header = ["ID", "TIME", "DIRECTORY", "TITLE", "TURNS", "COST", "SIZE"].map(str::to_string);
+    let mut widths = [0usize; 7];
     for row in std::iter::once(&header).chain(&rows) {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());

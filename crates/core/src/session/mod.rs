@@ -25,6 +25,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::conversation::{Message, Usage};
 
+pub mod cleanup;
 mod list;
 mod load;
 mod search;

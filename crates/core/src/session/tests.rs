@@ -262,15 +262,13 @@ fn list_is_newest_first_with_the_fields_filled() {
 
     let table = format_summary_table(&sessions);
     let lines: Vec<&str> = table.lines().collect();
-    assert!(lines[0].starts_with("ID ") && lines[0].ends_with("COST"), "{table}");
+    assert!(lines[0].starts_with("ID ") && lines[0].contains(" COST ") && lines[0].ends_with("SIZE"), "{table}");
     assert!(lines[1].starts_with("new ") && lines[1].contains("2023-11-14 22:23") && lines[1].contains("hello"));
-    assert!(
-        lines[2].contains("2023-11-14 22:13") && lines[2].contains("First question") && lines[2].ends_with("$0.12")
-    );
+    assert!(lines[2].contains("2023-11-14 22:13") && lines[2].contains("First question") && lines[2].contains("$0.12"));
     assert_eq!(format_summary_table(&[]), "No saved sessions.\n");
     let unknown = SessionSummary { cost_usd: None, id: "0123456789abcdef".into(), ..old.clone() };
     let table = format_summary_table(&[unknown]);
-    assert!(table.lines().nth(1).unwrap().starts_with("01234567  ") && table.trim_end().ends_with('?'), "{table}");
+    assert!(table.lines().nth(1).unwrap().starts_with("01234567  ") && table.contains("  ?  "), "{table}");
 }
 
 #[test]

@@ -468,3 +468,17 @@ fn a_tracked_local_file_widens_nothing_until_trusted_as_it_is() {
     assert_eq!(texts(&changed, RuleKind::Allow), ["Bash(npm test:*)"], "trust covers the text trusted, no other");
     assert_eq!(changed.held.len(), 1);
 }
+
+#[test]
+fn cleanup_period_days_comes_from_the_users_own_files_only() {
+    let f = Fixture::new();
+    f.write(&f.file(Scope::User), r#"{"cleanupPeriodDays": 7}"#);
+    f.write(&f.file(Scope::ClaudeProject), r#"{"cleanupPeriodDays": 1}"#);
+    let settings = f.load(&f.root);
+    assert_eq!(settings.cleanup_period_days, Some(7));
+    assert!(settings.problems.iter().any(|p| p.contains("cleanupPeriodDays") && p.contains("not a project's")));
+    f.write(&f.file(Scope::User), r#"{"cleanupPeriodDays": "soon"}"#);
+    let settings = f.load(&f.root);
+    assert_eq!(settings.cleanup_period_days, None);
+    assert!(settings.problems.iter().any(|p| p.contains("not a positive whole number")), "{:?}", settings.problems);
+}
