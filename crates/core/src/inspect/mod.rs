@@ -28,6 +28,18 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Response events kept at most (bytes of their JSON).
 const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
 
+/// How a recorded body builds on the one recorded before it: a conversation's next request repeats the whole
+/// conversation so far, so a long session recorded whole would grow with the square of its length.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BodyDelta {
+    /// The exchange whose body this one builds on.
+    pub base: u64,
+    /// The leading `messages` that are the base's: the stored body's `messages` are the rest.
+    pub shared_messages: usize,
+    /// The top-level fields (`system`, `tools`…) left out because they are the base's, unchanged.
+    pub same_fields: Vec<String>,
+}
+
 /// The error of an attempt the user interrupted (listed as `stop`).
 pub const INTERRUPTED: &str = "interrupted by the user";
 
@@ -55,6 +67,10 @@ pub struct Exchange {
     /// The start of a body too large to keep whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_body_start: Option<String>,
+    /// On disk only: `request_body` holds just what is new since an earlier exchange's body ([`BodyDelta`]);
+    /// [`read`] gives the body whole again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body_delta: Option<BodyDelta>,
     pub request_bytes: u64,
     /// The HTTP status (200 once a stream opened), or none when no response came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +149,9 @@ pub struct Recorder {
     next_id: AtomicU64,
     /// The prompt requests are made for now.
     turn: AtomicU64,
+    /// The last body written whole or as a delta, with its exchange's id: the next one is stored as what
+    /// differs from it.
+    last_body: Mutex<Option<(u64, Value)>>,
 }
 
 impl Recorder {
@@ -141,7 +160,12 @@ impl Recorder {
     pub fn new(dir: &Path) -> Recorder {
         let file = dir.join(REQUESTS_FILE);
         let written = count_lines(&file);
-        Recorder { file: Mutex::new(file), next_id: AtomicU64::new(written + 1), turn: AtomicU64::new(0) }
+        Recorder {
+            file: Mutex::new(file),
+            next_id: AtomicU64::new(written + 1),
+            turn: AtomicU64::new(0),
+            last_body: Mutex::new(None),
+        }
     }
 
     /// Records from now on in the session whose directory is `dir` (`/clear` started it), numbered from there.
@@ -150,6 +174,7 @@ impl Recorder {
         *file = dir.join(REQUESTS_FILE);
         self.next_id.store(count_lines(&file) + 1, Ordering::SeqCst);
         self.turn.store(0, Ordering::SeqCst);
+        *self.last_body.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     /// Requests from now on are made for prompt `turn`.
@@ -195,6 +220,17 @@ impl Recorder {
         attempt.exchange.total_ms = attempt.started.elapsed().as_millis() as u64;
         let path = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         attempt.exchange.id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let mut last = self.last_body.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(body) = attempt.exchange.request_body.take() {
+            let (stored, delta) = match last.as_ref() {
+                Some((base, previous)) => delta_from(*base, previous, &body),
+                None => (body.clone(), None),
+            };
+            attempt.exchange.request_body = Some(stored);
+            attempt.exchange.request_body_delta = delta;
+            *last = Some((attempt.exchange.id, body));
+        }
+        drop(last);
         let Ok(line) = serde_json::to_string(&attempt.exchange) else { return };
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -322,10 +358,72 @@ pub async fn read_stream(
     Ok(assembler.finish().message)
 }
 
-/// The exchanges of a record file, in order; lines that don't parse are skipped.
+/// `body` as what differs from `previous` (exchange `base`'s body): its new messages, and its fields that
+/// changed.
+fn delta_from(base: u64, previous: &Value, body: &Value) -> (Value, Option<BodyDelta>) {
+    let (Some(old), Some(new)) = (previous.as_object(), body.as_object()) else { return (body.clone(), None) };
+    let messages = |map: &serde_json::Map<String, Value>| map.get("messages").and_then(Value::as_array).cloned();
+    let (old_messages, new_messages) = (messages(old).unwrap_or_default(), messages(new));
+    let shared = match &new_messages {
+        Some(list) => old_messages.iter().zip(list).take_while(|(a, b)| a == b).count(),
+        None => 0,
+    };
+    let mut stored = serde_json::Map::new();
+    let mut same_fields = Vec::new();
+    for (key, value) in new {
+        if key == "messages" {
+            let rest = new_messages.as_deref().map(|list| list[shared..].to_vec()).unwrap_or_default();
+            stored.insert(key.clone(), Value::Array(rest));
+        } else if old.get(key) == Some(value) {
+            same_fields.push(key.clone());
+        } else {
+            stored.insert(key.clone(), value.clone());
+        }
+    }
+    if new_messages.is_none() || (shared == 0 && same_fields.is_empty()) {
+        return (body.clone(), None);
+    }
+    (Value::Object(stored), Some(BodyDelta { base, shared_messages: shared, same_fields }))
+}
+
+/// The body `delta` describes, from its base's whole body; `None` when they don't fit together.
+fn rebuild(base: &Value, stored: Value, delta: &BodyDelta) -> Option<Value> {
+    let (base, Value::Object(mut body)) = (base.as_object()?, stored) else { return None };
+    for key in &delta.same_fields {
+        body.insert(key.clone(), base.get(key)?.clone());
+    }
+    let shared = base.get("messages")?.as_array()?.get(..delta.shared_messages)?.to_vec();
+    let rest = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+    body.insert("messages".into(), Value::Array(shared.into_iter().chain(rest).collect()));
+    Some(Value::Object(body))
+}
+
+/// The exchanges of a record file, in order, each body whole; lines that don't parse are skipped (and a body
+/// that builds on a skipped one is said to be missing).
 pub fn read(file: &Path) -> Vec<Exchange> {
     let Ok(text) = std::fs::read_to_string(file) else { return Vec::new() };
-    text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    let mut last: Option<(u64, Value)> = None;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Ok(mut exchange) = serde_json::from_str::<Exchange>(line) else { continue };
+        if let Some(delta) = exchange.request_body_delta.take()
+            && let Some(stored) = exchange.request_body.take()
+        {
+            let base = last.as_ref().filter(|(id, _)| *id == delta.base).map(|(_, body)| body);
+            exchange.request_body = base.and_then(|base| rebuild(base, stored, &delta));
+            if exchange.request_body.is_none() {
+                exchange.request_body_start = Some(format!(
+                    "(not recorded whole: it builds on request {}, which is missing from the record)",
+                    delta.base
+                ));
+            }
+        }
+        if let Some(body) = &exchange.request_body {
+            last = Some((exchange.id, body.clone()));
+        }
+        out.push(exchange);
+    }
+    out
 }
 
 /// A session's exchanges (from its directory), then each subagent's, labelled with the subagent's name and
@@ -351,4 +449,50 @@ pub fn read_session(dir: &Path) -> Vec<(String, Exchange)> {
         }
     }
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(body: &Value) -> WireRequest {
+        WireRequest { method: "POST", url: "http://x".into(), headers: Vec::new(), body: body.to_string().into_bytes() }
+    }
+
+    /// Found from the outside: every request body was stored whole, and a conversation re-sends its growing
+    /// prefix every turn, so a long session's record grew with the square of its length.
+    #[test]
+    fn a_long_session_records_each_body_as_what_is_new_and_reads_it_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Recorder::new(dir.path());
+        let system = "You are tandem. ".repeat(500);
+        let mut messages = Vec::new();
+        let mut bodies = Vec::new();
+        let turns = 200;
+        for turn in 0..turns {
+            messages
+                .push(serde_json::json!({"role": "user", "content": format!("prompt {turn}: {}", "x".repeat(2000))}));
+            let body = serde_json::json!({"model": "m", "system": system, "messages": messages, "stream": true});
+            recorder.finish(recorder.start("turn", "m", 1, Some(wire(&body))));
+            bodies.push(body);
+            messages.push(serde_json::json!({"role": "assistant", "content": format!("answer {turn}")}));
+        }
+        let whole: usize = bodies.iter().map(|body| body.to_string().len()).sum();
+        let stored = std::fs::metadata(dir.path().join(REQUESTS_FILE)).unwrap().len() as usize;
+        eprintln!("a {turns}-turn record: {stored} bytes stored, {whole} bytes of bodies");
+        assert!(stored * 20 < whole, "{stored} bytes stored for {whole} bytes of bodies");
+        let read = read(&dir.path().join(REQUESTS_FILE));
+        assert_eq!(read.len(), turns);
+        for (exchange, body) in read.iter().zip(&bodies) {
+            assert_eq!(exchange.request_body.as_ref(), Some(body), "exchange {}", exchange.id);
+            assert_eq!(exchange.request_body_delta, None);
+        }
+
+        // A line lost from the middle: the next body says it is missing rather than being rebuilt wrong.
+        let text = std::fs::read_to_string(dir.path().join(REQUESTS_FILE)).unwrap();
+        let damaged: Vec<&str> = text.lines().enumerate().filter(|(i, _)| *i != 5).map(|(_, line)| line).collect();
+        std::fs::write(dir.path().join(REQUESTS_FILE), damaged.join("\n")).unwrap();
+        let read = super::read(&dir.path().join(REQUESTS_FILE));
+        assert!(read[5].request_body.is_none() && read[5].request_body_start.as_deref().unwrap().contains("missing"));
+    }
 }
