@@ -345,3 +345,23 @@ fn a_huge_tool_result_reaches_the_model_cut_to_the_bound_with_a_note() {
     assert!(content.chars().count() < 101_000, "{} characters reached the model", content.chars().count());
     assert!(content.contains("characters left out here"), "{}", &content[..200.min(content.len())]);
 }
+
+/// Found from the outside: a Read of a named pipe in the workspace (no approval needed) hung for good.
+#[test]
+fn a_read_of_a_named_pipe_is_refused_at_once() {
+    let workspace = Workspace::new();
+    let made = std::process::Command::new("mkfifo").arg(workspace.path().join("pipe")).status().unwrap();
+    assert!(made.success());
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "pipe"}}]},
+        ok_reply()
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "read the pipe"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["is_error"], true);
+    assert!(results[0]["content"].as_str().unwrap_or_default().contains("named pipe"), "{results:?}");
+}
