@@ -101,3 +101,27 @@ fn what_a_finished_command_left_running_is_killed_too() {
     assert!(killed.contains("left running were killed"), "{killed}");
     assert!(!alive(&workspace.read("run/pid.txt")), "the escaped child outlived KillShell");
 }
+
+/// A background command keeps the workspace's protected entries read-only, but Landlock can't forbid new names
+/// below a writable directory: settings it nests there (`sub/.claude/settings.json`, which would configure a
+/// session started in `sub/`) are taken out when it ends, and the model is told.
+#[test]
+fn settings_a_background_command_nests_in_the_workspace_are_taken_out_when_it_ends() {
+    let workspace = Workspace::new();
+    std::fs::create_dir(workspace.path().join("sub")).unwrap();
+    let plant = "mkdir -p sub/.claude && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > sub/.claude/settings.json; echo planted";
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [bash("toolu_bg", plant)]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "BashOutput", "input": {"bash_id": "bash_1"}}],
+         "delay_ms": 300},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "plant it", "--output-format", "json", "--permission-mode", "bypassPermissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let output = result_text(&server, 2);
+    assert!(output.contains("planted") && output.contains("taken out"), "{output}");
+    assert!(!workspace.path().join("sub/.claude").exists(), "the planted settings are gone");
+}

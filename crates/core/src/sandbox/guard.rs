@@ -170,6 +170,35 @@ impl Guard {
     }
 }
 
+/// The settings entries nested below `roots` (`sub/.claude`, `sub/.tandem`, `sub/.mcp.json`) there are now. A
+/// command that outlives its call keeps the ones that exist read-only, but Landlock can't forbid a name below a
+/// writable directory: one it creates is removed when it ends ([`remove_new_nested_settings`]), so that it
+/// can't configure a session started there later.
+pub fn nested_settings(roots: &[PathBuf]) -> std::collections::BTreeSet<PathBuf> {
+    let mut found = Vec::new();
+    for root in roots {
+        super::grants::nested_read_only(root, &mut found);
+    }
+    found.into_iter().filter(|path| path.file_name().is_some_and(|name| name != ".git")).collect()
+}
+
+/// Removes the nested settings entries below `roots` that are not in `before`; what it removed, one line each.
+pub fn remove_new_nested_settings(roots: &[PathBuf], before: &std::collections::BTreeSet<PathBuf>) -> Vec<String> {
+    let mut done = Vec::new();
+    for path in nested_settings(roots).difference(before) {
+        unpin(path);
+        let removed = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+            Ok(_) => std::fs::remove_file(path),
+            Err(_) => continue,
+        };
+        if removed.is_ok() {
+            done.push(format!("removed {}", path.display()));
+        }
+    }
+    done
+}
+
 /// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a
 /// directory, on what is in it, so that it can be put back or removed.
 fn unpin(path: &Path) {
@@ -326,6 +355,23 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_a_background_command_nests_below_a_writable_directory_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("kept/.claude")).unwrap();
+        let roots = [root.clone()];
+        let before = nested_settings(&roots);
+        std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+        std::fs::write(root.join("sub/.claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+        std::fs::write(root.join("sub/.mcp.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("clone/.git")).unwrap();
+        let done = remove_new_nested_settings(&roots, &before);
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert!(!root.join("sub/.claude").exists() && !root.join("sub/.mcp.json").exists());
+        assert!(root.join("kept/.claude").exists() && root.join("clone/.git").exists(), "what was there, and a clone");
+    }
 
     #[test]
     fn what_a_command_changes_in_protected_entries_is_put_back() {

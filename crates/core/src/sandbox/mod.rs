@@ -54,7 +54,7 @@ pub use describe::describe;
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};
-pub use guard::Guard;
+pub use guard::{Guard, nested_settings, remove_new_nested_settings};
 
 use std::fmt;
 use std::io;

@@ -89,6 +89,8 @@ impl BackgroundShells {
         // Nothing waits for its end to put protected entries back: they stay read-only for it.
         let sandbox = launch.sandbox.map(SandboxPolicy::for_background);
         let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
+        let roots = sandbox.as_ref().map(|policy| policy.roots(Some(cwd))).unwrap_or_default();
+        let settings_before = crate::sandbox::nested_settings(&roots);
         let registration = running::register(&mark, None);
         let spawning = running::spawning();
         let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
@@ -146,11 +148,22 @@ impl BackgroundShells {
         let waited = id.clone();
         tokio::spawn(async move {
             let status = child.wait().await.ok().map(|status| status.code());
+            let scan = move || crate::sandbox::remove_new_nested_settings(&roots, &settings_before);
+            let removed = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
             if let Some(shells) = shells.upgrade() {
                 if let Some(shell) = lock(&shells.shells).get_mut(&waited)
                     && shell.status == ShellStatus::Running
                 {
                     shell.status = ShellStatus::Exited(status.flatten());
+                }
+                if !removed.is_empty()
+                    && let Some(shell) = lock(&shells.shells).get_mut(&waited)
+                {
+                    shell.stderr.text.push_str(&format!(
+                        "\n[tandem: settings this command created for tandem or Claude Code below the workspace \
+                         were taken out: {}]\n",
+                        removed.join(", ")
+                    ));
                 }
                 shells.announce();
             }
