@@ -14,31 +14,36 @@ pub fn width(text: &str) -> usize {
 }
 
 /// A run of text without (or of only) whitespace, possibly spanning several styles ("**bold**," is one word).
+#[derive(Default)]
 struct Token {
     segments: Vec<(String, Style)>,
     width: usize,
     is_space: bool,
 }
 
-fn tokenize(line: &Line<'_>) -> Vec<Token> {
-    let mut tokens: Vec<Token> = Vec::new();
+/// Hands `line`'s tokens to `each`, one at a time, in one buffer: a 20 MB paragraph must not become millions of
+/// tokens held at once (it took 600 MB at its peak).
+fn each_token(line: &Line<'_>, mut each: impl FnMut(&Token)) {
+    let mut token = Token::default();
     for span in &line.spans {
         for c in span.content.chars() {
             let is_space = c.is_whitespace();
-            let char_width = self::width(c.encode_utf8(&mut [0; 4]));
-            match tokens.last_mut() {
-                Some(token) if token.is_space == is_space => {
-                    match token.segments.last_mut() {
-                        Some((text, style)) if *style == span.style => text.push(c),
-                        _ => token.segments.push((c.to_string(), span.style)),
-                    }
-                    token.width += char_width;
-                }
-                _ => tokens.push(Token { segments: vec![(c.to_string(), span.style)], width: char_width, is_space }),
+            if !token.segments.is_empty() && token.is_space != is_space {
+                each(&token);
+                token.segments.clear();
+                token.width = 0;
             }
+            token.is_space = is_space;
+            match token.segments.last_mut() {
+                Some((text, style)) if *style == span.style => text.push(c),
+                _ => token.segments.push((c.to_string(), span.style)),
+            }
+            token.width += self::width(c.encode_utf8(&mut [0; 4]));
         }
     }
-    tokens
+    if !token.segments.is_empty() {
+        each(&token);
+    }
 }
 
 /// Wraps a styled line at whitespace to at most `width` columns; a word longer than a whole line is broken.
@@ -65,22 +70,24 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
                 break;
             }
         }
-        out.push(Line::from(std::mem::take(current)).style(line_style));
+        let mut done = std::mem::take(current);
+        done.shrink_to_fit();
+        out.push(Line::from(done).style(line_style));
     };
 
-    for token in tokenize(line) {
+    each_token(line, |token| {
         if current_width + token.width <= width {
-            for (text, style) in token.segments {
-                push_span(&mut current, text, style);
+            for (text, style) in &token.segments {
+                push_span(&mut current, text, *style);
             }
             current_width += token.width;
-            continue;
+            return;
         }
         if token.is_space {
             flush(&mut current, &mut out);
             current.extend(indent.iter().cloned());
             current_width = indent_width;
-            continue;
+            return;
         }
         if current_width > indent_width {
             flush(&mut current, &mut out);
@@ -88,14 +95,14 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
             current_width = indent_width;
         }
         if current_width + token.width <= width {
-            for (text, style) in token.segments {
-                push_span(&mut current, text, style);
+            for (text, style) in &token.segments {
+                push_span(&mut current, text, *style);
             }
             current_width += token.width;
-            continue;
+            return;
         }
         // A word longer than a whole line: break it by grapheme.
-        for (text, style) in token.segments {
+        for (text, style) in &token.segments {
             for grapheme in text.graphemes(true) {
                 let grapheme_width = self::width(grapheme);
                 if current_width + grapheme_width > width && current_width > indent_width {
@@ -103,11 +110,11 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
                     current.extend(indent.iter().cloned());
                     current_width = indent_width;
                 }
-                push_span(&mut current, grapheme.to_owned(), style);
+                push_span(&mut current, grapheme, *style);
                 current_width += grapheme_width;
             }
         }
-    }
+    });
     if !current.is_empty() || out.is_empty() {
         out.push(Line::from(current).style(line_style));
     }
@@ -138,10 +145,10 @@ pub fn truncate(text: &str, width: usize) -> String {
     out
 }
 
-fn push_span(spans: &mut Vec<Span<'static>>, text: String, style: Style) {
+fn push_span(spans: &mut Vec<Span<'static>>, text: &str, style: Style) {
     match spans.last_mut() {
-        Some(last) if last.style == style => last.content.to_mut().push_str(&text),
-        _ => spans.push(Span::styled(text, style)),
+        Some(last) if last.style == style => last.content.to_mut().push_str(text),
+        _ => spans.push(Span::styled(text.to_owned(), style)),
     }
 }
 
