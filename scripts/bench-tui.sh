@@ -5,6 +5,7 @@
 #   2. idle RSS and CPU after first paint
 #   3. memory growth over 500 turns against the zero-latency fake server (~1.5 KB Markdown answers, every
 #      5th turn reads a file first), RSS after turn 10 and after turn 500
+#   4. memory for one 20 MB answer (one paragraph): RSS before, peak, and once idle again
 # Frame, ingest and diff times are criterion benches: `cargo bench -p tandem-tui` (crates/tui/benches).
 # Usage: bash scripts/bench-tui.sh [RUNS] [TURNS]   (defaults 20 and 500). Needs python3.
 # NO_BUILD=1 uses the release binaries already in target/release.
@@ -50,3 +51,7 @@ python3 "$probe" scenario --turns "$turns" --read-file "$work/project/notes.txt"
 start_fake "$work/turns.json"
 echo "$turns turns (~1.5 KB answers, every 5th turn reads a file; --permission-mode acceptEdits):"
 python3 "$probe" turns --tandem "$bin" --cwd "$work/project" --turns "$turns" -- --permission-mode acceptEdits
+
+python3 "$probe" big-scenario --mb 20 > "$work/big.json"
+start_fake "$work/big.json"
+python3 "$probe" big-answer --tandem "$bin" --cwd "$work/project" --timeout 120

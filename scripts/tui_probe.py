@@ -18,6 +18,8 @@ Subcommands:
   first-paint  spawn → status line on screen, N runs per answer mode: median/min/max
   idle         RSS and CPU of the idle app after first paint
   turns        types N prompts, waits for each answer; RSS after turn 10 and turn N
+  big-scenario writes a scenario with one answer of N MB (one paragraph of short lines)
+  big-answer   asks for that answer: RSS before, at its peak, and once the app is idle again
 """
 
 import argparse
@@ -449,6 +451,45 @@ def turns(args):
         tui.close()
 
 
+def big_scenario(args):
+    line = "The quick brown fox jumps over the lazy dog, and then some more words follow here.\n"
+    text = line * (args.mb * 1_000_000 // len(line)) + marker(1)
+    json.dump({"replies": [{"blocks": [{"type": "text", "text": text, "chunks": 2000}]}]}, sys.stdout)
+
+
+def vm_kb(pid, field):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def big_answer(args):
+    tui = Tui(app_argv(args), os.environ, args.cwd, "da")
+    try:
+        if tui.wait_for(lambda screen: STATUS_TEXT in screen, args.timeout) is None:
+            print(f"big-answer: no first paint; screen:\n{tui.screen.text()}")
+            sys.exit(1)
+        tui.drain(1)
+        pid = tui.proc.pid
+        before = rss_mb(pid)
+        start = time.monotonic()
+        tui.type("Write the long answer.")
+        tui.type("\r")
+        if tui.wait_for(lambda screen: marker(1) in screen and IDLE_TEXT in screen, args.timeout) is None:
+            print(f"big-answer: no complete answer within {args.timeout} s; screen:\n{tui.screen.text()}")
+            sys.exit(1)
+        took = time.monotonic() - start
+        tui.drain(args.settle)
+        after, peak = rss_mb(pid), vm_kb(pid, "VmHWM") / 1024
+        print(f"one large answer ({COLS}x{ROWS} pty, answered and drawn in {took:.1f} s):")
+        print(f"  RSS before {before:.1f} MB, peak {peak:.1f} MB, {args.settle:.0f} s after it {after:.1f} MB")
+        print(f"  above the idle app: peak +{peak - before:.1f} MB, steady +{after - before:.1f} MB")
+    finally:
+        tui.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -475,6 +516,14 @@ def main():
     command.add_argument("--turns", type=int, default=500)
     command.add_argument("--budget", type=float, default=600, help="stop after this many seconds")
     command.set_defaults(run=turns)
+
+    command = app_command("big-answer")
+    command.add_argument("--settle", type=float, default=3, help="seconds to wait once the answer is shown")
+    command.set_defaults(run=big_answer)
+
+    command = commands.add_parser("big-scenario")
+    command.add_argument("--mb", type=int, default=20)
+    command.set_defaults(run=big_scenario)
 
     command = commands.add_parser("scenario")
     command.add_argument("--turns", type=int, default=500)

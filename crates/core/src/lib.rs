@@ -10,6 +10,7 @@ pub mod config;
 pub mod context;
 pub mod conversation;
 pub mod front_matter;
+pub mod heap;
 pub mod hooks;
 pub mod inspect;
 pub mod mcp;

@@ -172,6 +172,10 @@ impl SessionWriter {
         };
         self.dirty |= written > 0;
         self.pending.drain(..written);
+        if self.pending.len() < SPILL_BYTES && self.pending.capacity() > SPILL_BYTES * 2 {
+            // One huge message grew the buffer: give the room back rather than hold it for the session's life.
+            self.pending.shrink_to(SPILL_BYTES);
+        }
         result
     }
 }
@@ -285,4 +289,21 @@ fn sync_dir(dir: &Path) {
     }
     #[cfg(not(unix))]
     let _ = dir;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{ContentBlock, Role};
+
+    #[test]
+    fn a_huge_message_is_not_kept_in_memory_once_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = SessionMeta { id: "big".into(), ..SessionMeta::new("/p", "anthropic", "claude-sonnet-4-5") };
+        let mut writer = SessionWriter::create(dir.path(), meta).unwrap();
+        let text = "word ".repeat(4 << 20);
+        writer.append_message(&Message { role: Role::Assistant, content: vec![ContentBlock::text(text)] }).unwrap();
+        writer.flush().unwrap();
+        assert!(writer.pending.capacity() <= SPILL_BYTES * 2, "{} bytes kept", writer.pending.capacity());
+    }
 }

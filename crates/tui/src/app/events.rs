@@ -109,8 +109,10 @@ impl App {
             Event::MessageCompleted { item_id, .. } | Event::ThinkingCompleted { item_id, .. } => {
                 if let Some(&cell) = self.stream_cells.get(&item_id) {
                     self.transcript.update(cell, |cell| match &mut cell.kind {
-                        CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. } => {
-                            *streaming = false
+                        CellKind::Assistant { streaming, text } | CellKind::Thinking { streaming, text } => {
+                            *streaming = false;
+                            // It grew by doubling: a long answer would keep up to as much room again unused.
+                            text.shrink_to_fit();
                         }
                         _ => {}
                     });

@@ -393,8 +393,7 @@ impl App {
             Some((anchor, head)) => (anchor.min(head), anchor.max(head)),
             None => (cursor, cursor),
         };
-        let lines = self.transcript.plain_lines(self.size.0 as usize, &self.theme, Instant::now());
-        let text = lines.get(start..=end.min(lines.len().saturating_sub(1))).unwrap_or_default().join("\n");
+        let text = self.transcript.plain_text(start, end, self.size.0 as usize, &self.theme, Instant::now());
         self.transcript.selection = None;
         self.flash(format!("copied {} line{}", end - start + 1, if end == start { "" } else { "s" }));
         vec![Effect::Copy(text.trim_end().to_owned())]

@@ -8,13 +8,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use ratatui::text::Line;
-
 use super::cells::{Cell, CellKind, ToolState};
 use crate::ui::cell as cell_ui;
+use crate::ui::packed::PackedLines;
 use crate::ui::streaming::StreamLayout;
 use crate::ui::theme::Theme;
-use crate::ui::wrap::line_text;
 use tandem_core::protocol::ToolCallStatus;
 
 /// Lines of one laid-out cell (possibly empty: a cell folded into a group above it).
@@ -22,7 +20,7 @@ use tandem_core::protocol::ToolCallStatus;
 struct Layout {
     width: usize,
     key: u64,
-    lines: Rc<Vec<Line<'static>>>,
+    lines: Rc<PackedLines>,
     /// Height estimated for another width (width, height), so a frame after a resize doesn't redo it.
     estimate: Option<(usize, usize)>,
     /// A streaming answer's settled blocks, so the next frame lays out only what is still open.
@@ -119,12 +117,12 @@ impl Transcript {
     }
 
     /// Lays out every cell for `width` (cached) and returns each cell's lines.
-    pub fn layout(&self, width: usize, theme: &Theme, now: Instant) -> Vec<Rc<Vec<Line<'static>>>> {
+    pub fn layout(&self, width: usize, theme: &Theme, now: Instant) -> Vec<Rc<PackedLines>> {
         self.view(width, usize::MAX, theme, now)
             .into_iter()
             .map(|laid| match laid {
                 Laid::Lines(lines) => lines,
-                Laid::Estimate(_) => Rc::new(Vec::new()),
+                Laid::Estimate(_) => Rc::new(PackedLines::new()),
             })
             .collect()
     }
@@ -150,14 +148,14 @@ impl Transcript {
             if fresh || needed {
                 if !fresh {
                     let (lines, stream) = match (group, &cell.kind) {
-                        (Group::Member, _) => (Rc::new(Vec::new()), None),
+                        (Group::Member, _) => (Rc::new(PackedLines::new()), None),
                         (Group::Lead(len), _) => {
                             (Rc::new(cell_ui::render_group(&self.cells[index..index + len], width, theme, now)), None)
                         }
                         (Group::Alone, CellKind::Assistant { text, streaming: true }) => {
                             let (mut lines, mut stream) = match cache[index].take() {
                                 Some(Layout { lines, stream: Some(stream), .. }) => (lines, stream),
-                                _ => (Rc::new(Vec::new()), StreamLayout::default()),
+                                _ => (Rc::new(PackedLines::new()), StreamLayout::default()),
                             };
                             stream.render(&mut lines, text, width, theme);
                             (lines, Some(stream))
@@ -174,12 +172,8 @@ impl Transcript {
                 let estimate = match old.estimate {
                     Some((estimated_for, height)) if estimated_for == width => height,
                     _ => {
-                        let height = old
-                            .lines
-                            .iter()
-                            .map(|line| {
-                                crate::ui::wrap::width(&crate::ui::wrap::line_text(line)).div_ceil(width.max(1)).max(1)
-                            })
+                        let height = (0..old.lines.len())
+                            .map(|line| crate::ui::wrap::width(old.lines.text(line)).div_ceil(width.max(1)).max(1))
                             .sum();
                         old.estimate = Some((width, height));
                         height
@@ -227,12 +221,26 @@ impl Transcript {
         groups
     }
 
-    /// Plain text of every line, for search and copy.
-    pub fn plain_lines(&self, width: usize, theme: &Theme, now: Instant) -> Vec<String> {
-        self.layout(width, theme, now)
-            .iter()
-            .flat_map(|lines| lines.iter().map(line_text).collect::<Vec<_>>())
-            .collect()
+    /// Calls `each` with every line's number and plain text (read in place, nothing copied).
+    fn each_plain_line(&self, width: usize, theme: &Theme, now: Instant, mut each: impl FnMut(usize, &str)) {
+        let mut number = 0;
+        for lines in self.layout(width, theme, now) {
+            for index in 0..lines.len() {
+                each(number, lines.text(index));
+                number += 1;
+            }
+        }
+    }
+
+    /// The plain text of lines `first..=last`, one per row, for copying.
+    pub fn plain_text(&self, first: usize, last: usize, width: usize, theme: &Theme, now: Instant) -> String {
+        let mut rows = Vec::new();
+        self.each_plain_line(width, theme, now, |number, text| {
+            if (first..=last).contains(&number) {
+                rows.push(text.to_owned());
+            }
+        });
+        rows.join("\n")
     }
 
     /// Recomputes search matches (case-insensitive) at `width`.
@@ -240,7 +248,7 @@ impl Transcript {
         let Some(query) = self.search.as_ref().map(|search| search.query.to_lowercase()) else { return };
         let mut matches = Vec::new();
         if !query.is_empty() {
-            for (line, text) in self.plain_lines(width, theme, now).iter().enumerate() {
+            self.each_plain_line(width, theme, now, |line, text| {
                 let lower = text.to_lowercase();
                 // Lowercasing can change byte lengths for some scripts; only keep ranges valid in the original.
                 for (start, found) in lower.match_indices(&query) {
@@ -249,7 +257,7 @@ impl Transcript {
                         matches.push(SearchMatch { line, start, end: end.min(text.len()) });
                     }
                 }
-            }
+            });
         }
         if let Some(search) = &mut self.search {
             search.current = search.current.min(matches.len().saturating_sub(1));
@@ -326,7 +334,7 @@ impl Transcript {
 /// A cell's layout for drawing: its lines, or only an estimate of its height (far above the viewport).
 #[derive(Clone)]
 pub enum Laid {
-    Lines(Rc<Vec<Line<'static>>>),
+    Lines(Rc<PackedLines>),
     Estimate(usize),
 }
 

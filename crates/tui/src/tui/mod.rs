@@ -133,6 +133,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let mut exit_code = 0;
     // Lets the end-to-end tests prove the terminal is restored when the app panics.
     let panic_after_first_frame = std::env::var_os("TANDEM_TEST_PANIC").is_some();
+    let mut drew_working = false;
 
     loop {
         let now = Instant::now();
@@ -140,6 +141,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
             app.hold_scroll_position();
             draw(&mut term, &app);
             app.dirty = false;
+            // The first frame after a turn has laid out its final look: what the turn needed meanwhile is free.
+            if drew_working && !app.working {
+                tandem_core::heap::release_freed();
+            }
+            drew_working = app.working;
             last_draw = Instant::now();
             if panic_after_first_frame {
                 panic!("TANDEM_TEST_PANIC: deliberate panic after the first frame");

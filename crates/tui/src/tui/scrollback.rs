@@ -15,7 +15,7 @@ pub fn print_new_cells(app: &mut App, out: &mut impl Write, width: u16) -> std::
     let layout = app.transcript.layout(width.max(20) as usize, &app.theme, Instant::now());
     for lines in layout.iter().skip(app.printed_cells) {
         for line in lines.iter() {
-            writeln!(out, "{}", line_to_ansi(line))?;
+            writeln!(out, "{}", line_to_ansi(&line))?;
         }
     }
     app.printed_cells = layout.len();

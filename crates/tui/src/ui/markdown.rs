@@ -21,7 +21,7 @@ use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::theme::Theme;
-use super::wrap::{width as text_width, wrap_line};
+use super::wrap::{width as text_width, wrap_line_into};
 use code::fence_lang;
 pub use code::{CodeBlock, code_blocks};
 use table::TableState;
@@ -34,11 +34,19 @@ pub(crate) fn markdown_options() -> Options {
 /// Renders Markdown `text` as styled lines, each at most `width` columns (0 counts as 1). Blocks are
 /// separated by one blank line; there is none at the start or the end.
 pub fn render_markdown(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let mut renderer = Renderer::new(width.max(1), theme);
+    let mut lines = Vec::new();
+    render_markdown_into(text, width, theme, &mut |line| lines.push(line));
+    lines
+}
+
+/// [`render_markdown`], handing each line to `out` as it is laid out: a long answer is never held whole as
+/// lines on top of wherever they are kept.
+pub fn render_markdown_into(text: &str, width: usize, theme: &Theme, out: &mut dyn FnMut(Line<'static>)) {
+    let mut renderer = Renderer::new(width.max(1), theme, out);
     for event in Parser::new_ext(text, markdown_options()) {
         renderer.event(event);
     }
-    renderer.finish()
+    renderer.finish();
 }
 
 /// Blocks that nest and put something before each of their lines.
@@ -70,7 +78,9 @@ struct Code {
 struct Renderer<'t> {
     theme: &'t Theme,
     width: usize,
-    out: Vec<Line<'static>>,
+    out: &'t mut dyn FnMut(Line<'static>),
+    /// Whether a line has gone out yet (no blank line before the first block).
+    emitted: bool,
     containers: Vec<Container>,
     lists: Vec<List>,
     /// The pending paragraph's logical lines (split at hard breaks), not yet wrapped.
@@ -89,11 +99,12 @@ struct Renderer<'t> {
 }
 
 impl<'t> Renderer<'t> {
-    fn new(width: usize, theme: &'t Theme) -> Self {
+    fn new(width: usize, theme: &'t Theme, out: &'t mut dyn FnMut(Line<'static>)) -> Self {
         Renderer {
             theme,
             width,
-            out: Vec::new(),
+            out,
+            emitted: false,
             containers: Vec::new(),
             lists: Vec::new(),
             inline: Vec::new(),
@@ -276,7 +287,7 @@ impl<'t> Renderer<'t> {
     }
 
     /// Whatever the parser left open (it shouldn't) is drawn rather than lost.
-    fn finish(mut self) -> Vec<Line<'static>> {
+    fn finish(mut self) {
         if let Some(code) = self.code.take() {
             self.code_block(code);
         }
@@ -286,7 +297,6 @@ impl<'t> Renderer<'t> {
             }
         }
         self.flush_inline();
-        self.out
     }
 
     /// The style text gets before inline tags: headings and quotes colour everything in them.
@@ -457,10 +467,10 @@ impl<'t> Renderer<'t> {
     fn emit(&mut self, content: Vec<Span<'static>>) {
         if self.pending_blank {
             self.pending_blank = false;
-            if !self.out.is_empty() {
+            if self.emitted {
                 let mut blank = self.prefix(self.blank_depth, false);
                 trim_trailing_spaces(&mut blank);
-                self.out.push(Line::from(blank));
+                (self.out)(Line::from(blank));
             }
         }
         let mut spans = self.prefix(self.containers.len(), true);
@@ -468,7 +478,8 @@ impl<'t> Renderer<'t> {
             trim_trailing_spaces(&mut spans);
         }
         spans.extend(content);
-        self.out.push(Line::from(spans));
+        self.emitted = true;
+        (self.out)(Line::from(spans));
     }
 
     /// Wraps and emits the pending paragraph, if any.
@@ -479,9 +490,7 @@ impl<'t> Renderer<'t> {
         }
         let avail = self.avail();
         for spans in std::mem::take(&mut self.inline) {
-            for line in wrap_line(&Line::from(spans), avail, &[]) {
-                self.emit(line.spans);
-            }
+            wrap_line_into(&Line::from(spans), avail, &[], &mut |line| self.emit(line.spans));
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod list_modal;
 pub mod markdown;
 pub mod mcp;
 pub mod onboarding;
+pub mod packed;
 pub mod permission;
 pub mod picker;
 pub mod popup;

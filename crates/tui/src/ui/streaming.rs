@@ -16,7 +16,8 @@ use std::rc::Rc;
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use ratatui::text::{Line, Span};
 
-use super::markdown::{markdown_options, render_markdown};
+use super::markdown::{markdown_options, render_markdown_into};
+use super::packed::PackedLines;
 use super::theme::Theme;
 
 /// What is known about the settled part of a streaming answer, for one width.
@@ -33,7 +34,7 @@ impl StreamLayout {
     /// Brings `lines` (this state's previous output, reused in place when nothing else holds it) up to date
     /// for `text` at `width`: the settled lines stay, the open blocks, the line in progress and the spacer are
     /// laid out again.
-    pub fn render(&mut self, lines: &mut Rc<Vec<Line<'static>>>, text: &str, width: usize, theme: &Theme) {
+    pub fn render(&mut self, lines: &mut Rc<PackedLines>, text: &str, width: usize, theme: &Theme) {
         let width = width.max(4);
         if self.width != width || self.settled_bytes > text.len() || !text.is_char_boundary(self.settled_bytes) {
             *self = StreamLayout { width, ..StreamLayout::default() };
@@ -44,34 +45,33 @@ impl StreamLayout {
         let tail = &text[self.settled_bytes..];
         let cut = settled_prefix(tail);
         if cut > 0 {
-            push_body(out, render_markdown(&tail[..cut], body_width, theme), theme);
+            push_body(out, &tail[..cut], body_width, theme);
             self.settled_bytes += cut;
             self.settled_lines = out.len();
         }
-        push_body(out, render_markdown(&text[self.settled_bytes..], body_width, theme), theme);
+        push_body(out, &text[self.settled_bytes..], body_width, theme);
         if out.is_empty() {
-            out.push(Line::from(Span::styled("● …", theme.dim)));
+            out.push(&Line::from(Span::styled("● …", theme.dim)));
         }
-        out.push(Line::default());
+        out.push(&Line::default());
     }
 }
 
-/// Appends an answer's body lines: "● " before the answer's first line, a two-column indent before the others,
-/// and one blank line between blocks laid out separately (as between blocks laid out together).
-fn push_body(out: &mut Vec<Line<'static>>, body: Vec<Line<'static>>, theme: &Theme) {
-    if body.is_empty() {
-        return;
-    }
-    if !out.is_empty() {
-        out.push(Line::from(Span::raw("  ")));
-    }
-    for line in body {
-        let marker = if out.is_empty() { Span::styled("● ", theme.accent) } else { Span::raw("  ") };
-        let mut spans = Vec::with_capacity(line.spans.len() + 1);
-        spans.push(marker);
-        spans.extend(line.spans);
-        out.push(Line::from(spans));
-    }
+/// Lays out Markdown as an answer's body lines after `out`'s: "● " before the answer's first line, a
+/// two-column indent before the others, and one blank line between blocks laid out separately (as between
+/// blocks laid out together).
+pub fn push_body(out: &mut PackedLines, markdown: &str, width: usize, theme: &Theme) {
+    let marker = Span::styled("● ", theme.accent);
+    let indent = Span::raw("  ");
+    let mut first = true;
+    render_markdown_into(markdown, width, theme, &mut |line| {
+        if first && !out.is_empty() {
+            out.push(&Line::from(indent.clone()));
+        }
+        first = false;
+        let prefix = if out.is_empty() { &marker } else { &indent };
+        out.push_prefixed(Some(prefix), &line);
+    });
 }
 
 /// How many leading bytes of `text` (which starts a top-level block) hold only blocks that later text cannot
@@ -165,7 +165,10 @@ mod tests {
 
     fn whole(text: &str, width: usize, theme: &Theme) -> Vec<String> {
         let cell = Cell::new(CellKind::Assistant { text: text.into(), streaming: false });
-        crate::ui::cell::render(&cell, width, theme, Instant::now()).iter().map(crate::ui::wrap::line_text).collect()
+        crate::ui::cell::render(&cell, width, theme, Instant::now())
+            .iter()
+            .map(|line| crate::ui::wrap::line_text(&line))
+            .collect()
     }
 
     #[test]
@@ -173,7 +176,7 @@ mod tests {
         let theme = Theme::new(ColorDepth::None);
         for step in [1, 3, 17] {
             let mut layout = StreamLayout::default();
-            let mut lines = Rc::new(Vec::new());
+            let mut lines = Rc::new(PackedLines::new());
             let mut end = 0;
             while end < DOCUMENT.len() {
                 end = (end + step).min(DOCUMENT.len());
@@ -182,7 +185,7 @@ mod tests {
                 }
                 let text = &DOCUMENT[..end];
                 layout.render(&mut lines, text, 60, &theme);
-                let streamed: Vec<String> = lines.iter().map(crate::ui::wrap::line_text).collect();
+                let streamed: Vec<String> = lines.iter().map(|line| crate::ui::wrap::line_text(&line)).collect();
                 let expected = whole(text, 60, &theme);
                 if expected == [""] {
                     assert_eq!(streamed, ["● …", ""], "nothing to show yet shows a placeholder");
@@ -212,10 +215,10 @@ mod tests {
     fn a_resize_lays_the_answer_out_again() {
         let theme = Theme::new(ColorDepth::None);
         let mut layout = StreamLayout::default();
-        let mut lines = Rc::new(Vec::new());
+        let mut lines = Rc::new(PackedLines::new());
         layout.render(&mut lines, DOCUMENT, 60, &theme);
         layout.render(&mut lines, DOCUMENT, 30, &theme);
-        let streamed: Vec<String> = lines.iter().map(crate::ui::wrap::line_text).collect();
+        let streamed: Vec<String> = lines.iter().map(|line| crate::ui::wrap::line_text(&line)).collect();
         assert_eq!(streamed, whole(DOCUMENT, 30, &theme));
     }
 }

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::theme::Theme;
-use super::wrap::{line_text, width as display_width};
+use super::wrap::width as display_width;
 use crate::app::transcript::{Laid, Transcript};
 
 /// Draws the transcript into `area`, bottom-aligned (a short conversation sits just above the input); returns
@@ -34,7 +34,7 @@ pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, 
     let mut row = top_padding;
     for laid in &layout {
         let lines = match laid {
-            Laid::Lines(lines) => lines.as_slice(),
+            Laid::Lines(lines) => lines,
             Laid::Estimate(height) => {
                 // Only cells above the visible window are estimated.
                 line_index += height;
@@ -45,17 +45,15 @@ pub fn render_transcript(transcript: &Transcript, area: Rect, buf: &mut Buffer, 
             line_index += lines.len();
             continue;
         }
-        for (offset, line) in lines.iter().enumerate() {
+        for offset in start.saturating_sub(line_index)..lines.len() {
             let global = line_index + offset;
-            if global < start {
-                continue;
-            }
             if global >= end {
                 break;
             }
             let y = area.y + row as u16;
-            line.render(Rect { x: area.x, y, width: area.width, height: 1 }, buf);
-            decorate(transcript, global, line, Rect { x: area.x, y, width: area.width, height: 1 }, buf, theme);
+            let row_area = Rect { x: area.x, y, width: area.width, height: 1 };
+            lines.line(offset).render(row_area, buf);
+            decorate(transcript, global, lines.text(offset), row_area, buf, theme);
             row += 1;
         }
         line_index += lines.len();
@@ -93,7 +91,7 @@ pub fn render_scroll_marker(transcript: &Transcript, area: Rect, scroll: usize, 
 }
 
 /// Search matches, the selection and the scroll-mode cursor drawn over a line.
-fn decorate(transcript: &Transcript, global: usize, line: &Line<'_>, row: Rect, buf: &mut Buffer, theme: &Theme) {
+fn decorate(transcript: &Transcript, global: usize, text: &str, row: Rect, buf: &mut Buffer, theme: &Theme) {
     if let Some((anchor, head)) = transcript.selection {
         if (anchor.min(head)..=anchor.max(head)).contains(&global) {
             buf.set_style(row, theme.selection);
@@ -103,7 +101,6 @@ fn decorate(transcript: &Transcript, global: usize, line: &Line<'_>, row: Rect, 
         buf.set_style(row, theme.selection);
     }
     let Some(search) = &transcript.search else { return };
-    let text = line_text(line);
     for (index, found) in search.matches.iter().enumerate().filter(|(_, found)| found.line == global) {
         let column = display_width(&text[..found.start.min(text.len())]) as u16;
         let width = display_width(&text[found.start.min(text.len())..found.end.min(text.len())]) as u16;

@@ -49,15 +49,22 @@ fn each_token(line: &Line<'_>, mut each: impl FnMut(&Token)) {
 /// Wraps a styled line at whitespace to at most `width` columns; a word longer than a whole line is broken.
 /// `indent` (e.g. a list bullet's hanging indent) is prepended to every continuation line.
 pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    wrap_line_into(line, width, indent, &mut |wrapped| out.push(wrapped));
+    out
+}
+
+/// [`wrap_line`], handing each line to `out` as it is complete, so a long paragraph is never held twice.
+pub fn wrap_line_into(line: &Line<'_>, width: usize, indent: &[Span<'static>], out: &mut dyn FnMut(Line<'static>)) {
     let width = width.max(1);
     let indent_width: usize = indent.iter().map(|span| self::width(&span.content)).sum();
     let indent_width = if indent_width >= width { 0 } else { indent_width };
     let line_style = line.style;
-    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut emitted = false;
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut current_width = 0usize;
 
-    let flush = |current: &mut Vec<Span<'static>>, out: &mut Vec<Line<'static>>| {
+    let mut flush = |current: &mut Vec<Span<'static>>| {
         // Spaces at a wrap point are dropped.
         while let Some(last) = current.last_mut() {
             let trimmed = last.content.trim_end();
@@ -72,7 +79,8 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
         }
         let mut done = std::mem::take(current);
         done.shrink_to_fit();
-        out.push(Line::from(done).style(line_style));
+        emitted = true;
+        out(Line::from(done).style(line_style));
     };
 
     each_token(line, |token| {
@@ -84,13 +92,13 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
             return;
         }
         if token.is_space {
-            flush(&mut current, &mut out);
+            flush(&mut current);
             current.extend(indent.iter().cloned());
             current_width = indent_width;
             return;
         }
         if current_width > indent_width {
-            flush(&mut current, &mut out);
+            flush(&mut current);
             current.extend(indent.iter().cloned());
             current_width = indent_width;
         }
@@ -106,7 +114,7 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
             for grapheme in text.graphemes(true) {
                 let grapheme_width = self::width(grapheme);
                 if current_width + grapheme_width > width && current_width > indent_width {
-                    flush(&mut current, &mut out);
+                    flush(&mut current);
                     current.extend(indent.iter().cloned());
                     current_width = indent_width;
                 }
@@ -115,10 +123,9 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
             }
         }
     });
-    if !current.is_empty() || out.is_empty() {
-        out.push(Line::from(current).style(line_style));
+    if !current.is_empty() || !emitted {
+        out(Line::from(current).style(line_style));
     }
-    out
 }
 
 /// Wraps many lines.
