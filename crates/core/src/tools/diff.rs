@@ -74,7 +74,12 @@ impl Hunk {
 /// Claude Code's `structuredPatch`: the hunks as `{oldStart, oldLines, newStart, newLines, lines}` with each line
 /// prefixed by ` `, `-` or `+`.
 pub fn structured_patch(old: &str, new: &str) -> serde_json::Value {
-    let hunks: Vec<serde_json::Value> = hunks(old, new, DEFAULT_CONTEXT)
+    patch_value(&hunks(old, new, DEFAULT_CONTEXT))
+}
+
+/// [`structured_patch`] of hunks already computed (Edit's, of the changed region only).
+pub fn patch_value(hunks: &[Hunk]) -> serde_json::Value {
+    let hunks: Vec<serde_json::Value> = hunks
         .iter()
         .map(|hunk| {
             let lines: Vec<String> =
@@ -97,8 +102,59 @@ pub fn counts(hunks: &[Hunk]) -> (usize, usize) {
 }
 
 /// The hunks turning `old` into `new`, with `context` lines around changes.
+///
+/// Only the region between the lines both texts begin and end with is diffed (with `context` lines around it):
+/// the result is the same, and a change in a 300 MB file costs a comparison of its bytes, not a diff of its
+/// millions of lines.
 pub fn hunks(old: &str, new: &str, context: usize) -> Vec<Hunk> {
-    hunks_at(old, new, context, 0)
+    let (start, old_end, new_end) = changed_region(old, new);
+    let start = line_start_before(old, start, context);
+    let old_window_end = line_end_after(old, old_end, context);
+    let new_window_end = new_end + (old_window_end - old_end);
+    let offset = old.as_bytes()[..start].iter().filter(|&&b| b == b'\n').count();
+    hunks_at(&old[start..old_window_end], &new[start..new_window_end], context, offset)
+}
+
+/// Where two texts differ, by whole lines: `(start, old_end, new_end)` such that `old[..start]` and
+/// `new[..start]` are the same lines, and so are `old[old_end..]` and `new[new_end..]`.
+fn changed_region(old: &str, new: &str) -> (usize, usize, usize) {
+    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
+    let same_start = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
+    let start = old_bytes[..same_start].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+    let room = old.len().min(new.len()) - start;
+    let same_end = old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(room).take_while(|(a, b)| a == b).count();
+    // The common end begins after a line break inside it (the bytes before it differ).
+    let tail = old.len() - same_end;
+    let old_end = old_bytes[tail..].iter().position(|&b| b == b'\n').map_or(old.len(), |at| tail + at + 1);
+    (start, old_end, new.len() - (old.len() - old_end))
+}
+
+/// Start of the line `lines_before` lines above the line containing `pos`.
+pub fn line_start_before(text: &str, pos: usize, lines_before: usize) -> usize {
+    let mut start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    for _ in 0..lines_before {
+        if start == 0 {
+            break;
+        }
+        start = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+    }
+    start
+}
+
+/// End (after the `\n`) of the line `lines_after` lines below the line containing `pos - 1`.
+pub fn line_end_after(text: &str, pos: usize, lines_after: usize) -> usize {
+    let mut end = if pos > 0 && text.as_bytes()[pos - 1] == b'\n' { pos } else { next_line_end(text, pos) };
+    for _ in 0..lines_after {
+        if end >= text.len() {
+            break;
+        }
+        end = next_line_end(text, end);
+    }
+    end
+}
+
+fn next_line_end(text: &str, from: usize) -> usize {
+    text[from..].find('\n').map_or(text.len(), |i| from + i + 1)
 }
 
 /// Like [`hunks`], for a window of a larger file that starts after `line_offset` unchanged lines (the same on
@@ -275,6 +331,39 @@ mod apply_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn diffing_only_the_changed_region_gives_the_whole_diff() {
+        let lines: Vec<String> = (0..40).map(|n| format!("line {}\n", n % 7)).collect();
+        let base: String = lines.concat();
+        let mut cases = vec![
+            (base.clone(), base.clone()),
+            (String::new(), base.clone()),
+            (base.clone(), String::new()),
+            (base.clone(), base.trim_end().to_owned()),
+            (base.clone(), format!("{base}tail without newline")),
+            ("same\nabc".to_owned(), "same\nabd".to_owned()),
+            ("é\nñ\n".to_owned(), "é\nõ\n".to_owned()),
+        ];
+        for at in [0, 1, 5, 20, 38, 39] {
+            let mut changed = lines.clone();
+            changed[at] = "changed\n".into();
+            cases.push((base.clone(), changed.concat()));
+            let mut removed = lines.clone();
+            removed.remove(at);
+            cases.push((base.clone(), removed.concat()));
+            let mut two = lines.clone();
+            two[at] = "one\n".into();
+            two[(at + 12) % 40] = "two\n".into();
+            two.insert(at, "inserted\n".into());
+            cases.push((base.clone(), two.concat()));
+        }
+        for (old, new) in &cases {
+            for context in [0, 1, 3] {
+                assert_eq!(hunks(old, new, context), hunks_at(old, new, context, 0), "{old:?} → {new:?} ({context})");
+            }
+        }
+    }
 
     #[test]
     fn chosen_hunks_land_on_their_lines_when_a_file_has_lone_carriage_returns() {

@@ -1,9 +1,10 @@
 //! `Edit`: replaces an exact string in a file.
 //!
-//! The model sends text with `\n` line breaks, as Read showed it. A CRLF file is matched with its line breaks
-//! normalized to `\n` and written back with CRLF restored; its BOM and whether it ends with a newline are kept.
-//! The file is searched once (`match_indices`), and the preview diffs only the lines around the change, so a
-//! one-line edit in a 10 MB file costs a scan and a small diff, not a diff of 10 MB.
+//! The model sends text with `\n` line breaks, as Read showed it. In a CRLF file, `old_string` and `new_string`
+//! are given CRLF line breaks and matched against the file as it is; its BOM and whether it ends with a newline
+//! are kept. The file is searched once (`match_indices`) and the new content is put together in one pass, so
+//! an edit holds the file twice (before and after) and nothing more; the diff covers only the lines around the
+//! change, so a one-line edit in a 10 MB file costs a scan and a small diff, not a diff of 10 MB.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -13,11 +14,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::diff::{self, DEFAULT_CONTEXT};
+use super::diff::{self, DEFAULT_CONTEXT, Hunk, line_end_after, line_start_before};
 use super::file_state::{read_if_exists, staleness_message};
 use super::fs_util;
 use super::typed::TypedTool;
-use super::{Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 
 const DESCRIPTION: &str = "Performs an exact string replacement in a file.\n\
 \n\
@@ -60,7 +61,9 @@ struct Plan {
     new_file: bool,
     /// The file's whole text before the edit (`None` when the edit creates it).
     old_text: Option<String>,
-    new_bytes: Vec<u8>,
+    new_text: String,
+    /// The change, numbered as in the whole file (the region around it only).
+    hunks: Vec<Hunk>,
     diff: String,
     summary: String,
 }
@@ -88,8 +91,8 @@ impl TypedTool for EditTool {
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let input: Input = parse_input("Edit", input.clone()).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
-        let new = String::from_utf8_lossy(&plan.new_bytes).into_owned();
-        Ok(Some(Preview::Diff { path: plan.path, diff: plan.diff, new_file: plan.new_file, old: plan.old_text, new }))
+        let texts = DiffTexts::within_limit(plan.old_text, plan.new_text);
+        Ok(Some(Preview::Diff { path: plan.path, diff: plan.diff, new_file: plan.new_file, texts }))
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -107,20 +110,19 @@ impl TypedTool for EditTool {
 fn apply(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
     let mode = crate::rewind::mode_of(&plan.path);
-    fs_util::write_atomic_create_dirs(&plan.path, &plan.new_bytes)
+    let new = plan.new_text.as_bytes();
+    fs_util::write_atomic_create_dirs(&plan.path, new)
         .map_err(|err| format!("Cannot write {}: {err}", plan.path.display()))?;
-    ctx.files.record_content(&plan.path, &plan.new_bytes);
+    ctx.files.record_content(&plan.path, new);
     if let Some(checkpoints) = &ctx.checkpoints {
-        checkpoints.record(&plan.path, plan.old_text.as_deref().map(str::as_bytes), &plan.new_bytes, mode);
+        checkpoints.record(&plan.path, plan.old_text.as_deref().map(str::as_bytes), new, mode);
     }
-    let old = plan.old_text.as_deref().unwrap_or_default();
-    let new = String::from_utf8_lossy(&plan.new_bytes);
     let structured = serde_json::json!({
         "filePath": plan.path.display().to_string(),
         "oldString": input.old_string,
         "newString": input.new_string,
-        "originalFile": super::structured_text(old),
-        "structuredPatch": super::diff::structured_patch(old, &new),
+        "originalFile": super::structured_text(plan.old_text.as_deref().unwrap_or_default()),
+        "structuredPatch": diff::patch_value(&plan.hunks),
         "userModified": false,
         "replaceAll": input.replace_all,
     });
@@ -143,18 +145,13 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
     if fs_util::looks_binary(&path, &bytes) {
         return Err(format!("{} is a binary file; Edit only changes text files.", path.display()));
     }
-    let text = std::str::from_utf8(&bytes)
+    let old_text = String::from_utf8(bytes)
         .map_err(|_| format!("{} is not valid UTF-8 text; Edit cannot change it safely.", path.display()))?;
-    let (bom, text) = match text.strip_prefix(BOM) {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let crlf = is_pure_crlf(text);
-    let content: Cow<str> = if crlf { Cow::Owned(text.replace("\r\n", "\n")) } else { Cow::Borrowed(text) };
-    let old_s: Cow<str> =
-        if crlf { Cow::Owned(input.old_string.replace("\r\n", "\n")) } else { Cow::Borrowed(&input.old_string) };
-    let new_s: Cow<str> =
-        if crlf { Cow::Owned(input.new_string.replace("\r\n", "\n")) } else { Cow::Borrowed(&input.new_string) };
+    let bom = if old_text.starts_with(BOM) { BOM.len() } else { 0 };
+    let content = &old_text[bom..];
+    let crlf = is_pure_crlf(content);
+    let old_s = with_line_breaks(&input.old_string, crlf);
+    let new_s = with_line_breaks(&input.new_string, crlf);
 
     let positions: Vec<usize> = if old_s.is_empty() {
         if !content.is_empty() {
@@ -165,10 +162,17 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
         }
         vec![0]
     } else {
-        content.match_indices(old_s.as_ref()).map(|(i, _)| i).collect()
+        let splits_a_line_break = |at: usize| old_s.ends_with('\r') && content[at + old_s.len()..].starts_with('\n');
+        content.match_indices(old_s.as_ref()).map(|(at, _)| at).filter(|&at| !splits_a_line_break(at)).collect()
     };
     match positions.len() {
-        0 => return Err(not_found_message(&shown, &content, &old_s, text)),
+        0 => {
+            let (seen, old) = match crlf {
+                true => (Cow::Owned(content.replace("\r\n", "\n")), input.old_string.replace("\r\n", "\n").into()),
+                false => (Cow::Borrowed(content), Cow::Borrowed(input.old_string.as_str())),
+            };
+            return Err(not_found_message(&shown, &seen, &old, content));
+        }
         1 => {}
         n if !input.replace_all => {
             return Err(format!(
@@ -180,16 +184,17 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
         _ => {}
     }
 
-    let mut edited = String::with_capacity(content.len() + positions.len() * new_s.len());
+    let mut new_text = String::with_capacity(old_text.len() + positions.len() * new_s.len());
+    new_text.push_str(&old_text[..bom]);
     let mut copied = 0;
     for &pos in &positions {
-        edited.push_str(&content[copied..pos]);
-        edited.push_str(&new_s);
+        new_text.push_str(&content[copied..pos]);
+        new_text.push_str(&new_s);
         copied = pos + old_s.len();
     }
-    edited.push_str(&content[copied..]);
-    keep_final_newline(&content, &mut edited);
-    if edited == content.as_ref() {
+    new_text.push_str(&content[copied..]);
+    keep_final_newline(content, &mut new_text, bom, crlf);
+    if new_text == old_text {
         return Err(format!(
             "This edit would only change whether {shown} ends with a newline, which Edit keeps as it was. Use Write \
              to change that."
@@ -197,29 +202,25 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
     }
 
     // Where the change is, in both texts (the text before the first match is the same in both).
+    let edited = &new_text[bom..];
     let first = positions[0];
     let old_end = positions[positions.len() - 1] + old_s.len();
     let unchanged_tail = content.len() - old_end;
     let new_end = edited.len().saturating_sub(unchanged_tail).max(first);
-    let diff = windowed_diff(&shown, &content, &edited, first, old_end);
-    let snippet = snippet(&edited, first, new_end);
+    let hunks = windowed_hunks(content, edited, first, old_end);
+    let diff = diff::render(&shown, &hunks, false);
+    let snippet = snippet(edited, first, new_end);
     let what = if positions.len() > 1 { format!(" ({} occurrences replaced)", positions.len()) } else { String::new() };
     let summary = format!(
         "The file {shown} has been updated{what}. Here's the result of running `cat -n` on a snippet of the edited \
          file:\n{snippet}"
     );
+    Ok(Plan { path, new_file: false, old_text: Some(old_text), new_text, hunks, diff, summary })
+}
 
-    let mut out = String::with_capacity(edited.len() + edited.len() / 32 + 3);
-    if bom {
-        out.push_str(BOM);
-    }
-    if crlf {
-        out.push_str(&edited.replace('\n', "\r\n"));
-    } else {
-        out.push_str(&edited);
-    }
-    let old_text = Some(std::str::from_utf8(&bytes).unwrap_or_default().to_owned());
-    Ok(Plan { path, new_file: false, old_text, new_bytes: out.into_bytes(), diff, summary })
+/// `text` as the model wrote it (with `\n`), or with CRLF line breaks for a CRLF file.
+fn with_line_breaks(text: &str, crlf: bool) -> Cow<'_, str> {
+    if crlf { Cow::Owned(text.replace("\r\n", "\n").replace('\n', "\r\n")) } else { Cow::Borrowed(text) }
 }
 
 /// An empty `old_string` on a path that does not exist creates the file, as Claude Code's Edit does.
@@ -236,8 +237,9 @@ fn plan_new_file(input: &Input, path: PathBuf, shown: String) -> Result<Plan, St
     let lines = input.new_string.lines().count();
     Ok(Plan {
         diff: diff::new_file_diff(&shown, &input.new_string),
+        hunks: diff::hunks("", &input.new_string, DEFAULT_CONTEXT),
         summary: format!("Created file {shown} ({lines} line{}).", if lines == 1 { "" } else { "s" }),
-        new_bytes: input.new_string.clone().into_bytes(),
+        new_text: input.new_string.clone(),
         new_file: true,
         old_text: None,
         path,
@@ -258,15 +260,19 @@ fn is_pure_crlf(text: &str) -> bool {
     any
 }
 
-/// Keeps the file's final-newline state: an edit at the end of the file neither adds nor drops it.
-fn keep_final_newline(original: &str, edited: &mut String) {
-    if original.is_empty() || edited.is_empty() {
+/// Keeps the file's final-newline state: an edit at the end of the file neither adds nor drops it. `original`
+/// is the file without its BOM; `edited` starts with the `bom` bytes.
+fn keep_final_newline(original: &str, edited: &mut String, bom: usize, crlf: bool) {
+    if original.is_empty() || edited.len() == bom {
         return;
     }
     match (original.ends_with('\n'), edited.ends_with('\n')) {
-        (true, false) => edited.push('\n'),
+        (true, false) => edited.push_str(if crlf { "\r\n" } else { "\n" }),
         (false, true) => {
             edited.pop();
+            if crlf && edited.len() > bom && edited.ends_with('\r') {
+                edited.pop();
+            }
         }
         _ => {}
     }
@@ -304,46 +310,19 @@ fn squash_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Start of the line `lines_before` lines above the line containing `pos`.
-fn line_start_before(text: &str, pos: usize, lines_before: usize) -> usize {
-    let mut start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-    for _ in 0..lines_before {
-        if start == 0 {
-            break;
-        }
-        start = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
-    }
-    start
-}
-
-/// End (after the `\n`) of the line `lines_after` lines below the line containing `pos - 1`.
-fn line_end_after(text: &str, pos: usize, lines_after: usize) -> usize {
-    let mut end = if pos > 0 && text.as_bytes()[pos - 1] == b'\n' { pos } else { next_line_end(text, pos) };
-    for _ in 0..lines_after {
-        if end >= text.len() {
-            break;
-        }
-        end = next_line_end(text, end);
-    }
-    end
-}
-
-fn next_line_end(text: &str, from: usize) -> usize {
-    text[from..].find('\n').map_or(text.len(), |i| from + i + 1)
-}
-
-/// Diff of the changed region only, with line numbers of the whole file. `first..old_end` is the changed span
-/// of `old`; the text after it is the same in `new`.
-fn windowed_diff(shown: &str, old: &str, new: &str, first: usize, old_end: usize) -> String {
+/// Hunks of the changed region only, numbered as in the whole file. `first..old_end` is the changed span of
+/// `old`; the text after it is the same in `new`. A CRLF file's region is compared with `\n` line breaks, as
+/// the model and the user read it.
+fn windowed_hunks(old: &str, new: &str, first: usize, old_end: usize) -> Vec<Hunk> {
     let start = line_start_before(old, first, DEFAULT_CONTEXT);
     let old_window_end = line_end_after(old, old_end, DEFAULT_CONTEXT);
     let tail = &old[old_window_end..];
     let new_window_end =
         if new.ends_with(tail) && new.len() - tail.len() >= start { new.len() - tail.len() } else { new.len() };
-    let old_window = &old[start..old_window_end];
-    let new_window = &new[start..new_window_end];
+    let old_window = old[start..old_window_end].replace("\r\n", "\n");
+    let new_window = new[start..new_window_end].replace("\r\n", "\n");
     let offset = old[..start].bytes().filter(|&b| b == b'\n').count();
-    diff::render(shown, &diff::hunks_at(old_window, new_window, DEFAULT_CONTEXT, offset), false)
+    diff::hunks_at(&old_window, &new_window, DEFAULT_CONTEXT, offset)
 }
 
 /// `cat -n` style lines of `text` around `start..end`, a few lines of context each side.

@@ -104,6 +104,24 @@ async fn crlf_bom_and_missing_final_newline_preserved() {
 }
 
 #[tokio::test]
+async fn a_match_never_splits_a_crlf_line_break() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, path) = seeded(dir.path(), "w.txt", b"a\r\nb\r\n");
+    let out = edit(&ctx, json!({"file_path": "w.txt", "old_string": "a\r", "new_string": "x"})).await;
+    assert!(out.is_error && out.content.contains("not found"), "{}", out.content);
+    let out = edit(&ctx, json!({"file_path": "w.txt", "old_string": "a\r\nb", "new_string": "c"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(fs::read(&path).unwrap(), b"c\r\n");
+    let preview =
+        Tool::preview(&EditTool, &json!({"file_path": "w.txt", "old_string": "c", "new_string": "d\ne"}), &ctx);
+    let Ok(Some(Preview::Diff { diff, texts: Some(texts), .. })) = preview else {
+        panic!("a small file keeps its texts")
+    };
+    assert_eq!(diff, "--- a/w.txt\n+++ b/w.txt\n@@ -1 +1,2 @@\n-c\n+d\n+e\n", "shown with \\n line breaks");
+    assert_eq!((texts.old.as_deref(), texts.new.as_str()), (Some("c\r\n"), "d\r\ne\r\n"));
+}
+
+#[tokio::test]
 async fn final_newline_kept_when_edit_drops_it() {
     let dir = tempfile::tempdir().unwrap();
     let (ctx, path) = seeded(dir.path(), "f", b"a\nb\n");
@@ -163,10 +181,14 @@ async fn ten_megabyte_file_edit() {
     }
     let (ctx, path) = seeded(dir.path(), "big", text.as_bytes());
     let input = json!({"file_path": "big", "old_string": "  123456 some", "new_string": "  123456 EDITED"});
-    let Ok(Some(Preview::Diff { diff, .. })) = Tool::preview(&EditTool, &input, &ctx) else { panic!("no diff") };
+    let Ok(Some(Preview::Diff { diff, texts, .. })) = Tool::preview(&EditTool, &input, &ctx) else { panic!("no diff") };
     assert!(diff.contains("@@ -123454,7 +123454,7 @@"), "{diff}");
+    assert!(texts.is_none(), "a file over the limit is previewed by its diff alone");
     let out = edit(&ctx, input).await;
     assert!(!out.is_error, "{}", out.content);
+    let patch = &out.structured.as_ref().unwrap()["structuredPatch"];
+    assert_eq!(patch.as_array().unwrap().len(), 1, "{patch}");
+    assert_eq!(patch[0]["oldStart"], 123454, "{patch}");
     assert!(out.content.contains("123457\t  123456 EDITED filler"), "{}", out.content);
     let written = fs::read_to_string(&path).unwrap();
     assert_eq!(written.len(), text.len() + 2);

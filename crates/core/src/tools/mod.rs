@@ -79,13 +79,10 @@ pub enum Preview {
         diff: String,
         /// The file does not exist yet.
         new_file: bool,
-        /// The whole file as it is now (`None` for a new file), in its own line endings, so a front end can
-        /// review per hunk ([`diff::hunks`], [`diff::apply_hunks`]) or let the user edit the result.
+        /// The whole texts, for a per-hunk review or an edit of the result; `None` when they did not come along
+        /// (over [`PREVIEW_TEXT_LIMIT`], or the preview went through serde): then only `diff` can be shown.
         #[serde(skip)]
-        old: Option<String>,
-        /// The whole file as the call would write it.
-        #[serde(skip)]
-        new: String,
+        texts: Option<DiffTexts>,
     },
     /// The exact command Bash would run, and where.
     Command { command: String, cwd: PathBuf },
@@ -93,6 +90,29 @@ pub enum Preview {
     Questions { questions: Vec<ask_user::Question> },
     /// A plan for the user to approve (ExitPlanMode), as Markdown.
     Plan { plan: String },
+}
+
+/// A file before and after a change, whole.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffTexts {
+    /// The file as it is now (`None` for a new file), in its own line endings, so a front end can review per
+    /// hunk ([`diff::hunks`], [`diff::apply_hunks`]).
+    pub old: Option<String>,
+    /// The file as the call would write it.
+    pub new: String,
+}
+
+/// Files larger than this are previewed by their diff alone. A preview's texts are held while the call waits
+/// and runs, on top of what the call itself reads and writes: for a 300 MB file that doubled the memory it
+/// took.
+pub const PREVIEW_TEXT_LIMIT: usize = 8 << 20;
+
+impl DiffTexts {
+    /// Both texts, unless either is over [`PREVIEW_TEXT_LIMIT`].
+    pub fn within_limit(old: Option<String>, new: String) -> Option<DiffTexts> {
+        let size = old.as_ref().map_or(0, String::len).max(new.len());
+        (size <= PREVIEW_TEXT_LIMIT).then_some(DiffTexts { old, new })
+    }
 }
 
 /// The result of a tool call, as the model will see it.

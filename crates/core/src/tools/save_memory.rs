@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::diff::{self, DEFAULT_CONTEXT};
 use super::typed::TypedTool;
-use super::{Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 use crate::memory::{MemoryScope, MemoryStore, SavePlan};
 use crate::permissions::settings::project_root;
 
@@ -117,8 +117,7 @@ impl TypedTool for SaveMemoryTool {
             path: plan.topic_path,
             diff,
             new_file: plan.old_topic.is_none(),
-            old: plan.old_topic,
-            new: plan.new_topic,
+            texts: DiffTexts::within_limit(plan.old_topic, plan.new_topic),
         }))
     }
 
@@ -221,8 +220,10 @@ mod tests {
     async fn preview_then_run_writes_topic_and_index() {
         let (tmp, tool, ctx) = setup();
         let input = json!({"title": "Test command", "description": "How to run tests", "content": "Run `just test`."});
-        let Ok(Some(Preview::Diff { path, diff, new_file, old, new })) = Tool::preview(&tool, &input, &ctx) else {
-            panic!("expected a diff preview")
+        let Ok(Some(Preview::Diff { path, diff, new_file, texts: Some(DiffTexts { old, new }) })) =
+            Tool::preview(&tool, &input, &ctx)
+        else {
+            panic!("expected a diff preview with its texts")
         };
         let topic = tmp.path().join("repo/.tandem/memory/test-command.md");
         assert_eq!(path, topic);
@@ -247,8 +248,10 @@ mod tests {
         // An update shows the old text in the preview and replaces the index line.
         let update =
             json!({"title": "Test command", "description": "Tests: just test", "content": "Run `just test -q`."});
-        let Ok(Some(Preview::Diff { new_file, old, diff, .. })) = Tool::preview(&tool, &update, &ctx) else {
-            panic!("expected a diff preview")
+        let Ok(Some(Preview::Diff { new_file, diff, texts: Some(DiffTexts { old, .. }), .. })) =
+            Tool::preview(&tool, &update, &ctx)
+        else {
+            panic!("expected a diff preview with its texts")
         };
         assert!(!new_file && old.as_deref() == Some(new.as_str()));
         assert!(diff.contains("-Run `just test`.") && diff.contains("+Run `just test -q`."), "{diff}");

@@ -11,7 +11,7 @@ use super::diff::{self, DEFAULT_CONTEXT};
 use super::file_state::{read_if_exists, staleness_message};
 use super::fs_util;
 use super::typed::TypedTool;
-use super::{Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use super::{DiffTexts, PREVIEW_TEXT_LIMIT, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 
 const DESCRIPTION: &str = "Writes a file to the local filesystem, creating it (and missing parent directories) \
 or replacing its whole content.\n\
@@ -36,31 +36,31 @@ pub struct Input {
 pub struct WriteTool;
 
 /// What a Write would do, computed the same way for the preview and the run.
-struct Plan {
+struct Plan<'a> {
     path: PathBuf,
     shown: String,
     old: Option<Vec<u8>>,
-    content: String,
+    content: &'a str,
 }
 
-impl Plan {
+impl Plan<'_> {
     fn diff(&self) -> String {
         match &self.old {
-            None => diff::new_file_diff(&self.shown, &self.content),
+            None => diff::new_file_diff(&self.shown, self.content),
             Some(old) => match std::str::from_utf8(old) {
-                Ok(old) => diff::unified_diff(&self.shown, old, &self.content, DEFAULT_CONTEXT),
+                Ok(old) => diff::unified_diff(&self.shown, old, self.content, DEFAULT_CONTEXT),
                 Err(_) => format!(
                     "--- a/{0}\n+++ b/{0}\nBinary file ({1}) replaced by {2} lines of text\n",
                     self.shown,
                     fs_util::human_size(old.len() as u64),
-                    line_count(&self.content)
+                    line_count(self.content)
                 ),
             },
         }
     }
 }
 
-fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
+fn plan<'a>(input: &'a Input, ctx: &ToolContext) -> Result<Plan<'a>, String> {
     let path = ctx.resolve(&input.file_path);
     let shown = display_path(&path, &ctx.cwd);
     if path.is_dir() {
@@ -70,7 +70,7 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
     if let Some(old) = &old {
         ctx.files.check_unchanged(&path, old).map_err(|s| staleness_message(s, &path, "writing"))?;
     }
-    Ok(Plan { path, shown, old, content: input.content.clone() })
+    Ok(Plan { path, shown, old, content: &input.content })
 }
 
 fn line_count(text: &str) -> usize {
@@ -100,14 +100,12 @@ impl TypedTool for WriteTool {
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let input: Input = parse_input("Write", input.clone()).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
-        let old = plan.old.as_deref().map(|old| String::from_utf8_lossy(old).into_owned());
-        Ok(Some(Preview::Diff {
-            diff: plan.diff(),
-            new_file: plan.old.is_none(),
-            path: plan.path,
-            old,
-            new: plan.content,
-        }))
+        let size = plan.old.as_ref().map_or(0, Vec::len).max(plan.content.len());
+        let texts = (size <= PREVIEW_TEXT_LIMIT).then(|| DiffTexts {
+            old: plan.old.as_deref().map(|old| String::from_utf8_lossy(old).into_owned()),
+            new: plan.content.to_owned(),
+        });
+        Ok(Some(Preview::Diff { diff: plan.diff(), new_file: plan.old.is_none(), path: plan.path, texts }))
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -124,13 +122,13 @@ impl TypedTool for WriteTool {
 
 fn write(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
-    let old_text = plan.old.as_ref().map(|old| String::from_utf8_lossy(old).into_owned());
+    let old_text = plan.old.as_ref().map(|old| String::from_utf8_lossy(old));
     let structured = serde_json::json!({
         "type": if plan.old.is_some() { "update" } else { "create" },
         "filePath": plan.path.display().to_string(),
-        "content": super::structured_text(&plan.content),
+        "content": super::structured_text(plan.content),
         "structuredPatch": match &old_text {
-            Some(old) => super::diff::structured_patch(old, &plan.content),
+            Some(old) => super::diff::structured_patch(old, plan.content),
             None => Value::Array(Vec::new()),
         },
         "originalFile": old_text.as_deref().map_or(Value::Null, super::structured_text),
@@ -141,7 +139,7 @@ fn write(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
 
 /// Writes the file (unless it already has the content) and says what changed.
 fn write_and_summarize(plan: &Plan, ctx: &ToolContext) -> Result<String, String> {
-    let lines = line_count(&plan.content);
+    let lines = line_count(plan.content);
     let summary = match &plan.old {
         Some(old) if old.as_slice() == plan.content.as_bytes() => {
             ctx.files.record_content(&plan.path, old);
@@ -149,7 +147,7 @@ fn write_and_summarize(plan: &Plan, ctx: &ToolContext) -> Result<String, String>
         }
         Some(old) => {
             let (added, removed) = match std::str::from_utf8(old) {
-                Ok(old) => diff::counts(&diff::hunks(old, &plan.content, 0)),
+                Ok(old) => diff::counts(&diff::hunks(old, plan.content, 0)),
                 Err(_) => (lines, 0),
             };
             format!("Updated {} ({lines} line{}; +{added} -{removed}).", plan.shown, plural(lines))

@@ -220,6 +220,11 @@ impl App {
                             card.output = content;
                             card.is_error = is_error;
                             card.duration_ms = Some(duration_ms);
+                            // The whole file before and after served the review; the card shows the diff, and
+                            // keeping both for every edit would grow with the session.
+                            if let Some(tandem_core::tools::Preview::Diff { texts, .. }) = &mut card.preview {
+                                *texts = None;
+                            }
                         }
                     });
                 }
@@ -402,17 +407,17 @@ impl App {
                             // The card shows what is really written, not what was proposed.
                             if let (
                                 Some(content),
-                                Some(tandem_core::tools::Preview::Diff { path, diff, old, new, .. }),
+                                Some(tandem_core::tools::Preview::Diff { path, diff, texts: Some(texts), .. }),
                             ) = (written, card.preview.as_mut())
                             {
                                 let label = path.display().to_string();
                                 *diff = tandem_core::tools::diff::unified_diff(
                                     &label,
-                                    old.as_deref().unwrap_or_default(),
+                                    texts.old.as_deref().unwrap_or_default(),
                                     &content,
                                     tandem_core::tools::diff::DEFAULT_CONTEXT,
                                 );
-                                *new = content;
+                                texts.new = content;
                             }
                         }
                     });

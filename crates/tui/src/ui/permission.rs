@@ -24,7 +24,7 @@ use ratatui::text::Line;
 use serde_json::Value;
 use tandem_core::protocol::PermissionAnswer;
 use tandem_core::tools::diff::apply_hunks;
-use tandem_core::tools::{Preview, Risk, display_path};
+use tandem_core::tools::{DiffTexts, Preview, Risk, display_path};
 
 use super::diff::{DiffView, HunkReview};
 use super::theme::ColorDepth;
@@ -151,15 +151,15 @@ impl PermissionDialog {
         cwd: PathBuf,
     ) -> Self {
         let body = match preview {
-            Some(Preview::Diff { path, diff, new_file, old, new }) => {
+            Some(Preview::Diff { path, diff, new_file, texts }) => {
                 let label = display_path(&path, &cwd);
-                // A preview that went through serde has no texts, only the diff's text.
-                let lost_texts = old.is_none() && !new_file && new.is_empty() && !diff.is_empty();
-                let (view, texts) = if lost_texts {
-                    (DiffView::from_unified(&label, &diff, new_file), None)
-                } else {
-                    let old = if new_file { None } else { Some(old.unwrap_or_default()) };
-                    (DiffView::new(&label, old.as_deref(), &new), Some((old, new)))
+                // Without the texts (a large file, or a preview that went through serde) only the diff is shown.
+                let (view, texts) = match texts {
+                    Some(DiffTexts { old, new }) => {
+                        let old = if new_file { None } else { Some(old.unwrap_or_default()) };
+                        (DiffView::new(&label, old.as_deref(), &new), Some((old, new)))
+                    }
+                    None => (DiffView::from_unified(&label, &diff, new_file), None),
                 };
                 Body::Diff(DiffBody { path, view, texts })
             }

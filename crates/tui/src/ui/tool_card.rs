@@ -60,12 +60,11 @@ fn applied_diff(card: &ToolCard, room: usize, theme: &Theme) -> Option<Vec<Line<
     if card.state != ToolState::Finished(ToolCallStatus::Completed) {
         return None;
     }
-    let Some(Preview::Diff { path, diff, new_file, old, new }) = &card.preview else { return None };
+    let Some(Preview::Diff { path, diff, new_file, texts }) = &card.preview else { return None };
     let label = card.display_path(path);
-    let view = if old.is_none() && !*new_file && new.is_empty() {
-        crate::ui::diff::DiffView::from_unified(&label, diff, *new_file)
-    } else {
-        crate::ui::diff::DiffView::new(&label, old.as_deref(), new)
+    let view = match texts {
+        Some(texts) => crate::ui::diff::DiffView::new(&label, texts.old.as_deref(), &texts.new),
+        None => crate::ui::diff::DiffView::from_unified(&label, diff, *new_file),
     };
     Some(view.render(room, theme, None))
 }

@@ -9,7 +9,7 @@ use ratatui::style::Modifier;
 use serde_json::json;
 use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
 use tandem_core::tools::diff::{apply_hunks, hunks};
-use tandem_core::tools::{Preview, Risk};
+use tandem_core::tools::{DiffTexts, Preview, Risk};
 
 use super::{ALL_HUNKS_REJECTED, DialogAction, EDITOR_NOTE, PermissionDialog};
 use crate::ui::theme::{ColorDepth, Theme};
@@ -38,7 +38,7 @@ pub(super) fn edit_dialog() -> PermissionDialog {
     let (old, new) = edit_texts();
     let path = cwd().join("src/words.rs");
     let diff = tandem_core::tools::diff::unified_diff("src/words.rs", &old, &new, 3);
-    let preview = Preview::Diff { path, diff, new_file: false, old: Some(old), new };
+    let preview = Preview::Diff { path, diff, new_file: false, texts: Some(DiffTexts { old: Some(old), new }) };
     let input = json!({"file_path": "/home/dev/project/src/words.rs", "old_string": "…", "new_string": "…"});
     PermissionDialog::new("call_1".into(), "Edit".into(), Risk::Medium, input, Some(preview), "Edit".into(), cwd())
 }
@@ -47,7 +47,7 @@ pub(super) fn write_dialog() -> PermissionDialog {
     let new = "# Notes\n\n- one\n- two\n".to_owned();
     let path = cwd().join("NOTES.md");
     let diff = tandem_core::tools::diff::new_file_diff("NOTES.md", &new);
-    let preview = Preview::Diff { path, diff, new_file: true, old: None, new };
+    let preview = Preview::Diff { path, diff, new_file: true, texts: Some(DiffTexts { old: None, new }) };
     let input = json!({"file_path": "/home/dev/project/NOTES.md", "content": "…"});
     PermissionDialog::new("call_2".into(), "Write".into(), Risk::Medium, input, Some(preview), "Write".into(), cwd())
 }
@@ -282,8 +282,7 @@ fn single_hunk_and_new_files_have_no_review() {
         path: PathBuf::from("/elsewhere/a.txt"),
         diff: String::new(),
         new_file: false,
-        old: Some("a\nb\n".into()),
-        new: "a\nc\n".into(),
+        texts: Some(DiffTexts { old: Some("a\nb\n".into()), new: "a\nc\n".into() }),
     };
     let dialog =
         PermissionDialog::new("c".into(), "Edit".into(), Risk::Medium, json!({}), Some(preview), "Edit".into(), cwd());

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::*;
 use crate::ui::theme::ColorDepth;
 use crate::ui::wrap::line_text;
+use tandem_core::tools::DiffTexts;
 
 /// Snapshots go next to the other UI snapshots (`ui/snapshots`).
 macro_rules! snapshot {
@@ -173,8 +174,7 @@ fn an_edit_card_keeps_the_applied_diff() {
         path: PathBuf::from("src/lib.rs"),
         diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,4 @@\n fn a() {}\n-fn x() {}\n+fn b() {}\n+fn c() {}\n+++counter\n".into(),
         new_file: false,
-        old: None,
-        new: String::new(),
+        texts: None,
     });
     let text = render(&edit, false, 80, now);
     assert!(text.contains("src/lib.rs  +3 −1") && text.contains("- fn x() {}"), "{text}");
@@ -192,8 +192,7 @@ fn an_edit_card_keeps_the_applied_diff() {
         path: PathBuf::from("/work/project/notes.txt"),
         diff: String::new(),
         new_file: true,
-        old: None,
-        new,
+        texts: Some(DiffTexts { old: None, new }),
     });
     let collapsed = render(&long, false, 80, now);
     assert!(collapsed.contains("Write(notes.txt)") && collapsed.contains("notes.txt  new file  +40"), "{collapsed}");
