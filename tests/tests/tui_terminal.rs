@@ -183,3 +183,27 @@ fn ctrl_z_redraws_even_when_the_terminal_does_not_report_the_cursor() {
     pty.wait_for(|screen| screen.contains(IDLE) && screen.contains("Before the break."), Duration::from_secs(10))
         .unwrap_or_else(|err| panic!("the app was not redrawn after coming back: {err}"));
 }
+
+/// Found from the outside: a Read of a named pipe in the workspace hung the app, and neither Esc nor Ctrl+C
+/// twice ended it. The Read is refused at once, and the keys still do what they say afterwards.
+#[test]
+fn a_named_pipe_read_in_the_app_is_refused_and_esc_then_ctrl_c_twice_quits() {
+    let workspace = Workspace::new();
+    let made = std::process::Command::new("mkfifo").arg(workspace.path().join("pipe")).status().unwrap();
+    assert!(made.success());
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "pipe"}}]},
+        {"blocks": [{"type": "text", "text": "The pipe cannot be read."}]}
+    ]})))
+    .unwrap();
+    let mut pty = start(&workspace, &server, 24, 80, &[]);
+    submit(&pty, "read the pipe");
+    let screen = expect_idle_with(&pty, "The pipe cannot be read.");
+    assert!(screen.contains("named pipe"), "{}", framed(&screen));
+    pty.send(keys::ESC);
+    pty.send(&format!("{}{}", keys::CTRL_C, keys::CTRL_C));
+    let status =
+        pty.wait_exit(EXIT_GUARD).unwrap_or_else(|| panic!("tandem did not quit:\n{}", framed(&pty.screen_text())));
+    assert!(status.success(), "{status:?}");
+    assert!(!pty.alternate_screen());
+}

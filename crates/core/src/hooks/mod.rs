@@ -244,7 +244,8 @@ impl HookEngine {
                 first
             })
             .collect();
-        let mut outcome = HookOutcome::default();
+        // Beside the transcript, where tool outputs cut for the model are kept too.
+        let mut outcome = HookOutcome::keeping_in(base.transcript_path.as_ref().map(|path| path.with_extension("")));
         if entries.is_empty() {
             return outcome;
         }

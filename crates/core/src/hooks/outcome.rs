@@ -5,6 +5,8 @@
 //! - anything else (a crash, a timeout, a command that can't start): a non-blocking error the user sees, or
 //!   blocking when the hook says `"onFailure": "block"`.
 
+use std::path::PathBuf;
+
 use serde_json::Value;
 
 use super::config::{HookEntry, HookEvent};
@@ -39,9 +41,16 @@ pub struct HookOutcome {
     pub interrupt: bool,
     /// How many hooks ran.
     pub ran: usize,
+    /// Where a text cut for the model is kept whole (the session's output directory).
+    keep_in: Option<PathBuf>,
 }
 
 impl HookOutcome {
+    /// An outcome whose texts cut for the model are kept whole in `keep_in`.
+    pub(crate) fn keeping_in(keep_in: Option<PathBuf>) -> HookOutcome {
+        HookOutcome { keep_in, ..HookOutcome::default() }
+    }
+
     /// Folds one hook's result in.
     pub fn add(&mut self, entry: &HookEntry, finished: Finished) {
         self.ran += 1;
@@ -74,8 +83,15 @@ impl HookOutcome {
                 _ => self.fail(entry, format!("the {label} printed JSON that does not parse: {}", short(stdout))),
             }
         } else if !stdout.is_empty() && matches!(entry.event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
-            self.context.push(for_model(stdout.to_owned()));
+            self.context.push(self.for_model(stdout.to_owned()));
         }
+    }
+
+    /// What a hook says to the model, within the bound every text to the model keeps (a Stop hook that printed
+    /// 5 MB made every request of the turn that much larger).
+    fn for_model(&self, text: String) -> String {
+        let name = format!("hook-{:08x}", fastrand::u32(..));
+        crate::context::bound::for_model(text, self.keep_in.as_deref(), &name)
     }
 
     fn fail(&mut self, entry: &HookEntry, message: String) {
@@ -87,7 +103,7 @@ impl HookOutcome {
     }
 
     fn block(&mut self, reason: String) {
-        let reason = for_model(reason);
+        let reason = self.for_model(reason);
         self.blocked = Some(match self.blocked.take() {
             Some(earlier) => format!("{earlier}\n{reason}"),
             None => reason,
@@ -95,7 +111,7 @@ impl HookOutcome {
     }
 
     fn verdict(&mut self, verdict: Verdict, reason: String) {
-        let reason = for_model(reason);
+        let reason = self.for_model(reason);
         if self.verdict.as_ref().is_none_or(|(current, _)| verdict > *current) {
             self.verdict = Some((verdict, reason));
         }
@@ -127,7 +143,7 @@ impl HookOutcome {
         }
         let Some(Value::Object(specific)) = output.get("hookSpecificOutput") else { return };
         if let Some(context) = text(specific.get("additionalContext")).filter(|context| !context.trim().is_empty()) {
-            self.context.push(for_model(context));
+            self.context.push(self.for_model(context));
         }
         if let Some(decision) = specific.get("permissionDecision").and_then(Value::as_str) {
             let reason = text(specific.get("permissionDecisionReason")).unwrap_or_default();
@@ -159,12 +175,6 @@ impl HookOutcome {
             }
         }
     }
-}
-
-/// What a hook says to the model, within the bound every text to the model keeps (a Stop hook that printed 5 MB
-/// made every request of the turn that much larger).
-fn for_model(text: String) -> String {
-    crate::context::bound::for_model(text, None, "hook")
 }
 
 /// A command or an output shortened for a one-line message.

@@ -254,3 +254,20 @@ async fn a_decision_counts_even_when_an_escaped_child_holds_the_pipe_and_a_bom_l
     assert_eq!(outcome.verdict, Some((Verdict::Deny, "no".into())), "{outcome:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn a_huge_hook_output_reaches_the_model_bounded_and_is_kept_whole_next_to_the_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_for(
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "head -c 300000 /dev/zero | tr '\\0' x"}]}]}}),
+        dir.path(),
+    );
+    let outcome = engine.fire(HookEvent::UserPromptSubmit, None, &base(dir.path()), Map::new(), None).await;
+    let [context] = outcome.context.as_slice() else { panic!("one context: {:?}", outcome.context.len()) };
+    assert!(context.len() < 101_000, "{} bytes reach the model", context.len());
+    let kept = context.split("the whole text is in ").nth(1).and_then(|rest| rest.split(" …").next());
+    let note = context.find("[…").map_or("", |at| &context[at..at + 120]);
+    let kept = kept.unwrap_or_else(|| panic!("no saved copy named: {note}"));
+    assert!(kept.starts_with(&dir.path().join("s-1").display().to_string()), "{kept}");
+    assert_eq!(std::fs::read_to_string(kept).unwrap().len(), 300_000);
+}
