@@ -379,3 +379,36 @@ fn a_busy_server_is_stopped_when_tandem_ends_and_a_huge_answer_fails_at_once() {
     }
     assert!(!alive(&pid), "the server outlived tandem");
 }
+
+/// The HTTP transport has the same 16 MB limit on an answer: the call fails at once and says so, instead of
+/// waiting out its timeout.
+#[test]
+fn a_huge_answer_over_http_fails_at_once() {
+    let mut child = std::process::Command::new(fake_mcp_bin())
+        .args(["--name", "web", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(scenario(json!([call("t1", "mcp__web__big", json!({"chars": 17_500_000})), answer("ok")])))
+            .unwrap();
+    let config = json!({"mcpServers": {"web": {"type": "http", "url": url}}});
+    let mut command = workspace.anthropic(&server);
+    command.env("MCP_TOOL_TIMEOUT", "60000");
+    command.args(["-p", "go", "--mcp-config", &config.to_string(), "--allowedTools", "mcp__web__big"]);
+    let started = std::time::Instant::now();
+    let run = execute(command);
+    let took = started.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["is_error"], true, "{results:?}");
+    let message = results[0]["content"].as_str().unwrap_or_default();
+    assert!(message.contains("over the 16.0 MB limit of one MCP message"), "{message} (after {took:?})");
+}

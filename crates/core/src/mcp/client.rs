@@ -146,9 +146,10 @@ pub struct Connection {
     /// Turns true (or closes) once the server's stderr reached its end: what a crashed server said last is read
     /// before the crash is explained.
     stderr_done: tokio::sync::watch::Receiver<bool>,
-    /// A stdio server's process (stopped with the connection) and the size of a message it sent that was too
-    /// large to be read.
-    process: Option<(super::stdio::ServerProcess, tokio::sync::watch::Receiver<Option<u64>>)>,
+    /// A stdio server's process: held, so that it is stopped when the connection is dropped.
+    _process: Option<super::stdio::ServerProcess>,
+    /// The size of an answer that was too large to be read ([`super::http::SIZE_UNKNOWN`] over HTTP).
+    oversized: Option<tokio::sync::watch::Receiver<Option<u64>>>,
 }
 
 /// How long an explanation of a closed connection waits for the rest of the server's stderr.
@@ -185,6 +186,7 @@ impl Connection {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (stderr_end, stderr_done) = tokio::sync::watch::channel(false);
         let mut process = None;
+        let oversized;
         let started = match transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -209,8 +211,9 @@ impl Connection {
                 if let Some(pipe) = child.stderr.take() {
                     tokio::spawn(keep_stderr_tail(pipe, stderr.clone(), server.to_owned(), stderr_end));
                 }
-                let (stdout, oversized) = super::stdio::MessageSizes::new(stdout);
-                process = Some((super::stdio::ServerProcess::new(child), oversized));
+                let (stdout, sizes) = super::stdio::MessageSizes::new(stdout);
+                process = Some(super::stdio::ServerProcess::new(child));
+                oversized = Some(sizes);
                 tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await
             }
             Transport::Http { url, headers } => {
@@ -227,7 +230,9 @@ impl Connection {
                     url.as_str(),
                 )
                 .custom_headers(custom);
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let (client, sizes) = super::http::SizeNotingClient::new();
+                oversized = Some(sizes);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 tokio::time::timeout(timeout, handler.serve(transport)).await
             }
         };
@@ -238,7 +243,9 @@ impl Connection {
                 stderr_settled(&stderr_done).await;
                 Err(format!("{}{}", describe_init_error(&err), tail(&stderr)))
             }
-            Ok(Ok(service)) => Ok(Connection { service, progress, changed, stderr, stderr_done, process }),
+            Ok(Ok(service)) => {
+                Ok(Connection { service, progress, changed, stderr, stderr_done, _process: process, oversized })
+            }
         }
     }
 
@@ -316,7 +323,7 @@ impl Connection {
         if let Some(live) = live {
             lock(&self.progress).insert(token.clone(), live);
         }
-        let mut oversized = self.process.as_ref().map(|(_, oversized)| oversized.clone());
+        let mut oversized = self.oversized.clone();
         if let Some(oversized) = &mut oversized {
             oversized.mark_unchanged();
         }
@@ -332,15 +339,17 @@ impl Connection {
             _ = cancel.cancelled() => None,
             Some(size) = too_large => {
                 lock(&self.progress).remove(&token);
-                return Err(CallFailure::Failed(format!(
-                    "the server's answer was {} — over the {} limit of one MCP message, so it can't be read; ask \
-                     the tool for less",
-                    crate::tools::fs_util::human_size(size),
-                    crate::tools::fs_util::human_size(super::stdio::MAX_MESSAGE_BYTES)
-                )));
+                return Err(too_large_failure(size));
             }
         };
         lock(&self.progress).remove(&token);
+        // The connection can end before the size is heard of: a size noted during this call explains it.
+        if let (Some(Err(_)), Some(oversized)) = (&outcome, &oversized)
+            && oversized.has_changed().unwrap_or(true)
+            && let Some(size) = *oversized.borrow()
+        {
+            return Err(too_large_failure(size));
+        }
         match outcome {
             None => {
                 let cancelled = CancelledNotificationParam::new(Some(id), Some("interrupted by the user".into()));
@@ -412,6 +421,18 @@ impl Connection {
             other => CallFailure::Failed(other.to_string()),
         }
     }
+}
+
+/// A call whose answer was too large to be read (`size` in bytes, or [`super::http::SIZE_UNKNOWN`]).
+fn too_large_failure(size: u64) -> CallFailure {
+    let limit = crate::tools::fs_util::human_size(super::stdio::MAX_MESSAGE_BYTES);
+    let size = match size {
+        super::http::SIZE_UNKNOWN => format!("over the {limit} limit"),
+        size => format!("{} — over the {limit} limit", crate::tools::fs_util::human_size(size)),
+    };
+    CallFailure::Failed(format!(
+        "the server's answer was {size} of one MCP message, so it can't be read; ask the tool for less"
+    ))
 }
 
 fn describe_init_error(err: &rmcp::service::ClientInitializeError) -> String {

@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod client;
 pub mod config;
 pub mod edit;
+mod http;
 
 /// Makes ring the process's TLS crypto provider (rmcp's HTTP client is built without one, so that tandem has a
 /// single provider); harmless when one is installed already.
