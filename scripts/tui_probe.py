@@ -344,12 +344,19 @@ def first_paint(args):
         )
 
 
-def idle(args):
+def painted_tui(args, name):
+    """The app in a pty, once its first frame is on screen (exits the probe if it never comes)."""
     tui = Tui(app_argv(args), os.environ, args.cwd, "da")
+    if tui.wait_for(lambda screen: STATUS_TEXT in screen, args.timeout) is None:
+        print(f"{name}: no first paint; screen:\n{tui.screen.text()}")
+        tui.close()
+        sys.exit(1)
+    return tui
+
+
+def idle(args):
+    tui = painted_tui(args, "idle")
     try:
-        if tui.wait_for(lambda screen: STATUS_TEXT in screen, args.timeout) is None:
-            print(f"idle: no first paint; screen:\n{tui.screen.text()}")
-            sys.exit(1)
         tui.drain(args.settle)
         pid = tui.proc.pid
         rss = rss_mb(pid)
@@ -416,12 +423,9 @@ def scenario(args):
 
 
 def turns(args):
-    tui = Tui(app_argv(args), os.environ, args.cwd, "da")
+    tui = painted_tui(args, "turns")
     samples = {}
     try:
-        if tui.wait_for(lambda screen: STATUS_TEXT in screen, args.timeout) is None:
-            print(f"turns: no first paint; screen:\n{tui.screen.text()}")
-            sys.exit(1)
         pid = tui.proc.pid
         start = time.monotonic()
         samples[0] = rss_mb(pid)
@@ -466,11 +470,8 @@ def vm_kb(pid, field):
 
 
 def big_answer(args):
-    tui = Tui(app_argv(args), os.environ, args.cwd, "da")
+    tui = painted_tui(args, "big-answer")
     try:
-        if tui.wait_for(lambda screen: STATUS_TEXT in screen, args.timeout) is None:
-            print(f"big-answer: no first paint; screen:\n{tui.screen.text()}")
-            sys.exit(1)
         tui.drain(1)
         pid = tui.proc.pid
         before = rss_mb(pid)

@@ -192,16 +192,22 @@ fn tool_search_keeps_two_hundred_schemas_out_of_the_requests_until_searched() {
     assert!(results[2]["content"].as_str().unwrap().starts_with("tool_7 got"), "{results:?}");
 }
 
-#[test]
-fn streamable_http_with_headers_from_the_environment() {
+/// The fake MCP server named "web" on streamable HTTP, and its URL.
+fn http_server(args: &[&str]) -> (std::process::Child, String) {
     let mut child = std::process::Command::new(fake_mcp_bin())
-        .args(["--name", "web", "--http", "127.0.0.1:0", "--require-header", "x-token=s3cret"])
+        .args(["--name", "web", "--http", "127.0.0.1:0"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+    (child, line.trim().strip_prefix("listening on ").unwrap().to_owned())
+}
+
+#[test]
+fn streamable_http_with_headers_from_the_environment() {
+    let (mut child, url) = http_server(&["--require-header", "x-token=s3cret"]);
 
     let workspace = Workspace::new();
     let server =
@@ -384,14 +390,7 @@ fn a_busy_server_is_stopped_when_tandem_ends_and_a_huge_answer_fails_at_once() {
 /// waiting out its timeout.
 #[test]
 fn a_huge_answer_over_http_fails_at_once() {
-    let mut child = std::process::Command::new(fake_mcp_bin())
-        .args(["--name", "web", "--http", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+    let (mut child, url) = http_server(&[]);
 
     let workspace = Workspace::new();
     let server =
