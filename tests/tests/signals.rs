@@ -221,10 +221,13 @@ fn run_calls(workspace: &Workspace, steps: &[(&str, bool)]) -> (Child, FakeServe
 fn a_borrowed_mark_or_a_fork_loop_does_not_outlive_the_call() {
     let workspace = workspace();
     let borrow = "M=$(tr '\\0' '\\n' < /proc/$(cat run/bg.pid)/environ | grep ^TANDEM_CALL=); \
-                  setsid env -i $M /bin/bash -c 'echo $$ > run/borrow.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 1";
+                  setsid env -i $M /bin/bash -c 'echo $$ > run/borrow.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & \
+                  until [ -s run/borrow.pid ]; do sleep 0.01; done";
     std::fs::write(workspace.path().join("run/hop.sh"), "echo $$ > run/hop.pid; sleep 0.005; bash run/hop.sh &\n")
         .unwrap();
-    let hop = "setsid bash run/hop.sh </dev/null >/dev/null 2>&1 & sleep 1";
+    // Each call waits until what it started has started: on a loaded machine a fixed second was not enough, and
+    // the sweep ended the loop before it wrote its first pid.
+    let hop = "setsid bash run/hop.sh </dev/null >/dev/null 2>&1 & until [ -s run/hop.pid ]; do sleep 0.01; done; sleep 0.2";
     let (mut child, _server) =
         run_calls(&workspace, &[("sleep 61 & echo $! > run/bg.pid; wait", true), (borrow, false), (hop, false)]);
     let borrowed = wait_for_line(&workspace.path().join("run/borrow.pid"));
