@@ -282,3 +282,41 @@ fn a_committed_local_settings_file_allows_nothing_until_trusted() {
     assert_eq!(workspace.read("made.txt"), "written\n", "{run:?}");
     assert!(!run.stderr.contains("is tracked by git"), "{}", run.stderr);
 }
+
+/// Found by the sixth outside pass: a workspace without `.git` that holds `HEAD`, `objects/`, `refs/` and a
+/// `commondir` naming another project's repository is a bare repository to git, so a "read-only" `git show` run
+/// unasked printed that project's committed files. Unasked git refuses a bare repository it was not pointed at.
+#[test]
+fn git_run_unasked_does_not_read_another_project_through_a_bare_repository_in_the_workspace() {
+    let other = tempfile::tempdir().unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let mut command = std::process::Command::new("git");
+        command.current_dir(dir).args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]);
+        command.args(args).output().is_ok_and(|output| output.status.success())
+    };
+    if !git(other.path(), &["init", "-q", "-b", "main"]) {
+        eprintln!("skipped: git is not installed (or too old for `init -b`)");
+        return;
+    }
+    std::fs::write(other.path().join("creds.txt"), "OTHER-PROJECT-SECRET\n").unwrap();
+    assert!(git(other.path(), &["add", "creds.txt"]) && git(other.path(), &["commit", "-q", "-m", "c"]));
+    let workspace = Workspace::new();
+    workspace.write("HEAD", "ref: refs/heads/main\n");
+    workspace.write("objects/keep", "");
+    workspace.write("refs/keep", "");
+    workspace.write("commondir", &format!("{}\n", other.path().join(".git").display()));
+
+    let server = FakeServer::spawn(one_command("git show HEAD:creds.txt")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "json"]);
+    let run = execute(command);
+    if run.code == 2 && run.stderr.contains("unavailable") {
+        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
+        return;
+    }
+    assert_eq!(run.result()["permission_denials"].as_array().map(Vec::len), Some(0), "it ran unasked: {run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    let content = results[0]["content"].as_str().unwrap_or_default();
+    assert!(!content.contains("OTHER-PROJECT-SECRET"), "another project's file reached the model: {content}");
+    assert!(content.contains("bare repository"), "git says why: {content}");
+}

@@ -227,7 +227,8 @@ fn a_borrowed_mark_or_a_fork_loop_does_not_outlive_the_call() {
         .unwrap();
     // Each call waits until what it started has started: on a loaded machine a fixed second was not enough, and
     // the sweep ended the loop before it wrote its first pid.
-    let hop = "setsid bash run/hop.sh </dev/null >/dev/null 2>&1 & until [ -s run/hop.pid ]; do sleep 0.01; done; sleep 0.2";
+    let hop =
+        "setsid bash run/hop.sh </dev/null >/dev/null 2>&1 & until [ -s run/hop.pid ]; do sleep 0.01; done; sleep 0.2";
     let (mut child, _server) =
         run_calls(&workspace, &[("sleep 61 & echo $! > run/bg.pid; wait", true), (borrow, false), (hop, false)]);
     let borrowed = wait_for_line(&workspace.path().join("run/borrow.pid"));

@@ -492,9 +492,22 @@ fn spawn(
         .kill_on_drop(true);
     sandbox::own_session(&mut cmd);
     if let Some(policy) = sandbox {
+        refuse_implicit_bare_repositories(&mut cmd);
         sandbox::apply(&mut cmd, policy)?;
     }
     cmd.spawn()
+}
+
+/// Git run without the user's approval uses no bare repository it was not pointed at: a workspace holding
+/// `HEAD`, `objects/`, `refs/` and a `commondir` naming another project's repository is otherwise a repository
+/// to git, and a "read-only" `git show` printed that project's files. Given as command-line configuration
+/// (`GIT_CONFIG_COUNT`), the only kind git takes this setting from besides the user's own files; appended after
+/// any the user's environment already gives.
+fn refuse_implicit_bare_repositories(cmd: &mut Command) {
+    let count: usize = std::env::var("GIT_CONFIG_COUNT").ok().and_then(|count| count.parse().ok()).unwrap_or(0);
+    cmd.env(format!("GIT_CONFIG_KEY_{count}"), "safe.bareRepository")
+        .env(format!("GIT_CONFIG_VALUE_{count}"), "explicit")
+        .env("GIT_CONFIG_COUNT", (count + 1).to_string());
 }
 
 /// The environment variable that marks the processes of one call.

@@ -49,7 +49,8 @@ fn fetch_safe(root: &Path) -> bool {
 }
 
 /// A git command in `root` that reads only: git's own variables cleared (no other repository, index or config
-/// given from outside), no fsmonitor, no lazy fetching, no replace objects.
+/// given from outside), no fsmonitor, no lazy fetching, no replace objects, and no bare repository found by
+/// looking (a workspace shaped like one can name another project's repository in `commondir`).
 fn git(root: &Path, args: &[&str]) -> Option<Command> {
     let mut command = Command::new(git_program(root)?);
     for (name, _) in std::env::vars_os() {
@@ -63,7 +64,7 @@ fn git(root: &Path, args: &[&str]) -> Option<Command> {
         .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
-        .args(["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"])
+        .args(["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "safe.bareRepository=explicit"])
         .args(args)
         .stderr(Stdio::null());
     Some(command)

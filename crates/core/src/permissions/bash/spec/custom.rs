@@ -119,9 +119,6 @@ fn find(args: &[Word]) -> Result<Effects, String> {
         "-daystart",
         "-nouser",
         "-nogroup",
-        "-readable",
-        "-writable",
-        "-executable",
         "-not",
         "!",
         "(",
@@ -143,7 +140,6 @@ fn find(args: &[Word]) -> Result<Effects, String> {
         "-regex",
         "-iregex",
         "-type",
-        "-xtype",
         "-maxdepth",
         "-mindepth",
         "-size",
@@ -170,6 +166,9 @@ fn find(args: &[Word]) -> Result<Effects, String> {
         "-newerct",
     ];
     const PATH_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+    // These look at what a symlink points to, wherever that is: run unasked in a tree with a link to
+    // `~/.ssh/id_rsa`, they would say whether it exists (and a user's tree may hold such links).
+    const THROUGH_LINKS: &[&str] = &["-xtype", "-readable", "-writable", "-executable"];
     let mut effects = Effects::default();
     let mut i = 0;
     while let Some(text) = args.get(i).and_then(Word::plain_text) {
@@ -198,6 +197,9 @@ fn find(args: &[Word]) -> Result<Effects, String> {
             return Err(format!("`{}` in a find expression is expanded by the shell first", word.text()));
         };
         i += 1;
+        if THROUGH_LINKS.contains(&text.as_str()) {
+            return Err(format!("`find {text}` looks through symlinks, at files outside the tree too"));
+        }
         if NO_ARG.contains(&text.as_str()) {
             continue;
         }
@@ -209,11 +211,30 @@ fn find(args: &[Word]) -> Result<Effects, String> {
             return Err(format!("`find {text}` needs a literal value"));
         };
         i += 1;
+        if text == "-printf" && prints_link_target_type(&value) {
+            return Err("`find -printf` with `%Y` looks through symlinks, at files outside the tree too".into());
+        }
         if takes_path {
             effects.reads.push(PathArg { text: value, glob: false });
         }
     }
     Ok(effects)
+}
+
+/// Whether a `-printf` format has a `%Y` directive (flags and widths allowed between), the type of what a
+/// symlink points to.
+fn prints_link_target_type(format: &str) -> bool {
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        let directive = chars.by_ref().find(|c| !matches!(c, '-' | '+' | ' ' | '#' | '0'..='9' | '.'));
+        if directive == Some('Y') {
+            return true;
+        }
+    }
+    false
 }
 
 /// `jq [options] FILTER [FILES]`: files are read; the filter may not import modules (which reads files
