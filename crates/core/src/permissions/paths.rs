@@ -103,6 +103,11 @@ impl Workspace {
         if lower.iter().any(|name| name == ".git") || self.git_dirs.iter().any(|dir| resolved.starts_with(dir)) {
             return Some(Protection::GitInternals);
         }
+        // Git takes a directory with `HEAD` (or `commondir`), `objects/` and `refs/` for a bare repository and obeys
+        // its `config`: written by the model, the user's own git there would later run its pager or aliases.
+        if resolved.file_name().is_some_and(|name| name == "HEAD" || name == "commondir") {
+            return Some(Protection::RepositoryMarker);
+        }
         for (index, name) in lower.iter().enumerate() {
             let next = lower.get(index + 1).map(String::as_str);
             let tail_len = lower.len() - index - 1;
@@ -259,6 +264,8 @@ fn home_protection(rest: &Path) -> Option<Protection> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protection {
     GitInternals,
+    /// `HEAD` or `commondir` anywhere: what makes a directory a git repository.
+    RepositoryMarker,
     /// `.tandem/` (but project memory), `.claude/`, `.mcp.json`: what they say decides what later sessions may do.
     Settings,
     Credentials,
@@ -274,6 +281,9 @@ impl Protection {
     pub fn reason(self) -> &'static str {
         match self {
             Protection::GitInternals => "it is inside a .git directory (change repositories with git commands)",
+            Protection::RepositoryMarker => {
+                "a file of that name makes its directory a git repository, whose configuration git would obey"
+            }
             Protection::Settings => {
                 "it is project configuration that decides what tandem may do (.tandem, .claude, .mcp.json)"
             }
@@ -450,6 +460,10 @@ mod tests {
         assert!(!protected("src/main.rs"));
         assert!(!protected(".gitignore"));
         assert!(!protected(".tandem/memory/notes.md"));
+        // With `objects/` and `refs/` beside it, these make a directory a repository whose config git obeys.
+        assert!(protected("HEAD"));
+        assert!(protected("sub/commondir"));
+        assert!(!protected("docs/head.md"));
     }
 
     #[test]
