@@ -32,18 +32,15 @@ impl SizeNotingClient {
         (SizeNotingClient { inner: rmcp_reqwest::Client::default(), oversized: Arc::new(oversized) }, receiver)
     }
 
-    fn note<T>(&self, result: &Result<T, StreamableHttpError<rmcp_reqwest::Error>>) {
-        if let Err(StreamableHttpError::ResponseBodyTooLarge { .. }) = result {
-            self.oversized.send_replace(Some(SIZE_UNKNOWN));
-        }
-    }
-
-    /// An answer that comes as an event stream: an event over the limit ends the stream with an error whose
-    /// type rmcp keeps to itself, so it is known by its message.
-    fn watch_events(
+    /// Announces an answer refused for its size: a JSON body at once; an event stream when an event over the
+    /// limit ends it, with an error whose type rmcp keeps to itself (so it is known by its message).
+    fn noted(
         &self,
         result: Result<StreamableHttpPostResponse, StreamableHttpError<rmcp_reqwest::Error>>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<rmcp_reqwest::Error>> {
+        if let Err(StreamableHttpError::ResponseBodyTooLarge { .. }) = &result {
+            self.oversized.send_replace(Some(SIZE_UNKNOWN));
+        }
         let Ok(StreamableHttpPostResponse::Sse(stream, session)) = result else { return result };
         let oversized = self.oversized.clone();
         let stream = stream.inspect(move |item| {
@@ -68,9 +65,8 @@ impl StreamableHttpClient for SizeNotingClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let result = self.inner.post_message(uri, message, session_id, auth_header, custom_headers).await;
-        self.note(&result);
-        self.watch_events(result)
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits).await
     }
 
     async fn post_message_with_response_limits(
@@ -86,8 +82,7 @@ impl StreamableHttpClient for SizeNotingClient {
             .inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)
             .await;
-        self.note(&result);
-        self.watch_events(result)
+        self.noted(result)
     }
 
     async fn delete_session(

@@ -105,7 +105,7 @@ impl Workspace {
         }
         // Git takes a directory with `HEAD` (or `commondir`), `objects/` and `refs/` for a bare repository and obeys
         // its `config`: written by the model, the user's own git there would later run its pager or aliases.
-        if resolved.file_name().is_some_and(|name| name == "HEAD" || name == "commondir") {
+        if lower.last().is_some_and(|name| name == "head" || name == "commondir") {
             return Some(Protection::RepositoryMarker);
         }
         for (index, name) in lower.iter().enumerate() {

@@ -107,26 +107,68 @@ pub fn counts(hunks: &[Hunk]) -> (usize, usize) {
 /// the result is the same, and a change in a 300 MB file costs a comparison of its bytes, not a diff of its
 /// millions of lines.
 pub fn hunks(old: &str, new: &str, context: usize) -> Vec<Hunk> {
+    region_hunks(old, new, context, false)
+}
+
+/// [`hunks`] of a file with CRLF line breaks, compared and shown with `\n` ones, as the model and the user read
+/// it (Edit's diff of a CRLF file).
+pub fn hunks_crlf_as_lf(old: &str, new: &str, context: usize) -> Vec<Hunk> {
+    region_hunks(old, new, context, true)
+}
+
+fn region_hunks(old: &str, new: &str, context: usize, crlf_as_lf: bool) -> Vec<Hunk> {
     let (start, old_end, new_end) = changed_region(old, new);
     let start = line_start_before(old, start, context);
     let old_window_end = line_end_after(old, old_end, context);
     let new_window_end = new_end + (old_window_end - old_end);
     let offset = old.as_bytes()[..start].iter().filter(|&&b| b == b'\n').count();
-    hunks_at(&old[start..old_window_end], &new[start..new_window_end], context, offset)
+    let (old, new) = (&old[start..old_window_end], &new[start..new_window_end]);
+    if crlf_as_lf {
+        hunks_at(&old.replace("\r\n", "\n"), &new.replace("\r\n", "\n"), context, offset)
+    } else {
+        hunks_at(old, new, context, offset)
+    }
 }
 
 /// Where two texts differ, by whole lines: `(start, old_end, new_end)` such that `old[..start]` and
 /// `new[..start]` are the same lines, and so are `old[old_end..]` and `new[new_end..]`.
 fn changed_region(old: &str, new: &str) -> (usize, usize, usize) {
     let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
-    let same_start = old_bytes.iter().zip(new_bytes).take_while(|(a, b)| a == b).count();
+    let same_start = common_len(old_bytes, new_bytes, false);
     let start = old_bytes[..same_start].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
     let room = old.len().min(new.len()) - start;
-    let same_end = old_bytes.iter().rev().zip(new_bytes.iter().rev()).take(room).take_while(|(a, b)| a == b).count();
+    let same_end = common_len(old_bytes, new_bytes, true).min(room);
     // The common end begins after a line break inside it (the bytes before it differ).
     let tail = old.len() - same_end;
     let old_end = old_bytes[tail..].iter().position(|&b| b == b'\n').map_or(old.len(), |at| tail + at + 1);
     (start, old_end, new.len() - (old.len() - old_end))
+}
+
+/// How many bytes `a` and `b` share at their start (or, `from_end`, at their end): compared a block at a time,
+/// then byte by byte within the block that differs.
+fn common_len(a: &[u8], b: &[u8], from_end: bool) -> usize {
+    const BLOCK: usize = 4096;
+    let max = a.len().min(b.len());
+    let (a, b) = if from_end { (&a[a.len() - max..], &b[b.len() - max..]) } else { (&a[..max], &b[..max]) };
+    let mut same = 0;
+    while same < max {
+        let len = BLOCK.min(max - same);
+        let range = if from_end { max - same - len..max - same } else { same..same + len };
+        let (x, y) = (&a[range.clone()], &b[range]);
+        if x == y {
+            same += len;
+            continue;
+        }
+        let pairs = |x: &[u8], y: &[u8]| -> usize {
+            if from_end {
+                x.iter().rev().zip(y.iter().rev()).take_while(|(p, q)| p == q).count()
+            } else {
+                x.iter().zip(y).take_while(|(p, q)| p == q).count()
+            }
+        };
+        return same + pairs(x, y);
+    }
+    same
 }
 
 /// Start of the line `lines_before` lines above the line containing `pos`.

@@ -3,8 +3,8 @@
 //! The model sends text with `\n` line breaks, as Read showed it. In a CRLF file, `old_string` and `new_string`
 //! are given CRLF line breaks and matched against the file as it is; its BOM and whether it ends with a newline
 //! are kept. The file is searched once (`match_indices`) and the new content is put together in one pass, so
-//! an edit holds the file twice (before and after) and nothing more; the diff covers only the lines around the
-//! change, so a one-line edit in a 10 MB file costs a scan and a small diff, not a diff of 10 MB.
+//! an edit holds the file twice (before and after) and nothing more; the diff covers only the lines that
+//! changed ([`diff::hunks`]), so a one-line edit in a 10 MB file costs a comparison and a small diff.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -207,7 +207,10 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
     let old_end = positions[positions.len() - 1] + old_s.len();
     let unchanged_tail = content.len() - old_end;
     let new_end = edited.len().saturating_sub(unchanged_tail).max(first);
-    let hunks = windowed_hunks(content, edited, first, old_end);
+    let hunks = match crlf {
+        true => diff::hunks_crlf_as_lf(content, edited, DEFAULT_CONTEXT),
+        false => diff::hunks(content, edited, DEFAULT_CONTEXT),
+    };
     let diff = diff::render(&shown, &hunks, false);
     let snippet = snippet(edited, first, new_end);
     let what = if positions.len() > 1 { format!(" ({} occurrences replaced)", positions.len()) } else { String::new() };
@@ -308,21 +311,6 @@ fn not_found_message(shown: &str, content: &str, old: &str, raw: &str) -> String
 
 fn squash_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Hunks of the changed region only, numbered as in the whole file. `first..old_end` is the changed span of
-/// `old`; the text after it is the same in `new`. A CRLF file's region is compared with `\n` line breaks, as
-/// the model and the user read it.
-fn windowed_hunks(old: &str, new: &str, first: usize, old_end: usize) -> Vec<Hunk> {
-    let start = line_start_before(old, first, DEFAULT_CONTEXT);
-    let old_window_end = line_end_after(old, old_end, DEFAULT_CONTEXT);
-    let tail = &old[old_window_end..];
-    let new_window_end =
-        if new.ends_with(tail) && new.len() - tail.len() >= start { new.len() - tail.len() } else { new.len() };
-    let old_window = old[start..old_window_end].replace("\r\n", "\n");
-    let new_window = new[start..new_window_end].replace("\r\n", "\n");
-    let offset = old[..start].bytes().filter(|&b| b == b'\n').count();
-    diff::hunks_at(&old_window, &new_window, DEFAULT_CONTEXT, offset)
 }
 
 /// `cat -n` style lines of `text` around `start..end`, a few lines of context each side.

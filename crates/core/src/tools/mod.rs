@@ -110,8 +110,12 @@ pub const PREVIEW_TEXT_LIMIT: usize = 8 << 20;
 impl DiffTexts {
     /// Both texts, unless either is over [`PREVIEW_TEXT_LIMIT`].
     pub fn within_limit(old: Option<String>, new: String) -> Option<DiffTexts> {
-        let size = old.as_ref().map_or(0, String::len).max(new.len());
-        (size <= PREVIEW_TEXT_LIMIT).then_some(DiffTexts { old, new })
+        DiffTexts::fit(old.as_ref().map_or(0, String::len), new.len()).then_some(DiffTexts { old, new })
+    }
+
+    /// Whether texts of these sizes (bytes) come along with a preview: asked before making them.
+    pub fn fit(old: usize, new: usize) -> bool {
+        old.max(new) <= PREVIEW_TEXT_LIMIT
     }
 }
 

@@ -11,7 +11,7 @@ use super::diff::{self, DEFAULT_CONTEXT};
 use super::file_state::{read_if_exists, staleness_message};
 use super::fs_util;
 use super::typed::TypedTool;
-use super::{DiffTexts, PREVIEW_TEXT_LIMIT, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
 
 const DESCRIPTION: &str = "Writes a file to the local filesystem, creating it (and missing parent directories) \
 or replacing its whole content.\n\
@@ -100,8 +100,7 @@ impl TypedTool for WriteTool {
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let input: Input = parse_input("Write", input.clone()).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
-        let size = plan.old.as_ref().map_or(0, Vec::len).max(plan.content.len());
-        let texts = (size <= PREVIEW_TEXT_LIMIT).then(|| DiffTexts {
+        let texts = DiffTexts::fit(plan.old.as_ref().map_or(0, Vec::len), plan.content.len()).then(|| DiffTexts {
             old: plan.old.as_deref().map(|old| String::from_utf8_lossy(old).into_owned()),
             new: plan.content.to_owned(),
         });

@@ -167,11 +167,6 @@ impl PackedLines {
     pub fn iter(&self) -> impl Iterator<Item = Line<'_>> {
         (0..self.len()).map(|index| self.line(index))
     }
-
-    /// Every line as an owned [`Line`] (tests and small layouts).
-    pub fn to_lines(&self) -> Vec<Line<'static>> {
-        self.iter().map(owned).collect()
-    }
 }
 
 /// Equal when every line looks the same (however the styles happen to be numbered).
@@ -194,13 +189,6 @@ impl<'a> FromIterator<Line<'a>> for PackedLines {
 /// An offset into a layout, as stored (saturating: see [`PackedLines`]).
 fn offset(value: usize) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
-}
-
-/// A line that owns its text.
-pub fn owned(line: Line<'_>) -> Line<'static> {
-    let spans: Vec<Span<'static>> =
-        line.spans.into_iter().map(|span| Span::styled(span.content.into_owned(), span.style)).collect();
-    Line { style: line.style, alignment: line.alignment, spans }
 }
 
 #[cfg(test)]

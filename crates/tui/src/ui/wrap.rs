@@ -77,10 +77,8 @@ pub fn wrap_line_into(line: &Line<'_>, width: usize, indent: &[Span<'static>], o
                 break;
             }
         }
-        let mut done = std::mem::take(current);
-        done.shrink_to_fit();
         emitted = true;
-        out(Line::from(done).style(line_style));
+        out(Line::from(std::mem::take(current)).style(line_style));
     };
 
     each_token(line, |token| {
