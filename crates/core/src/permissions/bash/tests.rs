@@ -189,6 +189,13 @@ fn read_only_commands() {
         "git -c core.pager=sh log",
         "LC_ALL=./x sort a",
         "LANG=/tmp/l cat a",
+        // ls marks a symlink's target by its type in long format, and colours a dangling one (red team, round 7).
+        "ls -lF links",
+        "ls -l --file-type links",
+        "ls --format=long --classify=always links",
+        "ls -l --indicator-style=file-type",
+        "ls --color=always links",
+        "ls --col links",
     ] {
         assert!(!first(command).is_read_only(), "{command:?} should not be read-only");
     }

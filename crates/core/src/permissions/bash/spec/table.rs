@@ -53,12 +53,15 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
              group-separator no-group-separator color colour binary",
             Operands::PatternThenRead(GREP_PATTERN_GIVERS),
         ),
+        // Not allowed: `-F`/`--classify`/`--file-type`/`--indicator-style` (in long format ls marks a symlink's
+        // target by its type, so a link the tree holds to `~/.ssh` would say it exists) and `--color` (colours
+        // from the user's LS_COLORS mark a link whose target is missing).
         "ls" => tool(
-            "aAbBcCdfFgGhHiklmnNopqQrRsStuUvxXZ1 I:t T:t w:t",
-            "all almost-all author escape block-size=t ignore-backups color[=t] directory classify[=t] file-type \
+            "aAbBcCdfgGhHiklmnNopqQrRsStuUvxXZ1 I:t T:t w:t",
+            "all almost-all author escape block-size=t ignore-backups directory \
              format=t full-time group-directories-first no-group human-readable si \
              dereference-command-line dereference-command-line-symlink-to-dir hide=t hyperlink[=t] \
-             indicator-style=t inode ignore=t kibibytes literal numeric-uid-gid hide-control-chars \
+             inode ignore=t kibibytes literal numeric-uid-gid hide-control-chars \
              show-control-chars quote-name quoting-style=t reverse recursive size sort=t time=t time-style=t \
              tabsize=t width=t context zero",
             "all almost-all author escape block-size ignore-backups color directory dired classify file-type format \
