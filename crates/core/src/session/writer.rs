@@ -270,9 +270,24 @@ fn ensure_sessions_dir(data_dir: &Path) -> io::Result<PathBuf> {
 /// Makes this process the session's only writer while the file is open: a second tandem resuming it is refused
 /// instead of interleaving its messages. The lock is the kernel's (`flock`), so a process that crashed leaves
 /// none behind.
+///
+/// A lock this process just gave up can still be held for a moment by a child it was starting (a command, a
+/// hook): between fork and exec the child shares the file's descriptor. So a busy lock is tried again for up to
+/// [`LOCK_GRACE`] before the session counts as open elsewhere.
 fn lock_for_writing(file: &File) -> io::Result<()> {
-    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
+    let deadline = std::time::Instant::now() + LOCK_GRACE;
+    loop {
+        match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Err(err) if err == rustix::io::Errno::WOULDBLOCK && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return result.map_err(io::Error::from),
+        }
+    }
 }
+
+/// How long a busy session lock is tried again ([`lock_for_writing`]).
+const LOCK_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
 fn private_options() -> OpenOptions {
     let mut options = OpenOptions::new();
@@ -305,5 +320,24 @@ mod tests {
         writer.append_message(&Message { role: Role::Assistant, content: vec![ContentBlock::text(text)] }).unwrap();
         writer.flush().unwrap();
         assert!(writer.pending.capacity() <= SPILL_BYTES * 2, "{} bytes kept", writer.pending.capacity());
+    }
+
+    /// Seen in CI: a session closed and reopened in one process was "in use" — a command being started at that
+    /// moment held the lock through the descriptor its fork had copied.
+    #[test]
+    fn a_lock_given_up_a_moment_later_is_waited_for_and_one_kept_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = SessionMeta { id: "held".into(), ..SessionMeta::new("/p", "anthropic", "claude-sonnet-4-5") };
+        let path = SessionWriter::create(dir.path(), meta).unwrap().path().to_path_buf();
+        let holder = File::open(&path).unwrap();
+        lock_for_writing(&holder).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(holder);
+        });
+        let writer = SessionWriter::reopen(&path);
+        release.join().unwrap();
+        assert!(writer.is_ok(), "{:?}", writer.err());
+        assert!(matches!(SessionWriter::reopen(&path), Err(SessionError::InUse { .. })), "held by the first");
     }
 }
