@@ -174,6 +174,38 @@ fn the_sandbox_stops_writes_outside_the_workspace() {
     assert!(content.contains("sandbox"), "the model is told the sandbox blocked it: {content}");
 }
 
+/// A sandboxed command can't read tandem's environment (its API key) through `/proc`, even as root, which Linux
+/// lets read another root process's `environ` whatever Landlock and "not dumpable" say.
+#[test]
+fn a_sandboxed_command_cant_read_tandems_environment() {
+    let workspace = Workspace::new();
+    let canary = "canary-value-that-must-stay-in-tandem";
+    let command_line = "tr '\\0' '\\n' < /proc/$PPID/environ; echo tandem-environment-end";
+    let server = FakeServer::spawn(one_command(command_line)).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.env("TANDEM_E2E_CANARY", canary);
+    command.args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--dangerously-skip-permissions",
+        "--sandbox",
+        "workspace-write",
+    ]);
+    let run = execute(command);
+    if run.code == 2 && run.stderr.contains("unavailable") {
+        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
+        return;
+    }
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[1].body);
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(content.contains("tandem-environment-end"), "the command ran: {content}");
+    assert!(!content.contains(tandem_e2e::TEST_KEY), "the API key leaked: {content}");
+    assert!(!content.contains(canary), "tandem's environment leaked: {content}");
+}
+
 /// A fresh directory that is neither in the workspace nor under a temp dir or a tool cache (`~/.cache`) the
 /// sandbox lets commands write to.
 fn outside_dir() -> Option<std::path::PathBuf> {

@@ -10,6 +10,9 @@ use tandem_tui::headless::{self, HeadlessOptions};
 use tandem_tui::setup;
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: `setenv` is only sound then.
+    #[cfg(target_os = "linux")]
+    let environment_hidden = tandem_core::sandbox::hide_own_environment();
     tandem_core::sandbox::harden_self();
     quiet_for_caught_panics();
     if std::env::args().nth(1).as_deref() == Some("sessions") {
@@ -38,6 +41,10 @@ fn main() -> ExitCode {
         },
     };
     init_logging();
+    #[cfg(target_os = "linux")]
+    if let Err(why) = environment_hidden {
+        tracing::warn!("tandem's environment stays readable in /proc to root: {why}");
+    }
 
     if !cli.headless() {
         return interactive(cli);

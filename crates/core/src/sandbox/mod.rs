@@ -46,6 +46,8 @@ mod grants;
 mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod own_environment;
 #[cfg(test)]
 mod tests;
 
@@ -55,6 +57,8 @@ use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};
 pub use guard::{Guard, nested_settings, remove_new_nested_settings};
+#[cfg(target_os = "linux")]
+pub use own_environment::hide as hide_own_environment;
 
 use std::fmt;
 use std::io;

@@ -374,7 +374,8 @@ async fn sandboxed_commands_cant_reach_tandem_itself() {
     let (Some(abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
     let p = policy(SandboxMode::WorkspaceWrite, vec![], false);
     // tandem's environment (and its API key) and memory are out of reach. Not for root: Linux lets a root process
-    // read another root process's /proc files even without CAP_SYS_PTRACE (docs/permissions.md says so).
+    // read another root process's `environ` and `maps` whatever Landlock says; the binary blanks its environment
+    // block for that (`own_environment`, tested end to end in tests/tests/permissions.rs).
     harden_self();
     let tandem = std::process::id();
     if rustix::process::geteuid().is_root() {
