@@ -36,7 +36,9 @@ edit = {"type": "tool_use", "name": "Edit",
 json.dump({"replies": [read, {"blocks": [edit]}, done]}, open(f"{work}/edit.json", "w"))
 if write:
     content = open(f"{work}/big.rs").read().replace("needle_to_change", "needle_rewritten")
-    block = {"type": "tool_use", "name": "Write", "input": {"file_path": path, "content": content}}
+    # Streamed the way the real API streams a tool input: many small `input_json_delta`s (16 KB here).
+    block = {"type": "tool_use", "name": "Write", "input": {"file_path": path, "content": content},
+             "chunks": max(1, len(content) // 16384)}
     json.dump({"replies": [read, {"blocks": [block]}, done]}, open(f"{work}/write.json", "w"))
 PY
 

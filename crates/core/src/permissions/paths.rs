@@ -162,6 +162,14 @@ const HOME_SECRETS: &[&str] = &[
     ".config/hub",
     ".claude/.credentials.json",
     ".claude/projects",
+    ".claude.json",
+    ".config/git/credentials",
+    ".pgpass",
+    ".vault-token",
+    ".password-store",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/op",
 ];
 /// Files below the home directory that shells and git read on their own: never writable by a sandboxed command.
 const HOME_PROFILES: &[&str] = &[

@@ -19,14 +19,21 @@ const MAX_ENTRIES: usize = 5_000;
 /// At most this many bytes of protected files are copied.
 const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Device and inode: which file a path names. A protected file or directory swapped for another one with the
+/// same content is not unchanged: a background command's Landlock rule follows the inode it was granted (a
+/// workspace directory moved to `.claude`, a top-level file moved over a settings file), so it could write there
+/// later.
+type FileId = (u64, u64);
+
 /// What one protected path was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Entry {
     File {
         content: Vec<u8>,
         mode: u32,
+        id: FileId,
     },
-    Dir,
+    Dir(FileId),
     Link(PathBuf),
     /// A repository's `HEAD`: git's to change (a checkout), but it must exist and say a ref or a commit — without
     /// it git stops taking the directory for a repository and may take its parent for a bare one, whose `config`
@@ -34,6 +41,10 @@ enum Entry {
     Head(Vec<u8>),
     /// A repository's `refs` or `objects`: git's to fill, but it must stay a directory, for the same reason.
     GitDir,
+    /// The steps of a rebase or cherry-pick in progress (`rebase-merge/git-rebase-todo`, `sequencer/todo`): git's
+    /// to change as it goes, but a step that runs a command (`exec`) would run when you type `git rebase
+    /// --continue`, so the command may not add one.
+    Todo(Vec<u8>),
 }
 
 /// A copy of every protected entry of the workspace roots, to put back after a command.
@@ -61,7 +72,11 @@ impl Guard {
     /// Puts every protected entry back as it was and removes the ones that appeared; what it did, one line each
     /// (empty when nothing had changed). The protected trees are walked whole, with no limit: a command that
     /// filled them first must not hide what it added after (only the copy taken before is bounded).
-    pub fn restore(&self) -> Vec<String> {
+    ///
+    /// Every path is reached from its root without following a link (see [`Anchored`]): a command that replaced a
+    /// directory above a protected entry with a link (`mv sub sub.bak && ln -s ~ sub`) must not make tandem write
+    /// the entry where the link points. Such an entry is left alone and said so.
+    pub fn restore(&mut self) -> Vec<String> {
         let mut present = Vec::new();
         for top in protected_tops(&self.roots) {
             self.list(&top, &mut present);
@@ -73,22 +88,42 @@ impl Guard {
             if self.entries.contains_key(path) {
                 continue;
             }
-            unpin(path);
-            let removed = match std::fs::symlink_metadata(path) {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
-                Ok(_) => std::fs::remove_file(path),
+            let Ok(anchored) = Anchored::new(&self.roots, path) else {
+                done.push(format!(
+                    "could not remove {}: a directory above it is no longer a directory",
+                    path.display()
+                ));
+                continue;
+            };
+            let place = anchored.path();
+            if is_todo(path) && !std::fs::read(&place).is_ok_and(|text| runs_commands(&text)) {
+                continue;
+            }
+            unpin(&place);
+            let removed = match std::fs::symlink_metadata(&place) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&place),
+                Ok(_) => std::fs::remove_file(&place),
                 Err(_) => continue,
             };
-            if removed.is_ok() || !path.exists() {
+            if removed.is_ok() || std::fs::symlink_metadata(&place).is_err() {
                 done.push(format!("removed {}", path.display()));
             }
         }
-        for (path, entry) in &self.entries {
-            if unchanged(path, entry) {
+        for (path, entry) in &mut self.entries {
+            let Ok(anchored) = Anchored::new(&self.roots, path) else {
+                done.push(format!(
+                    "could not restore {}: a directory above it is gone or no longer a directory",
+                    path.display()
+                ));
+                continue;
+            };
+            let place = anchored.path();
+            if unchanged(&place, entry) {
                 continue;
             }
-            unpin(path);
-            if put_back(path, entry).is_ok() {
+            unpin(&place);
+            if put_back(&place, entry).is_ok() {
+                entry.take_identity_of(&place);
                 done.push(format!("restored {}", path.display()));
             } else {
                 done.push(format!("could not restore {}", path.display()));
@@ -105,19 +140,30 @@ impl Guard {
         if meta.file_type().is_symlink() {
             self.entries.insert(path.to_path_buf(), Entry::Link(std::fs::read_link(path).ok()?));
         } else if meta.is_dir() {
-            self.entries.insert(path.to_path_buf(), Entry::Dir);
+            self.entries.insert(path.to_path_buf(), Entry::Dir(identity(&meta)));
             for entry in std::fs::read_dir(path).ok()?.flatten() {
                 let child = entry.path();
                 if is_repository_head(&child) {
                     let content = std::fs::read(&child).ok()?;
                     self.entries.insert(child, Entry::Head(content));
-                } else if is_repository_store(&child) {
+                    continue;
+                }
+                if is_repository_store(&child) {
                     self.note_git_data(&child);
-                    self.entries.insert(child, Entry::GitDir);
+                    self.entries.insert(child.clone(), Entry::GitDir);
                 } else if git_data(&child) {
                     self.note_git_data(&child);
                 } else {
                     self.record(&child, bytes)?;
+                    continue;
+                }
+                for inside in watched_in_git_data(&child) {
+                    if is_todo(&inside) {
+                        let Ok(content) = std::fs::read(&inside) else { continue };
+                        self.entries.insert(inside, Entry::Todo(content));
+                    } else {
+                        self.record(&inside, bytes)?;
+                    }
                 }
             }
         } else if meta.is_file() {
@@ -127,7 +173,8 @@ impl Guard {
             }
             use std::os::unix::fs::PermissionsExt;
             let content = std::fs::read(path).ok()?;
-            self.entries.insert(path.to_path_buf(), Entry::File { content, mode: meta.permissions().mode() });
+            let (mode, id) = (meta.permissions().mode(), identity(&meta));
+            self.entries.insert(path.to_path_buf(), Entry::File { content, mode, id });
         }
         Some(())
     }
@@ -152,10 +199,13 @@ impl Guard {
         for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
             let child = entry.path();
             if is_repository_store(&child) {
-                out.push(child);
+                out.push(child.clone());
             } else if is_repository_head(&child) || !(git_data(&child) || self.moved_git_data(&child)) {
                 self.list(&child, out);
+                continue;
             }
+            let watched = watched_in_git_data(&child);
+            out.extend(watched.into_iter().filter(|inside| std::fs::symlink_metadata(inside).is_ok()));
         }
     }
 
@@ -220,23 +270,112 @@ fn unpin(path: &Path) {
     }
 }
 
+impl Entry {
+    /// After a put-back: the new file is what the next restore compares with.
+    fn take_identity_of(&mut self, path: &Path) {
+        if let (Entry::File { id, .. } | Entry::Dir(id), Ok(meta)) = (self, std::fs::symlink_metadata(path)) {
+            *id = identity(&meta);
+        }
+    }
+}
+
+fn identity(meta: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
 /// Whether `path` is as it was recorded. A protected file that gained a hard link is not: the other name could
 /// write it later (from a background command), so it is given an inode of its own again.
 fn unchanged(path: &Path, entry: &Entry) -> bool {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
     match entry {
-        Entry::Dir => meta.is_dir(),
+        Entry::Dir(id) => meta.is_dir() && identity(&meta) == *id,
         Entry::Link(target) => meta.file_type().is_symlink() && std::fs::read_link(path).ok().as_ref() == Some(target),
         Entry::Head(_) => meta.is_file() && std::fs::read(path).is_ok_and(|text| valid_head(&text)),
         Entry::GitDir => meta.is_dir(),
-        Entry::File { content, mode } => {
+        Entry::Todo(before) => std::fs::read(path).is_ok_and(|now| !adds_commands(before, &now)),
+        Entry::File { content, mode, id } => {
             meta.is_file()
+                && identity(&meta) == *id
                 && meta.nlink() == 1
                 && meta.permissions().mode() == *mode
                 && meta.len() == content.len() as u64
                 && std::fs::read(path).is_ok_and(|now| now == *content)
         }
+    }
+}
+
+/// What the guard watches inside git's own data: the alternates of an object store (other repositories git reads
+/// objects from: one naming another project lets `git show` print its files) and the steps of an operation in
+/// progress.
+fn watched_in_git_data(path: &Path) -> Vec<PathBuf> {
+    match path.file_name().and_then(|name| name.to_str()) {
+        Some("objects") => vec![path.join("info/alternates"), path.join("info/http-alternates")],
+        Some("rebase-merge") => vec![path.join("git-rebase-todo")],
+        Some("sequencer") => vec![path.join("todo")],
+        _ => Vec::new(),
+    }
+}
+
+fn is_todo(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str());
+    let dir = path.parent().and_then(Path::file_name).and_then(|name| name.to_str());
+    matches!((dir, name), (Some("rebase-merge"), Some("git-rebase-todo")) | (Some("sequencer"), Some("todo")))
+}
+
+/// The commands a todo list runs: its `exec` (`x`) steps.
+fn commands_in(todo: &[u8]) -> BTreeSet<String> {
+    String::from_utf8_lossy(todo)
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let (step, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            matches!(step, "exec" | "x").then(|| rest.trim().to_owned())
+        })
+        .collect()
+}
+
+fn runs_commands(todo: &[u8]) -> bool {
+    !commands_in(todo).is_empty()
+}
+
+fn adds_commands(before: &[u8], now: &[u8]) -> bool {
+    commands_in(now).difference(&commands_in(before)).next().is_some()
+}
+
+/// A protected path reached from its workspace root without following any link on the way: its parent directory
+/// is opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` and the path is named through that open
+/// descriptor (`/proc/self/fd/N/name`), so a directory swapped for a link meanwhile, even by a background command
+/// while the guard works, can't redirect a write out of the workspace. The final name itself is never followed
+/// by what the guard does with it (`symlink_metadata`, removal, a rename over it).
+struct Anchored {
+    parent: rustix::fd::OwnedFd,
+    name: std::ffi::OsString,
+}
+
+impl Anchored {
+    fn new(roots: &[PathBuf], path: &Path) -> std::io::Result<Anchored> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let not_below = || std::io::Error::other("not below a workspace root");
+        let root = roots.iter().filter(|root| path.starts_with(root)).max_by_key(|root| root.as_os_str().len());
+        let root = root.ok_or_else(not_below)?;
+        let name = path.file_name().ok_or_else(not_below)?.to_owned();
+        let relative = path.parent().and_then(|parent| parent.strip_prefix(root).ok()).ok_or_else(not_below)?;
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let root = rustix::fs::open(root.as_path(), flags, Mode::empty())?;
+        let parent = if relative.as_os_str().is_empty() {
+            root
+        } else {
+            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            rustix::fs::openat2(&root, relative, flags, Mode::empty(), resolve)?
+        };
+        Ok(Anchored { parent, name })
+    }
+
+    fn path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.parent.as_raw_fd())).join(&self.name)
     }
 }
 
@@ -324,21 +463,21 @@ fn git_data(path: &Path) -> bool {
 
 /// Writes one entry back (a file through a temp file and a rename, with its mode).
 fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
-    if let Ok(meta) = std::fs::symlink_metadata(path)
-        && !matches!((entry, meta.is_dir()), (Entry::Dir, true))
-    {
+    // Whatever stands there now goes, a directory too: one that is not the recorded directory may be a workspace
+    // directory a background command can write (its rule follows it).
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.is_dir() {
             std::fs::remove_dir_all(path)?;
         } else {
             std::fs::remove_file(path)?;
         }
     }
+    let new_file = |content: &[u8]| Entry::File { content: content.to_vec(), mode: 0o644, id: (0, 0) };
     match entry {
-        Entry::Dir => std::fs::create_dir_all(path),
+        Entry::Dir(_) | Entry::GitDir => std::fs::create_dir(path),
         Entry::Link(target) => std::os::unix::fs::symlink(target, path),
-        Entry::Head(content) => put_back(path, &Entry::File { content: content.clone(), mode: 0o644 }),
-        Entry::GitDir => std::fs::create_dir_all(path),
-        Entry::File { content, mode } => {
+        Entry::Head(content) | Entry::Todo(content) => put_back(path, &new_file(content)),
+        Entry::File { content, mode, .. } => {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
@@ -383,7 +522,7 @@ mod tests {
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::create_dir_all(root.join("sub/.git")).unwrap();
         std::fs::write(root.join("sub/.git/config"), "[core]\n").unwrap();
-        let guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
 
         std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = ./evil\n").unwrap();
         std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
@@ -418,7 +557,7 @@ mod tests {
         std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
-        let guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
 
         std::fs::create_dir_all(root.join(".claude")).unwrap();
         std::fs::File::create(root.join(".claude/junk")).unwrap().set_len(MAX_BYTES + 1).unwrap();
@@ -448,7 +587,7 @@ mod tests {
         std::fs::create_dir_all(root.join(".git/objects")).unwrap();
         std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        let guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
 
         std::fs::write(root.join(".git/HEAD"), "garbage\n").unwrap();
         std::fs::rename(root.join(".git/refs"), root.join(".git/refs.bak")).unwrap();
@@ -463,5 +602,83 @@ mod tests {
         if pinned.is_ok_and(|status| status.success()) {
             assert!(!root.join(".git/hooks/pre-commit").exists(), "an immutable plant is removed too");
         }
+    }
+
+    /// Found by the eighth red-team round: a command replaced a workspace directory holding nested settings with a
+    /// link to the home directory, and the restore wrote the recorded settings through it into `~/.claude`.
+    #[test]
+    fn nothing_is_put_back_through_a_directory_swapped_for_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(root.join("h/.claude")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(root.join("h/.claude/settings.json"), "{}").unwrap();
+        let root = root.canonicalize().unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::rename(root.join("h"), root.join("h.bak")).unwrap();
+        std::os::unix::fs::symlink(&home, root.join("h")).unwrap();
+        let done = guard.restore();
+        assert!(!home.join(".claude").exists(), "written through the link: {done:?}");
+        assert!(done.iter().any(|line| line.starts_with("could not restore")), "{done:?}");
+    }
+
+    /// Found by the same round: a workspace directory moved to `.claude` (a background command's rule follows
+    /// it) counted as the recorded `.claude` because it is a directory; so did a file with the same content.
+    #[test]
+    fn a_protected_directory_or_file_swapped_for_another_is_replaced() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::write(root.join(".claude/settings.json"), "{}").unwrap();
+        std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("h")).unwrap();
+        std::fs::write(root.join("h/readme"), "x").unwrap();
+        std::fs::write(root.join("copy"), "{}").unwrap();
+        let moved_dir = std::fs::metadata(root.join("h")).unwrap().ino();
+        let moved_file = std::fs::metadata(root.join("copy")).unwrap().ino();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::rename(root.join(".claude"), root.join("old")).unwrap();
+        std::fs::rename(root.join("h"), root.join(".claude")).unwrap();
+        std::fs::copy(root.join("old/settings.json"), root.join(".claude/settings.json")).unwrap();
+        std::fs::rename(root.join("copy"), root.join(".mcp.json")).unwrap();
+        // Held open, so that their inode numbers can't be reused by what is put back.
+        let _held = (std::fs::File::open(root.join(".claude")).unwrap(), std::fs::File::open(root.join(".mcp.json")));
+        guard.restore();
+        assert_ne!(std::fs::metadata(root.join(".claude")).unwrap().ino(), moved_dir);
+        assert_eq!(std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(), "{}");
+        assert!(!root.join(".claude/readme").exists());
+        assert_ne!(std::fs::metadata(root.join(".mcp.json")).unwrap().ino(), moved_file);
+        assert!(guard.restore().is_empty(), "what was put back is what the next restore compares with");
+    }
+
+    /// Found by the same round: a rebase left to continue with an `exec` step, and alternates naming another
+    /// repository's objects, survived the restore (git's own data is not protected).
+    #[test]
+    fn git_steps_that_run_commands_and_new_alternates_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/objects/info")).unwrap();
+        std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
+        std::fs::write(root.join(".git/sequencer/todo"), "pick 0123 one\nexec make\n").unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+        std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 a\nx cat ~/.ssh/id_rsa\n").unwrap();
+        std::fs::write(root.join(".git/objects/info/alternates"), "/other/project/.git/objects\n").unwrap();
+        std::fs::write(root.join(".git/sequencer/todo"), "exec make\nexec curl evil\n").unwrap();
+        let done = guard.restore();
+        assert!(!root.join(".git/rebase-merge/git-rebase-todo").exists(), "{done:?}");
+        assert!(!root.join(".git/objects/info/alternates").exists(), "{done:?}");
+        assert_eq!(std::fs::read_to_string(root.join(".git/sequencer/todo")).unwrap(), "pick 0123 one\nexec make\n");
+
+        // A rebase of your own that stopped on a conflict keeps its steps, and may drop one.
+        std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 a\npick 4567 b\n").unwrap();
+        std::fs::write(root.join(".git/sequencer/todo"), "exec make\n").unwrap();
+        assert!(guard.restore().is_empty());
     }
 }

@@ -2,6 +2,7 @@
 
 use std::io;
 
+use rustix::thread::{CapabilitySet, CapabilitySets};
 use std::path::PathBuf;
 
 use landlock::{
@@ -93,6 +94,8 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
     })?;
     let mut ruleset = Some(ruleset);
     let sockets = if policy.network { None } else { Some(network_filter()?) };
+    let kept =
+        rustix::thread::capabilities(None).map_or(CapabilitySet::empty(), |own| own.permitted & KEPT_CAPABILITIES);
     let restrict = move || -> io::Result<()> {
         let Some(ruleset) = ruleset.take() else {
             return Err(io::Error::from_raw_os_error(EINVAL));
@@ -108,21 +111,43 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
             }
         }
         match &sockets {
-            Some(filter) if seccompiler::apply_filter(filter).is_err() => Err(io::Error::from_raw_os_error(
-                io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
-            )),
-            _ => Ok(()),
+            Some(filter) if seccompiler::apply_filter(filter).is_err() => {
+                return Err(io::Error::from_raw_os_error(
+                    io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
+                ));
+            }
+            _ => {}
         }
+        drop_capabilities(kept)
     };
     // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the prepared ruleset
     // (a file descriptor and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self, then
     // closes the descriptor; with the network off it installs the socket filter compiled above (prctl and
-    // seccomp over a slice it only reads): system calls only. No allocation, no locks; the errors are `Os` errors,
-    // which don't allocate either.
+    // seccomp over a slice it only reads); then it drops capabilities (prctl and capset): system calls only. No
+    // allocation, no locks; the errors are `Os` errors, which don't allocate either.
     unsafe {
         command.pre_exec(restrict);
     }
     Ok(())
+}
+
+/// What a sandboxed command keeps of root's capabilities: the ones that let it work on files it may write anyway
+/// (Landlock decides which). Everything else goes, most of all `CAP_SYS_PTRACE`: Linux lets a process read another
+/// one's `/proc/<pid>/environ` when it holds every capability that one has, or `CAP_SYS_PTRACE` (a read-mode check,
+/// which Landlock lets through), so a sandboxed root command could read the API key from the environment of
+/// whatever started tandem. It also can't load a kernel module, reboot or mount, which Landlock doesn't cover.
+const KEPT_CAPABILITIES: CapabilitySet =
+    CapabilitySet::CHOWN.union(CapabilitySet::DAC_OVERRIDE).union(CapabilitySet::FOWNER).union(CapabilitySet::FSETID);
+
+/// In the child, before exec: takes every capability but `kept` out of the bounding set (so that no program run
+/// later can regain one; refused without `CAP_SETPCAP`, which only matters for root) and out of the permitted,
+/// effective and inheritable sets (which also empties the ambient set). System calls only.
+fn drop_capabilities(kept: CapabilitySet) -> io::Result<()> {
+    for capability in (CapabilitySet::all() - KEPT_CAPABILITIES).iter() {
+        let _ = rustix::thread::remove_capability_from_bounding_set(capability);
+    }
+    let sets = CapabilitySets { effective: kept, permitted: kept, inheritable: CapabilitySet::empty() };
+    rustix::thread::set_capabilities(None, sets).map_err(io::Error::from)
 }
 
 /// With the network off, the sockets Landlock's TCP rule does not see are refused too (EACCES, as Landlock

@@ -369,6 +369,32 @@ async fn denied_paths_cant_be_read_by_any_route() {
     assert!(!ws.join("src/copy").exists());
 }
 
+/// Found by the eighth red-team round: a sandboxed root command read the API key from the environment of the
+/// process that started tandem. It keeps none of root's capabilities but those for files (Landlock limits which).
+#[tokio::test]
+async fn sandboxed_root_commands_keep_only_file_capabilities() {
+    let (Some(_), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let p = policy(SandboxMode::WorkspaceWrite, vec![], false);
+    let (ok, status) = sh(&p, ws.path(), "grep -E '^Cap(Eff|Prm|Inh|Bnd|Amb)' /proc/self/status >&2").await;
+    assert!(ok, "{status}");
+    let kept = 0b11011; // CHOWN, DAC_OVERRIDE, FOWNER, FSETID
+    for line in status.lines() {
+        let (name, hex) = line.split_once(':').unwrap();
+        let set = u64::from_str_radix(hex.trim(), 16).unwrap();
+        assert_eq!(set & !kept, 0, "{name} holds more than the file capabilities: {status}");
+    }
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipping the environ check: only root can read another process's environ that way");
+        return;
+    }
+    let mut other =
+        std::process::Command::new("sleep").arg("30").env("TANDEM_TEST_CANARY", "canary-in-environ").spawn().unwrap();
+    let (ok, _) = sh(&p, ws.path(), &format!("grep -c canary-in-environ /proc/{}/environ", other.id())).await;
+    other.kill().unwrap();
+    other.wait().unwrap();
+    assert!(!ok, "a sandboxed root command read another root process's environment");
+}
+
 #[tokio::test]
 async fn sandboxed_commands_cant_reach_tandem_itself() {
     let (Some(abi), Some(ws)) = (landlock_abi(), scratch()) else { return };

@@ -446,7 +446,7 @@ pub async fn run_command(
     let protected = registration.finish();
     drop(call_temp);
     // Everything the command started is gone: nothing can change the protected entries after this.
-    let restored = protected.map(|protected| protected.restore()).unwrap_or_default();
+    let restored = protected.map(|mut protected| protected.restore()).unwrap_or_default();
     CommandResult {
         stdout: out.unwrap_or_default(),
         stderr: err.unwrap_or_default(),

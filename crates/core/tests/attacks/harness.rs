@@ -216,7 +216,7 @@ pub(crate) fn run_sandboxed(tree: &Tree, command: &str, policy: &SandboxPolicy) 
         let guard = policy.restore_protected.then(|| sandbox::Guard::take(&policy.roots(Some(&tree.work))).unwrap());
         sandbox::apply(&mut child, policy).unwrap();
         let output = tokio::time::timeout(Duration::from_secs(5), child.output()).await;
-        if let Some(guard) = guard {
+        if let Some(mut guard) = guard {
             guard.restore();
         }
         match output {

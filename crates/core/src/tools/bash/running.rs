@@ -90,14 +90,14 @@ pub fn end_all() -> usize {
     count
 }
 
-fn end(entries: Vec<Entry>) {
+fn end(mut entries: Vec<Entry>) {
     let marks: Vec<&str> = entries.iter().map(|entry| entry.mark.as_str()).collect();
     for group in entries.iter().filter_map(|entry| entry.group) {
         let _ = kill_process_group(group, Signal::KILL);
     }
     kill_marked(&marks);
     sweep_orphans();
-    for guard in entries.iter().filter_map(|entry| entry.protected.as_ref()) {
+    for guard in entries.iter_mut().filter_map(|entry| entry.protected.as_mut()) {
         guard.restore();
     }
 }
