@@ -206,6 +206,38 @@ fn a_sandboxed_command_cant_read_tandems_environment() {
     assert!(!content.contains(canary), "tandem's environment leaked: {content}");
 }
 
+/// Found by the ninth red-team round: while a sandboxed background command runs, a foreground command moved a
+/// directory the background one may write into `.git`, and the background one wrote there after the restore.
+/// So while one runs, foreground commands can't write the protected entries at all (not even to be put back).
+#[test]
+fn while_a_background_command_runs_protected_entries_stay_read_only() {
+    let workspace = Workspace::new();
+    workspace.write(".git/HEAD", "ref: refs/heads/main\n");
+    workspace.write(".git/config", "[core]\n");
+    workspace.write("Makefile", "plant:\n\techo '[alias]' >> .git/config\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_bg", "name": "Bash",
+                     "input": {"command": "sleep 30", "run_in_background": true}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_fg", "name": "Bash", "input": {"command": "make plant"}}]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "json", "--permission-mode", "acceptEdits"]);
+    command.args(["--allowedTools", "Bash(make:*)"]);
+    let run = execute(command);
+    if run.code == 2 && run.stderr.contains("unavailable") {
+        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
+        return;
+    }
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&server.requests()[2].body);
+    let content = results.last().unwrap()["content"].as_str().unwrap();
+    assert!(!content.contains("put back"), "the command wrote .git/config: {content}");
+    assert!(content.contains("denied") || content.contains("Read-only"), "{content}");
+    assert_eq!(workspace.read(".git/config"), "[core]\n");
+}
+
 /// A fresh directory that is neither in the workspace nor under a temp dir or a tool cache (`~/.cache`) the
 /// sandbox lets commands write to.
 fn outside_dir() -> Option<std::path::PathBuf> {

@@ -14,22 +14,24 @@ use tandem_e2e::process::{alive, wait_for_line};
 use tandem_e2e::pty::{Pty, anthropic_command};
 use tandem_e2e::{FakeServer, Scenario, Workspace};
 
-/// A background shell, then a foreground command that plants a git hook (they write their pids in `run/`: a background command may not
+/// A background shell (unless `background` is false), then a foreground command that tries to plant a git hook (they write their pids in `run/`: a background command may not
 /// create entries at the workspace's top, see docs/permissions.md) that starts a child in its group and one that left it; the
 /// foreground command never ends by itself.
-fn scenario() -> Scenario {
-    let background = "sleep 300 & echo $! > run/bg.pid; wait";
+fn scenario(background: bool) -> Scenario {
+    let background_command = "sleep 300 & echo $! > run/bg.pid; wait";
     let foreground = "echo planted > .git/hooks/pre-commit; cp .git/hooks/pre-commit run/; setsid sleep 301 & echo $! > run/escaped.pid; sleep 302 & echo $! > run/child.pid; wait";
-    Scenario::from_json(
-        &json!({"replies": [
-            {"blocks": [{"type": "tool_use", "id": "toolu_bg", "name": "Bash",
-                         "input": {"command": background, "run_in_background": true}}]},
-            {"blocks": [{"type": "tool_use", "id": "toolu_fg", "name": "Bash", "input": {"command": foreground}}]},
-            {"blocks": [{"type": "text", "text": "never asked"}]}
-        ]})
-        .to_string(),
-    )
-    .unwrap()
+    let mut replies = vec![
+        json!({"blocks": [{"type": "tool_use", "id": "toolu_fg", "name": "Bash", "input": {"command": foreground}}]}),
+        json!({"blocks": [{"type": "text", "text": "never asked"}]}),
+    ];
+    if background {
+        replies.insert(
+            0,
+            json!({"blocks": [{"type": "tool_use", "id": "toolu_bg", "name": "Bash",
+                               "input": {"command": background_command, "run_in_background": true}}]}),
+        );
+    }
+    Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()
 }
 
 fn workspace() -> Workspace {
@@ -39,12 +41,14 @@ fn workspace() -> Workspace {
     workspace
 }
 
-/// The pids of the three processes, once all are running.
-fn started(workspace: &Workspace) -> Vec<String> {
-    let pids: Vec<String> = ["run/bg.pid", "run/escaped.pid", "run/child.pid"]
-        .iter()
-        .map(|name| wait_for_line(&workspace.path().join(name)))
-        .collect();
+/// The pids of the processes (background, escaped, child), once all are running.
+fn started(workspace: &Workspace, background: bool) -> Vec<String> {
+    let names: &[&str] = if background {
+        &["run/bg.pid", "run/escaped.pid", "run/child.pid"]
+    } else {
+        &["run/escaped.pid", "run/child.pid"]
+    };
+    let pids: Vec<String> = names.iter().map(|name| wait_for_line(&workspace.path().join(name))).collect();
     for pid in &pids {
         assert!(alive(pid), "{pid} is not running");
     }
@@ -95,30 +99,39 @@ fn sigterm_and_sighup_end_every_command_headless_and_in_the_sdk_mode() {
         for (name, code) in SIGNALS {
             let how = format!("{} {name}", if sdk { "SDK mode" } else { "-p" });
             let workspace = workspace();
-            let server = FakeServer::spawn(scenario()).unwrap();
+            let server = FakeServer::spawn(scenario(true)).unwrap();
             let child = headless_child(&workspace, &server, sdk);
-            let pids = started(&workspace);
+            let pids = started(&workspace, true);
             signal(child.id(), name);
             let output = child.wait_with_output().unwrap();
             assert_eq!(output.status.code(), Some(code), "{how}: {}", String::from_utf8_lossy(&output.stderr));
             assert_all_ended(&pids, &how);
-            let planted = std::fs::read_to_string(workspace.path().join("run/pre-commit")).unwrap_or_default();
-            assert_eq!(planted, "planted\n", "{how}: the command could plant the hook");
-            let hook = workspace.path().join(".git/hooks/pre-commit");
-            assert!(!hook.exists(), "{how}: the hook the command planted was not taken out");
+            // While a background command runs, protected entries are read-only to the foreground one too.
+            assert!(!workspace.path().join("run/pre-commit").exists(), "{how}: the command planted the hook");
         }
     }
+    // Without one, the command may write them while it runs; what it planted is taken out when tandem ends.
+    let workspace = workspace();
+    let server = FakeServer::spawn(scenario(false)).unwrap();
+    let child = headless_child(&workspace, &server, false);
+    let pids = started(&workspace, false);
+    signal(child.id(), "TERM");
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(143));
+    assert_all_ended(&pids, "-p TERM, no background command");
+    let planted = std::fs::read_to_string(workspace.path().join("run/pre-commit")).unwrap_or_default();
+    assert_eq!(planted, "planted\n", "the command could plant the hook");
+    assert!(!workspace.path().join(".git/hooks/pre-commit").exists(), "the hook the command planted was not taken out");
 }
 
 #[test]
 fn every_ending_signal_ends_every_command_in_the_app_and_gives_the_terminal_back() {
     for (name, code) in APP_SIGNALS {
         let workspace = workspace();
-        let server = FakeServer::spawn(scenario()).unwrap();
+        let server = FakeServer::spawn(scenario(true)).unwrap();
         let mut command = anthropic_command(&workspace, &server);
         command.args(["--dangerously-skip-permissions", "go"]);
         let mut pty = Pty::spawn(command, 30, 100);
-        let pids = started(&workspace);
+        let pids = started(&workspace, true);
         assert!(pty.alternate_screen());
         signal(pty.pid().expect("the app's pid"), name);
         let status = pty.wait_exit(Duration::from_secs(20)).expect("the app ends");

@@ -130,6 +130,11 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
 pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
     let mut budget = MAX_NESTED_SCAN;
     find_nested_read_only(root, 0, &mut budget, out);
+    for repository in super::gitlinks::submodule_repositories(root) {
+        if !out.contains(&repository) {
+            out.push(repository);
+        }
+    }
 }
 
 /// Entries looked at, at most, per root when looking for nested read-only entries (`sub/.claude`, a

@@ -55,13 +55,18 @@ pub struct Guard {
     /// Device and inode of git's own data directly in each `.git` (`refs`, `objects`, `packed-refs`…): found
     /// again under a new name there, it was moved aside and holds the repository's data, so it stays.
     git_data_inodes: BTreeSet<(u64, u64)>,
+    /// The repository directories among the protected entries (each `.git`, and a submodule's or worktree's
+    /// directory in `.git/modules` or `.git/worktrees`: one with a `HEAD`), as they were before the command. Git's
+    /// own data is only what is directly in one of these: `.git/modules/logs` is a submodule's directory, whose
+    /// config and hooks are protected like any other, not a log.
+    git_dirs: BTreeSet<PathBuf>,
 }
 
 impl Guard {
     /// Copies the protected entries of `roots` (and of the repositories and settings nested in them, as deep
     /// as [`super::grants`] looks). `None` when they are too many or too big to copy.
     pub fn take(roots: &[PathBuf]) -> Option<Guard> {
-        let mut guard = Guard { roots: roots.to_vec(), entries: BTreeMap::new(), git_data_inodes: BTreeSet::new() };
+        let mut guard = Guard { roots: roots.to_vec(), ..Guard::default() };
         let mut bytes = 0;
         for path in protected_tops(roots) {
             guard.record(&path, &mut bytes)?;
@@ -141,6 +146,11 @@ impl Guard {
             self.entries.insert(path.to_path_buf(), Entry::Link(std::fs::read_link(path).ok()?));
         } else if meta.is_dir() {
             self.entries.insert(path.to_path_buf(), Entry::Dir(identity(&meta)));
+            if path.file_name().is_some_and(|name| name == ".git")
+                || std::fs::symlink_metadata(path.join("HEAD")).is_ok_and(|head| head.is_file())
+            {
+                self.git_dirs.insert(path.to_path_buf());
+            }
             for entry in std::fs::read_dir(path).ok()?.flatten() {
                 let child = entry.path();
                 if is_repository_head(&child) {
@@ -151,7 +161,7 @@ impl Guard {
                 if is_repository_store(&child) {
                     self.note_git_data(&child);
                     self.entries.insert(child.clone(), Entry::GitDir);
-                } else if git_data(&child) {
+                } else if self.git_data(&child) {
                     self.note_git_data(&child);
                 } else {
                     self.record(&child, bytes)?;
@@ -200,7 +210,7 @@ impl Guard {
             let child = entry.path();
             if is_repository_store(&child) {
                 out.push(child.clone());
-            } else if is_repository_head(&child) || !(git_data(&child) || self.moved_git_data(&child)) {
+            } else if is_repository_head(&child) || !(self.git_data(&child) || self.moved_git_data(&child)) {
                 self.list(&child, out);
                 continue;
             }
@@ -292,7 +302,9 @@ fn unchanged(path: &Path, entry: &Entry) -> bool {
     match entry {
         Entry::Dir(id) => meta.is_dir() && identity(&meta) == *id,
         Entry::Link(target) => meta.file_type().is_symlink() && std::fs::read_link(path).ok().as_ref() == Some(target),
-        Entry::Head(_) => meta.is_file() && std::fs::read(path).is_ok_and(|text| valid_head(&text)),
+        Entry::Head(_) => {
+            meta.is_file() && meta.nlink() == 1 && std::fs::read(path).is_ok_and(|text| valid_head(&text))
+        }
         Entry::GitDir => meta.is_dir(),
         Entry::Todo(before) => std::fs::read(path).is_ok_and(|now| !adds_commands(before, &now)),
         Entry::File { content, mode, id } => {
@@ -428,15 +440,17 @@ fn protected_tops(roots: &[PathBuf]) -> Vec<PathBuf> {
     tops
 }
 
-/// Git's own data inside a repository directory, which git commands write and which runs nothing: objects,
-/// refs, logs, the index, lock files, the state of operations in progress. Everything else in `.git` (config,
-/// hooks, info, a submodule's config and hooks) is protected.
-fn git_data(path: &Path) -> bool {
-    let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return false };
-    let in_git = path.ancestors().skip(1).any(|dir| dir.file_name().is_some_and(|n| n == ".git"));
-    if !in_git {
-        return false;
+impl Guard {
+    /// Git's own data directly inside a repository directory, which git commands write and which runs nothing:
+    /// objects, refs, logs, the index, lock files, the state of operations in progress. Everything else in `.git`
+    /// (config, hooks, info, a submodule's config and hooks) is protected.
+    fn git_data(&self, path: &Path) -> bool {
+        path.parent().is_some_and(|dir| self.git_dirs.contains(dir)) && git_data_name(path)
     }
+}
+
+fn git_data_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return false };
     matches!(
         name,
         "objects"
@@ -463,6 +477,13 @@ fn git_data(path: &Path) -> bool {
 
 /// Writes one entry back (a file through a temp file and a rename, with its mode).
 fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
+    let new_file = |content: &[u8]| Entry::File { content: content.to_vec(), mode: 0o644, id: (0, 0) };
+    if let Entry::Head(recorded) = entry {
+        // A checkout's new `HEAD` stays, in a file of its own (a second name could break it later); a broken one
+        // is put back.
+        let now = std::fs::read(path).ok().filter(|text| valid_head(text));
+        return put_back(path, &new_file(now.as_deref().unwrap_or(recorded)));
+    }
     // Whatever stands there now goes, a directory too: one that is not the recorded directory may be a workspace
     // directory a background command can write (its rule follows it).
     if let Ok(meta) = std::fs::symlink_metadata(path) {
@@ -472,7 +493,6 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
             std::fs::remove_file(path)?;
         }
     }
-    let new_file = |content: &[u8]| Entry::File { content: content.to_vec(), mode: 0o644, id: (0, 0) };
     match entry {
         Entry::Dir(_) | Entry::GitDir => std::fs::create_dir(path),
         Entry::Link(target) => std::os::unix::fs::symlink(target, path),
@@ -680,5 +700,35 @@ mod tests {
         std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 a\npick 4567 b\n").unwrap();
         std::fs::write(root.join(".git/sequencer/todo"), "exec make\n").unwrap();
         assert!(guard.restore().is_empty());
+    }
+
+    /// Found by the ninth red-team round: git's data names matched at any depth in `.git`, so a submodule's
+    /// directory named `logs` (its config and hooks) was never protected; a `HEAD` hard-linked to a file a
+    /// background command could write kept its second name.
+    #[test]
+    fn submodule_directories_named_like_git_data_and_linked_heads_are_protected() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/modules/lib/hooks")).unwrap();
+        std::fs::write(root.join(".git/modules/lib/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join(".git/modules/lib/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(root.join(".git/modules/lib/logs")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(root.join("stage")).unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::create_dir_all(root.join(".git/modules/logs/hooks")).unwrap();
+        std::fs::write(root.join(".git/modules/logs/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join(".git/modules/logs/hooks/post-checkout"), "#!/bin/sh\nevil\n").unwrap();
+        std::fs::write(root.join(".git/modules/lib/logs/HEAD"), "0123\n").unwrap();
+        std::fs::write(root.join("stage/h"), "ref: refs/heads/other\n").unwrap();
+        std::fs::remove_file(root.join(".git/HEAD")).unwrap();
+        std::fs::hard_link(root.join("stage/h"), root.join(".git/HEAD")).unwrap();
+        let done = guard.restore();
+        assert!(!root.join(".git/modules/logs").exists(), "{done:?}");
+        assert!(root.join(".git/modules/lib/logs/HEAD").exists(), "a submodule's own logs are its data");
+        assert_eq!(std::fs::metadata(root.join(".git/HEAD")).unwrap().nlink(), 1);
+        assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/other\n", "a checkout");
     }
 }

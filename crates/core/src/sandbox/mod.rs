@@ -42,6 +42,7 @@
 
 mod confinement;
 mod describe;
+mod gitlinks;
 mod grants;
 mod guard;
 #[cfg(target_os = "linux")]

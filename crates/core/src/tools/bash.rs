@@ -363,10 +363,15 @@ pub async fn run_command(
     let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     let started = Started { temp: call_temp.as_ref().map(tempfile::TempDir::path), mark: &mark };
     // A workspace-writing sandbox that grants the workspace whole puts its protected entries back at the end;
-    // where they can't be copied, they are kept read-only instead.
+    // where they can't be copied, or while a sandboxed background command runs, they are kept read-only instead.
+    // Processes a finished background command left behind are ended first: they hold grants too.
     let physical;
+    let guard = |policy: &SandboxPolicy| {
+        running::sweep_orphans();
+        if running::background_running() { None } else { sandbox::Guard::take(&policy.roots(Some(cwd))) }
+    };
     let (sandbox, protected) = match sandbox.filter(|policy| policy.restore_protected) {
-        Some(policy) => match sandbox::Guard::take(&policy.roots(Some(cwd))) {
+        Some(policy) => match guard(policy) {
             Some(guard) => (Some(policy), Some(guard)),
             None => {
                 physical = policy.for_background();

@@ -91,7 +91,8 @@ impl BackgroundShells {
         let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
         let roots = sandbox.as_ref().map(|policy| policy.roots(Some(cwd))).unwrap_or_default();
         let settings_before = crate::sandbox::nested_settings(&roots);
-        let registration = running::register(&mark, None);
+        let registration =
+            if sandbox.is_some() { running::register_background(&mark) } else { running::register(&mark, None) };
         let spawning = running::spawning();
         let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
             .map_err(|err| format!("Could not start bash: {err}"))?;

@@ -24,6 +24,8 @@ struct Entry {
     group: Option<Pid>,
     /// The protected entries to put back once the command is gone (foreground workspace-writing commands).
     protected: Option<Guard>,
+    /// A sandboxed background command: its Landlock rules follow the inodes it was granted wherever they are moved.
+    background: bool,
 }
 
 static RUNNING: Mutex<BTreeMap<u64, Entry>> = Mutex::new(BTreeMap::new());
@@ -49,9 +51,25 @@ pub(crate) fn spawning() -> std::sync::RwLockReadGuard<'static, ()> {
 
 /// Registers a command before it is spawned, so that no moment exists in which it runs unregistered.
 pub(crate) fn register(mark: &str, protected: Option<Guard>) -> Registration {
+    insert(Entry { mark: mark.to_owned(), group: None, protected, background: false })
+}
+
+/// [`register`] for a sandboxed background command.
+pub(crate) fn register_background(mark: &str) -> Registration {
+    insert(Entry { mark: mark.to_owned(), group: None, protected: None, background: true })
+}
+
+fn insert(entry: Entry) -> Registration {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    running().insert(id, Entry { mark: mark.to_owned(), group: None, protected });
+    running().insert(id, entry);
     Registration(id)
+}
+
+/// Whether a sandboxed background command is running. While one is, no foreground command may write the
+/// protected entries even for the time it runs (see `tools::bash::run`): it could move a directory the background
+/// command may write into `.git` or over `.claude`, and the background command write there after the restore.
+pub(crate) fn background_running() -> bool {
+    running().values().any(|entry| entry.background)
 }
 
 impl Registration {

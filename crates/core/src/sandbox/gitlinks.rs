@@ -1,0 +1,127 @@
+//! The submodules a repository's index names, wherever they are: git's `status`, `diff` and `submodule update`
+//! go into each one that has a `.git` and obey its configuration (`core.fsmonitor`, hooks). The scan for nested
+//! repositories stops at a depth and skips `target` and `node_modules`; a command that made a repository there
+//! and added it to the index as a submodule would otherwise plant a configuration that your next `git status`
+//! runs.
+
+use std::path::{Path, PathBuf};
+
+/// The `.git` of every submodule in the index of `root`'s repository that has one.
+pub(super) fn submodule_repositories(root: &Path) -> Vec<PathBuf> {
+    let Ok(index) = std::fs::read(root.join(".git/index")) else { return Vec::new() };
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap_or_default();
+    let hash_len = if config.to_ascii_lowercase().contains("sha256") { 32 } else { 20 };
+    gitlinks(&index, hash_len)
+        .into_iter()
+        .filter_map(|path| {
+            let path = std::str::from_utf8(&path).ok()?;
+            let repository = root.join(path).join(".git");
+            std::fs::symlink_metadata(&repository).is_ok().then_some(repository)
+        })
+        .collect()
+}
+
+const GITLINK: u32 = 0o160000;
+
+/// The paths of the index's gitlink entries (mode 160000), read as git's index format 2, 3 or 4 says; as many
+/// as could be read from a damaged one.
+fn gitlinks(index: &[u8], hash_len: usize) -> Vec<Vec<u8>> {
+    let word = |at: usize| index.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    if index.get(..4) != Some(b"DIRC") {
+        return Vec::new();
+    }
+    let (Some(version), Some(count)) = (word(4), word(8)) else { return Vec::new() };
+    let mut found = Vec::new();
+    let mut at = 12;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let Some(mode) = word(start + 24) else { break };
+        let flags_at = start + 40 + hash_len;
+        let Some(flags) = index.get(flags_at..flags_at + 2).map(|b| u16::from_be_bytes([b[0], b[1]])) else { break };
+        at = flags_at + 2 + if version >= 3 && flags & 0x4000 != 0 { 2 } else { 0 };
+        let path = if version == 4 {
+            let Some((strip, read)) = varint(&index[at.min(index.len())..]) else { break };
+            at += read;
+            let Some(end) = index[at.min(index.len())..].iter().position(|&b| b == 0) else { break };
+            let keep = previous.len().saturating_sub(strip);
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&index[at..at + end]);
+            at += end + 1;
+            path
+        } else {
+            let Some(end) = index[at.min(index.len())..].iter().position(|&b| b == 0) else { break };
+            let path = index[at..at + end].to_vec();
+            // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+            at = start + (at + end - start + 8) / 8 * 8;
+            path
+        };
+        if mode & 0o170000 == GITLINK {
+            found.push(path.clone());
+        }
+        previous = path;
+    }
+    found
+}
+
+/// Git's offset varint (index format 4): each more byte adds one before shifting.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut value = 0usize;
+    for (read, &byte) in bytes.iter().enumerate().take(9) {
+        if read > 0 {
+            value = value.checked_add(1)?.checked_shl(7)?;
+        }
+        value |= usize::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((value, read + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> bool {
+        std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    }
+
+    #[test]
+    fn submodules_anywhere_in_the_index_are_found_in_every_index_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        if !git(root, &["init", "-q"]) {
+            eprintln!("skipped: no git");
+            return;
+        }
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        std::fs::create_dir_all(root.join("target/deep/er")).unwrap();
+        std::fs::write(root.join("target/deep/file"), "f").unwrap();
+        let nested = root.join("target/deep/er/repo");
+        std::fs::create_dir_all(&nested).unwrap();
+        assert!(git(&nested, &["init", "-q"]) && git(&nested, &["commit", "-q", "--allow-empty", "-m", "x"]));
+        let head = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(&nested).output();
+        let head = String::from_utf8(head.unwrap().stdout).unwrap();
+        let entry = format!("160000,{},target/deep/er/repo", head.trim());
+        assert!(git(root, &["add", "a.txt", "target/deep/file"]));
+        assert!(git(root, &["update-index", "--add", "--cacheinfo", &entry]));
+        for version in ["2", "3", "4"] {
+            assert!(git(root, &["update-index", "--index-version", version]));
+            assert_eq!(submodule_repositories(root), vec![nested.join(".git")], "index version {version}");
+        }
+    }
+
+    #[test]
+    fn damaged_indexes_give_what_could_be_read() {
+        assert!(gitlinks(b"", 20).is_empty());
+        assert!(gitlinks(b"DIRC\0\0\0\x02\xff\xff\xff\xff", 20).is_empty());
+        assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
+        assert_eq!(varint(&[0x05]), Some((5, 1)));
+    }
+}
