@@ -148,24 +148,10 @@ fn the_sandbox_stops_writes_outside_the_workspace() {
     workspace.write("src/keep", "");
     let command_line = format!("echo inside > src/inside.txt && echo escaped > {}", target.display());
     let server = FakeServer::spawn(one_command(&command_line)).unwrap();
-    let mut command = workspace.anthropic(&server);
-    command.args([
-        "-p",
-        "go",
-        "--output-format",
-        "json",
-        "--dangerously-skip-permissions",
-        "--sandbox",
-        "workspace-write",
-    ]);
-    let run = execute(command);
+    let run = run_sandboxed(workspace.anthropic(&server), &["--dangerously-skip-permissions"]);
     let escaped = target.exists();
     let _ = std::fs::remove_dir_all(&outside);
-    if run.code == 2 && run.stderr.contains("unavailable") {
-        // The kernel lacks Landlock: tandem refused to run unsandboxed, which is itself the promised behaviour.
-        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
-        return;
-    }
+    let Some(run) = run else { return };
     assert!(!escaped, "the sandboxed command wrote outside the workspace");
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(workspace.read("src/inside.txt"), "inside\n");
@@ -184,20 +170,7 @@ fn a_sandboxed_command_cant_read_tandems_environment() {
     let server = FakeServer::spawn(one_command(command_line)).unwrap();
     let mut command = workspace.anthropic(&server);
     command.env("TANDEM_E2E_CANARY", canary);
-    command.args([
-        "-p",
-        "go",
-        "--output-format",
-        "json",
-        "--dangerously-skip-permissions",
-        "--sandbox",
-        "workspace-write",
-    ]);
-    let run = execute(command);
-    if run.code == 2 && run.stderr.contains("unavailable") {
-        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
-        return;
-    }
+    let Some(run) = run_sandboxed(command, &["--dangerously-skip-permissions"]) else { return };
     assert_eq!(run.code, 0, "{run:?}");
     let results = tool_results(&server.requests()[1].body);
     let content = results[0]["content"].as_str().unwrap();
@@ -222,20 +195,26 @@ fn while_a_background_command_runs_protected_entries_stay_read_only() {
         {"blocks": [{"type": "text", "text": "Finished."}]}
     ]})))
     .unwrap();
-    let mut command = workspace.anthropic(&server);
-    command.args(["-p", "go", "--output-format", "json", "--permission-mode", "acceptEdits"]);
-    command.args(["--allowedTools", "Bash(make:*)"]);
-    let run = execute(command);
-    if run.code == 2 && run.stderr.contains("unavailable") {
-        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
-        return;
-    }
+    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &rule) else { return };
     assert_eq!(run.code, 0, "{run:?}");
     let results = tool_results(&server.requests()[2].body);
     let content = results.last().unwrap()["content"].as_str().unwrap();
     assert!(!content.contains("put back"), "the command wrote .git/config: {content}");
     assert!(content.contains("denied") || content.contains("Read-only"), "{content}");
     assert_eq!(workspace.read(".git/config"), "[core]\n");
+}
+
+/// `-p go` with `args`, commands sandboxed for workspace writes; `None` where the kernel has no Landlock: tandem
+/// then refuses to run unsandboxed, which is itself the promised behaviour.
+fn run_sandboxed(mut command: std::process::Command, args: &[&str]) -> Option<tandem_e2e::Run> {
+    command.args(["-p", "go", "--output-format", "json", "--sandbox", "workspace-write"]).args(args);
+    let run = execute(command);
+    if run.code == 2 && run.stderr.contains("unavailable") {
+        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
+        return None;
+    }
+    Some(run)
 }
 
 /// A fresh directory that is neither in the workspace nor under a temp dir or a tool cache (`~/.cache`) the
