@@ -17,20 +17,24 @@ pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
     let (git_dir, worktree) =
         find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
     let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+    if let Ok(common) = read_text(git_dir.join("commondir")) {
         let common = git_dir.join(common.trim());
         files.push(common.join("config"));
         files.push(common.join("config.worktree"));
         collect_module_configs(&common.join("modules"), &mut files);
     }
     collect_module_configs(&git_dir.join("modules"), &mut files);
+    // Submodules whose repository is in the work tree (`sub/.git` a directory): git status goes into them too.
+    let submodules = crate::sandbox::submodule_repositories(&worktree);
+    files
+        .extend(submodules.iter().filter(|repository| repository.is_dir()).map(|repository| repository.join("config")));
     if files.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodule configurations to check".into());
     }
     // The one hook a reading command can run: `git status` writing the index runs `post-index-change`.
     let mut dirs = hook_dirs(&git_dir);
     for file in &files {
-        if let Ok(text) = std::fs::read_to_string(file) {
+        if let Ok(text) = read_text(file) {
             for dir in hooks_paths(&text) {
                 if dir.is_empty() || dir.starts_with('~') || dir.contains(['$', '"', '\\', ';', '#']) {
                     return Err(format!("the repository's core.hooksPath `{dir}` isn't followed"));
@@ -47,7 +51,7 @@ pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
         }
     }
     for file in files {
-        match std::fs::read_to_string(&file) {
+        match read_text(&file) {
             Ok(text) => {
                 if let Some(key) = first_program_key(&text) {
                     return Err(format!(
@@ -78,7 +82,7 @@ fn find_git_dir(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
             if meta.is_dir() {
                 return Some((dot_git, dir.to_path_buf()));
             }
-            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let text = read_text(&dot_git).ok()?;
             let target = text.trim().strip_prefix("gitdir:")?.trim();
             return Some((dir.join(target), dir.to_path_buf()));
         }
@@ -100,7 +104,7 @@ fn hook_dirs(git_dir: &Path) -> Vec<PathBuf> {
     collect_module_configs(&git_dir.join("modules"), &mut configs);
     let mut dirs = vec![git_dir.join("hooks")];
     dirs.extend(configs.iter().filter_map(|config| config.parent().map(|dir| dir.join("hooks"))));
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+    if let Ok(common) = read_text(git_dir.join("commondir")) {
         dirs.push(git_dir.join(common.trim()).join("hooks"));
     }
     dirs
@@ -247,6 +251,13 @@ fn section_header(line: &str) -> Option<(String, bool, &str)> {
     }
     let name = name.split('.').next().unwrap_or(name).to_lowercase();
     Some((name, sub, after))
+}
+
+/// A configuration file's text, never waiting on a named pipe or reading a device put in its place (an error
+/// instead, so the command asks).
+fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
+    let bytes = crate::sandbox::read_regular_file(path.as_ref(), 1 << 20, true)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]

@@ -7,21 +7,24 @@
 use std::path::{Path, PathBuf};
 
 /// The `.git` of every submodule in the index of `root`'s repository that has one.
-pub(super) fn submodule_repositories(root: &Path) -> Vec<PathBuf> {
-    let Ok(index) = std::fs::read(root.join(".git/index")) else { return Vec::new() };
-    let config = std::fs::read_to_string(root.join(".git/config")).unwrap_or_default();
-    let hash_len = if config.to_ascii_lowercase().contains("sha256") { 32 } else { 20 };
+pub fn submodule_repositories(root: &Path) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let read = |name: &str, most| super::read_regular_file(&root.join(name), most, false).unwrap_or_default();
+    let index = read(".git/index", MOST_INDEX);
+    let config = String::from_utf8_lossy(&read(".git/config", 1 << 20)).to_ascii_lowercase();
+    let hash_len = if config.contains("sha256") { 32 } else { 20 };
     gitlinks(&index, hash_len)
         .into_iter()
         .filter_map(|path| {
-            let path = std::str::from_utf8(&path).ok()?;
-            let repository = root.join(path).join(".git");
+            let repository = root.join(std::ffi::OsStr::from_bytes(&path)).join(".git");
             std::fs::symlink_metadata(&repository).is_ok().then_some(repository)
         })
         .collect()
 }
 
 const GITLINK: u32 = 0o160000;
+/// The largest index read (a repository of a million files has one of about 100 MB).
+const MOST_INDEX: u64 = 512 << 20;
 
 /// The paths of the index's gitlink entries (mode 160000), read as git's index format 2, 3 or 4 says; as many
 /// as could be read from a damaged one.
@@ -82,6 +85,7 @@ fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStrExt;
 
     fn git(dir: &Path, args: &[&str]) -> bool {
         std::process::Command::new("git")
@@ -101,16 +105,23 @@ mod tests {
             return;
         }
         std::fs::write(root.join("a.txt"), "a").unwrap();
-        std::fs::create_dir_all(root.join("target/deep/er")).unwrap();
+        std::fs::create_dir_all(root.join("target/deep")).unwrap();
         std::fs::write(root.join("target/deep/file"), "f").unwrap();
-        let nested = root.join("target/deep/er/repo");
+        // Not UTF-8, as a path may be.
+        let nested = root.join(std::ffi::OsStr::from_bytes(b"target/deep/\xffer/repo"));
         std::fs::create_dir_all(&nested).unwrap();
         assert!(git(&nested, &["init", "-q"]) && git(&nested, &["commit", "-q", "--allow-empty", "-m", "x"]));
         let head = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(&nested).output();
         let head = String::from_utf8(head.unwrap().stdout).unwrap();
-        let entry = format!("160000,{},target/deep/er/repo", head.trim());
+        let mut entry = format!("160000,{},", head.trim()).into_bytes();
+        entry.extend_from_slice(b"target/deep/\xffer/repo");
         assert!(git(root, &["add", "a.txt", "target/deep/file"]));
-        assert!(git(root, &["update-index", "--add", "--cacheinfo", &entry]));
+        let added = std::process::Command::new("git")
+            .args(["update-index", "--add", "--cacheinfo"])
+            .arg(std::ffi::OsStr::from_bytes(&entry))
+            .current_dir(root)
+            .status();
+        assert!(added.is_ok_and(|status| status.success()));
         for version in ["2", "3", "4"] {
             assert!(git(root, &["update-index", "--index-version", version]));
             assert_eq!(submodule_repositories(root), vec![nested.join(".git")], "index version {version}");

@@ -41,9 +41,9 @@ enum Entry {
     Head(Vec<u8>),
     /// A repository's `refs` or `objects`: git's to fill, but it must stay a directory, for the same reason.
     GitDir,
-    /// The steps of a rebase or cherry-pick in progress (`rebase-merge/git-rebase-todo`, `sequencer/todo`): git's
-    /// to change as it goes, but a step that runs a command (`exec`) would run when you type `git rebase
-    /// --continue`, so the command may not add one.
+    /// A step file of a rebase or cherry-pick in progress (`rebase-merge/git-rebase-todo` or `strategy`,
+    /// `sequencer/todo` or `opts`): git's to change as it goes, but a step that runs a command (`exec`) or a
+    /// strategy that is a program would run when you type `--continue`, so the command may not add one.
     Todo(Vec<u8>),
 }
 
@@ -101,7 +101,7 @@ impl Guard {
                 continue;
             };
             let place = anchored.path();
-            if is_todo(path) && !std::fs::read(&place).is_ok_and(|text| runs_commands(&text)) {
+            if is_step_file(path) && read(&place).is_ok_and(|text| programs_in(path, &text).is_empty()) {
                 continue;
             }
             unpin(&place);
@@ -154,7 +154,7 @@ impl Guard {
             for entry in std::fs::read_dir(path).ok()?.flatten() {
                 let child = entry.path();
                 if is_repository_head(&child) {
-                    let content = std::fs::read(&child).ok()?;
+                    let content = read(&child).ok()?;
                     self.entries.insert(child, Entry::Head(content));
                     continue;
                 }
@@ -168,8 +168,8 @@ impl Guard {
                     continue;
                 }
                 for inside in watched_in_git_data(&child) {
-                    if is_todo(&inside) {
-                        let Ok(content) = std::fs::read(&inside) else { continue };
+                    if is_step_file(&inside) {
+                        let Ok(content) = read(&inside) else { continue };
                         self.entries.insert(inside, Entry::Todo(content));
                     } else {
                         self.record(&inside, bytes)?;
@@ -182,7 +182,7 @@ impl Guard {
                 return None;
             }
             use std::os::unix::fs::PermissionsExt;
-            let content = std::fs::read(path).ok()?;
+            let content = super::read_regular_file(path, MAX_BYTES, false).ok()?;
             let (mode, id) = (meta.permissions().mode(), identity(&meta));
             self.entries.insert(path.to_path_buf(), Entry::File { content, mode, id });
         }
@@ -216,6 +216,14 @@ impl Guard {
             }
             let watched = watched_in_git_data(&child);
             out.extend(watched.into_iter().filter(|inside| std::fs::symlink_metadata(inside).is_ok()));
+            // Git's data is files, directories and links; a named pipe there (`mkfifo .git/index`) would block
+            // your next git command for good, so it goes like anything new in a protected entry.
+            if std::fs::symlink_metadata(&child).is_ok_and(|meta| {
+                let kind = meta.file_type();
+                !(kind.is_file() || kind.is_dir() || kind.is_symlink())
+            }) {
+                out.push(child);
+            }
         }
     }
 
@@ -272,7 +280,10 @@ fn unpin(path: &Path) {
             unpin(&entry.path());
         }
     }
-    let Ok(file) = std::fs::File::open(path) else { return };
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+    let Ok(file) = options.open(path) else { return };
     if let Ok(flags) = rustix::fs::ioctl_getflags(&file)
         && flags.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
     {
@@ -302,18 +313,16 @@ fn unchanged(path: &Path, entry: &Entry) -> bool {
     match entry {
         Entry::Dir(id) => meta.is_dir() && identity(&meta) == *id,
         Entry::Link(target) => meta.file_type().is_symlink() && std::fs::read_link(path).ok().as_ref() == Some(target),
-        Entry::Head(_) => {
-            meta.is_file() && meta.nlink() == 1 && std::fs::read(path).is_ok_and(|text| valid_head(&text))
-        }
+        Entry::Head(_) => meta.is_file() && meta.nlink() == 1 && read(path).is_ok_and(|text| valid_head(&text)),
         Entry::GitDir => meta.is_dir(),
-        Entry::Todo(before) => std::fs::read(path).is_ok_and(|now| !adds_commands(before, &now)),
+        Entry::Todo(before) => read(path).is_ok_and(|now| !adds_programs(path, before, &now)),
         Entry::File { content, mode, id } => {
             meta.is_file()
                 && identity(&meta) == *id
                 && meta.nlink() == 1
                 && meta.permissions().mode() == *mode
                 && meta.len() == content.len() as u64
-                && std::fs::read(path).is_ok_and(|now| now == *content)
+                && super::read_regular_file(path, MAX_BYTES, false).is_ok_and(|now| now == *content)
         }
     }
 }
@@ -322,38 +331,59 @@ fn unchanged(path: &Path, entry: &Entry) -> bool {
 /// objects from: one naming another project lets `git show` print its files) and the steps of an operation in
 /// progress.
 fn watched_in_git_data(path: &Path) -> Vec<PathBuf> {
+    let names: &[&str] = match path.file_name().and_then(|name| name.to_str()) {
+        Some("objects") => &["info/alternates", "info/http-alternates"],
+        Some("rebase-merge") => &["git-rebase-todo", "strategy"],
+        Some("sequencer") => &["todo", "opts"],
+        _ => &[],
+    };
+    names.iter().map(|name| path.join(name)).collect()
+}
+
+/// What tells git how to go on with a rebase, cherry-pick or revert in progress: its steps and its merge
+/// strategy. Each can name a program that runs when you type `--continue`.
+fn is_step_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str());
+    let dir = path.parent().and_then(Path::file_name).and_then(|name| name.to_str());
+    matches!(
+        (dir, name),
+        (Some("rebase-merge"), Some("git-rebase-todo" | "strategy")) | (Some("sequencer"), Some("todo" | "opts"))
+    )
+}
+
+/// The programs a step file makes git run: a todo list's `exec` (`x`) steps; a merge strategy that is not one of
+/// git's own (git runs `git-merge-<name>`, and a name like `/../tools/x` reaches a program in the workspace).
+fn programs_in(path: &Path, content: &[u8]) -> BTreeSet<String> {
+    const BUILT_IN: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
+    let text = String::from_utf8_lossy(content);
+    let foreign = |strategy: &str| !BUILT_IN.contains(&strategy);
     match path.file_name().and_then(|name| name.to_str()) {
-        Some("objects") => vec![path.join("info/alternates"), path.join("info/http-alternates")],
-        Some("rebase-merge") => vec![path.join("git-rebase-todo")],
-        Some("sequencer") => vec![path.join("todo")],
-        _ => Vec::new(),
+        Some("strategy") => Some(text.trim().to_owned()).filter(|name| foreign(name)).into_iter().collect(),
+        Some("opts") => text
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .filter(|(key, _)| key.trim().eq_ignore_ascii_case("strategy"))
+            .map(|(_, value)| value.trim().trim_matches('"').to_owned())
+            .filter(|name| foreign(name))
+            .collect(),
+        _ => text
+            .lines()
+            .filter_map(|line| {
+                let line = line.trim_start();
+                let (step, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+                matches!(step, "exec" | "x").then(|| rest.trim().to_owned())
+            })
+            .collect(),
     }
 }
 
-fn is_todo(path: &Path) -> bool {
-    let name = path.file_name().and_then(|name| name.to_str());
-    let dir = path.parent().and_then(Path::file_name).and_then(|name| name.to_str());
-    matches!((dir, name), (Some("rebase-merge"), Some("git-rebase-todo")) | (Some("sequencer"), Some("todo")))
+fn adds_programs(path: &Path, before: &[u8], now: &[u8]) -> bool {
+    programs_in(path, now).difference(&programs_in(path, before)).next().is_some()
 }
 
-/// The commands a todo list runs: its `exec` (`x`) steps.
-fn commands_in(todo: &[u8]) -> BTreeSet<String> {
-    String::from_utf8_lossy(todo)
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim_start();
-            let (step, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-            matches!(step, "exec" | "x").then(|| rest.trim().to_owned())
-        })
-        .collect()
-}
-
-fn runs_commands(todo: &[u8]) -> bool {
-    !commands_in(todo).is_empty()
-}
-
-fn adds_commands(before: &[u8], now: &[u8]) -> bool {
-    commands_in(now).difference(&commands_in(before)).next().is_some()
+/// A small file of git's (`HEAD`, a step file), never waiting on a named pipe put in its place.
+fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    super::read_regular_file(path, 1 << 20, false)
 }
 
 /// A protected path reached from its workspace root without following any link on the way: its parent directory
@@ -481,7 +511,7 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
     if let Entry::Head(recorded) = entry {
         // A checkout's new `HEAD` stays, in a file of its own (a second name could break it later); a broken one
         // is put back.
-        let now = std::fs::read(path).ok().filter(|text| valid_head(text));
+        let now = read(path).ok().filter(|text| valid_head(text));
         return put_back(path, &new_file(now.as_deref().unwrap_or(recorded)));
     }
     // Whatever stands there now goes, a directory too: one that is not the recorded directory may be a workspace
@@ -730,5 +760,34 @@ mod tests {
         assert!(root.join(".git/modules/lib/logs/HEAD").exists(), "a submodule's own logs are its data");
         assert_eq!(std::fs::metadata(root.join(".git/HEAD")).unwrap().nlink(), 1);
         assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/other\n", "a checkout");
+    }
+
+    /// Found by the tenth red-team round: a rebase's `strategy` file naming a workspace program (git runs
+    /// `git-merge-<name>`), and a named pipe at `.git/index`, which blocked the restore (and tandem) for good.
+    #[test]
+    fn foreign_strategies_and_named_pipes_in_git_data_are_taken_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(root.join(".git/index"), "DIRC").unwrap();
+        let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+        std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+        std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 two\n").unwrap();
+        std::fs::write(root.join(".git/rebase-merge/strategy"), "/../tools/fmt\n").unwrap();
+        std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
+        std::fs::write(root.join(".git/sequencer/opts"), "[options]\n\tstrategy = ort\n").unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tpager = evil\n").unwrap();
+        std::fs::remove_file(root.join(".git/index")).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, root.join(".git/index"), rustix::fs::FileType::Fifo, 0o644.into(), 0)
+            .unwrap();
+        let done = guard.restore();
+        assert!(!root.join(".git/rebase-merge/strategy").exists(), "{done:?}");
+        assert!(root.join(".git/rebase-merge/git-rebase-todo").exists(), "steps that run nothing stay");
+        assert!(root.join(".git/sequencer/opts").exists(), "git's own strategies stay");
+        assert!(std::fs::symlink_metadata(root.join(".git/index")).is_err(), "{done:?}");
+        assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
     }
 }

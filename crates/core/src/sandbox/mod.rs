@@ -54,6 +54,7 @@ mod tests;
 
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
 pub use describe::describe;
+pub use gitlinks::submodule_repositories;
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};
@@ -190,6 +191,30 @@ pub fn support() -> Support {
     {
         Support::Unavailable("the sandbox uses Landlock, which only Linux has".to_string())
     }
+}
+
+/// A file's content, only if it is a regular file of at most `most` bytes. The open never waits and, unless
+/// `follow_links`, doesn't follow a link at the last component: a command can leave a named pipe where tandem
+/// reads next (`.git/index`, a rebase's todo, a config), which would block tandem for good, or a link to
+/// `/dev/zero`, which never ends.
+pub(crate) fn read_regular_file(path: &Path, most: u64, follow_links: bool) -> io::Result<Vec<u8>> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read;
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    if !follow_links {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    let stat = rustix::fs::fstat(&fd)?;
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > most {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "too big"));
+    }
+    let mut content = Vec::new();
+    std::fs::File::from(fd).take(most).read_to_end(&mut content)?;
+    Ok(content)
 }
 
 /// Closes tandem's own process to the commands it runs: not dumpable, so another process of the same user can't
