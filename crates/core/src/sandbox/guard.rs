@@ -359,11 +359,14 @@ fn programs_in(path: &Path, content: &[u8]) -> BTreeSet<String> {
     let foreign = |strategy: &str| !BUILT_IN.contains(&strategy);
     match path.file_name().and_then(|name| name.to_str()) {
         Some("strategy") => Some(text.trim().to_owned()).filter(|name| foreign(name)).into_iter().collect(),
+        // Read loosely, so that no form git's config parser accepts (`[options] strategy = x` on one line, any
+        // case, quotes, a comment after it) slips by: anything that could be a strategy key counts.
         Some("opts") => text
+            .to_ascii_lowercase()
             .lines()
-            .filter_map(|line| line.split_once('='))
-            .filter(|(key, _)| key.trim().eq_ignore_ascii_case("strategy"))
-            .map(|(_, value)| value.trim().trim_matches('"').to_owned())
+            .flat_map(|line| line.match_indices("strategy").map(|(at, key)| line[at + key.len()..].to_owned()))
+            .filter_map(|rest| rest.trim_start().strip_prefix('=').map(str::to_owned))
+            .map(|value| value.split([';', '#']).next().unwrap_or_default().trim().trim_matches('"').to_owned())
             .filter(|name| foreign(name))
             .collect(),
         _ => text
@@ -779,6 +782,7 @@ mod tests {
         std::fs::write(root.join(".git/rebase-merge/strategy"), "/../tools/fmt\n").unwrap();
         std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
         std::fs::write(root.join(".git/sequencer/opts"), "[options]\n\tstrategy = ort\n").unwrap();
+
         std::fs::write(root.join(".git/config"), "[core]\n\tpager = evil\n").unwrap();
         std::fs::remove_file(root.join(".git/index")).unwrap();
         rustix::fs::mknodat(rustix::fs::CWD, root.join(".git/index"), rustix::fs::FileType::Fifo, 0o644.into(), 0)
@@ -789,5 +793,20 @@ mod tests {
         assert!(root.join(".git/sequencer/opts").exists(), "git's own strategies stay");
         assert!(std::fs::symlink_metadata(root.join(".git/index")).is_err(), "{done:?}");
         assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+    }
+
+    /// Found by the eleventh red-team round: git's config parser takes `[options] strategy = x` on one line.
+    #[test]
+    fn every_form_of_a_strategy_in_sequencer_options_is_read() {
+        let opts = Path::new(".git/sequencer/opts");
+        for text in [
+            "[options] strategy = /../tools/evil\n",
+            "[options]\n\tStrategy=\"/../tools/evil\" ; comment\n",
+            "[options]\n\tstrategy = \\\n/../tools/evil\n",
+        ] {
+            assert!(!programs_in(opts, text.as_bytes()).is_empty(), "{text}");
+        }
+        let own = "[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n";
+        assert!(programs_in(opts, own.as_bytes()).is_empty());
     }
 }
