@@ -1,14 +1,13 @@
 //! The Landlock side of the sandbox: probing the kernel, building the ruleset, installing it in the child.
 
 use std::io;
-
-use rustix::thread::{CapabilitySet, CapabilitySets};
 use std::path::PathBuf;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
 };
+use rustix::thread::{CapabilitySet, CapabilitySets};
 
 use super::{Grants, SandboxPolicy, Support};
 

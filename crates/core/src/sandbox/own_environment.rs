@@ -24,16 +24,17 @@ pub fn hide() -> Result<(), String> {
     if block.len() as u64 != end - start {
         return Err("the environment block changed size since exec".to_string());
     }
-    let mut offset = 0;
-    for entry in block.clone().split(|&byte| byte == 0) {
-        let len = entry.len();
-        if let Some((name, value)) = split_entry(entry)
+    let mut start_of_entry = 0;
+    while start_of_entry < block.len() {
+        let len = block[start_of_entry..].iter().position(|&byte| byte == 0).unwrap_or(block.len() - start_of_entry);
+        let entry = start_of_entry..start_of_entry + len;
+        if let Some((name, value)) = split_entry(&block[entry.clone()])
             && !name.starts_with(b"LD_")
         {
             move_to_heap(name, value);
-            block[offset..offset + len].fill(0);
+            block[entry].fill(0);
         }
-        offset += len + 1;
+        start_of_entry += len + 1;
     }
     let mut memory = std::fs::OpenOptions::new()
         .write(true)

@@ -366,12 +366,12 @@ pub async fn run_command(
     // where they can't be copied, or while a sandboxed background command runs, they are kept read-only instead.
     // Processes a finished background command left behind are ended first: they hold grants too.
     let physical;
-    let guard = |policy: &SandboxPolicy| {
+    let take_guard = |policy: &SandboxPolicy| {
         running::sweep_orphans();
         if running::background_running() { None } else { sandbox::Guard::take(&policy.roots(Some(cwd))) }
     };
     let (sandbox, protected) = match sandbox.filter(|policy| policy.restore_protected) {
-        Some(policy) => match guard(policy) {
+        Some(policy) => match take_guard(policy) {
             Some(guard) => (Some(policy), Some(guard)),
             None => {
                 physical = policy.for_background();

@@ -1,0 +1,399 @@
+//! Protected entries kept by restoring them: a repository's configuration and hooks, `.claude`, `.tandem` and
+//! `.mcp.json`, put back as they were when a workspace-writing command ends.
+//!
+//! Landlock can't make a directory writable except some of its entries (a right on a directory covers all
+//! beneath it), so a sandbox that keeps `.git` physically read-only can't let a command create anything at the
+//! top of the workspace (`cp a b`, `echo $$ > pid.txt`, `git commit`'s `.git/index.lock`). For a command in the
+//! foreground, tandem instead grants the workspace whole, takes a copy of every protected entry before the
+//! command starts and, when the command and everything it started are gone, puts back what changed and removes
+//! what appeared. Git's own data (objects, refs, the index, logs) is not protected: `git commit` works. Anything
+//! that can't be copied within the limits falls back to the physical split ([`Guard::take`] says so).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::grants::READ_ONLY_ENTRIES;
+
+mod anchored;
+mod repository;
+#[cfg(test)]
+mod tests;
+
+use anchored::Anchored;
+use repository::{
+    adds_programs, git_data_name, inert_in_repository, is_repository_head, is_repository_store, is_step_file,
+    programs_in, valid_head, watched_in_git_data,
+};
+
+/// At most this many protected entries are copied; a workspace with more is protected physically instead.
+const MAX_ENTRIES: usize = 5_000;
+/// At most this many bytes of protected files are copied.
+const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Device and inode: which file a path names. A protected file or directory swapped for another one with the
+/// same content is not unchanged: a background command's Landlock rule follows the inode it was granted (a
+/// workspace directory moved to `.claude`, a top-level file moved over a settings file), so it could write there
+/// later.
+type FileId = (u64, u64);
+
+/// What one protected path was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Entry {
+    File {
+        content: Vec<u8>,
+        mode: u32,
+        id: FileId,
+    },
+    Dir(FileId),
+    Link(PathBuf),
+    /// A repository's `HEAD`: git's to change (a checkout), but it must exist and say a ref or a commit — without
+    /// it git stops taking the directory for a repository and may take its parent for a bare one, whose `config`
+    /// the command wrote.
+    Head(Vec<u8>),
+    /// A repository's `refs` or `objects`: git's to fill, but it must stay a directory, for the same reason.
+    GitDir,
+    /// A step file of a rebase or cherry-pick in progress (`rebase-merge/git-rebase-todo` or `strategy`,
+    /// `sequencer/todo` or `opts`): git's to change as it goes, but a step that runs a command (`exec`) or a
+    /// strategy that is a program would run when you type `--continue`, so the command may not add one.
+    Steps(Vec<u8>),
+}
+
+/// A copy of every protected entry of the workspace roots, to put back after a command.
+#[derive(Debug, Default)]
+pub struct Guard {
+    roots: Vec<PathBuf>,
+    entries: BTreeMap<PathBuf, Entry>,
+    /// Device and inode of git's own data directly in each `.git` (`refs`, `objects`, `packed-refs`…): found
+    /// again under a new name there, it was moved aside and holds the repository's data, so it stays.
+    git_data_inodes: BTreeSet<(u64, u64)>,
+    /// The repository directories among the protected entries (each `.git`, and a submodule's or worktree's
+    /// directory in `.git/modules` or `.git/worktrees`: one with a `HEAD`), as they were before the command. Git's
+    /// own data is only what is directly in one of these: `.git/modules/logs` is a submodule's directory, whose
+    /// config and hooks are protected like any other, not a log.
+    git_dirs: BTreeSet<PathBuf>,
+}
+
+impl Guard {
+    /// Copies the protected entries of `roots` (and of the repositories and settings nested in them, as deep
+    /// as [`super::grants`] looks). `None` when they are too many or too big to copy.
+    pub fn take(roots: &[PathBuf]) -> Option<Guard> {
+        let mut guard = Guard { roots: roots.to_vec(), ..Guard::default() };
+        let mut bytes = 0;
+        for path in protected_tops(roots) {
+            guard.record(&path, &mut bytes)?;
+        }
+        Some(guard)
+    }
+
+    /// Puts every protected entry back as it was and removes the ones that appeared; what it did, one line each
+    /// (empty when nothing had changed). The protected trees are walked whole, with no limit: a command that
+    /// filled them first must not hide what it added after (only the copy taken before is bounded).
+    ///
+    /// Every path is reached from its root without following a link (see [`Anchored`]): a command that replaced a
+    /// directory above a protected entry with a link (`mv sub sub.bak && ln -s ~ sub`) must not make tandem write
+    /// the entry where the link points. Such an entry is left alone and said so.
+    pub fn restore(&mut self) -> Vec<String> {
+        let mut present = Vec::new();
+        for top in protected_tops(&self.roots) {
+            self.list(&top, &mut present);
+        }
+        present.sort();
+        let mut done = Vec::new();
+        // Removed first, deepest first: a directory that replaced a file goes before the file comes back.
+        for path in present.iter().rev() {
+            if self.entries.contains_key(path) {
+                continue;
+            }
+            let Ok(anchored) = Anchored::new(&self.roots, path) else {
+                done.push(format!(
+                    "could not remove {}: a directory above it is no longer a directory",
+                    path.display()
+                ));
+                continue;
+            };
+            let place = anchored.path();
+            if is_step_file(path) && read(&place).is_ok_and(|text| programs_in(path, &text).is_empty()) {
+                continue;
+            }
+            unpin(&place);
+            let removed = match std::fs::symlink_metadata(&place) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&place),
+                Ok(_) => std::fs::remove_file(&place),
+                Err(_) => continue,
+            };
+            if removed.is_ok() || std::fs::symlink_metadata(&place).is_err() {
+                done.push(format!("removed {}", path.display()));
+            }
+        }
+        for (path, entry) in &mut self.entries {
+            let Ok(anchored) = Anchored::new(&self.roots, path) else {
+                done.push(format!(
+                    "could not restore {}: a directory above it is gone or no longer a directory",
+                    path.display()
+                ));
+                continue;
+            };
+            let place = anchored.path();
+            if unchanged(&place, entry) {
+                continue;
+            }
+            unpin(&place);
+            if put_back(&place, entry).is_ok() {
+                entry.take_identity_of(&place);
+                done.push(format!("restored {}", path.display()));
+            } else {
+                done.push(format!("could not restore {}", path.display()));
+            }
+        }
+        done
+    }
+
+    fn record(&mut self, path: &Path, bytes: &mut u64) -> Option<()> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return Some(()) };
+        if self.entries.len() >= MAX_ENTRIES {
+            return None;
+        }
+        if meta.file_type().is_symlink() {
+            self.entries.insert(path.to_path_buf(), Entry::Link(std::fs::read_link(path).ok()?));
+        } else if meta.is_dir() {
+            self.entries.insert(path.to_path_buf(), Entry::Dir(identity(&meta)));
+            if path.file_name().is_some_and(|name| name == ".git")
+                || std::fs::symlink_metadata(path.join("HEAD")).is_ok_and(|head| head.is_file())
+            {
+                self.git_dirs.insert(path.to_path_buf());
+            }
+            for entry in std::fs::read_dir(path).ok()?.flatten() {
+                let child = entry.path();
+                if is_repository_head(&child) {
+                    let content = read(&child).ok()?;
+                    self.entries.insert(child, Entry::Head(content));
+                    continue;
+                }
+                if is_repository_store(&child) {
+                    self.note_git_data(&child);
+                    self.entries.insert(child.clone(), Entry::GitDir);
+                } else if self.git_data(&child) {
+                    self.note_git_data(&child);
+                } else {
+                    self.record(&child, bytes)?;
+                    continue;
+                }
+                for inside in watched_in_git_data(&child) {
+                    if is_step_file(&inside) {
+                        let Ok(content) = read(&inside) else { continue };
+                        self.entries.insert(inside, Entry::Steps(content));
+                    } else {
+                        self.record(&inside, bytes)?;
+                    }
+                }
+            }
+        } else if meta.is_file() {
+            *bytes += meta.len();
+            if *bytes > MAX_BYTES {
+                return None;
+            }
+            use std::os::unix::fs::PermissionsExt;
+            let content = super::read_regular_file(path, MAX_BYTES, false).ok()?;
+            let (mode, id) = (meta.permissions().mode(), identity(&meta));
+            self.entries.insert(path.to_path_buf(), Entry::File { content, mode, id });
+        }
+        Some(())
+    }
+
+    /// Git's own data directly inside a repository directory, which git commands write and which runs nothing:
+    /// objects, refs, logs, the index, lock files, the state of operations in progress. Everything else in `.git`
+    /// (config, hooks, info, a submodule's config and hooks) is protected.
+    fn git_data(&self, path: &Path) -> bool {
+        path.parent().is_some_and(|dir| self.git_dirs.contains(dir)) && git_data_name(path)
+    }
+
+    fn note_git_data(&mut self, path: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        if path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".git")
+            && let Ok(meta) = std::fs::symlink_metadata(path)
+        {
+            self.git_data_inodes.insert((meta.dev(), meta.ino()));
+        }
+    }
+
+    /// Every path under `path` (itself included) that the guard looks after, without following links or
+    /// entering git's own data (or what of it was moved aside).
+    fn list(&self, path: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+        out.push(path.to_path_buf());
+        if !meta.is_dir() {
+            return;
+        }
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            let child = entry.path();
+            if is_repository_store(&child) {
+                out.push(child.clone());
+            } else if is_repository_head(&child) || !(self.git_data(&child) || self.moved_git_data(&child)) {
+                self.list(&child, out);
+                continue;
+            }
+            let watched = watched_in_git_data(&child);
+            out.extend(watched.into_iter().filter(|inside| std::fs::symlink_metadata(inside).is_ok()));
+            // Git's data is files, directories and links; a named pipe there (`mkfifo .git/index`) would block
+            // your next git command for good, so it goes like anything new in a protected entry.
+            if std::fs::symlink_metadata(&child).is_ok_and(|meta| {
+                let kind = meta.file_type();
+                !(kind.is_file() || kind.is_dir() || kind.is_symlink())
+            }) {
+                out.push(child);
+            }
+        }
+    }
+
+    /// A new entry directly in a `.git` directory, with a name git never reads (`refs.bak`), that is git's data
+    /// moved there: left alone, since it holds the repository's own data and runs nothing. A new file there
+    /// (`config~`, a backup `cp -b` made) is not and is removed.
+    fn moved_git_data(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        inert_in_repository(path)
+            && std::fs::symlink_metadata(path)
+                .is_ok_and(|meta| self.git_data_inodes.contains(&(meta.dev(), meta.ino())))
+    }
+}
+
+/// The settings entries nested below `roots` (`sub/.claude`, `sub/.tandem`, `sub/.mcp.json`) there are now. A
+/// command that outlives its call keeps the ones that exist read-only, but Landlock can't forbid a name below a
+/// writable directory: one it creates is removed when it ends ([`remove_new_nested_settings`]), so that it
+/// can't configure a session started there later.
+pub fn nested_settings(roots: &[PathBuf]) -> std::collections::BTreeSet<PathBuf> {
+    let mut found = Vec::new();
+    for root in roots {
+        super::grants::nested_read_only(root, &mut found);
+    }
+    found.into_iter().filter(|path| path.file_name().is_some_and(|name| name != ".git")).collect()
+}
+
+/// Removes the nested settings entries below `roots` that are not in `before`; what it removed, one line each.
+pub fn remove_new_nested_settings(roots: &[PathBuf], before: &std::collections::BTreeSet<PathBuf>) -> Vec<String> {
+    let mut done = Vec::new();
+    for path in nested_settings(roots).difference(before) {
+        unpin(path);
+        let removed = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+            Ok(_) => std::fs::remove_file(path),
+            Err(_) => continue,
+        };
+        if removed.is_ok() {
+            done.push(format!("removed {}", path.display()));
+        }
+    }
+    done
+}
+
+/// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a
+/// directory, on what is in it, so that it can be put back or removed.
+fn unpin(path: &Path) {
+    use rustix::fs::IFlags;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    if meta.file_type().is_symlink() {
+        return;
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            unpin(&entry.path());
+        }
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+    let Ok(file) = options.open(path) else { return };
+    if let Ok(flags) = rustix::fs::ioctl_getflags(&file)
+        && flags.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
+    {
+        let _ = rustix::fs::ioctl_setflags(&file, flags - IFlags::IMMUTABLE - IFlags::APPEND);
+    }
+}
+
+impl Entry {
+    /// After a put-back: the new file is what the next restore compares with.
+    fn take_identity_of(&mut self, path: &Path) {
+        if let (Entry::File { id, .. } | Entry::Dir(id), Ok(meta)) = (self, std::fs::symlink_metadata(path)) {
+            *id = identity(&meta);
+        }
+    }
+}
+
+fn identity(meta: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Whether `path` is as it was recorded. A protected file that gained a hard link is not: the other name could
+/// write it later (from a background command), so it is given an inode of its own again.
+fn unchanged(path: &Path, entry: &Entry) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
+    match entry {
+        Entry::Dir(id) => meta.is_dir() && identity(&meta) == *id,
+        Entry::Link(target) => meta.file_type().is_symlink() && std::fs::read_link(path).ok().as_ref() == Some(target),
+        Entry::Head(_) => meta.is_file() && meta.nlink() == 1 && read(path).is_ok_and(|text| valid_head(&text)),
+        Entry::GitDir => meta.is_dir(),
+        Entry::Steps(before) => read(path).is_ok_and(|now| !adds_programs(path, before, &now)),
+        Entry::File { content, mode, id } => {
+            meta.is_file()
+                && identity(&meta) == *id
+                && meta.nlink() == 1
+                && meta.permissions().mode() == *mode
+                && meta.len() == content.len() as u64
+                && super::read_regular_file(path, MAX_BYTES, false).is_ok_and(|now| now == *content)
+        }
+    }
+}
+
+/// A small file of git's (`HEAD`, a step file), never waiting on a named pipe put in its place.
+fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    super::read_regular_file(path, 1 << 20, false)
+}
+
+/// The protected entries at the top of each root and those nested below it.
+fn protected_tops(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut tops: Vec<PathBuf> =
+        roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
+    for root in roots {
+        super::grants::nested_read_only(root, &mut tops);
+    }
+    tops.sort();
+    tops.dedup();
+    tops
+}
+
+/// Writes one entry back (a file through a temp file and a rename, with its mode).
+fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
+    let new_file = |content: &[u8]| Entry::File { content: content.to_vec(), mode: 0o644, id: (0, 0) };
+    if let Entry::Head(recorded) = entry {
+        // A checkout's new `HEAD` stays, in a file of its own (a second name could break it later); a broken one
+        // is put back.
+        let now = read(path).ok().filter(|text| valid_head(text));
+        return put_back(path, &new_file(now.as_deref().unwrap_or(recorded)));
+    }
+    // Whatever stands there now goes, a directory too: one that is not the recorded directory may be a workspace
+    // directory a background command can write (its rule follows it).
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.is_dir() {
+            std::fs::remove_dir_all(path)?;
+        } else {
+            std::fs::remove_file(path)?;
+        }
+    }
+    match entry {
+        Entry::Dir(_) | Entry::GitDir => std::fs::create_dir(path),
+        Entry::Link(target) => std::os::unix::fs::symlink(target, path),
+        Entry::Head(content) | Entry::Steps(content) => put_back(path, &new_file(content)),
+        Entry::File { content, mode, .. } => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let temp = tempfile::NamedTempFile::new_in(dir)?;
+            std::fs::write(temp.path(), content)?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(*mode))?;
+            temp.persist(path).map(drop).map_err(|err| err.error)
+        }
+    }
+}

@@ -1,0 +1,262 @@
+use super::*;
+
+#[test]
+fn settings_a_background_command_nests_below_a_writable_directory_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("kept/.claude")).unwrap();
+    let roots = [root.clone()];
+    let before = nested_settings(&roots);
+    std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+    std::fs::write(root.join("sub/.claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+    std::fs::write(root.join("sub/.mcp.json"), "{}").unwrap();
+    std::fs::create_dir_all(root.join("clone/.git")).unwrap();
+    let done = remove_new_nested_settings(&roots, &before);
+    assert_eq!(done.len(), 2, "{done:?}");
+    assert!(!root.join("sub/.claude").exists() && !root.join("sub/.mcp.json").exists());
+    assert!(root.join("kept/.claude").exists() && root.join("clone/.git").exists(), "what was there, and a clone");
+}
+
+#[test]
+fn what_a_command_changes_in_protected_entries_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".git/objects/ab")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+    std::fs::write(root.join("sub/.git/config"), "[core]\n").unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = ./evil\n").unwrap();
+    std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    std::fs::write(root.join("sub/.git/config"), "[alias]\n").unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    // Git's own data is the command's to write.
+    std::fs::write(root.join(".git/objects/ab/cd"), "object").unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
+
+    let done = guard.restore();
+    assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(std::fs::read_to_string(root.join("sub/.git/config")).unwrap(), "[core]\n");
+    assert!(!root.join(".git/hooks/pre-commit").exists() && !root.join(".claude").exists());
+    assert!(!root.join(".mcp.json").exists());
+    assert!(root.join(".git/objects/ab/cd").exists());
+    assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/other\n");
+    assert!(done.iter().any(|line| line.starts_with("removed") && line.ends_with(".claude")), "{done:?}");
+    assert!(guard.restore().is_empty(), "nothing left to put back");
+}
+
+/// Found by an outside red team: a command that first filled `.claude` past the copy's limits planted a hook
+/// that the restore never saw; one that linked `.git/config` elsewhere could write it later through the link;
+/// one that removed `.git/HEAD` made the workspace a bare repository with a `config` of its own.
+#[test]
+fn what_a_command_hides_behind_size_links_or_a_missing_head_is_undone_too() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::File::create(root.join(".claude/junk")).unwrap().set_len(MAX_BYTES + 1).unwrap();
+    std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    std::fs::hard_link(root.join(".git/config"), root.join("sub/cfg")).unwrap();
+    std::fs::remove_file(root.join(".git/HEAD")).unwrap();
+
+    guard.restore();
+    assert!(!root.join(".claude").exists() && !root.join(".mcp.json").exists());
+    assert!(!root.join(".git/hooks/pre-commit").exists(), "planted after the copy's limit");
+    assert_eq!(std::fs::metadata(root.join(".git/config")).unwrap().nlink(), 1, "the link is broken");
+    std::fs::write(root.join("sub/cfg"), "[alias]\n").unwrap();
+    assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+}
+
+/// Found by the second outside pass: a garbage `HEAD`, or `refs` moved aside, also made the workspace top a
+/// bare repository (and the restore deleted the moved refs); `chattr +i` (root) kept planted files.
+#[test]
+fn a_broken_head_moved_refs_and_immutable_plants_are_undone_without_losing_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".git/refs/heads")).unwrap();
+    std::fs::write(root.join(".git/refs/heads/main"), "0123\n").unwrap();
+    std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::write(root.join(".git/HEAD"), "garbage\n").unwrap();
+    std::fs::rename(root.join(".git/refs"), root.join(".git/refs.bak")).unwrap();
+    std::fs::write(root.join(".git/config~"), "[core]\n").unwrap();
+    std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    let pinned = std::process::Command::new("chattr").arg("+i").arg(root.join(".git/hooks/pre-commit")).status();
+    guard.restore();
+    assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+    assert!(root.join(".git/refs").is_dir(), "refs is a directory again");
+    assert_eq!(std::fs::read_to_string(root.join(".git/refs.bak/heads/main")).unwrap(), "0123\n", "kept");
+    assert!(!root.join(".git/config~").exists(), "a new file under a name git doesn't read is removed too");
+    if pinned.is_ok_and(|status| status.success()) {
+        assert!(!root.join(".git/hooks/pre-commit").exists(), "an immutable plant is removed too");
+    }
+}
+
+/// Found by the eighth red-team round: a command replaced a workspace directory holding nested settings with a
+/// link to the home directory, and the restore wrote the recorded settings through it into `~/.claude`.
+#[test]
+fn nothing_is_put_back_through_a_directory_swapped_for_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(root.join("h/.claude")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(root.join("h/.claude/settings.json"), "{}").unwrap();
+    let root = root.canonicalize().unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::rename(root.join("h"), root.join("h.bak")).unwrap();
+    std::os::unix::fs::symlink(&home, root.join("h")).unwrap();
+    let done = guard.restore();
+    assert!(!home.join(".claude").exists(), "written through the link: {done:?}");
+    assert!(done.iter().any(|line| line.starts_with("could not restore")), "{done:?}");
+}
+
+/// Found by the same round: a workspace directory moved to `.claude` (a background command's rule follows
+/// it) counted as the recorded `.claude` because it is a directory; so did a file with the same content.
+#[test]
+fn a_protected_directory_or_file_swapped_for_another_is_replaced() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), "{}").unwrap();
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    std::fs::create_dir_all(root.join("h")).unwrap();
+    std::fs::write(root.join("h/readme"), "x").unwrap();
+    std::fs::write(root.join("copy"), "{}").unwrap();
+    let moved_dir = std::fs::metadata(root.join("h")).unwrap().ino();
+    let moved_file = std::fs::metadata(root.join("copy")).unwrap().ino();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::rename(root.join(".claude"), root.join("old")).unwrap();
+    std::fs::rename(root.join("h"), root.join(".claude")).unwrap();
+    std::fs::copy(root.join("old/settings.json"), root.join(".claude/settings.json")).unwrap();
+    std::fs::rename(root.join("copy"), root.join(".mcp.json")).unwrap();
+    // Held open, so that their inode numbers can't be reused by what is put back.
+    let _held = (std::fs::File::open(root.join(".claude")).unwrap(), std::fs::File::open(root.join(".mcp.json")));
+    guard.restore();
+    assert_ne!(std::fs::metadata(root.join(".claude")).unwrap().ino(), moved_dir);
+    assert_eq!(std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(), "{}");
+    assert!(!root.join(".claude/readme").exists());
+    assert_ne!(std::fs::metadata(root.join(".mcp.json")).unwrap().ino(), moved_file);
+    assert!(guard.restore().is_empty(), "what was put back is what the next restore compares with");
+}
+
+/// Found by the same round: a rebase left to continue with an `exec` step, and alternates naming another
+/// repository's objects, survived the restore (git's own data is not protected).
+#[test]
+fn git_steps_that_run_commands_and_new_alternates_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/objects/info")).unwrap();
+    std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
+    std::fs::write(root.join(".git/sequencer/todo"), "pick 0123 one\nexec make\n").unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+    std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 a\nx cat ~/.ssh/id_rsa\n").unwrap();
+    std::fs::write(root.join(".git/objects/info/alternates"), "/other/project/.git/objects\n").unwrap();
+    std::fs::write(root.join(".git/sequencer/todo"), "exec make\nexec curl evil\n").unwrap();
+    let done = guard.restore();
+    assert!(!root.join(".git/rebase-merge/git-rebase-todo").exists(), "{done:?}");
+    assert!(!root.join(".git/objects/info/alternates").exists(), "{done:?}");
+    assert_eq!(std::fs::read_to_string(root.join(".git/sequencer/todo")).unwrap(), "pick 0123 one\nexec make\n");
+
+    // A rebase of your own that stopped on a conflict keeps its steps, and may drop one.
+    std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 a\npick 4567 b\n").unwrap();
+    std::fs::write(root.join(".git/sequencer/todo"), "exec make\n").unwrap();
+    assert!(guard.restore().is_empty());
+}
+
+/// Found by the ninth red-team round: git's data names matched at any depth in `.git`, so a submodule's
+/// directory named `logs` (its config and hooks) was never protected; a `HEAD` hard-linked to a file a
+/// background command could write kept its second name.
+#[test]
+fn submodule_directories_named_like_git_data_and_linked_heads_are_protected() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/modules/lib/hooks")).unwrap();
+    std::fs::write(root.join(".git/modules/lib/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join(".git/modules/lib/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join(".git/modules/lib/logs")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(root.join("stage")).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::create_dir_all(root.join(".git/modules/logs/hooks")).unwrap();
+    std::fs::write(root.join(".git/modules/logs/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join(".git/modules/logs/hooks/post-checkout"), "#!/bin/sh\nevil\n").unwrap();
+    std::fs::write(root.join(".git/modules/lib/logs/HEAD"), "0123\n").unwrap();
+    std::fs::write(root.join("stage/h"), "ref: refs/heads/other\n").unwrap();
+    std::fs::remove_file(root.join(".git/HEAD")).unwrap();
+    std::fs::hard_link(root.join("stage/h"), root.join(".git/HEAD")).unwrap();
+    let done = guard.restore();
+    assert!(!root.join(".git/modules/logs").exists(), "{done:?}");
+    assert!(root.join(".git/modules/lib/logs/HEAD").exists(), "a submodule's own logs are its data");
+    assert_eq!(std::fs::metadata(root.join(".git/HEAD")).unwrap().nlink(), 1);
+    assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/other\n", "a checkout");
+}
+
+/// Found by the tenth red-team round: a rebase's `strategy` file naming a workspace program (git runs
+/// `git-merge-<name>`), and a named pipe at `.git/index`, which blocked the restore (and tandem) for good.
+#[test]
+fn foreign_strategies_and_named_pipes_in_git_data_are_taken_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join(".git/index"), "DIRC").unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+
+    std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+    std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 two\n").unwrap();
+    std::fs::write(root.join(".git/rebase-merge/strategy"), "/../tools/fmt\n").unwrap();
+    std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
+    std::fs::write(root.join(".git/sequencer/opts"), "[options]\n\tstrategy = ort\n").unwrap();
+
+    std::fs::write(root.join(".git/config"), "[core]\n\tpager = evil\n").unwrap();
+    std::fs::remove_file(root.join(".git/index")).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, root.join(".git/index"), rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
+    let done = guard.restore();
+    assert!(!root.join(".git/rebase-merge/strategy").exists(), "{done:?}");
+    assert!(root.join(".git/rebase-merge/git-rebase-todo").exists(), "steps that run nothing stay");
+    assert!(root.join(".git/sequencer/opts").exists(), "git's own strategies stay");
+    assert!(std::fs::symlink_metadata(root.join(".git/index")).is_err(), "{done:?}");
+    assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+}
+
+/// Found by the eleventh red-team round: git's config parser takes `[options] strategy = x` on one line.
+#[test]
+fn every_form_of_a_strategy_in_sequencer_options_is_read() {
+    let opts = Path::new(".git/sequencer/opts");
+    for text in [
+        "[options] strategy = /../tools/evil\n",
+        "[options]\n\tStrategy=\"/../tools/evil\" ; comment\n",
+        "[options]\n\tstrategy = \\\n/../tools/evil\n",
+    ] {
+        assert!(!programs_in(opts, text.as_bytes()).is_empty(), "{text}");
+    }
+    let own = "[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n";
+    assert!(programs_in(opts, own.as_bytes()).is_empty());
+}
