@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod provider;
 pub mod reasoning;
 pub mod rewind;
+mod safe_git;
 pub mod sandbox;
 pub mod session;
 pub mod shell_env;

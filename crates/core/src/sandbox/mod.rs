@@ -58,7 +58,7 @@ pub use gitlinks::submodule_repositories;
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};
-pub use guard::{Guard, nested_settings, remove_new_nested_settings};
+pub use guard::{Guard, History, nested_settings, remove_new_nested_settings};
 #[cfg(target_os = "linux")]
 pub use own_environment::hide as hide_own_environment;
 
@@ -198,8 +198,19 @@ pub fn support() -> Support {
 /// reads next (`.git/index`, a rebase's todo, a config), which would block tandem for good, or a link to
 /// `/dev/zero`, which never ends.
 pub(crate) fn read_regular_file(path: &Path, most: u64, follow_links: bool) -> io::Result<Vec<u8>> {
-    use rustix::fs::{Mode, OFlags};
     use std::io::Read;
+    let file = open_regular(path, follow_links)?;
+    if file.metadata()?.len() > most {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "too big"));
+    }
+    let mut content = Vec::new();
+    file.take(most).read_to_end(&mut content)?;
+    Ok(content)
+}
+
+/// A file opened for reading only if it is a regular file, without waiting (see [`read_regular_file`]).
+pub(crate) fn open_regular(path: &Path, follow_links: bool) -> io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
     let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     if !follow_links {
         flags |= OFlags::NOFOLLOW;
@@ -209,12 +220,7 @@ pub(crate) fn read_regular_file(path: &Path, most: u64, follow_links: bool) -> i
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
     }
-    if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > most {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "too big"));
-    }
-    let mut content = Vec::new();
-    std::fs::File::from(fd).take(most).read_to_end(&mut content)?;
-    Ok(content)
+    Ok(std::fs::File::from(fd))
 }
 
 /// Closes tandem's own process to the commands it runs: not dumpable, so another process of the same user can't

@@ -255,7 +255,8 @@ impl CommandResult {
             let more = if more > 0 { format!("; and {more} more") } else { String::new() };
             parts.push(format!(
                 "Note: the sandbox put back protected files this command changed (repository configuration and \
-                 hooks, .claude, .tandem and .mcp.json are never the command's to change): {}{more}.",
+                 hooks, .claude, .tandem and .mcp.json are never the command's to change, nor a repository's \
+                 history — refs, index, logs, objects — unless the command is git itself): {}{more}.",
                 self.restored.iter().take(SHOWN).cloned().collect::<Vec<_>>().join("; ")
             ));
         }
@@ -368,7 +369,11 @@ pub async fn run_command(
     let physical;
     let take_guard = |policy: &SandboxPolicy| {
         running::sweep_orphans();
-        if running::background_running() { None } else { sandbox::Guard::take(&policy.roots(Some(cwd))) }
+        if running::background_running() {
+            None
+        } else {
+            sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command))
+        }
     };
     let (sandbox, protected) = match sandbox.filter(|policy| policy.restore_protected) {
         Some(policy) => match take_guard(policy) {
@@ -459,6 +464,17 @@ pub async fn run_command(
         killed_leftovers,
         restored,
     }
+}
+
+/// Whether a command that runs without a per-call approval may change the repositories' history: only when every
+/// part of the line runs git itself (`git add`, `git commit` under a rule). A build a rule allows may run git
+/// inside it, but what it commits or stashes is not what the rule named (see [`sandbox::History`]).
+pub fn history_for(command: &str) -> sandbox::History {
+    let analysis = crate::permissions::bash::analyze(command);
+    let only_git = analysis.always_ask.is_none()
+        && !analysis.commands.is_empty()
+        && analysis.commands.iter().all(|cmd| cmd.argv.first().is_some_and(|program| program == "git"));
+    if only_git { sandbox::History::Writable } else { sandbox::History::Protected }
 }
 
 /// bash, or `/bin/sh` where there is no bash.

@@ -213,7 +213,10 @@ pub(crate) fn run_sandboxed(tree: &Tree, command: &str, policy: &SandboxPolicy) 
             .kill_on_drop(true);
         sandbox::own_session(&mut child);
         // As the Bash tool does: protected entries copied before, put back after a workspace-writing command.
-        let guard = policy.restore_protected.then(|| sandbox::Guard::take(&policy.roots(Some(&tree.work))).unwrap());
+        let guard = policy.restore_protected.then(|| {
+            sandbox::Guard::take(&policy.roots(Some(&tree.work)), tandem_core::tools::bash::history_for(command))
+                .unwrap()
+        });
         sandbox::apply(&mut child, policy).unwrap();
         let output = tokio::time::timeout(Duration::from_secs(5), child.output()).await;
         if let Some(mut guard) = guard {

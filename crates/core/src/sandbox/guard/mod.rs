@@ -6,8 +6,14 @@
 //! top of the workspace (`cp a b`, `echo $$ > pid.txt`, `git commit`'s `.git/index.lock`). For a command in the
 //! foreground, tandem instead grants the workspace whole, takes a copy of every protected entry before the
 //! command starts and, when the command and everything it started are gone, puts back what changed and removes
-//! what appeared. Git's own data (objects, refs, the index, logs) is not protected: `git commit` works. Anything
-//! that can't be copied within the limits falls back to the physical split ([`Guard::take`] says so).
+//! what appeared. Anything that can't be copied within the limits falls back to the physical split
+//! ([`Guard::take`] says so).
+//!
+//! Git's own data (refs, the index, logs, objects) is the command's to change only when the command is git itself
+//! ([`History::Writable`]): `git commit` under a rule works. Any other command ([`History::Protected`]) gets the
+//! repository's history put back too — otherwise a build a rule allows could commit or stash a planted
+//! `.claude/settings.json` that the guard removed from the work tree, and your next `git checkout .` or
+//! `git stash pop` would bring it back for a later session to apply. Its objects are checked ([`objects`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -15,11 +21,13 @@ use std::path::{Path, PathBuf};
 use super::grants::READ_ONLY_ENTRIES;
 
 mod anchored;
+mod objects;
 mod repository;
 #[cfg(test)]
 mod tests;
 
 use anchored::Anchored;
+use objects::{MOVED_ASIDE_PREFIX, ObjectStore};
 use repository::{
     adds_programs, git_data_name, inert_in_repository, is_repository_head, is_repository_store, is_step_file,
     programs_in, valid_head, watched_in_git_data,
@@ -27,8 +35,21 @@ use repository::{
 
 /// At most this many protected entries are copied; a workspace with more is protected physically instead.
 const MAX_ENTRIES: usize = 5_000;
-/// At most this many bytes of protected files are copied.
-const MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// At most this many bytes of protected files are copied (a repository's index and logs among them, for a command
+/// that may not change its history).
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Whether a command may change the history of the repositories in the workspace: their refs, index, logs and
+/// objects (the state of a commit, a checkout, a stash or a fetch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum History {
+    /// The command is git itself, which a rule or the analysis allowed: it may commit, check out, fetch.
+    Writable,
+    /// Anything else (a build a rule allows): the refs, index and logs are put back, and what it added to the
+    /// object stores is checked.
+    #[default]
+    Protected,
+}
 
 /// Device and inode: which file a path names. A protected file or directory swapped for another one with the
 /// same content is not unchanged: a background command's Landlock rule follows the inode it was granted (a
@@ -71,13 +92,17 @@ pub struct Guard {
     /// own data is only what is directly in one of these: `.git/modules/logs` is a submodule's directory, whose
     /// config and hooks are protected like any other, not a log.
     git_dirs: BTreeSet<PathBuf>,
+    history: History,
+    /// With [`History::Protected`]: each repository's object store as it was.
+    stores: Vec<ObjectStore>,
 }
 
 impl Guard {
     /// Copies the protected entries of `roots` (and of the repositories and settings nested in them, as deep
-    /// as [`super::grants`] looks). `None` when they are too many or too big to copy.
-    pub fn take(roots: &[PathBuf]) -> Option<Guard> {
-        let mut guard = Guard { roots: roots.to_vec(), ..Guard::default() };
+    /// as [`super::grants`] looks), with the repositories' history as `history` says. `None` when they are too
+    /// many or too big to copy.
+    pub fn take(roots: &[PathBuf], history: History) -> Option<Guard> {
+        let mut guard = Guard { roots: roots.to_vec(), history, ..Guard::default() };
         let mut bytes = 0;
         for path in protected_tops(roots) {
             guard.record(&path, &mut bytes)?;
@@ -145,6 +170,9 @@ impl Guard {
                 done.push(format!("could not restore {}", path.display()));
             }
         }
+        for store in &self.stores {
+            done.extend(store.check(&self.roots));
+        }
         done
     }
 
@@ -164,6 +192,10 @@ impl Guard {
             }
             for entry in std::fs::read_dir(path).ok()?.flatten() {
                 let child = entry.path();
+                if self.history == History::Protected {
+                    self.record_with_history(&child, bytes)?;
+                    continue;
+                }
                 if is_repository_head(&child) {
                     let content = read(&child).ok()?;
                     self.entries.insert(child, Entry::Head(content));
@@ -200,6 +232,36 @@ impl Guard {
         Some(())
     }
 
+    /// Records an entry when the history is protected: all of it is, but the object stores (too big to copy:
+    /// checked instead) and what was moved aside from them.
+    fn record_with_history(&mut self, child: &Path, bytes: &mut u64) -> Option<()> {
+        match self.history_role(child) {
+            HistoryRole::Objects => {
+                self.note_git_data(child);
+                self.entries.insert(child.to_path_buf(), Entry::GitDir);
+                if let Some(git_dir) = child.parent() {
+                    self.stores.push(ObjectStore::take(git_dir));
+                }
+                for inside in watched_in_git_data(child) {
+                    self.record(&inside, bytes)?;
+                }
+                Some(())
+            }
+            HistoryRole::MovedAside => Some(()),
+            HistoryRole::Guarded => self.record(child, bytes),
+        }
+    }
+
+    fn history_role(&self, path: &Path) -> HistoryRole {
+        let in_repository = path.parent().is_some_and(|dir| self.git_dirs.contains(dir));
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+        match name {
+            "objects" if in_repository => HistoryRole::Objects,
+            _ if in_repository && name.starts_with(MOVED_ASIDE_PREFIX) => HistoryRole::MovedAside,
+            _ => HistoryRole::Guarded,
+        }
+    }
+
     /// Git's own data directly inside a repository directory, which git commands write and which runs nothing:
     /// objects, refs, logs, the index, lock files, the state of operations in progress. Everything else in `.git`
     /// (config, hooks, info, a submodule's config and hooks) is protected.
@@ -226,6 +288,18 @@ impl Guard {
         }
         for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
             let child = entry.path();
+            if self.history == History::Protected {
+                match self.history_role(&child) {
+                    HistoryRole::Guarded => self.list(&child, out),
+                    HistoryRole::MovedAside => {}
+                    HistoryRole::Objects => {
+                        out.push(child.clone());
+                        let watched = watched_in_git_data(&child);
+                        out.extend(watched.into_iter().filter(|inside| std::fs::symlink_metadata(inside).is_ok()));
+                    }
+                }
+                continue;
+            }
             if is_repository_store(&child) {
                 out.push(child.clone());
             } else if is_repository_head(&child) || !(self.git_data(&child) || self.moved_git_data(&child)) {
@@ -254,6 +328,16 @@ impl Guard {
             && std::fs::symlink_metadata(path)
                 .is_ok_and(|meta| self.git_data_inodes.contains(&(meta.dev(), meta.ino())))
     }
+}
+
+/// What an entry directly in a repository directory is to a guard that protects the history.
+enum HistoryRole {
+    /// The object store: must stay a directory; what is added to it is checked.
+    Objects,
+    /// What an earlier check moved aside: git never reads it.
+    MovedAside,
+    /// Everything else: copied and put back.
+    Guarded,
 }
 
 /// The settings entries nested below `roots` (`sub/.claude`, `sub/.tandem`, `sub/.mcp.json`) there are now. A

@@ -123,4 +123,5 @@ pub(super) fn git_data_name(path: &Path) -> bool {
             | "FETCH_HEAD"
     ) || name.ends_with("HEAD")
         || name.ends_with(".lock")
+        || name.starts_with(super::MOVED_ASIDE_PREFIX)
 }

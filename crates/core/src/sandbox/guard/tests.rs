@@ -27,7 +27,7 @@ fn what_a_command_changes_in_protected_entries_is_put_back() {
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(root.join("sub/.git")).unwrap();
     std::fs::write(root.join("sub/.git/config"), "[core]\n").unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = ./evil\n").unwrap();
     std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
@@ -62,7 +62,7 @@ fn what_a_command_hides_behind_size_links_or_a_missing_head_is_undone_too() {
     std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(root.join("sub")).unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::create_dir_all(root.join(".claude")).unwrap();
     std::fs::File::create(root.join(".claude/junk")).unwrap().set_len(MAX_BYTES + 1).unwrap();
@@ -92,7 +92,7 @@ fn a_broken_head_moved_refs_and_immutable_plants_are_undone_without_losing_data(
     std::fs::create_dir_all(root.join(".git/objects")).unwrap();
     std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::write(root.join(".git/HEAD"), "garbage\n").unwrap();
     std::fs::rename(root.join(".git/refs"), root.join(".git/refs.bak")).unwrap();
@@ -120,7 +120,7 @@ fn nothing_is_put_back_through_a_directory_swapped_for_a_link() {
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(root.join("h/.claude/settings.json"), "{}").unwrap();
     let root = root.canonicalize().unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::rename(root.join("h"), root.join("h.bak")).unwrap();
     std::os::unix::fs::symlink(&home, root.join("h")).unwrap();
@@ -144,7 +144,7 @@ fn a_protected_directory_or_file_swapped_for_another_is_replaced() {
     std::fs::write(root.join("copy"), "{}").unwrap();
     let moved_dir = std::fs::metadata(root.join("h")).unwrap().ino();
     let moved_file = std::fs::metadata(root.join("copy")).unwrap().ino();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::rename(root.join(".claude"), root.join("old")).unwrap();
     std::fs::rename(root.join("h"), root.join(".claude")).unwrap();
@@ -170,7 +170,7 @@ fn git_steps_that_run_commands_and_new_alternates_are_removed() {
     std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
     std::fs::write(root.join(".git/sequencer/todo"), "pick 0123 one\nexec make\n").unwrap();
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
     std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 a\nx cat ~/.ssh/id_rsa\n").unwrap();
@@ -201,7 +201,7 @@ fn submodule_directories_named_like_git_data_and_linked_heads_are_protected() {
     std::fs::create_dir_all(root.join(".git/modules/lib/logs")).unwrap();
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(root.join("stage")).unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::create_dir_all(root.join(".git/modules/logs/hooks")).unwrap();
     std::fs::write(root.join(".git/modules/logs/HEAD"), "ref: refs/heads/main\n").unwrap();
@@ -227,7 +227,7 @@ fn foreign_strategies_and_named_pipes_in_git_data_are_taken_out() {
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(root.join(".git/index"), "DIRC").unwrap();
-    let mut guard = Guard::take(std::slice::from_ref(&root)).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
 
     std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
     std::fs::write(root.join(".git/rebase-merge/git-rebase-todo"), "pick 0123 two\n").unwrap();
@@ -259,4 +259,115 @@ fn every_form_of_a_strategy_in_sequencer_options_is_read() {
     }
     let own = "[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n";
     assert!(programs_in(opts, own.as_bytes()).is_empty());
+}
+
+/// Runs git in `dir` the way a command would, with an identity; its output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn repository_with_one_commit() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    git(&root, &["add", "a.txt"]);
+    git(&root, &["commit", "-q", "-m", "one"]);
+    (dir, root)
+}
+
+/// Found by the twelfth red-team round: under `Bash(make:*)`, a Makefile wrote `.claude/settings.json`, then `git
+/// add -f` and `git commit`ed it. The guard removed the file from the work tree but the commit kept it, and the
+/// user's `git checkout .` (or `git stash pop`, for a stash) brought it back for the next session to apply.
+#[test]
+fn a_command_that_is_not_git_leaves_the_history_as_it_was() {
+    let (_dir, root) = repository_with_one_commit();
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+    git(&root, &["add", "-f", ".claude/settings.json"]);
+    git(&root, &["commit", "-q", "-m", "planted"]);
+    git(&root, &["branch", "later"]);
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    git(&root, &["stash", "-u", "-q"]);
+    let done = guard.restore();
+
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "{done:?}");
+    assert_eq!(git(&root, &["stash", "list"]), "");
+    assert_eq!(git(&root, &["branch", "--format=%(refname:short)"]), "main\n");
+    assert_eq!(git(&root, &["ls-files"]), "a.txt\n", "the index is as it was");
+    assert!(done.iter().all(|line| !line.starts_with("moved")), "git's own objects stay: {done:?}");
+    assert!(guard.restore().is_empty(), "nothing left to put back");
+    git(&root, &["checkout", "-q", "."]);
+    assert!(!root.join(".claude").exists() && !root.join(".mcp.json").exists());
+}
+
+#[test]
+fn git_itself_may_change_the_history() {
+    let (_dir, root) = repository_with_one_commit();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
+    std::fs::write(root.join("b.txt"), "b\n").unwrap();
+    git(&root, &["add", "b.txt"]);
+    git(&root, &["commit", "-q", "-m", "two"]);
+    guard.restore();
+    assert_eq!(git(&root, &["log", "--format=%s"]), "two\none\n");
+}
+
+/// Git reads an object by its name and never checks it, and takes a commit's tree from a commit-graph: a forged
+/// object or graph would make an existing commit hold a planted file.
+#[test]
+fn objects_that_are_not_what_their_names_say_are_moved_aside_and_valid_ones_kept() {
+    use std::io::Write as _;
+    let (_dir, root) = repository_with_one_commit();
+    let blob = git(&root, &["rev-parse", "HEAD:a.txt"]).trim().to_owned();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+
+    let loose = root.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    std::fs::remove_file(&loose).unwrap();
+    let mut forged = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    forged.write_all(b"blob 6\0evil!\n").unwrap();
+    std::fs::write(&loose, forged.finish().unwrap()).unwrap();
+    std::fs::create_dir_all(root.join(".git/objects/info")).unwrap();
+    std::fs::write(root.join(".git/objects/info/commit-graph"), "CGPH").unwrap();
+    std::fs::create_dir_all(root.join(".git/objects/pack")).unwrap();
+    std::fs::write(root.join(".git/objects/pack/pack-0123.pack"), "PACK").unwrap();
+    std::fs::write(root.join(".git/objects/pack/pack-0123.idx"), "idx").unwrap();
+    std::fs::write(root.join("b.txt"), "b\n").unwrap();
+    let valid = git(&root, &["hash-object", "-w", "b.txt"]).trim().to_owned();
+    let done = guard.restore();
+
+    assert_eq!(done.iter().filter(|line| line.starts_with("moved")).count(), 4, "{done:?}");
+    assert!(!loose.exists() && !root.join(".git/objects/info/commit-graph").exists());
+    assert!(!root.join(".git/objects/pack/pack-0123.pack").exists());
+    assert!(root.join(".git/objects").join(&valid[..2]).join(&valid[2..]).exists());
+    let aside: Vec<_> = std::fs::read_dir(root.join(".git"))
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(MOVED_ASIDE_PREFIX))
+        .collect();
+    assert_eq!(aside.len(), 1, "kept, not deleted");
+    assert!(Guard::take(std::slice::from_ref(&root), History::Protected).unwrap().restore().is_empty());
+}
+
+/// A build that runs `git gc` repacks the repository: the new pack verifies and stays, so nothing is lost.
+#[test]
+fn a_pack_that_verifies_stays() {
+    let (_dir, root) = repository_with_one_commit();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+    git(&root, &["repack", "-a", "-d", "-q", "--no-write-bitmap-index"]);
+    let done = guard.restore();
+    let packs = |line: &&String| line.ends_with(".pack") || line.ends_with(".idx") || line.contains(".pack ");
+    assert!(!done.iter().any(|line| packs(&line)), "{done:?}");
+    assert_eq!(git(&root, &["show", "HEAD:a.txt"]), "a\n");
 }
