@@ -267,6 +267,91 @@ fn a_build_a_rule_allows_cannot_commit_or_stash_planted_settings() {
     );
 }
 
+/// Found by the twelfth red-team round: two subagents ran workspace-writing commands side by side. The second
+/// one's copy of the protected entries took the first one's plant for the original, and its restore put the
+/// plant back after the first one's restore had removed it. A command granted the workspace whole now runs only
+/// alone; one that starts beside it keeps the protected entries read-only.
+#[test]
+fn commands_side_by_side_cannot_put_back_each_others_plants() {
+    let workspace = Workspace::new();
+    repository(&workspace);
+    workspace.write("flags/.keep", "");
+    // `first` plants and waits until `second` has started; `second` waits until the plant is gone again (the
+    // first one's restore) and ends.
+    workspace.write(
+        "Makefile",
+        "first:\n\tmkdir -p .claude && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .claude/settings.local.json\n\
+         \t@for i in $$(seq 100); do [ -e flags/started ] && break; sleep 0.1; done\n\
+         second:\n\ttouch flags/started\n\
+         \t@for i in $$(seq 100); do [ -e .claude ] || break; sleep 0.1; done\n",
+    );
+    let task = |id: &str| {
+        json!({"type": "tool_use", "id": id, "name": "Task",
+        "input": {"description": "race", "prompt": "run make", "subagent_type": "general-purpose"}})
+    };
+    let make = |id: &str, target: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": format!("make {target}")}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [task("task1"), task("task2")]},
+        {"blocks": [make("b1", "first")]},
+        {"delay_ms": 300, "blocks": [make("b2", "second")]},
+        {"blocks": [{"type": "text", "text": "sub done"}]},
+        {"blocks": [{"type": "text", "text": "sub done"}]},
+        {"blocks": [{"type": "text", "text": "all done"}]}
+    ]})))
+    .unwrap();
+    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &rule) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let results: Vec<String> =
+        requests.iter().flat_map(|request| tool_results(&request.body)).map(|result| result.to_string()).collect();
+    assert!(workspace.path().join("flags/started").exists(), "the second command ran: {results:?}");
+    assert!(!workspace.path().join(".claude").exists(), "the plant survived: {results:?}");
+}
+
+/// Found by the twelfth red-team round: what a command granted the workspace whole changes exists until its
+/// restore, and something tandem runs unsandboxed meanwhile — a hook, an approved command — would obey it (git
+/// runs the `core.fsmonitor` the command wrote into `.git/config`). Those wait until the restore.
+#[test]
+fn a_hook_waits_until_a_plant_is_taken_back() {
+    let workspace = Workspace::new();
+    repository(&workspace);
+    workspace.write("flags/.keep", "");
+    let ran = workspace.path().join("flags/fsmonitor-ran");
+    let hook = json!({"hooks": {"PostToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "git status >/dev/null 2>&1; true"}]}]}});
+    workspace.write_config("settings.json", &hook.to_string());
+    workspace.write(
+        "Makefile",
+        &format!(
+            "first:\n\tprintf '[core]\\n\\tfsmonitor = \"touch {}; false\"\\n' >> .git/config\n\
+             \t@for i in $$(seq 50); do [ -e flags/started ] && break; sleep 0.1; done; sleep 0.5\n",
+            ran.display()
+        ),
+    );
+    let task = |id: &str| {
+        json!({"type": "tool_use", "id": id, "name": "Task",
+        "input": {"description": "race", "prompt": "run it", "subagent_type": "general-purpose"}})
+    };
+    let bash =
+        |id: &str, command: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [task("task1"), task("task2")]},
+        {"blocks": [bash("b1", "make first")]},
+        {"delay_ms": 300, "blocks": [bash("b2", "touch flags/started")]},
+        {"blocks": [{"type": "text", "text": "sub done"}]},
+        {"blocks": [{"type": "text", "text": "sub done"}]},
+        {"blocks": [{"type": "text", "text": "all done"}]}
+    ]})))
+    .unwrap();
+    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &rule) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(workspace.path().join("flags/started").exists(), "{run:?}");
+    assert!(!ran.exists(), "a hook ran git on the planted configuration");
+    assert!(!workspace.read(".git/config").contains("fsmonitor"));
+}
+
 /// `-p go` with `args`, commands sandboxed for workspace writes; `None` where the kernel has no Landlock: tandem
 /// then refuses to run unsandboxed, which is itself the promised behaviour.
 fn run_sandboxed(mut command: std::process::Command, args: &[&str]) -> Option<tandem_e2e::Run> {

@@ -67,7 +67,10 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     let mark = format!("hook-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     command.env(crate::tools::bash::CALL_MARK, &mark);
     crate::sandbox::own_session(&mut command);
-    let registration = crate::tools::bash::running::register(&mark, None);
+    // A hook runs unsandboxed: not while a command that may have changed the protected entries runs.
+    let Some(registration) = crate::tools::bash::running::register_apart(&mark, launch.cancel).await else {
+        return Finished { exit: Exit::Interrupted, stdout: String::new(), stderr: String::new() };
+    };
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => return failed(format!("could not start /bin/sh: {err}")),

@@ -58,7 +58,7 @@ async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) 
     use crate::tools::bash::running;
     let mark = format!("sandbox-test-{:016x}", fastrand::u64(..));
     cmd.env(crate::tools::bash::CALL_MARK, &mark);
-    let registration = running::register(&mark, None);
+    let registration = running::register(&mark);
     let child = {
         let _spawning = running::spawning();
         let child = cmd.spawn().unwrap();

@@ -119,7 +119,7 @@ impl TypedTool for BashTool {
                     spill_dir: None,
                     env: &ctx.shell_env,
                 };
-                return match ctx.background.start(&input.command, &ctx.cwd, launch) {
+                return match ctx.background.start(&input.command, &ctx.cwd, launch, &ctx.cancel).await {
                     Ok(id) => ToolOutput::ok(format!(
                         "Command running in the background with ID: {id}. Read its output with BashOutput (bash_id \"{id}\") and stop it with KillShell; it is killed when the session ends."
                     )),
@@ -364,29 +364,19 @@ pub async fn run_command(
     let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     let started = Started { temp: call_temp.as_ref().map(tempfile::TempDir::path), mark: &mark };
     // A workspace-writing sandbox that grants the workspace whole puts its protected entries back at the end;
-    // where they can't be copied, or while a sandboxed background command runs, they are kept read-only instead.
-    // Processes a finished background command left behind are ended first: they hold grants too.
+    // where they can't be copied, or while another command runs, they are kept read-only instead.
+    let Some((sandbox, registration)) = register(command, cwd, sandbox, &mark, cancel).await else {
+        return CommandResult { outcome: Outcome::Interrupted, ..failed(String::new()) };
+    };
     let physical;
-    let take_guard = |policy: &SandboxPolicy| {
-        running::sweep_orphans();
-        if running::background_running() {
-            None
-        } else {
-            sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command))
+    let sandbox = match sandbox {
+        Confined::Whole(policy) => Some(policy),
+        Confined::Split(policy) => {
+            physical = policy;
+            Some(&physical)
         }
+        Confined::Unsandboxed => None,
     };
-    let (sandbox, protected) = match sandbox.filter(|policy| policy.restore_protected) {
-        Some(policy) => match take_guard(policy) {
-            Some(guard) => (Some(policy), Some(guard)),
-            None => {
-                physical = policy.for_background();
-                (Some(&physical), None)
-            }
-        },
-        None => (sandbox, None),
-    };
-    // Registered before it starts, so that nothing ending tandem can miss it; dropped midway, it ends the command.
-    let registration = running::register(&mark, protected);
     let spawning = running::spawning();
     let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
@@ -453,10 +443,9 @@ pub async fn run_command(
     if leftovers {
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }
-    let protected = registration.finish();
-    drop(call_temp);
     // Everything the command started is gone: nothing can change the protected entries after this.
-    let restored = protected.map(|mut protected| protected.restore()).unwrap_or_default();
+    let restored = registration.finish();
+    drop(call_temp);
     CommandResult {
         stdout: out.unwrap_or_default(),
         stderr: err.unwrap_or_default(),
@@ -464,6 +453,42 @@ pub async fn run_command(
         killed_leftovers,
         restored,
     }
+}
+
+/// The sandbox one foreground command runs in, as registered.
+enum Confined<'a> {
+    /// The workspace granted whole; its protected entries are put back when it ends.
+    Whole(&'a SandboxPolicy),
+    /// The protected entries kept read-only.
+    Split(SandboxPolicy),
+    Unsandboxed,
+}
+
+/// Registers a foreground command (see [`running`]) and decides how it is confined: granted the workspace whole
+/// only when its policy says so, no other command runs and the protected entries could be copied; unsandboxed
+/// only once no command granted the workspace whole runs (waiting for it, `None` when `cancel` fires first).
+/// Processes a finished background command left behind are ended first: they hold grants too.
+async fn register<'a>(
+    command: &str,
+    cwd: &Path,
+    sandbox: Option<&'a SandboxPolicy>,
+    mark: &str,
+    cancel: &CancellationToken,
+) -> Option<(Confined<'a>, running::Registration)> {
+    let Some(policy) = sandbox else {
+        return running::register_apart(mark, Some(cancel)).await.map(|reg| (Confined::Unsandboxed, reg));
+    };
+    if !policy.restore_protected {
+        return Some((Confined::Split(policy.clone()), running::register(mark)));
+    }
+    running::sweep_orphans();
+    let Some(registration) = running::register_exclusive(mark) else {
+        return Some((Confined::Split(policy.for_background()), running::register(mark)));
+    };
+    let guard = sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command));
+    let whole = guard.is_some();
+    registration.protect(guard);
+    Some((if whole { Confined::Whole(policy) } else { Confined::Split(policy.for_background()) }, registration))
 }
 
 /// Whether a command that runs without a per-call approval may change the repositories' history: only when every

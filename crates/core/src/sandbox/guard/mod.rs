@@ -247,7 +247,7 @@ impl Guard {
                 }
                 Some(())
             }
-            HistoryRole::MovedAside => Some(()),
+            HistoryRole::Inert => Some(()),
             HistoryRole::Guarded => self.record(child, bytes),
         }
     }
@@ -257,7 +257,8 @@ impl Guard {
         let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
         match name {
             "objects" if in_repository => HistoryRole::Objects,
-            _ if in_repository && name.starts_with(MOVED_ASIDE_PREFIX) => HistoryRole::MovedAside,
+            _ if in_repository && name.starts_with(MOVED_ASIDE_PREFIX) => HistoryRole::Inert,
+            _ if self.moved_git_data(path) => HistoryRole::Inert,
             _ => HistoryRole::Guarded,
         }
     }
@@ -291,7 +292,7 @@ impl Guard {
             if self.history == History::Protected {
                 match self.history_role(&child) {
                     HistoryRole::Guarded => self.list(&child, out),
-                    HistoryRole::MovedAside => {}
+                    HistoryRole::Inert => {}
                     HistoryRole::Objects => {
                         out.push(child.clone());
                         let watched = watched_in_git_data(&child);
@@ -334,8 +335,9 @@ impl Guard {
 enum HistoryRole {
     /// The object store: must stay a directory; what is added to it is checked.
     Objects,
-    /// What an earlier check moved aside: git never reads it.
-    MovedAside,
+    /// What a check moved aside, or the object store moved aside by the command (`mv .git/objects
+    /// .git/objects.bak`: the same inode, under a name git never reads): kept, it holds the repository's data.
+    Inert,
     /// Everything else: copied and put back.
     Guarded,
 }

@@ -371,3 +371,15 @@ fn a_pack_that_verifies_stays() {
     assert!(!done.iter().any(|line| packs(&line)), "{done:?}");
     assert_eq!(git(&root, &["show", "HEAD:a.txt"]), "a\n");
 }
+
+/// Found by the twelfth red-team round: with the history protected, git's objects moved aside under a name git
+/// never reads were taken for a plant and deleted, and the repository's history with them.
+#[test]
+fn an_object_store_moved_aside_is_kept() {
+    let (_dir, root) = repository_with_one_commit();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+    std::fs::rename(root.join(".git/objects"), root.join(".git/objects.bak")).unwrap();
+    std::fs::create_dir(root.join(".git/objects")).unwrap();
+    let done = guard.restore();
+    assert!(root.join(".git/objects.bak").is_dir(), "{done:?}");
+}

@@ -84,15 +84,24 @@ impl BackgroundShells {
     }
 
     /// Starts `command`; its id, or why it could not start.
-    pub(super) fn start(self: &Arc<Self>, command: &str, cwd: &Path, launch: Launch<'_>) -> Result<String, String> {
+    /// Starts `command` once no command granted the whole workspace runs (see [`running`]); its id, or why it
+    /// could not start.
+    pub(super) async fn start(
+        self: &Arc<Self>,
+        command: &str,
+        cwd: &Path,
+        launch: Launch<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, String> {
         let mark = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
         // Nothing waits for its end to put protected entries back: they stay read-only for it.
         let sandbox = launch.sandbox.map(SandboxPolicy::for_background);
         let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
         let roots = sandbox.as_ref().map(|policy| policy.roots(Some(cwd))).unwrap_or_default();
         let settings_before = crate::sandbox::nested_settings(&roots);
-        let registration =
-            if sandbox.is_some() { running::register_background(&mark) } else { running::register(&mark, None) };
+        let registration = running::register_apart(&mark, Some(cancel))
+            .await
+            .ok_or_else(|| "Interrupted before the command started.".to_owned())?;
         let spawning = running::spawning();
         let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
             .map_err(|err| format!("Could not start bash: {err}"))?;

@@ -9,6 +9,13 @@
 //! one carries `no_new_privs` (Landlock sets it, and nothing can clear it). A child of tandem with
 //! `no_new_privs` that is no live command's shell and carries no live command's mark is such an orphan
 //! ([`sweep_orphans`]).
+//!
+//! A command granted the whole workspace (its protected entries put back when it ends) is *exclusive*: it runs
+//! only when no other command does, and while it runs no command starts that could be fooled by what it changed
+//! in the meantime — one that runs unsandboxed (an approved command, a hook: git there would run a `core.fsmonitor`
+//! the exclusive one wrote into `.git/config`), a background one (its grants follow directories the exclusive one
+//! may move), or a second exclusive one (whose copy would take the first one's plant for the original and put it
+//! back after the first one's restore). Commands sandboxed with the protected entries read-only may run beside it.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -24,9 +31,12 @@ struct Entry {
     group: Option<Pid>,
     /// The protected entries to put back once the command is gone (foreground workspace-writing commands).
     protected: Option<Guard>,
-    /// A sandboxed background command: its Landlock rules follow the inodes it was granted wherever they are moved.
-    background: bool,
+    /// Granted the whole workspace: see the module's doc.
+    exclusive: bool,
 }
+
+/// Woken whenever an exclusive command leaves the registry.
+static EXCLUSIVE_ENDED: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 static RUNNING: Mutex<BTreeMap<u64, Entry>> = Mutex::new(BTreeMap::new());
 /// Held (shared) from just before a command is spawned until its shell's pid is registered, and (exclusively)
@@ -49,30 +59,78 @@ pub(crate) fn spawning() -> std::sync::RwLockReadGuard<'static, ()> {
     SPAWNING.read().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Registers a command before it is spawned, so that no moment exists in which it runs unregistered.
-pub(crate) fn register(mark: &str, protected: Option<Guard>) -> Registration {
-    insert(Entry { mark: mark.to_owned(), group: None, protected, background: false })
+/// Registers a sandboxed command that keeps the protected entries read-only, before it is spawned, so that no
+/// moment exists in which it runs unregistered. It may run beside an exclusive one.
+pub(crate) fn register(mark: &str) -> Registration {
+    insert(&mut running(), Entry::new(mark))
 }
 
-/// [`register`] for a sandboxed background command.
-pub(crate) fn register_background(mark: &str) -> Registration {
-    insert(Entry { mark: mark.to_owned(), group: None, protected: None, background: true })
+/// Registers a command that will be granted the whole workspace, only when no other command runs (`None`
+/// otherwise: it keeps the protected entries read-only instead). Its protected entries' copy is taken after
+/// this, and handed over with [`Registration::protect`].
+pub(crate) fn register_exclusive(mark: &str) -> Option<Registration> {
+    let mut running = running();
+    running.is_empty().then(|| insert(&mut running, Entry { exclusive: true, ..Entry::new(mark) }))
 }
 
-fn insert(entry: Entry) -> Registration {
+/// Registers a command that must not run beside an exclusive one (see the module's doc): unsandboxed, a hook, or
+/// in the background. Waits until none runs; `None` when `cancel` fired first.
+pub(crate) async fn register_apart(
+    mark: &str,
+    cancel: Option<&tokio_util::sync::CancellationToken>,
+) -> Option<Registration> {
+    loop {
+        // Made before the look, so that an end between the look and the wait still wakes it.
+        let ended = EXCLUSIVE_ENDED.notified();
+        {
+            let mut running = running();
+            if !running.values().any(|entry| entry.exclusive) {
+                return Some(insert(&mut running, Entry::new(mark)));
+            }
+        }
+        match cancel {
+            Some(cancel) => tokio::select! {
+                _ = ended => {}
+                _ = cancel.cancelled() => return None,
+            },
+            None => ended.await,
+        }
+    }
+}
+
+impl Entry {
+    fn new(mark: &str) -> Entry {
+        Entry { mark: mark.to_owned(), group: None, protected: None, exclusive: false }
+    }
+}
+
+fn insert(running: &mut BTreeMap<u64, Entry>, entry: Entry) -> Registration {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    running().insert(id, entry);
+    running.insert(id, entry);
     Registration(id)
 }
 
-/// Whether a sandboxed background command is running. While one is, no foreground command may write the
-/// protected entries even for the time it runs (see `tools::bash::run`): it could move a directory the background
-/// command may write into `.git` or over `.claude`, and the background command write there after the restore.
-pub(crate) fn background_running() -> bool {
-    running().values().any(|entry| entry.background)
+/// Wakes the commands waiting for an exclusive one to end, once `entry` (gone from the registry, its protected
+/// entries put back) was one.
+fn ended(entry: &Entry) {
+    if entry.exclusive {
+        EXCLUSIVE_ENDED.notify_waiters();
+    }
 }
 
 impl Registration {
+    /// Hands over the copy of the protected entries an exclusive command's end puts back; `None` (they could not
+    /// be copied) makes it an ordinary command, which keeps them read-only.
+    pub(crate) fn protect(&self, guard: Option<Guard>) {
+        let mut running = running();
+        let Some(entry) = running.get_mut(&self.0) else { return };
+        if guard.is_none() && entry.exclusive {
+            entry.exclusive = false;
+            EXCLUSIVE_ENDED.notify_waiters();
+        }
+        entry.protected = guard;
+    }
+
     /// The command's process group, once it is spawned.
     pub(crate) fn set_group(&self, group: Pid) {
         if let Some(entry) = running().get_mut(&self.0) {
@@ -80,12 +138,17 @@ impl Registration {
         }
     }
 
-    /// The command is over and its processes are gone: takes it out of the registry, handing back the protected
-    /// entries' copy for the caller to restore (and report).
-    pub(crate) fn finish(self) -> Option<Guard> {
+    /// The command is over and its processes are gone: puts its protected entries back, then takes it out of the
+    /// registry (only then may the commands kept apart from it start); what the restore did, one line each.
+    pub(crate) fn finish(self) -> Vec<String> {
+        let guard = running().get_mut(&self.0).and_then(|entry| entry.protected.take());
+        let restored = guard.map(|mut guard| guard.restore()).unwrap_or_default();
         let entry = running().remove(&self.0);
         std::mem::forget(self);
-        entry.and_then(|entry| entry.protected)
+        if let Some(entry) = entry {
+            ended(&entry);
+        }
+        restored
     }
 }
 
@@ -94,7 +157,11 @@ impl Drop for Registration {
         // Out of the registry first, in a statement of its own: `end` takes the lock again.
         let entry = running().remove(&self.0);
         if let Some(entry) = entry {
+            let exclusive = entry.exclusive;
             end(vec![entry]);
+            if exclusive {
+                EXCLUSIVE_ENDED.notify_waiters();
+            }
         }
     }
 }
@@ -105,6 +172,7 @@ pub fn end_all() -> usize {
     let entries: Vec<Entry> = std::mem::take(&mut *running()).into_values().collect();
     let count = entries.len();
     end(entries);
+    EXCLUSIVE_ENDED.notify_waiters();
     count
 }
 
