@@ -8,42 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::models::{ModelInfo, ThinkingSupport};
 use crate::provider::ProviderKind;
+pub use tandem_protocol::Effort;
 
-/// How hard the model works on an answer (Claude Code's `--effort`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Effort {
-    Low,
-    Medium,
-    High,
-    Xhigh,
-    Max,
-}
-
-impl Effort {
-    pub const ALL: [Effort; 5] = [Effort::Low, Effort::Medium, Effort::High, Effort::Xhigh, Effort::Max];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-            Effort::Xhigh => "xhigh",
-            Effort::Max => "max",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Effort> {
-        Effort::ALL.into_iter().find(|effort| effort.as_str().eq_ignore_ascii_case(text.trim()))
-    }
-
-    /// OpenAI's `reasoning_effort` has three levels: the two highest of ours ask for its highest.
-    fn openai(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High | Effort::Xhigh | Effort::Max => "high",
-        }
+/// OpenAI's `reasoning_effort` has three levels: the two highest of ours ask for its highest.
+fn openai_effort(effort: Effort) -> &'static str {
+    match effort {
+        Effort::Low => "low",
+        Effort::Medium => "medium",
+        Effort::High | Effort::Xhigh | Effort::Max => "high",
     }
 }
 
@@ -137,7 +109,7 @@ impl Reasoning {
                 }
                 if let Some(effort) = self.effort {
                     if model.reasoning_effort {
-                        out.reasoning_effort = Some(effort.openai());
+                        out.reasoning_effort = Some(openai_effort(effort));
                     } else {
                         notes.push(format!(
                             "{} does not take reasoning_effort (assets/models.toml); the effort is not sent",

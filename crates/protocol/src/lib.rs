@@ -3,18 +3,27 @@
 //! `Op` flows front end → core, `Event` flows core → front end. Tool calls are item lifecycles sharing one
 //! call id: `ToolCallStarted` → (`PermissionRequested` → `Op::PermissionAnswer`) → `ToolCallOutput`* →
 //! `ToolCallFinished`. No business logic lives here.
+//!
+//! A crate of its own so that the compiler keeps it a leaf: it depends on serde and schemars only, never on
+//! tandem's core, so a front end (and a future one) can speak it without knowing how the agent works, and the
+//! agent's modules can all use it without a cycle. The data the messages carry lives here too: the conversation
+//! (`conversation`), what a tool call would do (`tools`), the stream of an answer (`stream`) and the permission
+//! vocabulary (`permissions`).
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::{AssistantMessage, Message, StopReason, Usage};
-
+pub mod conversation;
+pub mod permissions;
 mod rewind;
+pub mod stream;
+pub mod tools;
 
+use crate::conversation::{AssistantMessage, Message, StopReason, Usage};
 use crate::permissions::PermissionMode;
-use crate::provider::StreamEvent;
+use crate::stream::StreamEvent;
 use crate::tools::{Preview, Risk};
 pub use rewind::{ReplayAnswer, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
 
@@ -44,7 +53,7 @@ pub enum Op {
         model: String,
     },
     /// The effort of the requests from now on (`None`: the model's default); answered with an [`Event::Info`].
-    SetEffort(Option<crate::reasoning::Effort>),
+    SetEffort(Option<Effort>),
     /// Start a new conversation (the old one is dropped from the model's context).
     ClearConversation,
     /// Summarize the conversation now (`/compact [instructions]`).
@@ -379,11 +388,11 @@ pub enum Event {
     },
     /// A compaction began (automatic, or `/compact`); [`Event::CompactionFinished`] follows.
     CompactionStarted {
-        trigger: crate::session::CompactTrigger,
+        trigger: CompactTrigger,
     },
     /// A compaction ended: `Completed` after its [`Event::CompactBoundary`], else the conversation is unchanged.
     CompactionFinished {
-        trigger: crate::session::CompactTrigger,
+        trigger: CompactTrigger,
         outcome: ItemOutcome,
     },
     /// The provider's raw stream event, in Anthropic's vocabulary with its block index — sent only when
@@ -408,12 +417,12 @@ pub enum Event {
         call_id: String,
         name: String,
         input: Value,
-        /// The call only looks something up ([`crate::tools::Tool::is_lookup`]): front ends group such calls.
+        /// The call only looks something up (core's `Tool::is_lookup`): front ends group such calls.
         read_only: bool,
-        /// The tool's risk class ([`crate::tools::Tool::risk`]); a dialog labels the call itself
+        /// The tool's risk class (core's `Tool::risk`); a dialog labels the call itself
         /// ([`Event::PermissionRequested`]'s `risk`).
         risk: Risk,
-        /// A short line that identifies the call ([`crate::tools::Tool::summary`]).
+        /// A short line that identifies the call (core's `Tool::summary`).
         summary: String,
     },
     /// What an allowed call will change (the diff of an Edit or Write that needed no dialog), so its card can
@@ -502,7 +511,7 @@ pub enum Event {
     Rewound(Result<RewindOutcome, String>),
     /// The conversation was compacted: earlier messages were replaced by a summary.
     CompactBoundary {
-        trigger: crate::session::CompactTrigger,
+        trigger: CompactTrigger,
         pre_tokens: u64,
     },
     /// Something went wrong that the user should see (the turn may still continue).
@@ -533,7 +542,7 @@ pub enum Event {
         outcome: String,
     },
     /// The model's checklist changed (a TodoWrite call), or a resumed session has one: the whole list.
-    Todos(Vec<crate::tools::todo_write::TodoItem>),
+    Todos(Vec<crate::tools::TodoItem>),
     /// The background commands changed (one started, ended or was killed): the whole list.
     BackgroundTasks(Vec<BackgroundTask>),
     /// Something a subagent did (its messages, its tool calls), for the Task call `parent_call_id`. Its
@@ -542,4 +551,41 @@ pub enum Event {
         parent_call_id: String,
         event: Box<Event>,
     },
+}
+
+/// How hard the model works on an answer (Claude Code's `--effort`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl Effort {
+    pub const ALL: [Effort; 5] = [Effort::Low, Effort::Medium, Effort::High, Effort::Xhigh, Effort::Max];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Effort> {
+        Effort::ALL.into_iter().find(|effort| effort.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+/// What started a compaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactTrigger {
+    Auto,
+    Manual,
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde_json::Value;
 use tandem_core::agent::{self, AgentConfig};
-use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
+use tandem_protocol::{Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
 
 use crate::cli::OutputFormat;
 use crate::stream_json;
@@ -167,7 +167,7 @@ impl Output {
 /// What one model cost in this session, for the result's `modelUsage`.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ModelTally {
-    pub usage: tandem_core::conversation::Usage,
+    pub usage: tandem_protocol::conversation::Usage,
     pub cost_usd: f64,
     /// Some of its usage had no price.
     pub cost_unknown: bool,
@@ -370,7 +370,7 @@ impl Printer {
                         eprintln!("tandem: {error}");
                     }
                 }
-                if summary.stop_reason == Some(tandem_core::conversation::StopReason::MaxTokens) {
+                if summary.stop_reason == Some(tandem_protocol::conversation::StopReason::MaxTokens) {
                     eprintln!("tandem: warning: the answer was cut off at the model's output limit (max_tokens)");
                 }
             }

@@ -2,9 +2,9 @@
 //! Claude Agent SDK parses them (see shared/protocols.md §3).
 
 use serde_json::{Value, json};
-use tandem_core::conversation::{AssistantMessage, Message};
-use tandem_core::protocol::{RunOutcome, TurnSummary};
 use tandem_core::provider::StreamEvent;
+use tandem_protocol::conversation::{AssistantMessage, Message};
+use tandem_protocol::{RunOutcome, TurnSummary};
 
 /// `{"type":"system","subtype":"init",…}`, once at the start of a run.
 pub fn init(session_id: &str, cwd: &str, model: &str, tools: &[String], permission_mode: &str) -> Value {
@@ -56,8 +56,8 @@ pub fn api_retry(
 }
 
 /// `system/hook_started` and `system/hook_response` (`--include-hook-events`); `None` for other events.
-pub fn hook_event(session_id: &str, event: &tandem_core::protocol::Event) -> Option<Value> {
-    use tandem_core::protocol::Event;
+pub fn hook_event(session_id: &str, event: &tandem_protocol::Event) -> Option<Value> {
+    use tandem_protocol::Event;
     let value = match event {
         Event::HookStarted { hook_id, hook_name, hook_event } => json!({
             "type": "system", "subtype": "hook_started", "hook_id": hook_id, "hook_name": hook_name,
@@ -74,7 +74,7 @@ pub fn hook_event(session_id: &str, event: &tandem_core::protocol::Event) -> Opt
 }
 
 /// Claude Code's synthetic assistant message for a request that failed for good.
-pub fn api_error_message(session_id: &str, failure: &tandem_core::protocol::ApiFailure) -> Value {
+pub fn api_error_message(session_id: &str, failure: &tandem_protocol::ApiFailure) -> Value {
     let text = format!("API Error: {}", failure.message);
     json!({
         "type": "assistant",
@@ -170,7 +170,7 @@ pub fn users(
     message: &Message,
     results: &mut std::collections::HashMap<String, Value>,
 ) -> Vec<Value> {
-    use tandem_core::conversation::ContentBlock;
+    use tandem_protocol::conversation::ContentBlock;
     let mut frames = Vec::new();
     let mut rest = Vec::new();
     for block in &message.content {
@@ -205,7 +205,7 @@ pub fn user_replay(session_id: &str, frame: &Value, uuid: &str) -> Value {
     })
 }
 
-fn user_blocks(session_id: &str, content: &[tandem_core::conversation::ContentBlock]) -> Value {
+fn user_blocks(session_id: &str, content: &[tandem_protocol::conversation::ContentBlock]) -> Value {
     json!({
         "type": "user",
         "message": { "role": "user", "content": content },
@@ -296,7 +296,7 @@ fn uuid() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tandem_core::conversation::{StopReason, Usage};
+    use tandem_protocol::conversation::{StopReason, Usage};
 
     #[test]
     fn stream_events_have_anthropic_shapes() {

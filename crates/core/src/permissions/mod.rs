@@ -17,53 +17,11 @@ pub mod rules;
 pub mod settings;
 pub mod web_policy;
 
-use serde::{Deserialize, Serialize};
-
 pub use paths::Workspace;
 pub use policy::{PermissionPolicy, SandboxDecisions};
 pub use rules::{Rule, split_rule_list};
 pub use settings::{RuleKind, Scope};
-
-/// Claude Code's permission modes, with its names.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum PermissionMode {
-    /// Read-only tools run; everything else asks.
-    #[default]
-    Default,
-    /// Edits and writes run without asking; other tools follow the rules.
-    AcceptEdits,
-    /// Only read-only tools run.
-    Plan,
-    /// Everything runs, except what a deny rule stops.
-    BypassPermissions,
-    /// Never asks: what the rules allow runs, everything else is denied.
-    DontAsk,
-}
-
-impl PermissionMode {
-    pub const ALL: [PermissionMode; 5] = [
-        PermissionMode::Default,
-        PermissionMode::AcceptEdits,
-        PermissionMode::Plan,
-        PermissionMode::BypassPermissions,
-        PermissionMode::DontAsk,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "acceptEdits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::BypassPermissions => "bypassPermissions",
-            PermissionMode::DontAsk => "dontAsk",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        PermissionMode::ALL.into_iter().find(|mode| mode.as_str() == s)
-    }
-}
+pub use tandem_protocol::permissions::PermissionMode;
 
 /// The decision for one tool call.
 #[derive(Clone, Debug, PartialEq, Eq)]

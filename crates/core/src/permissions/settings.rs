@@ -58,66 +58,7 @@ const SUPPORTED_KEYS: &[&str] = &[
 /// The keys under `permissions` tandem reads.
 const SUPPORTED_PERMISSION_KEYS: &[&str] = &["allow", "ask", "deny", "defaultMode", "additionalDirectories"];
 
-/// Where a rule came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// Claude Code's user file, `~/.claude/settings.json` (read, never written by tandem).
-    ClaudeUser,
-    /// `<config dir>/settings.json`.
-    User,
-    /// `.tandem/settings.json`, committed.
-    Project,
-    /// `.tandem/settings.local.json`, git-ignored.
-    Local,
-    /// `.claude/settings.json`.
-    ClaudeProject,
-    /// `.claude/settings.local.json`.
-    ClaudeLocal,
-    /// A command-line flag (`--allowedTools`, `--disallowedTools`).
-    Flag,
-    /// An "always" answer for this session only.
-    Session,
-    /// A custom slash command's `allowed-tools`, for the command's turn only.
-    Command,
-}
-
-impl Scope {
-    /// A short name for `/permissions` listings and messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::ClaudeUser => "claude user",
-            Scope::User => "user",
-            Scope::Project => "project",
-            Scope::Local => "local",
-            Scope::ClaudeProject => "claude project",
-            Scope::ClaudeLocal => "claude local",
-            Scope::Flag => "flag",
-            Scope::Session => "session",
-            Scope::Command => "command",
-        }
-    }
-}
-
-/// Which list a rule is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RuleKind {
-    Allow,
-    Ask,
-    Deny,
-}
-
-impl RuleKind {
-    pub const ALL: [RuleKind; 3] = [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny];
-
-    /// The key of this list under `permissions` in a settings file.
-    pub fn key(self) -> &'static str {
-        match self {
-            RuleKind::Allow => "allow",
-            RuleKind::Ask => "ask",
-            RuleKind::Deny => "deny",
-        }
-    }
-}
+pub use tandem_protocol::permissions::{RuleKind, Scope};
 
 /// A rule with what the policy needs to apply it and `/permissions` needs to show or remove it.
 #[derive(Clone, Debug)]

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 pub use error::ProviderError;
 
-use crate::conversation::{Message, StopReason, Usage};
+use crate::conversation::Message;
 
 /// The wire protocol a provider speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,53 +103,7 @@ pub struct ModelRequest {
     pub betas: Vec<String>,
 }
 
-/// The kind of a content block as it starts streaming.
-#[derive(Clone, Debug, PartialEq)]
-pub enum BlockStart {
-    Text,
-    Thinking,
-    RedactedThinking { data: String },
-    ToolUse { id: String, name: String },
-}
-
-/// One streaming event, in Anthropic's vocabulary.
-#[derive(Clone, Debug, PartialEq)]
-pub enum StreamEvent {
-    MessageStart {
-        id: String,
-        model: String,
-        usage: Usage,
-    },
-    BlockStart {
-        index: usize,
-        block: BlockStart,
-    },
-    TextDelta {
-        index: usize,
-        text: String,
-    },
-    ThinkingDelta {
-        index: usize,
-        thinking: String,
-    },
-    SignatureDelta {
-        index: usize,
-        signature: String,
-    },
-    ToolInputDelta {
-        index: usize,
-        partial_json: String,
-    },
-    BlockStop {
-        index: usize,
-    },
-    /// Usage here is cumulative for the message: it replaces, never adds to, what came before.
-    MessageDelta {
-        stop_reason: Option<StopReason>,
-        usage: Usage,
-    },
-    MessageStop,
-}
+pub use tandem_protocol::stream::{BlockStart, StreamEvent};
 
 /// A stream of events of one response. It ends after `MessageStop`, or with an error.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;

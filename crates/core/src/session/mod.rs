@@ -81,13 +81,7 @@ impl SessionMeta {
     }
 }
 
-/// What started a compaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactTrigger {
-    Auto,
-    Manual,
-}
+pub use tandem_protocol::CompactTrigger;
 
 /// One line of a transcript. Serialized as a JSON object tagged by `"type"`.
 ///

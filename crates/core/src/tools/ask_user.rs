@@ -7,10 +7,11 @@ use std::borrow::Cow;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::typed::TypedTool;
 use super::{Preview, Risk, ToolContext, ToolOutput};
+pub use tandem_protocol::tools::{Question, QuestionOption};
 
 pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
 pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
@@ -24,30 +25,6 @@ an answer of their own instead.";
 const PLAN_DESCRIPTION: &str = "In plan mode, presents your plan for the user to approve: the steps you will take, \
 as Markdown. If the user approves, plan mode ends and you carry the plan out; if not, you stay in plan mode with \
 the user's feedback. Use it only when the plan is complete and you are ready to implement it, not for research.";
-
-/// One option of a question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct QuestionOption {
-    /// The option's text, shown to the user (1-5 words)
-    pub label: String,
-    /// What the option means or implies
-    pub description: String,
-}
-
-/// One question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Question {
-    /// The complete question, ending with a question mark
-    pub question: String,
-    /// A very short label for the question (at most 12 characters)
-    pub header: String,
-    /// The choices (2-4)
-    #[schemars(length(min = 2, max = 4))]
-    pub options: Vec<QuestionOption>,
-    /// Whether several options may be chosen
-    pub multi_select: bool,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

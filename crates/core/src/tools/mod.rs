@@ -4,6 +4,8 @@
 //! `run` can deserialize its typed input and trust it. Tool failures are results the model sees
 //! (`ToolOutput { is_error: true }`), never panics or errors that end the run.
 
+pub use tandem_protocol::tools::{DiffTexts, PREVIEW_TEXT_LIMIT, Preview, Risk};
+
 pub mod ask_user;
 pub mod bash;
 pub mod bash_output;
@@ -54,69 +56,6 @@ pub fn result_says_interrupted(content: &str) -> bool {
     content == NOT_RUN_INTERRUPTED
         || content == CALL_INTERRUPTED
         || content.lines().any(|line| line == COMMAND_INTERRUPTED)
-}
-
-/// How much harm a tool call can do; shown in the permission dialog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Risk {
-    /// Reads only (Read, Grep, Glob).
-    Low,
-    /// Changes files, reviewably (Edit, Write).
-    Medium,
-    /// Runs arbitrary commands (Bash).
-    High,
-}
-
-/// What a mutating tool call would do, shown to the user before it is allowed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Preview {
-    /// The unified diff an Edit or Write would make.
-    Diff {
-        path: PathBuf,
-        /// Unified diff text (`---`/`+++` headers, `@@` hunks).
-        diff: String,
-        /// The file does not exist yet.
-        new_file: bool,
-        /// The whole texts, for a per-hunk review or an edit of the result; `None` when they did not come along
-        /// (over [`PREVIEW_TEXT_LIMIT`], or the preview went through serde): then only `diff` can be shown.
-        #[serde(skip)]
-        texts: Option<DiffTexts>,
-    },
-    /// The exact command Bash would run, and where.
-    Command { command: String, cwd: PathBuf },
-    /// Questions for the user to answer (AskUserQuestion).
-    Questions { questions: Vec<ask_user::Question> },
-    /// A plan for the user to approve (ExitPlanMode), as Markdown.
-    Plan { plan: String },
-}
-
-/// A file before and after a change, whole.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DiffTexts {
-    /// The file as it is now (`None` for a new file), in its own line endings, so a front end can review per
-    /// hunk ([`diff::hunks`], [`diff::apply_hunks`]).
-    pub old: Option<String>,
-    /// The file as the call would write it.
-    pub new: String,
-}
-
-/// Files larger than this are previewed by their diff alone. A preview's texts are held while the call waits
-/// and runs, on top of what the call itself reads and writes: for a 300 MB file that doubled the memory it
-/// took.
-pub const PREVIEW_TEXT_LIMIT: usize = 8 << 20;
-
-impl DiffTexts {
-    /// Both texts, unless either is over [`PREVIEW_TEXT_LIMIT`].
-    pub fn within_limit(old: Option<String>, new: String) -> Option<DiffTexts> {
-        DiffTexts::fit(old.as_ref().map_or(0, String::len), new.len()).then_some(DiffTexts { old, new })
-    }
-
-    /// Whether texts of these sizes (bytes) come along with a preview: asked before making them.
-    pub fn fit(old: usize, new: usize) -> bool {
-        old.max(new) <= PREVIEW_TEXT_LIMIT
-    }
 }
 
 /// The result of a tool call, as the model will see it.

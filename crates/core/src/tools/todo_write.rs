@@ -1,63 +1,26 @@
 //! `TodoWrite` (Claude Code's schema): the model's checklist for the task at hand. Each call replaces the whole
 //! list; the session keeps the latest (front ends show it, a compaction carries it over) — see
-//! [`TodoItem::from_input`].
+//! [`todos_from_input`].
 
 use std::borrow::Cow;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::typed::TypedTool;
 use super::{Risk, ToolContext, ToolOutput};
+pub use tandem_protocol::tools::{TodoItem, TodoStatus};
+
+/// The list a TodoWrite call's input sets (`None` when the input is not a valid list).
+pub fn todos_from_input(input: &serde_json::Value) -> Option<Vec<TodoItem>> {
+    serde_json::from_value::<Input>(input.clone()).ok().map(|input| input.todos)
+}
 
 const DESCRIPTION: &str = "Creates and updates a checklist for the current task, which the user sees. Use it for \
 work of three or more steps, or when the user gives a list of things to do: write the steps as pending, mark one \
 in_progress before you start it and completed as soon as it is done (only one in progress at a time), and add \
 steps you discover. Each call replaces the whole list. Don't use it for a single, simple step.";
-
-/// Where a step stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    Pending,
-    InProgress,
-    Completed,
-}
-
-/// One step of the list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TodoItem {
-    /// What to do, in the imperative ("Run the tests")
-    pub content: String,
-    pub status: TodoStatus,
-    /// The same step while it is being done ("Running the tests")
-    pub active_form: String,
-}
-
-impl TodoItem {
-    /// The list a TodoWrite call's input sets (`None` when the input is not a valid list).
-    pub fn from_input(input: &serde_json::Value) -> Option<Vec<TodoItem>> {
-        serde_json::from_value::<Input>(input.clone()).ok().map(|input| input.todos)
-    }
-
-    /// The list as the model is reminded of it (after a compaction): one `[status] content` line each.
-    pub fn describe(todos: &[TodoItem]) -> String {
-        todos
-            .iter()
-            .map(|todo| {
-                let status = match todo.status {
-                    TodoStatus::Pending => "pending",
-                    TodoStatus::InProgress => "in_progress",
-                    TodoStatus::Completed => "completed",
-                };
-                format!("[{status}] {}", todo.content)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
 
 /// The list the conversation's last TodoWrite call set whose result was not an error (`None` when none did).
 pub fn current_todos(messages: &[crate::conversation::Message]) -> Option<Vec<TodoItem>> {
@@ -69,7 +32,7 @@ pub fn current_todos(messages: &[crate::conversation::Message]) -> Option<Vec<To
     };
     messages.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| match block {
         ContentBlock::ToolUse { id, name, input } if name == TodoWriteTool::NAME && !failed(id) => {
-            TodoItem::from_input(input)
+            todos_from_input(input)
         }
         _ => None,
     })
@@ -106,7 +69,7 @@ impl TypedTool for TodoWriteTool {
     }
 
     fn summary(&self, input: &serde_json::Value, _ctx: &ToolContext) -> String {
-        match TodoItem::from_input(input) {
+        match todos_from_input(input) {
             Some(todos) => {
                 let done = todos.iter().filter(|todo| todo.status == TodoStatus::Completed).count();
                 format!("{done}/{} done", todos.len())

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
-use tandem_core::protocol::ToolCallStatus;
 use tandem_core::tools::Preview;
+use tandem_protocol::ToolCallStatus;
 
 /// Where a tool call is in its life.
 #[derive(Clone, Debug, PartialEq)]

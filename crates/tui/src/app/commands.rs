@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::Op;
+use tandem_protocol::Op;
 
 use super::cells::NoticeKind;
 use super::editor::SlashCommand;

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
-use tandem_core::protocol::Event;
 use tandem_core::tools::{Preview, Risk};
+use tandem_protocol::Event;
 
 use super::tests::{app, core, key, screen, stream_text, type_text};
 use super::{App, Input};

@@ -2,9 +2,9 @@
 
 use std::time::Instant;
 
-use tandem_core::conversation::ContentBlock;
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::{Event, RunOutcome, ToolCallStatus};
+use tandem_protocol::conversation::ContentBlock;
+use tandem_protocol::{Event, RunOutcome, ToolCallStatus};
 
 use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
 use super::{App, Effect};
@@ -388,17 +388,15 @@ impl App {
                 // An approved plan ends plan mode (core switches it the same way).
                 if dialog.tool() == tandem_core::tools::ask_user::EXIT_PLAN_MODE {
                     match &answer {
-                        tandem_core::protocol::PermissionAnswer::AllowOnce => {
-                            self.status.mode = PermissionMode::Default
-                        }
-                        tandem_core::protocol::PermissionAnswer::AllowWithMode(mode) => self.status.mode = *mode,
+                        tandem_protocol::PermissionAnswer::AllowOnce => self.status.mode = PermissionMode::Default,
+                        tandem_protocol::PermissionAnswer::AllowWithMode(mode) => self.status.mode = *mode,
                         _ => {}
                     }
                 }
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     let now = Instant::now();
                     let written = match &answer {
-                        tandem_core::protocol::PermissionAnswer::AllowModified { content, .. } => Some(content.clone()),
+                        tandem_protocol::PermissionAnswer::AllowModified { content, .. } => Some(content.clone()),
                         _ => None,
                     };
                     self.transcript.update(index, |cell| {
@@ -422,7 +420,7 @@ impl App {
                         }
                     });
                 }
-                vec![Effect::Op(tandem_core::protocol::Op::PermissionAnswer { call_id, answer })]
+                vec![Effect::Op(tandem_protocol::Op::PermissionAnswer { call_id, answer })]
             }
         }
     }

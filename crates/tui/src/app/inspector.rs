@@ -6,7 +6,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 use tandem_core::inspect::Exchange;
-use tandem_core::protocol::{Op, ReplayAnswer};
+use tandem_protocol::{Op, ReplayAnswer};
 
 use super::{App, Effect};
 

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
-use tandem_core::conversation::Usage;
 use tandem_core::inspect::Exchange;
+use tandem_protocol::conversation::Usage;
 
 use super::tests::{app, key, screen, type_text};
 use super::{App, Effect, Input};
@@ -139,7 +139,7 @@ fn a_session_without_requests_says_so() {
 
 #[test]
 fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
-    use tandem_core::protocol::{Event, Op, ReplayAnswer};
+    use tandem_protocol::{Event, Op, ReplayAnswer};
     let mut app = opened(100, 30);
     app.update(key(KeyCode::Enter), Instant::now());
     let effects = app.update(key(KeyCode::Char('r')), Instant::now());
@@ -195,7 +195,7 @@ fn r_replays_the_request_as_recorded_and_the_answer_shows_above_the_old_one() {
 
 #[test]
 fn e_replays_the_request_as_edited_in_the_editor() {
-    use tandem_core::protocol::Op;
+    use tandem_protocol::Op;
     let mut app = opened(100, 30);
     let effects = app.update(key(KeyCode::Char('e')), Instant::now());
     let content = effects.iter().find_map(|effect| match effect {

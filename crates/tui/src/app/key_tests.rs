@@ -8,8 +8,8 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome};
 use tandem_core::tools::{Preview, Risk};
+use tandem_protocol::{Event, Op, PermissionAnswer, RunOutcome};
 
 use super::tests::{app, core, ctrl, finished, key, type_text};
 use super::{App, Effect, Input};
@@ -246,7 +246,7 @@ fn two_cards(app: &mut App) {
                 call_id: id.into(),
                 content: output,
                 is_error: false,
-                status: tandem_core::protocol::ToolCallStatus::Completed,
+                status: tandem_protocol::ToolCallStatus::Completed,
                 duration_ms: 5,
                 structured: None,
             },
@@ -374,7 +374,7 @@ fn help_and_the_rules_list_fit_a_50_column_screen() {
 
 #[test]
 fn a_restored_conversation_leaves_out_what_tandem_added_to_user_messages() {
-    use tandem_core::conversation::{ContentBlock, Message, Role};
+    use tandem_protocol::conversation::{ContentBlock, Message, Role};
     let mut app = app(100, 30);
     let user = |text: String| Message { role: Role::User, content: vec![ContentBlock::text(text)] };
     let summary = format!("{}\n<summary>the task</summary>", tandem_core::context::compact::SUMMARY_PREAMBLE);

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::Op;
+use tandem_protocol::Op;
 
 use super::cells::CellKind;
 use super::editor::EditorAction;

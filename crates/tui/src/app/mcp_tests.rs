@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use ratatui::crossterm::event::KeyCode;
-use tandem_core::protocol::{Event, McpChoice, McpPromptView, McpRequest, McpServerView, Op};
+use tandem_protocol::{Event, McpChoice, McpPromptView, McpRequest, McpServerView, Op};
 
 use super::tests::{app, core, key, screen, type_text};
 use super::{App, Effect};

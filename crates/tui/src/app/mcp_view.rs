@@ -5,7 +5,7 @@
 use std::collections::{HashSet, VecDeque};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use tandem_core::protocol::{McpChoice, McpRequest, McpServerView, Op};
+use tandem_protocol::{McpChoice, McpRequest, McpServerView, Op};
 
 use super::editor::SlashCommand;
 use super::{App, Effect};

@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::{Event, Op};
+use tandem_protocol::{Event, Op};
 
 use self::cells::{CellKind, NoticeKind};
 use self::editor::Editor;
@@ -177,7 +177,7 @@ pub struct App {
     /// The model's checklist (TodoWrite), drawn above the input while a step is open.
     pub(crate) todos: Vec<tandem_core::tools::todo_write::TodoItem>,
     /// The session's `run_in_background` commands (`/bashes`).
-    pub(crate) background: Vec<tandem_core::protocol::BackgroundTask>,
+    pub(crate) background: Vec<tandem_protocol::BackgroundTask>,
     /// Cells already printed to the terminal's scrollback (by a suspend).
     pub printed_cells: usize,
     /// Redraw needed.

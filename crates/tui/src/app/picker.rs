@@ -86,7 +86,7 @@ impl App {
                     if self.working {
                         self.flash("the model changes after this turn");
                     }
-                    return vec![Effect::Op(tandem_core::protocol::Op::SetModel { model })];
+                    return vec![Effect::Op(tandem_protocol::Op::SetModel { model })];
                 }
             }
             KeyCode::Esc | KeyCode::Char('q') => self.model_picker = None,

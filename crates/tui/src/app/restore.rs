@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
-use tandem_core::conversation::{ContentBlock, Message, Role};
-use tandem_core::protocol::ToolCallStatus;
+use tandem_protocol::ToolCallStatus;
+use tandem_protocol::conversation::{ContentBlock, Message, Role};
 
 use super::App;
 use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use ratatui::crossterm::event::KeyCode;
-use tandem_core::protocol::{Event, Op, RewindFileView, RewindHunks, RewindPointView, RewindTarget};
+use tandem_protocol::{Event, Op, RewindFileView, RewindHunks, RewindPointView, RewindTarget};
 
 use super::tests::{app, core, key, screen};
 use super::{App, Effect};
@@ -201,8 +201,8 @@ fn home_and_end_go_to_the_newest_and_the_oldest_prompt() {
 
 #[test]
 fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keeps_what_came_before() {
-    use tandem_core::conversation::Message;
-    use tandem_core::protocol::{RewindOutcome, ToolCallStatus};
+    use tandem_protocol::conversation::Message;
+    use tandem_protocol::{RewindOutcome, ToolCallStatus};
 
     let mut app = app(80, 24);
     app.submit("retry the flaky test".into(), Instant::now());
@@ -220,10 +220,10 @@ fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keep
         },
     );
     app.notice(super::NoticeKind::Info, "retrying in 1s (overloaded)");
-    core(&mut app, super::tests::finished(tandem_core::protocol::RunOutcome::Success, Vec::new()));
+    core(&mut app, super::tests::finished(tandem_protocol::RunOutcome::Success, Vec::new()));
     app.submit("now break it".into(), Instant::now());
     core(&mut app, Event::PromptCheckpointed { seq: 2 });
-    core(&mut app, super::tests::finished(tandem_core::protocol::RunOutcome::Success, Vec::new()));
+    core(&mut app, super::tests::finished(tandem_protocol::RunOutcome::Success, Vec::new()));
     let before = app.transcript.cells().iter().position(|cell| cell.prompt == Some(2)).unwrap();
 
     let outcome = RewindOutcome {

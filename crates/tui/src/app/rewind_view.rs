@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use tandem_core::protocol::{Op, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
+use tandem_protocol::{Op, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
 
 use super::{App, Effect, NoticeKind};
 use crate::ui::diff::{DiffView, HunkReview};

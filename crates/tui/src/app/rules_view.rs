@@ -2,7 +2,7 @@
 //! settings file too).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use tandem_core::protocol::{Op, RuleListing};
+use tandem_protocol::{Op, RuleListing};
 
 use super::{App, Effect};
 

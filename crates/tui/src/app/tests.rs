@@ -7,10 +7,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
-use tandem_core::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::{Event, Op, PermissionAnswer, RunOutcome, ToolCallStatus, TurnSummary};
 use tandem_core::tools::{Preview, Risk};
+use tandem_protocol::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
+use tandem_protocol::{Event, Op, PermissionAnswer, RunOutcome, ToolCallStatus, TurnSummary};
 
 use super::cells::CellKind;
 use super::editor::Editor;
@@ -72,7 +72,7 @@ pub(super) fn stream_text(app: &mut App, index: usize, text: &str) {
     let item_id = format!("item_{index}");
     core(app, Event::MessageStarted { item_id: item_id.clone() });
     core(app, Event::MessageDelta { item_id: item_id.clone(), text: text.into() });
-    core(app, Event::MessageCompleted { item_id, outcome: tandem_core::protocol::ItemOutcome::Completed });
+    core(app, Event::MessageCompleted { item_id, outcome: tandem_protocol::ItemOutcome::Completed });
 }
 
 /// The end of a turn; an error starting with "Interrupted" marks it interrupted, as core does.
@@ -422,7 +422,7 @@ fn bashes_lists_background_commands_and_kills_one() {
     let mut app = app(80, 24);
     core(
         &mut app,
-        Event::BackgroundTasks(vec![tandem_core::protocol::BackgroundTask {
+        Event::BackgroundTasks(vec![tandem_protocol::BackgroundTask {
             id: "bash_1".into(),
             command: "npm run dev".into(),
             running: true,

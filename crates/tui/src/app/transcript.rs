@@ -13,7 +13,7 @@ use crate::ui::cell as cell_ui;
 use crate::ui::packed::PackedLines;
 use crate::ui::streaming::StreamLayout;
 use crate::ui::theme::Theme;
-use tandem_core::protocol::ToolCallStatus;
+use tandem_protocol::ToolCallStatus;
 
 /// Lines of one laid-out cell (possibly empty: a cell folded into a group above it).
 #[derive(Clone)]

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream;
-use tandem_core::conversation::{Role, StopReason, Usage};
 use tandem_core::provider::{
     BlockStart, Endpoint, EventStream, ModelRequest, Provider, ProviderError, ProviderKind, StreamEvent,
 };
+use tandem_protocol::conversation::{Role, StopReason, Usage};
 
 use super::script::{self, Block};
 

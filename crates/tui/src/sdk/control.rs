@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tandem_core::permissions::split_rule_list;
-use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
+use tandem_protocol::{AlwaysScope, PermissionAnswer};
 use tokio::sync::oneshot;
 
 use crate::headless::Output;

@@ -14,7 +14,7 @@ mod sdk_mcp;
 
 use serde_json::{Value, json};
 use tandem_core::agent::{self, AgentConfig};
-use tandem_core::protocol::{Event, Op, PermissionAnswer};
+use tandem_protocol::{Event, Op, PermissionAnswer};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _};
 use tokio::sync::mpsc;
 

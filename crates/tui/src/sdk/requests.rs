@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tandem_core::agent::AgentConfig;
 use tandem_core::permissions::PermissionMode;
-use tandem_core::protocol::Op;
+use tandem_protocol::Op;
 use tokio::sync::mpsc;
 
 use super::control::HostLink;

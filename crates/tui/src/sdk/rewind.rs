@@ -3,7 +3,7 @@
 //! with `{canRewind, error, filesChanged, insertions, deletions}`; a dry run only says what would change.
 
 use serde_json::{Value, json};
-use tandem_core::protocol::{Op, RewindOutcome, RewindTarget};
+use tandem_protocol::{Op, RewindOutcome, RewindTarget};
 use tokio::sync::mpsc;
 
 /// A rewind sent to the session, waiting for its outcome.
@@ -13,7 +13,7 @@ pub(super) struct Pending {
     dry_run: bool,
 }
 
-/// Sends the rewind the request asks for; its answer comes with the session's [`tandem_core::protocol::Event::Rewound`].
+/// Sends the rewind the request asks for; its answer comes with the session's [`tandem_protocol::Event::Rewound`].
 pub(super) fn request(request_id: &str, request: &Value, ops: &mpsc::UnboundedSender<Op>) -> Result<Pending, String> {
     let id = match request.get("user_message_id").or_else(|| request.get("user_message_uuid")) {
         Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),

@@ -268,8 +268,8 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     Ok(config) => {
                         // Resumed from inside a session (`/resume`): the running agent ends, its log stays saved.
                         if let Some(old) = agent.take() {
-                            let _ = old.ops.send(tandem_core::protocol::Op::Interrupt);
-                            let _ = old.ops.send(tandem_core::protocol::Op::Shutdown);
+                            let _ = old.ops.send(tandem_protocol::Op::Interrupt);
+                            let _ = old.ops.send(tandem_protocol::Op::Shutdown);
                             app.transcript.clear();
                             app.printed_cells = 0;
                         }
@@ -306,8 +306,8 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     }
 
     if let Some(handle) = &agent {
-        let _ = handle.ops.send(tandem_core::protocol::Op::Interrupt);
-        let _ = handle.ops.send(tandem_core::protocol::Op::Shutdown);
+        let _ = handle.ops.send(tandem_protocol::Op::Interrupt);
+        let _ = handle.ops.send(tandem_protocol::Op::Shutdown);
     }
     terminal::restore();
     if exit_code != 0 {
@@ -385,7 +385,7 @@ fn apply_simple(effects: &[Effect], agent: Option<&AgentHandle>) {
     }
 }
 
-async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_core::protocol::Event> {
+async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_protocol::Event> {
     match agent {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,

@@ -4,7 +4,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Clear, Widget};
-use tandem_core::protocol::McpServerView;
+use tandem_protocol::McpServerView;
 
 use super::list_modal::render_list_modal;
 use super::theme::Theme;

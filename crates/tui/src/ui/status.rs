@@ -10,8 +10,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use tandem_core::conversation::Usage;
 use tandem_core::permissions::PermissionMode;
+use tandem_protocol::conversation::Usage;
 
 use super::theme::Theme;
 use super::wrap::{truncate, width};

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use tandem_core::protocol::ToolCallStatus;
 use tandem_core::tools::Preview;
+use tandem_protocol::ToolCallStatus;
 use unicode_width::UnicodeWidthChar;
 
 use super::status::{format_duration_ms, format_elapsed, spinner_frame};

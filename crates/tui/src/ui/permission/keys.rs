@@ -8,7 +8,7 @@
 //! Ctrl or Alt do nothing unless listed, so a stray chord never answers.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
+use tandem_protocol::{AlwaysScope, PermissionAnswer};
 use unicode_segmentation::UnicodeSegmentation;
 
 use tandem_core::permissions::PermissionMode;

@@ -7,9 +7,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use serde_json::json;
-use tandem_core::protocol::{AlwaysScope, PermissionAnswer};
 use tandem_core::tools::diff::{apply_hunks, hunks};
 use tandem_core::tools::{DiffTexts, Preview, Risk};
+use tandem_protocol::{AlwaysScope, PermissionAnswer};
 
 use super::{ALL_HUNKS_REJECTED, DialogAction, EDITOR_NOTE, PermissionDialog};
 use crate::ui::theme::{ColorDepth, Theme};

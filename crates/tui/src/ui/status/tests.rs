@@ -2,8 +2,8 @@ use std::time::{Duration, Instant};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tandem_core::conversation::Usage;
 use tandem_core::permissions::PermissionMode;
+use tandem_protocol::conversation::Usage;
 
 use super::*;
 use crate::ui::theme::ColorDepth;

@@ -1,0 +1,105 @@
+//! The permission vocabulary front ends show and set: modes, and where a rule came from.
+
+use serde::{Deserialize, Serialize};
+
+/// Claude Code's permission modes, with its names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    /// Read-only tools run; everything else asks.
+    #[default]
+    Default,
+    /// Edits and writes run without asking; other tools follow the rules.
+    AcceptEdits,
+    /// Only read-only tools run.
+    Plan,
+    /// Everything runs, except what a deny rule stops.
+    BypassPermissions,
+    /// Never asks: what the rules allow runs, everything else is denied.
+    DontAsk,
+}
+
+impl PermissionMode {
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::BypassPermissions,
+        PermissionMode::DontAsk,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        PermissionMode::ALL.into_iter().find(|mode| mode.as_str() == s)
+    }
+}
+
+/// Where a rule came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Claude Code's user file, `~/.claude/settings.json` (read, never written by tandem).
+    ClaudeUser,
+    /// `<config dir>/settings.json`.
+    User,
+    /// `.tandem/settings.json`, committed.
+    Project,
+    /// `.tandem/settings.local.json`, git-ignored.
+    Local,
+    /// `.claude/settings.json`.
+    ClaudeProject,
+    /// `.claude/settings.local.json`.
+    ClaudeLocal,
+    /// A command-line flag (`--allowedTools`, `--disallowedTools`).
+    Flag,
+    /// An "always" answer for this session only.
+    Session,
+    /// A custom slash command's `allowed-tools`, for the command's turn only.
+    Command,
+}
+
+impl Scope {
+    /// A short name for `/permissions` listings and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::ClaudeUser => "claude user",
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::ClaudeProject => "claude project",
+            Scope::ClaudeLocal => "claude local",
+            Scope::Flag => "flag",
+            Scope::Session => "session",
+            Scope::Command => "command",
+        }
+    }
+}
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleKind {
+    pub const ALL: [RuleKind; 3] = [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny];
+
+    /// The key of this list under `permissions` in a settings file.
+    pub fn key(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
