@@ -43,7 +43,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(name, |b| b.iter(|| policy.decide(bash.as_ref(), &input)));
     }
     group.bench_function("analysis alone (parse + bash's reading)", |b| {
-        b.iter(|| tandem_core::permissions::bash::analyze("cat src/f1.rs | grep -n x | head -5"))
+        b.iter(|| tandem_core::shell::analyze("cat src/f1.rs | grep -n x | head -5"))
     });
     group.finish();
 }

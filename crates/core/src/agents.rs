@@ -188,7 +188,7 @@ fn parse_flag(json: &str) -> Result<Vec<AgentDefinition>, String> {
         let tools = match agent.get("tools") {
             None | Some(Value::Null) => None,
             Some(Value::Array(items)) => Some(items.iter().filter_map(Value::as_str).map(str::to_owned).collect()),
-            Some(Value::String(list)) => Some(crate::permissions::split_rule_list(list)),
+            Some(Value::String(list)) => Some(tandem_protocol::permissions::split_rule_list(list)),
             Some(_) => return Err(format!("agent {name:?}: \"tools\" is not a list of tool names")),
         };
         let model = text("model").filter(|model| model != "inherit");

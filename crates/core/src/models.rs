@@ -2,11 +2,21 @@
 
 use std::sync::OnceLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::conversation::Usage;
 
 const MODELS_TOML: &str = include_str!("../../../assets/models.toml");
+
+/// The wire protocol a provider speaks (here, below the providers, since which models a kind offers is
+/// known here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Anthropic,
+    #[serde(alias = "openai-compatible", alias = "openai_compatible")]
+    Openai,
+}
 
 /// US dollars per million tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -123,14 +133,14 @@ pub fn default_context_window() -> u64 {
 
 /// The table's models for a provider of `kind` (for the `/model` picker): Claude models for Anthropic's API,
 /// the others for OpenAI-compatible servers.
-pub fn models_for(kind: crate::provider::ProviderKind) -> Vec<String> {
+pub fn models_for(kind: ProviderKind) -> Vec<String> {
     let claude = |id: &str| id.starts_with("claude-");
     table()
         .model
         .iter()
         .filter(|entry| match kind {
-            crate::provider::ProviderKind::Anthropic => claude(&entry.id),
-            crate::provider::ProviderKind::Openai => !claude(&entry.id),
+            ProviderKind::Anthropic => claude(&entry.id),
+            ProviderKind::Openai => !claude(&entry.id),
         })
         .map(|entry| entry.id.clone())
         .collect()
@@ -210,10 +220,10 @@ mod tests {
     /// The models a provider of `kind` serves, for a picker.
     #[test]
     fn models_are_listed_per_provider_kind() {
-        let anthropic = models_for(crate::provider::ProviderKind::Anthropic);
+        let anthropic = models_for(ProviderKind::Anthropic);
         assert!(anthropic.iter().any(|model| model == "claude-sonnet-4-5"));
         assert!(anthropic.iter().all(|model| model.starts_with("claude-")));
-        assert!(!models_for(crate::provider::ProviderKind::Openai).iter().any(|model| model.starts_with("claude-")));
+        assert!(!models_for(ProviderKind::Openai).iter().any(|model| model.starts_with("claude-")));
     }
 
     #[test]

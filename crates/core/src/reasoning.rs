@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::models::ProviderKind;
 use crate::models::{ModelInfo, ThinkingSupport};
-use crate::provider::ProviderKind;
 pub use tandem_protocol::Effort;
 
 /// OpenAI's `reasoning_effort` has three levels: the two highest of ours ask for its highest.

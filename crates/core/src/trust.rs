@@ -26,7 +26,7 @@ impl Store {
 }
 
 fn read(config_dir: &Path, store: Store) -> Map<String, Value> {
-    crate::tools::fs_util::read_json_object(&store.file(config_dir))
+    crate::fs_util::read_json_object(&store.file(config_dir))
 }
 
 /// Whether the user trusted exactly this configuration (`fingerprint`) for `key`.

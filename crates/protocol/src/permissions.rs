@@ -103,3 +103,45 @@ impl RuleKind {
         }
     }
 }
+
+/// Splits `--allowedTools` values: commas or spaces separate rules, except inside parentheses
+/// (`Bash(npm test),Edit` → `Bash(npm test)`, `Edit`).
+pub fn split_rule_list(value: &str) -> Vec<String> {
+    let mut rules = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in value.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                current.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                if !current.trim().is_empty() {
+                    rules.push(current.trim().to_owned());
+                }
+                current.clear();
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.trim().is_empty() {
+        rules.push(current.trim().to_owned());
+    }
+    rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_rule_lists() {
+        assert_eq!(split_rule_list("Bash(npm test),Edit Read"), vec!["Bash(npm test)", "Edit", "Read"]);
+        assert_eq!(split_rule_list(" , "), Vec::<String>::new());
+    }
+}

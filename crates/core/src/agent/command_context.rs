@@ -81,7 +81,7 @@ impl Session {
             if path.is_empty() || files.iter().any(|(seen, _)| seen == path) {
                 continue;
             }
-            let resolved = crate::tools::fs_util::resolve_path(&self.config.cwd, path);
+            let resolved = crate::fs_util::resolve_path(&self.config.cwd, path);
             if !resolved.is_file() {
                 continue;
             }

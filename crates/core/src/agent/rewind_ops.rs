@@ -155,7 +155,7 @@ impl Session {
                 }
                 outcome.restored.push(shown);
                 outcome.changed.push(restore.path.clone());
-                let (added, removed) = crate::tools::diff::counts(&restore.hunks());
+                let (added, removed) = crate::diff::counts(&restore.hunks());
                 outcome.insertions += added;
                 outcome.deletions += removed;
             }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use super::tool_hooks::{hook_may_allow, suggestions};
 use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
+use crate::diff;
 use crate::hooks::{HookBase, HookEngine, HookEvent, Verdict};
 use crate::permissions::Decision;
 use crate::permissions::PermissionMode;
@@ -20,7 +21,7 @@ use crate::protocol::{Event, PermissionDenial, ToolCallStatus};
 use crate::sandbox::Grant;
 use crate::tools::ask_user::{ASK_USER_QUESTION, EXIT_PLAN_MODE};
 use crate::tools::write::WriteTool;
-use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry, diff};
+use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 
 mod ask;
 

@@ -75,7 +75,7 @@ pub(super) struct Session {
     /// The transcript could not be written the last time it was tried: why (reported once, not per line).
     save_failure: Option<String>,
     /// What tools spent on model requests of their own (WebFetch's reader, WebSearch).
-    tool_spend: Arc<crate::tools::spend::ToolSpend>,
+    tool_spend: Arc<crate::spend::ToolSpend>,
     /// Every model request and response, for the API inspector (sessions with a log).
     pub(super) recorder: Option<Arc<crate::inspect::Recorder>>,
     /// The files tools changed, prompt by prompt, for rewind (sessions with a log).

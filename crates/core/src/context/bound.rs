@@ -29,7 +29,7 @@ pub fn for_model(text: String, keep_in: Option<&Path>, name: &str) -> String {
     format!(
         "{}\n\n[… {left_out} characters left out here ({} in all){whereabouts} …]\n\n{}",
         &text[..head_end],
-        crate::tools::fs_util::human_size(text.len() as u64),
+        crate::fs_util::human_size(text.len() as u64),
         &text[tail_start..]
     )
 }

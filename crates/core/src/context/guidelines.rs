@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::permissions::settings::project_root;
+use crate::fs_util::project_root;
 
 /// Total size of the guidelines text before it is cut (the note saying so comes on top). Guidelines are sent
 /// with every request; a runaway file must not eat the context window.

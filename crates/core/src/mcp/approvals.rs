@@ -30,7 +30,7 @@ fn key(project_root: &Path) -> String {
 }
 
 fn read_all(config_dir: &Path) -> Map<String, Value> {
-    crate::tools::fs_util::read_json_object(&file(config_dir))
+    crate::fs_util::read_json_object(&file(config_dir))
 }
 
 /// The answers recorded for `project_root`.
@@ -67,7 +67,7 @@ fn write(config_dir: &Path, project_root: &Path, stored: Option<&Stored>) -> Res
     }
     let path = file(config_dir);
     let text = serde_json::to_string_pretty(&Value::Object(all)).unwrap_or_default();
-    crate::tools::fs_util::write_atomic_create_dirs(&path, text.as_bytes())
+    crate::fs_util::write_atomic_create_dirs(&path, text.as_bytes())
         .map_err(|err| format!("{}: {err}", path.display()))?;
     Ok(path)
 }

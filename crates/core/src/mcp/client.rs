@@ -425,10 +425,10 @@ impl Connection {
 
 /// A call whose answer was too large to be read (`size` in bytes, or [`super::http::SIZE_UNKNOWN`]).
 fn too_large_failure(size: u64) -> CallFailure {
-    let limit = crate::tools::fs_util::human_size(super::stdio::MAX_MESSAGE_BYTES);
+    let limit = crate::fs_util::human_size(super::stdio::MAX_MESSAGE_BYTES);
     let size = match size {
         super::http::SIZE_UNKNOWN => format!("over the {limit} limit"),
-        size => format!("{} — over the {limit} limit", crate::tools::fs_util::human_size(size)),
+        size => format!("{} — over the {limit} limit", crate::fs_util::human_size(size)),
     };
     CallFailure::Failed(format!(
         "the server's answer was {size} of one MCP message, so it can't be read; ask the tool for less"

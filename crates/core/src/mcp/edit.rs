@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::config::{self, McpScope, PROJECT_MCP_FILE, TANDEM_MCP_FILE};
-use crate::tools::fs_util::write_atomic_create_dirs;
+use crate::fs_util::write_atomic_create_dirs;
 
 /// The files of the scopes `tandem mcp` writes.
 pub struct Files<'a> {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::fs_util;
+use crate::fs_util;
 use index::{INDEX_FILE, MAX_INDEX_BYTES, MAX_INDEX_LINES};
 
 /// Where a memory is kept.

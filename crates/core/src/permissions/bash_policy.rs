@@ -5,8 +5,6 @@
 
 use std::path::PathBuf;
 
-use super::bash::spec::Effects;
-use super::bash::{self, Analysis, SimpleCommand};
 use super::command_paths;
 use super::paths::Protection;
 use super::policy::source;
@@ -14,6 +12,8 @@ use super::rules::path_matches;
 use super::settings::RuleKind;
 use super::{Decision, PermissionMode, PermissionPolicy};
 use crate::sandbox::Grant;
+use crate::shell::spec::Effects;
+use crate::shell::{self as bash, Analysis, SimpleCommand};
 
 /// Programs whose "always" rule is the exact command: a prefix rule for them would allow far more than was seen.
 const EXACT_ONLY: &[&str] = &[
@@ -283,7 +283,7 @@ impl PermissionPolicy {
     fn effects_allowed(&self, effects: &Effects, touched: &mut Vec<PathBuf>) -> Result<(), String> {
         let mut created: Vec<PathBuf> = Vec::new();
         for pattern in &effects.literal_globs {
-            let arg = super::bash::spec::PathArg { text: pattern.clone(), glob: true };
+            let arg = crate::shell::spec::PathArg { text: pattern.clone(), glob: true };
             if command_paths::expand(&self.workspace, &arg).map_err(|why| format!("it has {why}"))? != [pattern.clone()]
             {
                 return Err(format!("`{pattern}` matches file names, which bash would put in its place"));
@@ -410,8 +410,8 @@ impl PermissionPolicy {
             }
             let word = self.spelled_out(word);
             let mut paths = vec![self.workspace.resolve(&word)];
-            if super::bash::spec::has_glob_chars(&word) {
-                let arg = super::bash::spec::PathArg { text: word.clone(), glob: true };
+            if crate::shell::spec::has_glob_chars(&word) {
+                let arg = crate::shell::spec::PathArg { text: word.clone(), glob: true };
                 let expanded = command_paths::expand(&self.workspace, &arg).unwrap_or_default();
                 paths.extend(expanded.iter().map(|path| self.workspace.resolve(path)));
                 paths.extend(self.protected_candidates(&word));

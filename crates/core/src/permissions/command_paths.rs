@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::bash::spec::{PathArg, Transfer};
 use super::paths::Workspace;
+use crate::shell::spec::{PathArg, Transfer};
 
 /// Entries of a copied or moved directory looked at, at most; a bigger tree asks.
 const MAX_TREE_ENTRIES: usize = 20_000;
@@ -22,7 +22,7 @@ pub(super) fn expand(workspace: &Workspace, arg: &PathArg) -> Result<Vec<String>
         Some((dir, pattern)) => (if dir.is_empty() { "/".to_owned() } else { dir.to_owned() }, pattern),
         None => (".".to_owned(), arg.text.as_str()),
     };
-    if super::bash::spec::has_glob_chars(&dir) || pattern.is_empty() {
+    if crate::shell::spec::has_glob_chars(&dir) || pattern.is_empty() {
         return Err(format!("`{}` is a glob across directories, which tandem doesn't expand", arg.text));
     }
     // Only `*` and `?`: there bash and the matcher agree exactly. Bracket expressions (`[^a]`, `[[:alpha:]]`)

@@ -5,7 +5,6 @@
 //! denies. Rules come from settings files ([`settings`]), flags and answers; shell commands are parsed
 //! ([`bash`]) and every simple command must be allowed; paths are resolved before any decision ([`paths`]).
 
-pub mod bash;
 mod bash_policy;
 mod command_paths;
 pub mod confine;
@@ -19,9 +18,10 @@ pub mod web_policy;
 
 pub use paths::Workspace;
 pub use policy::{PermissionPolicy, SandboxDecisions};
-pub use rules::{Rule, split_rule_list};
+pub use rules::Rule;
 pub use settings::{RuleKind, Scope};
 pub use tandem_protocol::permissions::PermissionMode;
+pub use tandem_protocol::permissions::split_rule_list;
 
 /// The decision for one tool call.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,12 +5,7 @@
 //! where the kernel goes, not where the text points). A path that can't be resolved with certainty — a
 //! dangling symlink, a loop, an unreadable directory, `/proc` — is `None` and counts as outside the workspace.
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
-
-/// The most symlinks followed while resolving one path (the kernel's limit is 40).
-const MAX_SYMLINK_HOPS: usize = 40;
 
 /// The directories the session works in: the working directory plus `--add-dir` directories.
 #[derive(Clone, Debug)]
@@ -309,81 +304,7 @@ impl Protection {
     }
 }
 
-/// Removes `.` and `..` lexically (the path is already absolute here).
-pub fn normalize(path: &Path) -> PathBuf {
-    crate::tools::fs_util::normalize(path)
-}
-
-/// Resolves an absolute path as the kernel does: component by component from `/`, following every symlink that
-/// exists now before the next component is applied (so `..` after a symlink leaves the link's target). Components
-/// that don't exist yet are appended as written. `None` when the result can't be known for sure: a relative
-/// path, a symlink whose target doesn't exist (a dangling link), more than 40 links, a component that can't be
-/// inspected (permissions, not a directory), or anything under `/proc` (its links depend on which process looks).
-pub fn resolve_like_kernel(path: &Path) -> Option<PathBuf> {
-    if !path.is_absolute() {
-        return None;
-    }
-    let mut hops = 0;
-    walk(PathBuf::from("/"), components(path), &mut hops, false)
-}
-
-/// Applies `parts` to `out` (an existing, resolved directory). With `must_exist` (a symlink's target), a missing
-/// component makes the whole resolution uncertain.
-fn walk(mut out: PathBuf, parts: VecDeque<OsString>, hops: &mut usize, must_exist: bool) -> Option<PathBuf> {
-    let mut parts = parts;
-    let mut missing = false;
-    while let Some(name) = parts.pop_front() {
-        if name == "." {
-            continue;
-        }
-        if name == ".." {
-            // After a component that doesn't exist, the kernel fails here, while a directory made there by then
-            // (or a lexical normalizer) would climb back into real, unresolved territory: uncertain.
-            if missing {
-                return None;
-            }
-            out.pop();
-            continue;
-        }
-        // Pushed in place: a path of many components (a model can send one of a megabyte) costs linear time.
-        out.push(&name);
-        if missing {
-            continue;
-        }
-        match std::fs::symlink_metadata(&out) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                *hops += 1;
-                if *hops > MAX_SYMLINK_HOPS {
-                    return None;
-                }
-                let target = std::fs::read_link(&out).ok()?;
-                out.pop();
-                let base = if target.is_absolute() { PathBuf::from("/") } else { out.clone() };
-                // A dangling link (its target missing) is never vouched for.
-                out = walk(base, components(&target), hops, true)?;
-            }
-            Ok(_) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !must_exist => missing = true,
-            Err(_) => return None,
-        }
-        if out.starts_with("/proc") {
-            return None;
-        }
-    }
-    Some(out)
-}
-
-/// The components of a path as names (`/` dropped; `.` and `..` kept for [`walk`]).
-fn components(path: &Path) -> VecDeque<OsString> {
-    path.components()
-        .filter_map(|component| match component {
-            Component::Normal(name) => Some(name.to_os_string()),
-            Component::CurDir => Some(OsString::from(".")),
-            Component::ParentDir => Some(OsString::from("..")),
-            Component::RootDir | Component::Prefix(_) => None,
-        })
-        .collect()
-}
+pub use crate::fs_util::{normalize, resolve_like_kernel};
 
 fn canonical_or_normalized(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| normalize(path))

@@ -272,7 +272,7 @@ fn the_decision_matrix() {
 
 #[test]
 fn the_command_corpus_through_the_real_policy() {
-    use crate::permissions::bash::corpus::{ALLOW, CORPUS, D, DENY};
+    use crate::shell::corpus::{ALLOW, CORPUS, D, DENY};
     let setup = Setup::new();
     let mut rules: Vec<(RuleKind, String)> =
         ALLOW.iter().map(|rule| (RuleKind::Allow, format!("Bash({rule})"))).collect();
@@ -291,12 +291,9 @@ fn the_command_corpus_through_the_real_policy() {
             failures.push(format!("{command:?}: expected {expected:?}, got {got:?}"));
         }
         if got == Allow {
-            let analysis = crate::permissions::bash::analyze(command);
-            let stray: Vec<_> = analysis
-                .commands
-                .iter()
-                .filter(|cmd| !crate::permissions::bash::corpus::independently_allowed(cmd))
-                .collect();
+            let analysis = crate::shell::analyze(command);
+            let stray: Vec<_> =
+                analysis.commands.iter().filter(|cmd| !crate::shell::corpus::independently_allowed(cmd)).collect();
             assert!(stray.is_empty(), "SECURITY: {command:?} was allowed but the rules don't allow {stray:?}");
         }
         // In bypass mode only deny rules and the blocklist stop a command.

@@ -1,6 +1,6 @@
 //! Rule syntax (Claude Code's): `Tool` or `Tool(specifier)`.
 //!
-//! Bash specifiers are matched per simple command by [`super::bash`]. File specifiers are gitignore-style path
+//! Bash specifiers are matched per simple command by [`crate::shell`]. File specifiers are gitignore-style path
 //! globs: `//abs/**` absolute, `~/x` in the home directory, `/x` relative to the settings file's project, `x`
 //! relative to the working directory; a pattern without a `/` matches at any depth (`*.env`), and a pattern
 //! ending in `/` matches everything below that directory. `Edit` rules cover every tool that edits files
@@ -91,37 +91,6 @@ pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, 
     text.strip_suffix("/**").is_some_and(|base| Path::new(base) == path)
 }
 
-/// Splits `--allowedTools` values: commas or spaces separate rules, except inside parentheses
-/// (`Bash(npm test),Edit` → `Bash(npm test)`, `Edit`).
-pub fn split_rule_list(value: &str) -> Vec<String> {
-    let mut rules = Vec::new();
-    let mut current = String::new();
-    let mut depth = 0usize;
-    for c in value.chars() {
-        match c {
-            '(' => {
-                depth += 1;
-                current.push(c);
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                current.push(c);
-            }
-            ',' | ' ' | '\t' | '\n' if depth == 0 => {
-                if !current.trim().is_empty() {
-                    rules.push(current.trim().to_owned());
-                }
-                current.clear();
-            }
-            _ => current.push(c),
-        }
-    }
-    if !current.trim().is_empty() {
-        rules.push(current.trim().to_owned());
-    }
-    rules
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,12 +109,6 @@ mod tests {
             Rule::parse("WebFetch(domain:example.com)").unwrap().specifier.as_deref(),
             Some("domain:example.com")
         );
-    }
-
-    #[test]
-    fn splits_rule_lists() {
-        assert_eq!(split_rule_list("Bash(npm test),Edit Read"), vec!["Bash(npm test)", "Edit", "Read"]);
-        assert_eq!(split_rule_list(" , "), Vec::<String>::new());
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{PermissionMode, Rule};
-use crate::tools::fs_util::normalize;
+use crate::fs_util::normalize;
 
 /// The directory, in the project root, holding tandem's project and local settings.
 pub const TANDEM_DIR: &str = ".tandem";
@@ -383,11 +383,7 @@ pub fn settings_file(scope: Scope, config_dir: &Path, project_root: &Path) -> Op
     }
 }
 
-/// The project root: the nearest ancestor of `cwd` (itself included) holding `.git` — a directory, or a file in
-/// worktrees and submodules — else `cwd`. Project settings live there so they apply in every subdirectory.
-pub fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
-}
+pub use crate::fs_util::project_root;
 
 /// Reads and merges every settings file for a session in `cwd`. Never fails: problems are in
 /// [`Settings::problems`]. The home directory (for `~/` in `additionalDirectories`) is the platform's.

@@ -30,14 +30,7 @@ pub use error::ProviderError;
 
 use crate::conversation::Message;
 
-/// The wire protocol a provider speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    Anthropic,
-    #[serde(alias = "openai-compatible", alias = "openai_compatible")]
-    Openai,
-}
+pub use crate::models::ProviderKind;
 
 /// An API key. Its `Debug` never shows the key, so it can't leak into a log or an error by accident.
 #[derive(Clone, PartialEq, Eq)]

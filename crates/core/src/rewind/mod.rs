@@ -363,7 +363,7 @@ impl Checkpoints {
     }
 }
 
-/// Of one file, which hunks of going back (the diff from the file now to then, [`crate::tools::diff::hunks`]
+/// Of one file, which hunks of going back (the diff from the file now to then, [`crate::diff::hunks`]
 /// with the default context) go back; the others stay as they are now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HunkChoice {
@@ -389,9 +389,9 @@ impl FileRestore {
     }
 
     /// The hunks of going back.
-    pub fn hunks(&self) -> Vec<crate::tools::diff::Hunk> {
+    pub fn hunks(&self) -> Vec<crate::diff::Hunk> {
         match self.texts() {
-            Some((now, then)) => crate::tools::diff::hunks(now, then, crate::tools::diff::DEFAULT_CONTEXT),
+            Some((now, then)) => crate::diff::hunks(now, then, crate::diff::DEFAULT_CONTEXT),
             None => Vec::new(),
         }
     }
@@ -434,7 +434,7 @@ pub fn choose_hunks(plan: Vec<FileRestore>, choices: Option<&[HunkChoice]>) -> (
             ));
             continue;
         };
-        let content = crate::tools::diff::apply_hunks(now, then, &hunks, &choice.restore);
+        let content = crate::diff::apply_hunks(now, then, &hunks, &choice.restore);
         restore.target = Some(content.into_bytes());
         kept.push(restore);
     }
@@ -498,7 +498,7 @@ fn apply_one(restore: &FileRestore) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn apply_one(restore: &FileRestore) -> std::io::Result<()> {
     match &restore.target {
-        Some(bytes) => crate::tools::fs_util::write_atomic_create_dirs(&restore.path, bytes),
+        Some(bytes) => crate::fs_util::write_atomic_create_dirs(&restore.path, bytes),
         None => match std::fs::remove_file(&restore.path) {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
             other => other,

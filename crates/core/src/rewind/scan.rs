@@ -168,10 +168,8 @@ impl Checkpoints {
                 (_, Some(known)) => known,
                 _ if stat.len > MAX_FILE_BYTES => Source::Unstored(too_big()),
                 _ if stored_bytes + stat.len > MAX_SCAN_BYTES => {
-                    let limit = format!(
-                        "over {} of untracked or modified files",
-                        crate::tools::fs_util::human_size(MAX_SCAN_BYTES)
-                    );
+                    let limit =
+                        format!("over {} of untracked or modified files", crate::fs_util::human_size(MAX_SCAN_BYTES));
                     Source::Unstored(limit)
                 }
                 _ => match read_file(&path) {
@@ -338,7 +336,7 @@ fn in_git_work_tree(root: &Path) -> bool {
 }
 
 fn too_big() -> String {
-    format!("over {}", crate::tools::fs_util::human_size(MAX_FILE_BYTES))
+    format!("over {}", crate::fs_util::human_size(MAX_FILE_BYTES))
 }
 
 /// Whether `path` lies inside `root` with nothing but real directories on the way: no `..`, no absolute path

@@ -11,7 +11,7 @@ use super::{
     truncate_chars,
 };
 use crate::conversation::Role;
-use crate::tools::fs_util::normalize;
+use crate::fs_util::normalize;
 
 /// What `tandem sessions` and the resume pickers show about one session.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,7 +139,7 @@ pub fn format_summary_table(sessions: &[SessionSummary]) -> String {
                 truncate_chars(&title.split_whitespace().collect::<Vec<_>>().join(" "), 50),
                 s.turns.to_string(),
                 s.cost_usd.map_or_else(|| "?".to_string(), |c| format!("${c:.2}")),
-                crate::tools::fs_util::human_size(super::cleanup::disk_size(&s.path)),
+                crate::fs_util::human_size(super::cleanup::disk_size(&s.path)),
             ]
         })
         .collect();

@@ -26,7 +26,7 @@ pub struct LoadedSession {
     /// Whether the last line was unreadable (cut off by a crash mid-write) and ignored.
     pub torn_tail: bool,
     /// The prompts of the current context, oldest first: each one's number (its rewind checkpoint) and where its
-    /// message lines start in `messages` (before [`crate::context::compact::repair_history`] merges them).
+    /// message lines start in `messages` (before the compaction's `repair_history` merges them).
     pub prompts: Vec<(u64, usize)>,
     /// The file has `prompt` lines at all (a session saved before them finds its prompts by their text).
     pub prompts_logged: bool,

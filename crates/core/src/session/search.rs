@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{LineReader, RawLine, SessionLine, now_secs, read_header, truncate_chars};
 use crate::conversation::{ContentBlock, Message, Role};
-use crate::tools::fs_util::normalize;
+use crate::fs_util::normalize;
 
 /// One message that contains the phrase.
 #[derive(Clone, Debug, PartialEq)]

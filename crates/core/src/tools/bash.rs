@@ -103,7 +103,7 @@ impl TypedTool for BashTool {
 
     fn risk_for(&self, input: &Value) -> Risk {
         let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-        crate::permissions::bash::risk_of(command)
+        crate::shell::risk_of(command)
     }
 
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
@@ -130,7 +130,7 @@ impl TypedTool for BashTool {
             let timeout_ms = requested.min(MAX_TIMEOUT_MS);
             // Around a command that may change files, a scan finds what it changed, for rewind (one the
             // analyser knows only reads is not scanned).
-            let may_write = crate::permissions::bash::risk_of(&input.command) != crate::tools::Risk::Low;
+            let may_write = crate::shell::risk_of(&input.command) != crate::tools::Risk::Low;
             let mut rewind_notes = Vec::new();
             let scan = match ctx.checkpoints.clone().filter(|_| may_write) {
                 Some(checkpoints) => {
@@ -369,9 +369,14 @@ pub async fn run_command(
         return CommandResult { outcome: Outcome::Interrupted, ..failed(String::new()) };
     };
     let physical;
+    // Kept read-only, the protected entries that exist can't be written, but Landlock can't forbid a new name
+    // below a writable directory: settings the command nests there (`sub/.claude`) are taken out when it ends.
+    let mut nested_before = None;
     let sandbox = match sandbox {
         Confined::Whole(policy) => Some(policy),
         Confined::Split(policy) => {
+            let roots = policy.roots(Some(cwd));
+            nested_before = Some((sandbox::nested_settings(&roots), roots));
             physical = policy;
             Some(&physical)
         }
@@ -444,7 +449,10 @@ pub async fn run_command(
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }
     // Everything the command started is gone: nothing can change the protected entries after this.
-    let restored = registration.finish();
+    let mut restored = registration.finish();
+    if let Some((before, roots)) = nested_before {
+        restored.extend(sandbox::remove_new_nested_settings(&roots, &before));
+    }
     drop(call_temp);
     CommandResult {
         stdout: out.unwrap_or_default(),
@@ -495,7 +503,7 @@ async fn register<'a>(
 /// part of the line runs git itself (`git add`, `git commit` under a rule). A build a rule allows may run git
 /// inside it, but what it commits or stashes is not what the rule named (see [`sandbox::History`]).
 pub fn history_for(command: &str) -> sandbox::History {
-    let analysis = crate::permissions::bash::analyze(command);
+    let analysis = crate::shell::analyze(command);
     let only_git = analysis.always_ask.is_none()
         && !analysis.commands.is_empty()
         && analysis.commands.iter().all(|cmd| cmd.argv.first().is_some_and(|program| program == "git"));

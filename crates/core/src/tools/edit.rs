@@ -14,11 +14,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::diff::{self, DEFAULT_CONTEXT, Hunk, line_end_after, line_start_before};
 use super::file_state::{read_if_exists, staleness_message};
-use super::fs_util;
 use super::typed::TypedTool;
 use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use crate::diff::{self, DEFAULT_CONTEXT, Hunk, line_end_after, line_start_before};
+use crate::fs_util;
 
 const DESCRIPTION: &str = "Performs an exact string replacement in a file.\n\
 \n\

@@ -177,14 +177,14 @@ pub fn staleness_message(staleness: Staleness, path: &Path, verb: &str) -> Strin
 }
 
 /// Reads a whole file, turning "not found" into `Ok(None)`.
-/// Only a regular file is read ([`super::fs_util::open_regular`]): a pipe or a device is an error, never a wait.
+/// Only a regular file is read ([`crate::fs_util::open_regular`]): a pipe or a device is an error, never a wait.
 pub fn read_if_exists(path: &Path) -> io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let read = |mut file: fs::File| {
         let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |meta| meta.len() as usize));
         file.read_to_end(&mut bytes).map(|_| bytes)
     };
-    match super::fs_util::open_regular(path).and_then(read) {
+    match crate::fs_util::open_regular(path).and_then(read) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(err),

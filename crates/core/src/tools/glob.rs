@@ -17,9 +17,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::fs_util::normalize;
 use super::typed::TypedTool;
 use super::{HiddenPaths, Risk, ToolContext, ToolOutput};
+use crate::fs_util::normalize;
 
 /// Files listed at most.
 pub const MAX_RESULTS: usize = 100;
@@ -123,7 +123,7 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<H
 /// resolved as the kernel resolves it (symlinks before `..`). The permission policy judges this directory.
 pub fn search_root(root: &Path, pattern: &str) -> PathBuf {
     let (base, _) = split_literal_prefix(root, pattern);
-    crate::permissions::paths::resolve_like_kernel(&base).unwrap_or(base)
+    crate::fs_util::resolve_like_kernel(&base).unwrap_or(base)
 }
 
 /// Moves literal leading components of `pattern` (no glob metacharacters) into the root: `src/**/*.rs` under
@@ -137,7 +137,7 @@ fn split_literal_prefix(root: &Path, pattern: &str) -> (PathBuf, String) {
         base.push(part);
     }
     let rest = parts[literal..].join("/");
-    let base = crate::permissions::paths::resolve_like_kernel(&base).unwrap_or_else(|| normalize(&base));
+    let base = crate::fs_util::resolve_like_kernel(&base).unwrap_or_else(|| normalize(&base));
     (base, rest)
 }
 

@@ -9,10 +9,8 @@ pub use tandem_protocol::tools::{DiffTexts, PREVIEW_TEXT_LIMIT, Preview, Risk};
 pub mod ask_user;
 pub mod bash;
 pub mod bash_output;
-pub mod diff;
 pub mod edit;
 pub mod file_state;
-pub mod fs_util;
 pub mod glob;
 pub mod grep;
 pub mod read;
@@ -21,7 +19,6 @@ pub mod save_memory;
 pub mod schema;
 pub mod search_sessions;
 pub mod skill;
-pub mod spend;
 pub mod structured_output;
 pub mod task;
 pub mod todo_write;
@@ -138,7 +135,7 @@ pub struct ToolContext {
     /// The session's `run_in_background` commands.
     pub background: Arc<bash::background::BackgroundShells>,
     /// Where tools that make model requests of their own record what those cost.
-    pub spend: Arc<spend::ToolSpend>,
+    pub spend: Arc<crate::spend::ToolSpend>,
     /// The session's request record (the API inspector), for the requests tools make of their own.
     pub recorder: Option<Arc<crate::inspect::Recorder>>,
     /// Where Edit and Write checkpoint the files they change, for rewind.
@@ -168,7 +165,7 @@ impl ToolContext {
 
     /// Resolves a path from a tool input against the working directory (`~` is the home directory).
     pub fn resolve(&self, path: &str) -> PathBuf {
-        fs_util::resolve_path(&self.cwd, path)
+        crate::fs_util::resolve_path(&self.cwd, path)
     }
 }
 

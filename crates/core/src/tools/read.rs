@@ -14,9 +14,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::file_state::{ContentHash, Snapshot};
-use super::fs_util::{self, human_size};
 use super::typed::TypedTool;
 use super::{FileState, Risk, ToolContext, ToolOutput, display_path};
+use crate::fs_util::{self, human_size};
 
 /// Lines returned when the model gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;

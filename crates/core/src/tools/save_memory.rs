@@ -11,11 +11,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::diff::{self, DEFAULT_CONTEXT};
 use super::typed::TypedTool;
 use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use crate::diff::{self, DEFAULT_CONTEXT};
+use crate::fs_util::project_root;
 use crate::memory::{MemoryScope, MemoryStore, SavePlan};
-use crate::permissions::settings::project_root;
 
 const DESCRIPTION: &str = "Saves a memory that later sessions will see: a topic file plus a one-line entry in the \
 memory index (MEMORY.md), which is included in every conversation.\n\

@@ -1,6 +1,6 @@
 //! `WebFetch`: a web page as Markdown (main content only), or the small, fast model's answer to `prompt` over
 //! it. Which hosts may be fetched is the permission check's business (`WebFetch(domain:…)` rules, private
-//! addresses asking): see [`crate::permissions`] and [`crate::web::address`].
+//! addresses asking): see the permissions module and [`crate::web::address`].
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::typed::TypedTool;
 use super::{Risk, ToolContext, ToolOutput};
-use crate::tools::fs_util::human_size;
+use crate::fs_util::human_size;
 use crate::web::fetch::{FetchLimits, FetchOutcome, Fetched, fetch};
 use crate::web::reader::PageReader;
 use crate::web::{fetch_url, html};
@@ -197,7 +197,7 @@ fn cap(text: &str, output_dir: Option<&std::path::Path>, call_id: Option<&str>) 
     let name = format!("webfetch-{id}.md");
     let saved = output_dir
         .map(|dir| dir.join(name))
-        .filter(|path| crate::tools::fs_util::write_atomic_create_dirs(path, text.as_bytes()).is_ok());
+        .filter(|path| crate::fs_util::write_atomic_create_dirs(path, text.as_bytes()).is_ok());
     let whole = match saved {
         Some(path) => format!(" The whole page is saved in {}; read parts of it with Read.", path.display()),
         None => String::new(),

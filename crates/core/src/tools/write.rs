@@ -7,11 +7,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::diff::{self, DEFAULT_CONTEXT};
 use super::file_state::{read_if_exists, staleness_message};
-use super::fs_util;
 use super::typed::TypedTool;
 use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use crate::diff::{self, DEFAULT_CONTEXT};
+use crate::fs_util;
 
 const DESCRIPTION: &str = "Writes a file to the local filesystem, creating it (and missing parent directories) \
 or replacing its whole content.\n\
@@ -127,7 +127,7 @@ fn write(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
         "filePath": plan.path.display().to_string(),
         "content": super::structured_text(plan.content),
         "structuredPatch": match &old_text {
-            Some(old) => super::diff::structured_patch(old, plan.content),
+            Some(old) => crate::diff::structured_patch(old, plan.content),
             None => Value::Array(Vec::new()),
         },
         "originalFile": old_text.as_deref().map_or(Value::Null, super::structured_text),

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::Message;
 use crate::provider::{ModelRequest, Provider, SystemBlock};
-use crate::tools::spend::ToolSpend;
+use crate::spend::ToolSpend;
 
 const READER_SYSTEM: &str = "You read a web page for a coding assistant. Answer the request from the page's \
 content only. Quote code, commands, option names and version numbers exactly as the page has them. Be concise. \

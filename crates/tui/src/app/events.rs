@@ -409,11 +409,11 @@ impl App {
                             ) = (written, card.preview.as_mut())
                             {
                                 let label = path.display().to_string();
-                                *diff = tandem_core::tools::diff::unified_diff(
+                                *diff = tandem_core::diff::unified_diff(
                                     &label,
                                     texts.old.as_deref().unwrap_or_default(),
                                     &content,
-                                    tandem_core::tools::diff::DEFAULT_CONTEXT,
+                                    tandem_core::diff::DEFAULT_CONTEXT,
                                 );
                                 texts.new = content;
                             }

@@ -100,7 +100,7 @@ mod tests {
         let fixed = greet.replace(OLD_GREET, &new_greet());
         assert_ne!(new_greet(), OLD_GREET);
         assert!(fixed.contains("echo \"$greeting, $name!\""));
-        let hunks = tandem_core::tools::diff::hunks(greet, &fixed, tandem_core::tools::diff::DEFAULT_CONTEXT);
+        let hunks = tandem_core::diff::hunks(greet, &fixed, tandem_core::diff::DEFAULT_CONTEXT);
         assert_eq!(hunks.len(), 2, "the dialog offers a per-hunk review");
     }
 }

@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use tandem_core::tools::diff::{self as core_diff, DEFAULT_CONTEXT, Hunk, LineKind};
+use tandem_core::diff::{self as core_diff, DEFAULT_CONTEXT, Hunk, LineKind};
 
 use self::prepare::Row;
 use self::syntax::{HunkSyntax, Runs};

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::text::Line;
 use serde_json::Value;
-use tandem_core::tools::diff::apply_hunks;
+use tandem_core::diff::apply_hunks;
 use tandem_core::tools::{DiffTexts, Preview, Risk, display_path};
 use tandem_protocol::PermissionAnswer;
 

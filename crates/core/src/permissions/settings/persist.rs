@@ -12,7 +12,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde_json::{Map, Value};
 
 use super::{LOCAL_SETTINGS_FILE, Rule, RuleKind, Scope, TANDEM_DIR, parse_rule, read_settings_object, settings_file};
-use crate::tools::fs_util::write_atomic_create_dirs;
+use crate::fs_util::write_atomic_create_dirs;
 
 /// Appends `rule_text` to the `kind` list of the file for `scope` and returns that file.
 ///

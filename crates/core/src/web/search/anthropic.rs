@@ -11,7 +11,7 @@ use crate::conversation::Usage;
 use crate::models::ModelInfo;
 use crate::provider::Endpoint;
 use crate::provider::transport::{self, USER_AGENT};
-use crate::tools::spend::ToolSpend;
+use crate::spend::ToolSpend;
 
 /// The server tool's version.
 const SERVER_TOOL: &str = "web_search_20250305";

@@ -1,7 +1,7 @@
 //! Reading a unified diff's text back into hunks, for previews that carry only the text (a preview that went
 //! through serde loses the full file texts).
 
-use tandem_core::tools::diff::{DiffLine, Hunk, LineKind};
+use tandem_core::diff::{DiffLine, Hunk, LineKind};
 
 /// The hunks of a unified diff. `---`/`+++` and other lines outside hunks are skipped; a malformed `@@` line
 /// ends the current hunk.
@@ -59,7 +59,7 @@ fn parse_header(line: &str) -> Option<(usize, usize, usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tandem_core::tools::diff::{hunks, render};
+    use tandem_core::diff::{hunks, render};
 
     #[test]
     fn reads_back_what_core_renders() {

@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use similar::{Algorithm, DiffTag};
-use tandem_core::tools::diff::{Hunk, LineKind};
+use tandem_core::diff::{Hunk, LineKind};
 
 use super::text::display_text;
 
@@ -193,14 +193,14 @@ mod tests {
 
     #[test]
     fn numbers_lines_from_the_header() {
-        let hunks = tandem_core::tools::diff::hunks("a\nb\nc\n", "a\nB\nc\nd\n", 3);
+        let hunks = tandem_core::diff::hunks("a\nb\nc\n", "a\nB\nc\nd\n", 3);
         let rows = rows_for(&hunks);
         let numbers: Vec<_> = rows[0].iter().map(|row| (row.old_number, row.new_number)).collect();
         assert_eq!(
             numbers,
             [(Some(1), Some(1)), (Some(2), None), (None, Some(2)), (Some(3), Some(3)), (None, Some(4))]
         );
-        let inserted = tandem_core::tools::diff::hunks("", "x\n", 3);
+        let inserted = tandem_core::diff::hunks("", "x\n", 3);
         assert_eq!(rows_for(&inserted)[0][0].new_number, Some(1));
     }
 }

@@ -7,7 +7,7 @@
 //! in a few milliseconds, and typical edits are always coloured.
 
 use ratatui::style::Style;
-use tandem_core::tools::diff::LineKind;
+use tandem_core::diff::LineKind;
 
 use super::prepare::Row;
 use crate::ui::highlight;

@@ -189,8 +189,8 @@ fn syntax_colours_keep_the_diff_background() {
 #[test]
 fn parses_unified_text_when_texts_are_missing() {
     let (old, new) = texts();
-    let hunks = tandem_core::tools::diff::hunks(&old, &new, 3);
-    let text = tandem_core::tools::diff::render("src/lib.rs", &hunks, false);
+    let hunks = tandem_core::diff::hunks(&old, &new, 3);
+    let text = tandem_core::diff::render("src/lib.rs", &hunks, false);
     let view = DiffView::from_unified("src/lib.rs", &text, false);
     assert_eq!(view.hunks(), hunks.as_slice());
     assert_eq!(view.counts(), (3, 2));

@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use serde_json::json;
-use tandem_core::tools::diff::{apply_hunks, hunks};
+use tandem_core::diff::{apply_hunks, hunks};
 use tandem_core::tools::{DiffTexts, Preview, Risk};
 use tandem_protocol::{AlwaysScope, PermissionAnswer};
 
@@ -37,7 +37,7 @@ pub(super) fn cwd() -> PathBuf {
 pub(super) fn edit_dialog() -> PermissionDialog {
     let (old, new) = edit_texts();
     let path = cwd().join("src/words.rs");
-    let diff = tandem_core::tools::diff::unified_diff("src/words.rs", &old, &new, 3);
+    let diff = tandem_core::diff::unified_diff("src/words.rs", &old, &new, 3);
     let preview = Preview::Diff { path, diff, new_file: false, texts: Some(DiffTexts { old: Some(old), new }) };
     let input = json!({"file_path": "/home/dev/project/src/words.rs", "old_string": "…", "new_string": "…"});
     PermissionDialog::new("call_1".into(), "Edit".into(), Risk::Medium, input, Some(preview), "Edit".into(), cwd())
@@ -46,7 +46,7 @@ pub(super) fn edit_dialog() -> PermissionDialog {
 pub(super) fn write_dialog() -> PermissionDialog {
     let new = "# Notes\n\n- one\n- two\n".to_owned();
     let path = cwd().join("NOTES.md");
-    let diff = tandem_core::tools::diff::new_file_diff("NOTES.md", &new);
+    let diff = tandem_core::diff::new_file_diff("NOTES.md", &new);
     let preview = Preview::Diff { path, diff, new_file: true, texts: Some(DiffTexts { old: None, new }) };
     let input = json!({"file_path": "/home/dev/project/NOTES.md", "content": "…"});
     PermissionDialog::new("call_2".into(), "Write".into(), Risk::Medium, input, Some(preview), "Write".into(), cwd())

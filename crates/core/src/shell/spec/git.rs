@@ -3,7 +3,7 @@
 //! [`Effects::repository_config`] tells the policy to check that configuration before running them unasked.
 
 use super::{Effects, PathArg};
-use crate::permissions::bash::words::Word;
+use crate::shell::words::Word;
 
 /// Options (exact spellings; git's own abbreviations are not accepted) of the diff family.
 const DIFF_OPTIONS: &[&str] = &[

@@ -1,4 +1,4 @@
-//! Bash command analysis for the permission policy.
+//! What a bash command line does, for the permission policy, the sandbox and the Bash tool (below all three).
 //!
 //! A command line is parsed with a real shell parser (brush-parser) into every simple command it would run:
 //! across `;`, `&&`, `||`, `|`, newlines, subshells, brace groups, control structures, function bodies,

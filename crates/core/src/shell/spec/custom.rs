@@ -2,7 +2,7 @@
 //! `find` (an expression language), `git` (subcommands) and `jq` (a filter language).
 
 use super::{Effects, PathArg, path_arg};
-use crate::permissions::bash::words::{Seg, Word};
+use crate::shell::words::{Seg, Word};
 
 /// `Some` when `program` is one of these tools.
 pub(super) fn understand(program: &str, args: &[Word]) -> Option<Result<Effects, String>> {

@@ -1,5 +1,8 @@
-//! File-system helpers shared by the file tools: path resolution, atomic writes, binary detection.
+//! File-system helpers at the bottom of core, shared by tools, permissions, sessions, rewind and MCP: path
+//! resolution (lexical, and as the kernel resolves it), atomic writes, binary detection, sizes for people.
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
@@ -8,8 +11,6 @@ use std::path::{Component, Path, PathBuf};
 /// against `cwd`. The result is resolved as the kernel resolves it ([`resolve_like_kernel`]): the missing part
 /// of a path (a file Write creates) is appended as written, so it resolves the same way as an existing one, and
 /// permission rules see the same path the tool will open.
-///
-/// [`resolve_like_kernel`]: crate::permissions::paths::resolve_like_kernel
 pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
     let home = || std::env::var_os("HOME").map(PathBuf::from);
     let joined = if path == "~" {
@@ -24,7 +25,7 @@ pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
     };
     // As the kernel resolves it (symlinks before `..`), which is what the permission policy judged; a path it
     // can't resolve for sure is left for the kernel as it is, never normalized lexically into another one.
-    match crate::permissions::paths::resolve_like_kernel(&joined) {
+    match resolve_like_kernel(&joined) {
         Some(resolved) => resolved,
         None if joined.components().any(|c| matches!(c, std::path::Component::ParentDir)) => joined,
         None => normalize(&joined),
@@ -215,6 +216,86 @@ pub fn read_json_object(path: &Path) -> serde_json::Map<String, serde_json::Valu
         .unwrap_or_default()
 }
 
+/// The project root: the nearest ancestor of `cwd` (itself included) holding `.git` — a directory, or a file in
+/// worktrees and submodules — else `cwd`. Project settings and memory live there so they apply in every subdirectory.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
+}
+
+/// The most symlinks followed while resolving one path (the kernel's limit is 40, then `ELOOP`).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Resolves an absolute path as the kernel does: component by component from `/`, following every symlink that
+/// exists now before the next component is applied (so `..` after a symlink leaves the link's target). Components
+/// that don't exist yet are appended as written. `None` when the result can't be known for sure: a relative
+/// path, a symlink whose target doesn't exist (a dangling link), more than 40 links, a component that can't be
+/// inspected (permissions, not a directory), or anything under `/proc` (its links depend on which process looks).
+pub fn resolve_like_kernel(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut hops = 0;
+    walk(PathBuf::from("/"), components(path), &mut hops, false)
+}
+
+/// Applies `parts` to `out` (an existing, resolved directory). With `must_exist` (a symlink's target), a missing
+/// component makes the whole resolution uncertain.
+fn walk(mut out: PathBuf, parts: VecDeque<OsString>, hops: &mut usize, must_exist: bool) -> Option<PathBuf> {
+    let mut parts = parts;
+    let mut missing = false;
+    while let Some(name) = parts.pop_front() {
+        if name == "." {
+            continue;
+        }
+        if name == ".." {
+            // After a component that doesn't exist, the kernel fails here, while a directory made there by then
+            // (or a lexical normalizer) would climb back into real, unresolved territory: uncertain.
+            if missing {
+                return None;
+            }
+            out.pop();
+            continue;
+        }
+        // Pushed in place: a path of many components (a model can send one of a megabyte) costs linear time.
+        out.push(&name);
+        if missing {
+            continue;
+        }
+        match std::fs::symlink_metadata(&out) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                *hops += 1;
+                if *hops > MAX_SYMLINK_HOPS {
+                    return None;
+                }
+                let target = std::fs::read_link(&out).ok()?;
+                out.pop();
+                let base = if target.is_absolute() { PathBuf::from("/") } else { out.clone() };
+                // A dangling link (its target missing) is never vouched for.
+                out = walk(base, components(&target), hops, true)?;
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !must_exist => missing = true,
+            Err(_) => return None,
+        }
+        if out.starts_with("/proc") {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The components of a path as names (`/` dropped; `.` and `..` kept for [`walk`]).
+fn components(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|component| match component {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::CurDir => Some(OsString::from(".")),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,11 +313,8 @@ mod tests {
         assert_eq!(resolve_path(cwd, "."), *cwd);
         if let Some(home) = std::env::var_os("HOME") {
             let home = PathBuf::from(&home);
-            assert_eq!(
-                resolve_path(cwd, "~/x"),
-                crate::permissions::paths::resolve_like_kernel(&home.join("x")).unwrap()
-            );
-            assert_eq!(resolve_path(cwd, "~"), crate::permissions::paths::resolve_like_kernel(&home).unwrap());
+            assert_eq!(resolve_path(cwd, "~/x"), resolve_like_kernel(&home.join("x")).unwrap());
+            assert_eq!(resolve_path(cwd, "~"), resolve_like_kernel(&home).unwrap());
         }
         // `~user` is not expanded: it is a relative name like any other.
         assert_eq!(resolve_path(cwd, "~bob"), cwd.join("~bob"));
