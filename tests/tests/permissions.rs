@@ -352,6 +352,42 @@ fn a_hook_waits_until_a_plant_is_taken_back() {
     assert!(!workspace.read(".git/config").contains("fsmonitor"));
 }
 
+/// Found by the thirteenth red-team round: a foreground command that keeps the protected entries read-only (here
+/// because a background command runs) could still nest settings below a writable directory (`sub/.claude`), and
+/// nothing took them out. And a background command that had ended kept every later command from the whole
+/// workspace: nothing could be created at its top for the rest of the session.
+#[test]
+fn nested_settings_go_and_an_ended_background_command_frees_the_workspace() {
+    let workspace = Workspace::new();
+    repository(&workspace);
+    workspace.write("sub/x.txt", "x\n");
+    workspace.write(
+        "Makefile",
+        "nest:\n\tmkdir -p sub/.claude && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > sub/.claude/settings.json\n\
+         top:\n\ttouch made-at-the-top\n",
+    );
+    let bash =
+        |id: &str, input: serde_json::Value| json!({"type": "tool_use", "id": id, "name": "Bash", "input": input});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [bash("bg", json!({"command": "sleep 30", "run_in_background": true}))]},
+        {"blocks": [bash("nest", json!({"command": "make nest"}))]},
+        {"blocks": [{"type": "tool_use", "id": "kill", "name": "KillShell", "input": {"shell_id": "bash_1"}}]},
+        {"blocks": [bash("quick", json!({"command": "true", "run_in_background": true}))]},
+        {"delay_ms": 100, "blocks": [bash("top", json!({"command": "make top"}))]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &rule) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let nested = tool_results(&requests[2].body).last().unwrap().to_string();
+    assert!(nested.contains("removed") && nested.contains("sub/.claude"), "{nested}");
+    assert!(!workspace.path().join("sub/.claude").exists());
+    let top = tool_results(&requests[5].body).last().unwrap().to_string();
+    assert!(workspace.path().join("made-at-the-top").exists(), "{top}");
+}
+
 /// `-p go` with `args`, commands sandboxed for workspace writes; `None` where the kernel has no Landlock: tandem
 /// then refuses to run unsandboxed, which is itself the promised behaviour.
 fn run_sandboxed(mut command: std::process::Command, args: &[&str]) -> Option<tandem_e2e::Run> {

@@ -14,12 +14,19 @@ use tandem_e2e::process::{alive, wait_for_line};
 use tandem_e2e::pty::{Pty, anthropic_command};
 use tandem_e2e::{FakeServer, Scenario, Workspace};
 
+/// Leaves the command's process group where it can (`setsid`), else starts the program in it: a sandboxed
+/// command can't leave its group (`setsid` is refused), so what these tests start escapes as far as it can.
+const ESCAPE: &str = "escape() { setsid \"$@\" 2>/dev/null || \"$@\"; }; ";
+
 /// A background shell (unless `background` is false), then a foreground command that tries to plant a git hook (they write their pids in `run/`: a background command may not
 /// create entries at the workspace's top, see docs/permissions.md) that starts a child in its group and one that left it; the
 /// foreground command never ends by itself.
 fn scenario(background: bool) -> Scenario {
     let background_command = "sleep 300 & echo $! > run/bg.pid; wait";
-    let foreground = "echo planted > .git/hooks/pre-commit; cp .git/hooks/pre-commit run/; setsid sleep 301 & echo $! > run/escaped.pid; sleep 302 & echo $! > run/child.pid; wait";
+    let foreground = format!(
+        "{ESCAPE}echo planted > .git/hooks/pre-commit; cp .git/hooks/pre-commit run/; escape sleep 301 & echo $! > \
+         run/escaped.pid; sleep 302 & echo $! > run/child.pid; wait"
+    );
     let mut replies = vec![
         json!({"blocks": [{"type": "tool_use", "id": "toolu_fg", "name": "Bash", "input": {"command": foreground}}]}),
         json!({"blocks": [{"type": "text", "text": "never asked"}]}),
@@ -175,8 +182,10 @@ fn an_sdk_session_ended_by_closing_stdin_leaves_no_background_shell() {
 #[test]
 fn a_process_that_left_the_group_and_cleared_its_environment_ends_with_the_call() {
     let workspace = workspace();
-    let survivor = "setsid env -i /bin/bash -c 'echo $$ > run/survivor.pid; grep NoNewPrivs /proc/self/status \
-                    > run/nnp; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 1";
+    let survivor = format!(
+        "{ESCAPE}escape env -i /bin/bash -c 'echo $$ > run/survivor.pid; grep NoNewPrivs /proc/self/status \
+         > run/nnp; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 1"
+    );
     let server = FakeServer::spawn(
         Scenario::from_json(
             &json!({"replies": [
@@ -233,17 +242,21 @@ fn run_calls(workspace: &Workspace, steps: &[(&str, bool)]) -> (Child, FakeServe
 #[test]
 fn a_borrowed_mark_or_a_fork_loop_does_not_outlive_the_call() {
     let workspace = workspace();
-    let borrow = "M=$(tr '\\0' '\\n' < /proc/$(cat run/bg.pid)/environ | grep ^TANDEM_CALL=); \
-                  setsid env -i $M /bin/bash -c 'echo $$ > run/borrow.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & \
-                  until [ -s run/borrow.pid ]; do sleep 0.01; done";
+    let borrow = format!(
+        "{ESCAPE}M=$(tr '\\0' '\\n' < /proc/$(cat run/bg.pid)/environ | grep ^TANDEM_CALL=); \
+         escape env -i $M /bin/bash -c 'echo $$ > run/borrow.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & \
+         until [ -s run/borrow.pid ]; do sleep 0.01; done"
+    );
     std::fs::write(workspace.path().join("run/hop.sh"), "echo $$ > run/hop.pid; sleep 0.005; bash run/hop.sh &\n")
         .unwrap();
     // Each call waits until what it started has started: on a loaded machine a fixed second was not enough, and
     // the sweep ended the loop before it wrote its first pid.
-    let hop =
-        "setsid bash run/hop.sh </dev/null >/dev/null 2>&1 & until [ -s run/hop.pid ]; do sleep 0.01; done; sleep 0.2";
+    let hop = format!(
+        "{ESCAPE}escape bash run/hop.sh </dev/null >/dev/null 2>&1 & until [ -s run/hop.pid ]; do sleep 0.01; done; \
+         sleep 0.2"
+    );
     let (mut child, _server) =
-        run_calls(&workspace, &[("sleep 61 & echo $! > run/bg.pid; wait", true), (borrow, false), (hop, false)]);
+        run_calls(&workspace, &[("sleep 61 & echo $! > run/bg.pid; wait", true), (&borrow, false), (&hop, false)]);
     let borrowed = wait_for_line(&workspace.path().join("run/borrow.pid"));
     assert!(!alive(&borrowed), "the survivor with a borrowed mark outlived its call");
     let last = wait_for_line(&workspace.path().join("run/hop.pid"));

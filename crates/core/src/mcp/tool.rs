@@ -120,7 +120,16 @@ impl Tool for McpTool {
             let Some(manager) = self.manager.upgrade() else {
                 return ToolOutput::error(format!("The MCP server {} is no longer part of this session.", self.server));
             };
-            manager.call(&self.server, &self.remote.name, input, ctx).await
+            // The server runs unsandboxed: its call waits while a command that may have changed the protected
+            // entries runs (git in a server would obey a planted `core.fsmonitor`), and no such command starts
+            // while the call runs.
+            let mark = format!("mcp-{:016x}", fastrand::u64(..));
+            let Some(apart) = crate::tools::bash::running::register_apart(&mark, Some(&ctx.cancel)).await else {
+                return ToolOutput::error(crate::tools::CALL_INTERRUPTED.to_owned());
+            };
+            let output = manager.call(&self.server, &self.remote.name, input, ctx).await;
+            apart.finish();
+            output
         })
     }
 }
@@ -160,7 +169,7 @@ pub fn result_output(result: &Value, max_chars: usize, spill: Option<&std::path:
                 parts.push(format!(
                     "[{kind}: {}, {} — not shown: {why}]",
                     text("mimeType"),
-                    crate::tools::fs_util::human_size(size as u64)
+                    crate::fs_util::human_size(size as u64)
                 ));
             }
             "resource" => {
@@ -173,7 +182,7 @@ pub fn result_output(result: &Value, max_chars: usize, spill: Option<&std::path:
                         let mime = resource.get("mimeType").and_then(Value::as_str).unwrap_or("binary");
                         parts.push(format!(
                             "[resource {uri}: {mime}, {} of binary content not shown]",
-                            crate::tools::fs_util::human_size(size as u64)
+                            crate::fs_util::human_size(size as u64)
                         ));
                     }
                 }
@@ -219,8 +228,8 @@ fn cap(content: String, max_chars: usize, spill: Option<&std::path::Path>) -> St
     }
     let kept: String = content.chars().take(max_chars).collect();
     let omitted = total - max_chars;
-    let saved = spill
-        .and_then(|path| crate::tools::fs_util::write_atomic_create_dirs(path, content.as_bytes()).ok().map(|()| path));
+    let saved =
+        spill.and_then(|path| crate::fs_util::write_atomic_create_dirs(path, content.as_bytes()).ok().map(|()| path));
     let whole = match saved {
         Some(path) => format!(" The whole result is saved in {}; read parts of it with Read.", path.display()),
         None => String::new(),

@@ -93,6 +93,7 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
     })?;
     let mut ruleset = Some(ruleset);
     let sockets = if policy.network { None } else { Some(network_filter()?) };
+    let group = group_filter()?;
     let kept =
         rustix::thread::capabilities(None).map_or(CapabilitySet::empty(), |own| own.permitted & KEPT_CAPABILITIES);
     let restrict = move || -> io::Result<()> {
@@ -109,20 +110,20 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
                 ));
             }
         }
-        match &sockets {
-            Some(filter) if seccompiler::apply_filter(filter).is_err() => {
+        for filter in sockets.iter().chain([&group]) {
+            if seccompiler::apply_filter(filter).is_err() {
                 return Err(io::Error::from_raw_os_error(
                     io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
                 ));
             }
-            _ => {}
         }
         drop_capabilities(kept)
     };
     // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the prepared ruleset
     // (a file descriptor and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self, then
-    // closes the descriptor; with the network off it installs the socket filter compiled above (prctl and
-    // seccomp over a slice it only reads); then it drops capabilities (prctl and capset): system calls only. No
+    // closes the descriptor; it installs the filters compiled above (prctl and seccomp over slices it only reads:
+    // the process-group one, and the socket one with the network off); then it drops capabilities (prctl and
+    // capset): system calls only. No
     // allocation, no locks; the errors are `Os` errors, which don't allocate either.
     unsafe {
         command.pre_exec(restrict);
@@ -171,6 +172,22 @@ fn network_filter() -> io::Result<seccompiler::BpfProgram> {
         arch,
     )
     .map_err(|err| unsupported(err.to_string()))?;
+    filter.try_into().map_err(|err: seccompiler::BackendError| unsupported(err.to_string()))
+}
+
+/// `setsid` and `setpgid` are refused (EPERM): every process of a sandboxed command stays in the process group
+/// the command was started in (`own_session` makes it before this filter is installed), so that one signal to
+/// the group ends all of them. Linux delivers a group signal atomically with respect to `fork` (a fork racing it
+/// is restarted), which killing processes one by one can't match: a process that forks and exits in a loop stays
+/// ahead of any sweep, and kept the whole workspace's grant after the guard had put the protected entries back.
+fn group_filter() -> io::Result<seccompiler::BpfProgram> {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let unsupported = |why: String| io::Error::other(format!("sandbox: cannot build the process-group filter: {why}"));
+    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|err| unsupported(err.to_string()))?;
+    let rules = [(libc::SYS_setsid, vec![]), (libc::SYS_setpgid, vec![])];
+    let filter =
+        SeccompFilter::new(rules.into_iter().collect(), SeccompAction::Allow, SeccompAction::Errno(EPERM as u32), arch)
+            .map_err(|err| unsupported(err.to_string()))?;
     filter.try_into().map_err(|err: seccompiler::BackendError| unsupported(err.to_string()))
 }
 

@@ -395,6 +395,28 @@ async fn sandboxed_root_commands_keep_only_file_capabilities() {
     assert!(!ok, "a sandboxed root command read another root process's environment");
 }
 
+/// Found by the thirteenth red-team round: a process that left its command's process group (`setsid`) and forked
+/// and exited in a loop stayed ahead of the sweep and wrote settings after the guard's restore. A sandboxed
+/// command can't leave its group, so the one signal to the group at its end reaches every process of it.
+#[tokio::test]
+async fn sandboxed_commands_cant_leave_their_process_group() {
+    let (Some(_), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    if std::process::Command::new("setsid").arg("true").status().is_err() {
+        eprintln!("skipping: no setsid program");
+        return;
+    }
+    for mode in [SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite] {
+        for network in [false, true] {
+            let p = policy(mode, vec![], network);
+            let (ok, stderr) = sh(&p, ws.path(), "setsid true").await;
+            assert!(!ok, "setsid worked in {mode} (network {network})");
+            assert!(stderr.to_lowercase().contains("not permitted"), "{stderr}");
+        }
+    }
+    let p = policy(SandboxMode::WorkspaceWrite, vec![], true);
+    allowed(&p, ws.path(), "sh -c 'echo a | cat' >/dev/null && (true &) && wait").await;
+}
+
 #[tokio::test]
 async fn sandboxed_commands_cant_reach_tandem_itself() {
     let (Some(abi), Some(ws)) = (landlock_abi(), scratch()) else { return };

@@ -57,7 +57,9 @@ struct Shell {
     group: Option<Pid>,
     mark: String,
     /// Ends the command (and whatever it left running) when the shell is forgotten, and with tandem.
-    _registration: Registration,
+    /// In the registry while its shell runs: taken out (its leftovers ended) when the shell exits, so that
+    /// later foreground commands can be granted the whole workspace again.
+    registration: Option<Registration>,
 }
 
 /// The session's background commands, by id (`bash_1`, `bash_2`…).
@@ -125,7 +127,7 @@ impl BackgroundShells {
                 stderr: Stream::default(),
                 group,
                 mark,
-                _registration: registration,
+                registration: Some(registration),
             },
         );
         for (pipe, is_err) in [
@@ -158,7 +160,14 @@ impl BackgroundShells {
         let waited = id.clone();
         tokio::spawn(async move {
             let status = child.wait().await.ok().map(|status| status.code());
-            let scan = move || crate::sandbox::remove_new_nested_settings(&roots, &settings_before);
+            let registration = shells
+                .upgrade()
+                .and_then(|shells| lock(&shells.shells).get_mut(&waited).and_then(|shell| shell.registration.take()));
+            let scan = move || {
+                // Ends what the shell left running, before the nested settings it may have made are looked for.
+                drop(registration);
+                crate::sandbox::remove_new_nested_settings(&roots, &settings_before)
+            };
             let removed = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
             if let Some(shells) = shells.upgrade() {
                 if let Some(shell) = lock(&shells.shells).get_mut(&waited)

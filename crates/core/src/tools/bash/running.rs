@@ -12,7 +12,7 @@
 //!
 //! A command granted the whole workspace (its protected entries put back when it ends) is *exclusive*: it runs
 //! only when no other command does, and while it runs no command starts that could be fooled by what it changed
-//! in the meantime — one that runs unsandboxed (an approved command, a hook: git there would run a `core.fsmonitor`
+//! in the meantime — one that runs unsandboxed (an approved command, a hook, an MCP tool call: git there would run a `core.fsmonitor`
 //! the exclusive one wrote into `.git/config`), a background one (its grants follow directories the exclusive one
 //! may move), or a second exclusive one (whose copy would take the first one's plant for the original and put it
 //! back after the first one's restore). Commands sandboxed with the protected entries read-only may run beside it.
