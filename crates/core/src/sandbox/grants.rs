@@ -128,8 +128,7 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
 
 /// Adds the read-only entries nested below `root` (not its own) to `out`, within the scan's limits.
 pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
-    let mut budget = MAX_NESTED_SCAN;
-    find_nested_read_only(root, 0, &mut budget, out);
+    find_nested_read_only(root, MAX_NESTED_SCAN, out);
     for repository in super::gitlinks::submodule_repositories(root) {
         if !out.contains(&repository) {
             out.push(repository);
@@ -143,30 +142,38 @@ const MAX_NESTED_SCAN: usize = 50_000;
 /// How deep nested read-only entries are looked for.
 const MAX_NESTED_DEPTH: usize = 6;
 
-/// Adds the read-only entries found below `dir` (not following links, not entering `.git`, `node_modules` or
-/// `target`) to `out`.
-fn find_nested_read_only(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<PathBuf>) {
-    if depth >= MAX_NESTED_DEPTH {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if *budget == 0 {
+/// Adds the read-only entries found below `root` (not following links, not entering `.git`, `node_modules` or
+/// `target`) to `out`, looking at `budget` entries at most. Breadth first, level by level, and each directory found
+/// is asked for the read-only names directly before its entries are listed: a big directory (a `.venv`, 50,000 generated files) uses up the
+/// budget only for what lies below the directories already found, and never hides `sub/.claude` next to it.
+fn find_nested_read_only(root: &Path, mut budget: usize, out: &mut Vec<PathBuf>) {
+    let mut level = vec![root.to_path_buf()];
+    for _ in 0..MAX_NESTED_DEPTH {
+        let mut next = Vec::new();
+        'listing: for dir in &level {
+            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    break 'listing;
+                }
+                budget -= 1;
+                let name = entry.file_name();
+                let skip = READ_ONLY_ENTRIES.iter().any(|read_only| name == *read_only)
+                    || name == "node_modules"
+                    || name == "target";
+                if !skip && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    next.push(entry.path());
+                }
+            }
+        }
+        for dir in &next {
+            let found = READ_ONLY_ENTRIES.iter().map(|name| dir.join(name));
+            out.extend(found.filter(|path| std::fs::symlink_metadata(path).is_ok()));
+        }
+        if budget == 0 {
             return;
         }
-        *budget -= 1;
-        let name = entry.file_name();
-        let path = entry.path();
-        if READ_ONLY_ENTRIES.iter().any(|read_only| name == *read_only) {
-            if depth > 0 {
-                out.push(path);
-            }
-            continue;
-        }
-        let skip = name == "node_modules" || name == "target";
-        if !skip && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-            find_nested_read_only(&path, depth + 1, budget, out);
-        }
+        level = next;
     }
 }
 
@@ -199,6 +206,29 @@ fn shares_inode(entry: &std::fs::DirEntry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the fourteenth red-team round: 55,000 files in one directory used up the scan before it reached
+    /// `sub`, so the settings planted in `sub/.claude` (next to a planted `sub/.git`) were neither kept read-only
+    /// nor put back.
+    #[test]
+    fn a_big_directory_does_not_hide_settings_next_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        for name in ["a1", "a2", "a3"] {
+            std::fs::create_dir(root.join(name)).unwrap();
+            for i in 0..40 {
+                std::fs::write(root.join(name).join(i.to_string()), "").unwrap();
+            }
+        }
+        std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+        std::fs::create_dir_all(root.join("sub/deeper/.tandem")).unwrap();
+        let mut found = Vec::new();
+        find_nested_read_only(&root, 30, &mut found);
+        assert!(found.contains(&root.join("sub/.claude")), "{found:?}");
+        let mut found = Vec::new();
+        find_nested_read_only(&root, 1_000, &mut found);
+        assert!(found.contains(&root.join("sub/deeper/.tandem")), "{found:?}");
+    }
 
     #[test]
     fn reads_are_split_around_denied_paths_up_to_the_root() {

@@ -5,7 +5,6 @@
 //! of its text, kept in the user's config directory by [`crate::trust`]).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
 
@@ -98,24 +97,22 @@ pub(super) fn fingerprint(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// Whether git tracks `file` in the repository at `root` (`false` outside a repository). `core.fsmonitor` is
-/// switched off: it is the one setting that makes `ls-files` run a program, and the repository chose it.
+/// Whether git tracks `file` in the repository at `root` (`false` outside a repository): in its index, or inside
+/// one of its submodules (whose files came with the repository as surely, but which the superproject's
+/// `ls-files` doesn't list). Asked of the git tandem runs itself (`safe_git`), which no repository configuration
+/// makes run a program.
 fn git_tracks(root: &Path, file: &Path) -> Result<bool, String> {
     if !root.join(".git").exists() {
         return Ok(false);
     }
-    let relative = file.strip_prefix(root).map_err(|_| "it is outside the repository".to_owned())?;
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["-c", "core.fsmonitor=false", "--literal-pathspecs", "ls-files", "-z", "--cached", "--"])
-        .arg(relative)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|err| format!("cannot run git: {err}"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(stderr.lines().next().unwrap_or("git failed").trim().to_owned());
+    let modules = crate::sandbox::submodule_repositories(root);
+    if modules.iter().filter_map(|git| git.parent()).any(|module| file.starts_with(module)) {
+        return Ok(true);
     }
-    Ok(!output.stdout.is_empty())
+    let relative = file.strip_prefix(root).map_err(|_| "it is outside the repository".to_owned())?;
+    let relative = relative.to_string_lossy();
+    let args = ["--literal-pathspecs", "ls-files", "-z", "--cached", "--", relative.as_ref()];
+    let output = crate::safe_git::output(root, &args, None, 1 << 20, std::time::Duration::from_secs(10))
+        .ok_or_else(|| "git failed or could not be run".to_owned())?;
+    Ok(!output.is_empty())
 }

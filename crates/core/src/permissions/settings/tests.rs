@@ -482,3 +482,24 @@ fn cleanup_period_days_comes_from_the_users_own_files_only() {
     assert_eq!(settings.cleanup_period_days, None);
     assert!(settings.problems.iter().any(|p| p.contains("not a positive whole number")), "{:?}", settings.problems);
 }
+
+/// Found by the fourteenth red-team round: a personal settings file inside a submodule (`.claude` added as one)
+/// came with the repository as surely as a tracked one, but `git ls-files` of the superproject doesn't list it.
+#[test]
+fn a_local_file_in_a_submodule_is_held_like_a_tracked_one() {
+    let f = Fixture::new();
+    let module = tempfile::tempdir().unwrap();
+    let identity = ["-c", "user.name=t", "-c", "user.email=t@t"];
+    if !git(&f.root, &["status"]) || !git(module.path(), &["init", "-q"]) {
+        return; // No git here: nothing can be tracked.
+    }
+    fs::write(module.path().join("settings.local.json"), r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#).unwrap();
+    assert!(git(module.path(), &["add", "settings.local.json"]));
+    assert!(git(module.path(), &[identity.as_slice(), &["commit", "-q", "-m", "settings"]].concat()));
+    let url = module.path().to_string_lossy().into_owned();
+    let add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q", &url, ".claude"];
+    assert!(git(&f.root, &[identity.as_slice(), &add].concat()));
+    let settings = f.load(&f.root);
+    assert!(texts(&settings, RuleKind::Allow).is_empty(), "{:?}", texts(&settings, RuleKind::Allow));
+    assert_eq!(settings.held.len(), 1);
+}
