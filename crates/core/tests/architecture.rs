@@ -134,3 +134,56 @@ fn top_level_names(group: &str) -> Vec<String> {
 fn identifier(text: &str) -> String {
     text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
 }
+
+/// Every crate of the workspace uses each dependency it declares (named in its code as `name::` or `use name`),
+/// so that nothing is compiled for nothing.
+#[test]
+fn every_dependency_is_used() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut unused = Vec::new();
+    for dir in ["crates/protocol", "crates/core", "crates/tui", "crates/testkit", "tests"] {
+        let root = workspace.join(dir);
+        let manifest: toml::Table = std::fs::read_to_string(root.join("Cargo.toml")).unwrap().parse().unwrap();
+        let code: String = ["src", "tests", "benches", "sdk"]
+            .iter()
+            .flat_map(|sub| all_rust_files(&root.join(sub)))
+            .map(|file| std::fs::read_to_string(file).unwrap())
+            .collect();
+        for name in dependency_names(&manifest) {
+            let ident = name.replace('-', "_");
+            let used = code.contains(&format!("{ident}::")) || code.contains(&format!("use {ident}"));
+            if !used {
+                unused.push(format!("{dir}: {name}"));
+            }
+        }
+    }
+    assert!(unused.is_empty(), "dependencies declared but never used:\n{}", unused.join("\n"));
+}
+
+/// The names under every `[dependencies]`, `[dev-dependencies]` and `[target.….dependencies]` of a manifest.
+fn dependency_names(manifest: &toml::Table) -> Vec<String> {
+    let mut tables: Vec<&toml::Table> = ["dependencies", "dev-dependencies"]
+        .iter()
+        .filter_map(|key| manifest.get(*key).and_then(toml::Value::as_table))
+        .collect();
+    if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
+        for target in targets.values().filter_map(toml::Value::as_table) {
+            tables.extend(["dependencies", "dev-dependencies"].iter().filter_map(|key| target.get(*key)?.as_table()));
+        }
+    }
+    tables.into_iter().flat_map(|table| table.keys().cloned()).collect()
+}
+
+fn all_rust_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(all_rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}
