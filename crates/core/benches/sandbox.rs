@@ -34,8 +34,16 @@ fn bench(c: &mut Criterion) {
     for i in 0..200 {
         write(&work.join(format!("src/m{}/f{i}.rs", i % 10)), "fn x() {}\n");
     }
-    write(&work.join(".git/config"), "[core]\n\tbare = false\n");
-    write(&work.join(".git/HEAD"), "ref: refs/heads/main\n");
+    // A real repository with a commit, so that the guard's copy of the history (refs, index, logs) and its look
+    // at the object store are measured too.
+    let git = |args: &[&str]| {
+        let identity = ["-c", "user.name=b", "-c", "user.email=b@b", "-c", "init.defaultBranch=main"];
+        let status = std::process::Command::new("git").current_dir(&work).args(identity).args(args).status();
+        assert!(status.is_ok_and(|status| status.success()), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "src"]);
+    git(&["commit", "-q", "-m", "two hundred files"]);
     for hook in ["pre-commit", "pre-push", "commit-msg", "post-checkout"] {
         write(&work.join(format!(".git/hooks/{hook}.sample")), "#!/bin/sh\n");
     }

@@ -84,6 +84,40 @@ pub struct Analysis {
 /// Analyses a command line. Never panics: a parse error gives `always_ask = Some("could not parse …")`
 /// (with a rough split of the text in `commands`, so deny rules and the blocklist still apply).
 pub fn analyze(command: &str) -> Analysis {
+    if let Some(known) = recent(command) {
+        return known;
+    }
+    let analysis = analyze_afresh(command);
+    remember(command, &analysis);
+    analysis
+}
+
+/// The last few lines analysed, with their analyses: a call is analysed when it is decided and again when the
+/// Bash tool runs it (the sandbox's look at whether it is only git), milliseconds apart; the second time costs a
+/// lookup instead of a parse and a bash process.
+static RECENT: std::sync::Mutex<std::collections::VecDeque<(String, Analysis)>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+/// How many analyses [`RECENT`] keeps (only lines short enough to be worth keeping).
+const RECENT_KEPT: usize = 16;
+const RECENT_MOST_BYTES: usize = 4096;
+
+fn recent(command: &str) -> Option<Analysis> {
+    let recent = RECENT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    recent.iter().find(|(line, _)| line == command).map(|(_, analysis)| analysis.clone())
+}
+
+fn remember(command: &str, analysis: &Analysis) {
+    if command.len() > RECENT_MOST_BYTES {
+        return;
+    }
+    let mut recent = RECENT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if recent.len() >= RECENT_KEPT {
+        recent.pop_front();
+    }
+    recent.push_back((command.to_owned(), analysis.clone()));
+}
+
+fn analyze_afresh(command: &str) -> Analysis {
     if command.len() > MAX_COMMAND_BYTES {
         return walk::unparsed(command, format!("could not parse the command (longer than {MAX_COMMAND_BYTES} bytes)"));
     }

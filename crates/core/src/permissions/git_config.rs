@@ -12,10 +12,51 @@ use std::path::{Path, PathBuf};
 const MAX_CONFIG_FILES: usize = 64;
 
 /// `Ok` with the repository's work tree when git in `cwd` reads a repository whose configuration runs nothing;
-/// otherwise why not.
+/// otherwise why not. Every repository git enters counts: this one and each submodule its index names, as deep
+/// as they nest and wherever a submodule's `.git` file points.
 pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
     let (git_dir, worktree) =
         find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
+    let mut repositories = Vec::new();
+    entered(git_dir, worktree.clone(), &mut repositories);
+    if repositories.len() > MAX_CONFIG_FILES {
+        return Err("the repository has too many submodules to check".into());
+    }
+    for (git_dir, work_tree) in &repositories {
+        check_one(git_dir, work_tree)?;
+    }
+    Ok(worktree)
+}
+
+/// Adds the repository (`git_dir`, checked out at `work_tree`) and, recursively, every submodule git enters from
+/// it to `out`; stops adding past [`MAX_CONFIG_FILES`].
+fn entered(git_dir: PathBuf, work_tree: PathBuf, out: &mut Vec<(PathBuf, PathBuf)>) {
+    if out.len() > MAX_CONFIG_FILES || out.iter().any(|(known, _)| *known == git_dir) {
+        return;
+    }
+    let submodules = crate::sandbox::submodules_of(&git_dir, &work_tree);
+    out.push((git_dir, work_tree));
+    for submodule in submodules {
+        if let Some((git_dir, work_tree)) = repository_at(&submodule) {
+            entered(git_dir, work_tree, out);
+        }
+    }
+}
+
+/// The repository of a work tree whose `.git` is a directory, or a file naming one (`gitdir: …`).
+fn repository_at(work_tree: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dot_git = work_tree.join(".git");
+    if std::fs::symlink_metadata(&dot_git).ok()?.is_dir() {
+        return Some((dot_git, work_tree.to_path_buf()));
+    }
+    let text = read_text(&dot_git).ok()?;
+    let target = text.trim().strip_prefix("gitdir:")?.trim().to_owned();
+    Some((work_tree.join(target), work_tree.to_path_buf()))
+}
+
+/// Whether one repository's configuration (with its worktree, common-dir and absorbed submodules' parts) and
+/// hooks run nothing a reading git command would start.
+fn check_one(git_dir: &Path, worktree: &Path) -> Result<(), String> {
     let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
     if let Ok(common) = read_text(git_dir.join("commondir")) {
         let common = git_dir.join(common.trim());
@@ -24,15 +65,11 @@ pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
         collect_module_configs(&common.join("modules"), &mut files);
     }
     collect_module_configs(&git_dir.join("modules"), &mut files);
-    // Submodules whose repository is in the work tree (`sub/.git` a directory): git status goes into them too.
-    let submodules = crate::sandbox::submodule_repositories(&worktree);
-    files
-        .extend(submodules.iter().filter(|repository| repository.is_dir()).map(|repository| repository.join("config")));
     if files.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodule configurations to check".into());
     }
     // The one hook a reading command can run: `git status` writing the index runs `post-index-change`.
-    let mut dirs = hook_dirs(&git_dir);
+    let mut dirs = hook_dirs(git_dir);
     for file in &files {
         if let Ok(text) = read_text(file) {
             for dir in hooks_paths(&text) {
@@ -64,7 +101,7 @@ pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
             Err(_) => return Err(format!("{} could not be read", file.display())),
         }
     }
-    Ok(worktree)
+    Ok(())
 }
 
 /// Whether git in `cwd` finds a repository at all (outside one, git runs nothing of a repository's).
@@ -263,6 +300,53 @@ fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs git in `dir` with an identity; whether it worked (no git here: the test has nothing to check).
+    fn git(dir: &Path, args: &[&str]) -> bool {
+        std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .is_ok_and(|output| output.status.success())
+    }
+
+    /// A repository in `dir` with one commit.
+    fn repository(dir: &Path) -> bool {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("f"), "x\n").unwrap();
+        git(dir, &["init", "-q"]) && git(dir, &["add", "f"]) && git(dir, &["commit", "-q", "-m", "one"])
+    }
+
+    /// Found by the fifteenth red-team round: `git status` goes into every submodule the index names, also one
+    /// whose `.git` is a file pointing to a repository elsewhere, and one nested in another; their configuration
+    /// was not read, and a `core.fsmonitor` there ran unasked.
+    #[test]
+    fn submodules_pointed_to_or_nested_are_checked_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        if !repository(&root) || !repository(&root.join("sub")) {
+            return;
+        }
+        std::fs::rename(root.join("sub/.git"), root.join("elsewhere")).unwrap();
+        std::fs::write(root.join("sub/.git"), "gitdir: ../elsewhere\n").unwrap();
+        assert!(git(&root, &["add", "sub"]) && git(&root, &["commit", "-q", "-m", "sub"]));
+        assert!(check(&root).is_ok(), "{:?}", check(&root));
+        std::fs::write(root.join("elsewhere/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        assert!(check(&root).is_err_and(|why| why.contains("fsmonitor")));
+
+        let nested = tempfile::tempdir().unwrap();
+        let top = nested.path().canonicalize().unwrap();
+        if !repository(&top) || !repository(&top.join("sub")) || !repository(&top.join("sub/inner")) {
+            return;
+        }
+        assert!(git(&top.join("sub"), &["add", "inner"]) && git(&top.join("sub"), &["commit", "-q", "-m", "in"]));
+        assert!(git(&top, &["add", "sub"]) && git(&top, &["commit", "-q", "-m", "sub"]));
+        assert!(check(&top).is_ok(), "{:?}", check(&top));
+        std::fs::write(top.join("sub/inner/.git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        assert!(check(&top).is_err_and(|why| why.contains("fsmonitor")), "{:?}", check(&top));
+    }
 
     #[test]
     fn program_keys_are_found() {

@@ -32,7 +32,9 @@ impl Workspace {
         }
         let home = home.map(|home| canonical_or_normalized(&home));
         let config_dir = config_dir.map(|dir| canonical_or_normalized(&dir));
-        let git_dirs = roots.iter().filter_map(|root| pointed_git_dir(root)).collect();
+        // A root's `.git` file, and submodules' repositories kept in the work tree outside `.git`.
+        let mut git_dirs: Vec<PathBuf> = roots.iter().filter_map(|root| pointed_git_dir(root)).collect();
+        git_dirs.extend(roots.iter().flat_map(|root| crate::sandbox::pointed_repositories(root)));
         Workspace { roots, home, config_dir, data_dir: None, own_data: Vec::new(), git_dirs }
     }
 
@@ -450,6 +452,35 @@ mod tests {
         let workspace = Workspace::new(work.path(), &[], None, None);
         assert_eq!(workspace.protected(&workspace.resolve(".gitstore/config")), Some(Protection::GitInternals));
         assert_eq!(workspace.protected(&workspace.resolve(".gitstored")), None);
+    }
+
+    /// Found by the fifteenth red-team round: a submodule's repository kept in the work tree outside `.git`
+    /// (`sub/.git` a file saying `gitdir: ../store`) could be written (Write, acceptEdits), and the user's next
+    /// `git status` ran the `core.fsmonitor` put in its config.
+    #[test]
+    fn a_submodules_repository_outside_dot_git_is_protected() {
+        let work = tempfile::tempdir().unwrap();
+        let root = work.path().canonicalize().unwrap();
+        let git = |dir: &Path, args: &[&str]| {
+            std::process::Command::new("git")
+                .current_dir(dir)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+                .args(args)
+                .output()
+                .is_ok_and(|output| output.status.success())
+        };
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/f"), "x").unwrap();
+        if !git(&root, &["init", "-q"]) || !git(&root.join("sub"), &["init", "-q"]) {
+            return;
+        }
+        assert!(git(&root.join("sub"), &["add", "f"]) && git(&root.join("sub"), &["commit", "-q", "-m", "s"]));
+        std::fs::rename(root.join("sub/.git"), root.join("store")).unwrap();
+        std::fs::write(root.join("sub/.git"), "gitdir: ../store\n").unwrap();
+        assert!(git(&root, &["add", "sub"]));
+        let workspace = Workspace::new(&root, &[], None, None);
+        assert_eq!(workspace.protected(&root.join("store/config")), Some(Protection::GitInternals));
+        assert_eq!(workspace.protected(&root.join("storey")), None);
     }
 
     #[test]

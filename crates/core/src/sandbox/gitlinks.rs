@@ -8,18 +8,62 @@ use std::path::{Path, PathBuf};
 
 /// The `.git` of every submodule in the index of `root`'s repository that has one.
 pub fn submodule_repositories(root: &Path) -> Vec<PathBuf> {
+    submodules_of(&root.join(".git"), root).into_iter().map(|work_tree| work_tree.join(".git")).collect()
+}
+
+/// The work trees of the submodules that the index in `git_dir` names and that have a `.git` (a directory, or a
+/// file pointing to their repository elsewhere), below `work_tree`.
+pub fn submodules_of(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
-    let read = |name: &str, most| super::read_regular_file(&root.join(name), most, false).unwrap_or_default();
-    let index = read(".git/index", MOST_INDEX);
-    let config = String::from_utf8_lossy(&read(".git/config", 1 << 20)).to_ascii_lowercase();
+    let read = |name: &str, most| super::read_regular_file(&git_dir.join(name), most, false).unwrap_or_default();
+    let index = read("index", MOST_INDEX);
+    let config = String::from_utf8_lossy(&read("config", 1 << 20)).to_ascii_lowercase();
     let hash_len = if config.contains("sha256") { 32 } else { 20 };
     gitlinks(&index, hash_len)
         .into_iter()
-        .filter_map(|path| {
-            let repository = root.join(std::ffi::OsStr::from_bytes(&path)).join(".git");
-            std::fs::symlink_metadata(&repository).is_ok().then_some(repository)
-        })
+        .map(|path| work_tree.join(std::ffi::OsStr::from_bytes(&path)))
+        .filter(|work_tree| std::fs::symlink_metadata(work_tree.join(".git")).is_ok())
         .collect()
+}
+
+/// Repository directories of submodules that lie in the work tree but outside `.git` (a submodule whose `.git`
+/// file says `gitdir: ../store`), found through every index, nested submodules too: git obeys their
+/// configuration as it does `.git`'s, so they are protected like it. Those under a root's own `.git` are left out
+/// (protected with it).
+pub fn pointed_repositories(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut queue = vec![(root.join(".git"), root.to_path_buf())];
+    let mut seen = 0;
+    while let Some((git_dir, work_tree)) = queue.pop() {
+        seen += 1;
+        if seen > MAX_REPOSITORIES {
+            break;
+        }
+        for submodule in submodules_of(&git_dir, &work_tree) {
+            let dot_git = submodule.join(".git");
+            let Some(pointed) = pointed_dir(&dot_git) else {
+                queue.push((dot_git, submodule));
+                continue;
+            };
+            if pointed.starts_with(root) && !pointed.starts_with(root.join(".git")) && !found.contains(&pointed) {
+                found.push(pointed.clone());
+            }
+            queue.push((pointed, submodule));
+        }
+    }
+    found
+}
+
+/// How many repositories [`pointed_repositories`] looks into, at most.
+const MAX_REPOSITORIES: usize = 256;
+
+/// The directory a `.git` file names (`gitdir: …`), lexically normalized; `None` for a `.git` directory.
+fn pointed_dir(dot_git: &Path) -> Option<PathBuf> {
+    let text = super::read_regular_file(dot_git, 4096, false).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());
+    let parent = dot_git.parent()?;
+    Some(crate::fs_util::normalize(&parent.join(target)))
 }
 
 const GITLINK: u32 = 0o160000;

@@ -129,7 +129,8 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
 /// Adds the read-only entries nested below `root` (not its own) to `out`, within the scan's limits.
 pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
     find_nested_read_only(root, MAX_NESTED_SCAN, out);
-    for repository in super::gitlinks::submodule_repositories(root) {
+    let repositories = super::gitlinks::submodule_repositories(root);
+    for repository in repositories.into_iter().chain(super::gitlinks::pointed_repositories(root)) {
         if !out.contains(&repository) {
             out.push(repository);
         }
