@@ -267,6 +267,28 @@ fn a_build_a_rule_allows_cannot_commit_or_stash_planted_settings() {
     );
 }
 
+/// Two subagents side by side, each running one Bash command (the second one starting a moment later), under
+/// `Bash(make:*)` in acceptEdits; `None` where the kernel has no Landlock.
+fn side_by_side(workspace: &Workspace, first: &str, second: &str) -> Option<(tandem_e2e::Run, FakeServer)> {
+    let task = |id: &str| {
+        json!({"type": "tool_use", "id": id, "name": "Task",
+               "input": {"description": "race", "prompt": "run it", "subagent_type": "general-purpose"}})
+    };
+    let bash =
+        |id: &str, command: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [task("task1"), task("task2")]},
+        {"blocks": [bash("b1", first)]},
+        {"delay_ms": 300, "blocks": [bash("b2", second)]},
+        {"blocks": [{"type": "text", "text": "sub done"}]},
+        {"blocks": [{"type": "text", "text": "sub done"}]},
+        {"blocks": [{"type": "text", "text": "all done"}]}
+    ]})))
+    .unwrap();
+    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
+    run_sandboxed(workspace.anthropic(&server), &rule).map(|run| (run, server))
+}
+
 /// Found by the twelfth red-team round: two subagents ran workspace-writing commands side by side. The second
 /// one's copy of the protected entries took the first one's plant for the original, and its restore put the
 /// plant back after the first one's restore had removed it. A command granted the workspace whole now runs only
@@ -285,22 +307,7 @@ fn commands_side_by_side_cannot_put_back_each_others_plants() {
          second:\n\ttouch flags/started\n\
          \t@for i in $$(seq 100); do [ -e .claude ] || break; sleep 0.1; done\n",
     );
-    let task = |id: &str| {
-        json!({"type": "tool_use", "id": id, "name": "Task",
-        "input": {"description": "race", "prompt": "run make", "subagent_type": "general-purpose"}})
-    };
-    let make = |id: &str, target: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": format!("make {target}")}});
-    let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [task("task1"), task("task2")]},
-        {"blocks": [make("b1", "first")]},
-        {"delay_ms": 300, "blocks": [make("b2", "second")]},
-        {"blocks": [{"type": "text", "text": "sub done"}]},
-        {"blocks": [{"type": "text", "text": "sub done"}]},
-        {"blocks": [{"type": "text", "text": "all done"}]}
-    ]})))
-    .unwrap();
-    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
-    let Some(run) = run_sandboxed(workspace.anthropic(&server), &rule) else { return };
+    let Some((run, server)) = side_by_side(&workspace, "make first", "make second") else { return };
     assert_eq!(run.code, 0, "{run:?}");
     let requests = server.requests();
     let results: Vec<String> =
@@ -329,23 +336,7 @@ fn a_hook_waits_until_a_plant_is_taken_back() {
             ran.display()
         ),
     );
-    let task = |id: &str| {
-        json!({"type": "tool_use", "id": id, "name": "Task",
-        "input": {"description": "race", "prompt": "run it", "subagent_type": "general-purpose"}})
-    };
-    let bash =
-        |id: &str, command: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}});
-    let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [task("task1"), task("task2")]},
-        {"blocks": [bash("b1", "make first")]},
-        {"delay_ms": 300, "blocks": [bash("b2", "touch flags/started")]},
-        {"blocks": [{"type": "text", "text": "sub done"}]},
-        {"blocks": [{"type": "text", "text": "sub done"}]},
-        {"blocks": [{"type": "text", "text": "all done"}]}
-    ]})))
-    .unwrap();
-    let rule = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(make:*)"];
-    let Some(run) = run_sandboxed(workspace.anthropic(&server), &rule) else { return };
+    let Some((run, _server)) = side_by_side(&workspace, "make first", "touch flags/started") else { return };
     assert_eq!(run.code, 0, "{run:?}");
     assert!(workspace.path().join("flags/started").exists(), "{run:?}");
     assert!(!ran.exists(), "a hook ran git on the planted configuration");
