@@ -17,15 +17,67 @@ const MAX_CONFIG_FILES: usize = 64;
 pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
     let (git_dir, worktree) =
         find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
+    stays_in(&git_dir, &worktree)?;
     let mut repositories = Vec::new();
     entered(git_dir, worktree.clone(), &mut repositories);
     if repositories.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodules to check".into());
     }
     for (git_dir, work_tree) in &repositories {
+        if !inside(git_dir, &worktree) && !inside(git_dir, &worktree_git_dir(&worktree)) {
+            return Err(format!("the submodule repository {} is outside the workspace", git_dir.display()));
+        }
         check_one(git_dir, work_tree)?;
     }
     Ok(worktree)
+}
+
+/// Whether the repository of `worktree` keeps to it: its git directory, common directory and object stores
+/// inside the work tree — else a "reading" git command there reads another project's history and files (a
+/// `.git` file saying `gitdir: ../other/.git`, a `commondir` or `alternates` naming one). A linked worktree's
+/// git directory lies in its main repository, outside: it counts when it names this work tree back (its
+/// `gitdir` file), and its common directory is then that repository's.
+fn stays_in(git_dir: &Path, worktree: &Path) -> Result<(), String> {
+    let outside = |what: &str, path: &Path| Err(format!("the repository's {what} {} is outside it", path.display()));
+    let linked = !inside(git_dir, worktree) && names_back(git_dir, worktree);
+    if !inside(git_dir, worktree) && !linked {
+        return outside("git directory", git_dir);
+    }
+    let mut stores = vec![git_dir.join("objects")];
+    if let Ok(common) = read_text(git_dir.join("commondir")) {
+        let common = normalized(&git_dir.join(common.trim()));
+        let own_main = linked && git_dir.parent().and_then(Path::parent).map(normalized) == Some(common.clone());
+        if !inside(&common, worktree) && !own_main {
+            return outside("common directory", &common);
+        }
+        stores.push(common.join("objects"));
+    }
+    for objects in stores {
+        let alternates = objects.join("info/alternates");
+        if alternates.symlink_metadata().is_ok() {
+            return Err(format!("the repository reads objects from elsewhere ({})", alternates.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a linked worktree's git directory names `worktree` back (`gitdir` holds the work tree's `.git` file).
+fn names_back(git_dir: &Path, worktree: &Path) -> bool {
+    read_text(git_dir.join("gitdir")).is_ok_and(|text| normalized(Path::new(text.trim())) == worktree.join(".git"))
+}
+
+/// `path` lexically normalized and, where it exists, resolved (links followed), as git would reach it.
+fn normalized(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| crate::fs_util::normalize(path))
+}
+
+fn inside(path: &Path, dir: &Path) -> bool {
+    normalized(path).starts_with(normalized(dir))
+}
+
+/// The work tree's own `.git` directory, or the directory its `.git` file names.
+fn worktree_git_dir(worktree: &Path) -> PathBuf {
+    repository_at(worktree).map_or_else(|| worktree.join(".git"), |(git_dir, _)| normalized(&git_dir))
 }
 
 /// Adds the repository (`git_dir`, checked out at `work_tree`) and, recursively, every submodule git enters from
@@ -206,8 +258,12 @@ fn first_program_key(text: &str) -> Option<String> {
                     | "attributesfile"
                     | "worktree"
                     | "gitproxy"
+                    | "excludesfile"
             ),
-            "diff" => key == "external" || (subsection && matches!(key.as_str(), "command" | "textconv")),
+            "diff" => {
+                matches!(key.as_str(), "external" | "orderfile")
+                    || (subsection && matches!(key.as_str(), "command" | "textconv"))
+            }
             "gpg" => key == "program",
             "merge" => subsection && key == "driver",
             "credential" => key == "helper",
@@ -220,8 +276,9 @@ fn first_program_key(text: &str) -> Option<String> {
             }
             "protocol" => true,
             "url" => true,
-            // Names a file git reads and quotes back in its errors.
+            // Name a file git reads (anywhere, outside the workspace too) and shows back, in errors or as authors.
             "blame" => key == "ignorerevsfile",
+            "mailmap" => true,
             _ => false,
         };
         if runs {
@@ -348,6 +405,39 @@ mod tests {
         assert!(check(&top).is_err_and(|why| why.contains("fsmonitor")), "{:?}", check(&top));
     }
 
+    /// Found by the sixteenth red-team round: a repository whose git directory, common directory or object store
+    /// lies outside the workspace let a "reading" git command print another project's history and files.
+    #[test]
+    fn a_repository_reaching_outside_its_work_tree_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (work, other) = (base.join("work"), base.join("other"));
+        if !repository(&other) || !repository(&work) {
+            return;
+        }
+        assert!(check(&work).is_ok(), "{:?}", check(&work));
+        std::fs::write(
+            work.join(".git/objects/info/alternates"),
+            format!("{}\n", other.join(".git/objects").display()),
+        )
+        .unwrap();
+        assert!(check(&work).is_err_and(|why| why.contains("objects from elsewhere")));
+        std::fs::remove_file(work.join(".git/objects/info/alternates")).unwrap();
+        std::fs::write(work.join(".git/commondir"), "../../other/.git\n").unwrap();
+        assert!(check(&work).is_err_and(|why| why.contains("common directory")), "{:?}", check(&work));
+        std::fs::remove_file(work.join(".git/commondir")).unwrap();
+        std::fs::rename(work.join(".git"), base.join("work.git")).unwrap();
+        std::fs::write(work.join(".git"), "gitdir: ../other/.git\n").unwrap();
+        assert!(check(&work).is_err_and(|why| why.contains("git directory")), "{:?}", check(&work));
+
+        // A linked worktree's repository is its main one's, outside it: it names the worktree back.
+        let main = base.join("main");
+        if !repository(&main) || !git(&main, &["worktree", "add", "-q", "../linked"]) {
+            return;
+        }
+        assert!(check(&base.join("linked")).is_ok(), "{:?}", check(&base.join("linked")));
+    }
+
     #[test]
     fn program_keys_are_found() {
         assert_eq!(first_program_key("[core]\n\trepositoryformatversion = 0\n\tbare = false\n"), None);
@@ -357,6 +447,8 @@ mod tests {
         assert_eq!(first_program_key("[diff]\n\texternal = x\n").as_deref(), Some("diff.external"));
         assert_eq!(first_program_key("[diff]\n\tcolorMoved = zebra\n"), None);
         assert_eq!(first_program_key("[include]\n\tpath = ../x\n").as_deref(), Some("include.path"));
+        assert_eq!(first_program_key("[mailmap]\n\tfile = /elsewhere\n").as_deref(), Some("mailmap.file"));
+        assert_eq!(first_program_key("[diff]\n\torderFile = /x\n").as_deref(), Some("diff.orderfile"));
         assert_eq!(first_program_key("[core] fsmonitor = x\n").as_deref(), Some("core.fsmonitor"));
         assert_eq!(first_program_key("[filter \"lfs\"]\n\tclean = git-lfs clean\n").as_deref(), Some("filter.clean"));
         assert!(first_program_key("[core]\n\tpager = a\\\n b\n").is_some());

@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 
 /// The `.git` of every submodule in the index of `root`'s repository that has one.
 pub fn submodule_repositories(root: &Path) -> Vec<PathBuf> {
-    submodules_of(&root.join(".git"), root).into_iter().map(|work_tree| work_tree.join(".git")).collect()
+    submodules_of(&git_dir_of(root), root).into_iter().map(|work_tree| work_tree.join(".git")).collect()
+}
+
+/// The repository of a work tree: its `.git` directory, or the one its `.git` file names.
+fn git_dir_of(work_tree: &Path) -> PathBuf {
+    let dot_git = work_tree.join(".git");
+    pointed_dir(&dot_git).unwrap_or(dot_git)
 }
 
 /// The work trees of the submodules that the index in `git_dir` names and that have a `.git` (a directory, or a
@@ -26,13 +32,18 @@ pub fn submodules_of(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Repository directories of submodules that lie in the work tree but outside `.git` (a submodule whose `.git`
-/// file says `gitdir: ../store`), found through every index, nested submodules too: git obeys their
+/// Repository directories that lie in the work tree but outside `.git`: the root's own when its `.git` is a file
+/// (`gitdir: store`), and submodules' (a submodule whose `.git` file says `gitdir: ../store`), found through every
+/// index, nested submodules too: git obeys their
 /// configuration as it does `.git`'s, so they are protected like it. Those under a root's own `.git` are left out
 /// (protected with it).
 pub fn pointed_repositories(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let mut queue = vec![(root.join(".git"), root.to_path_buf())];
+    let own = root.join(".git");
+    if let Some(pointed) = pointed_dir(&own).filter(|pointed| pointed.starts_with(root)) {
+        found.push(pointed);
+    }
+    let mut queue = vec![(git_dir_of(root), root.to_path_buf())];
     let mut seen = 0;
     while let Some((git_dir, work_tree)) = queue.pop() {
         seen += 1;
@@ -58,7 +69,7 @@ pub fn pointed_repositories(root: &Path) -> Vec<PathBuf> {
 const MAX_REPOSITORIES: usize = 256;
 
 /// The directory a `.git` file names (`gitdir: …`), lexically normalized; `None` for a `.git` directory.
-fn pointed_dir(dot_git: &Path) -> Option<PathBuf> {
+pub(super) fn pointed_dir(dot_git: &Path) -> Option<PathBuf> {
     let text = super::read_regular_file(dot_git, 4096, false).ok()?;
     let text = String::from_utf8_lossy(&text);
     let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());

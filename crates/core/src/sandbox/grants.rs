@@ -135,6 +135,14 @@ pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
             out.push(repository);
         }
     }
+    // A nested repository's `.git` file (`nest/.git`: `gitdir: ../nest-store`) names a repository git obeys as it
+    // does a `.git` directory.
+    let nested: Vec<PathBuf> = out.iter().filter(|path| path.ends_with(".git")).cloned().collect();
+    for pointed in nested.iter().filter_map(|dot_git| super::gitlinks::pointed_dir(dot_git)) {
+        if pointed.starts_with(root) && !pointed.starts_with(root.join(".git")) && !out.contains(&pointed) {
+            out.push(pointed);
+        }
+    }
 }
 
 /// Entries looked at, at most, per root when looking for nested read-only entries (`sub/.claude`, a
@@ -207,6 +215,22 @@ fn shares_inode(entry: &std::fs::DirEntry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the sixteenth red-team round: a repository kept in the work tree by a `.git` file — the root's own
+    /// (`gitdir: store`) or a nested one's — was neither kept read-only nor put back.
+    #[test]
+    fn repositories_git_files_point_to_are_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("store/hooks")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: store\n").unwrap();
+        std::fs::create_dir_all(root.join("nest")).unwrap();
+        std::fs::create_dir_all(root.join("nest-store")).unwrap();
+        std::fs::write(root.join("nest/.git"), "gitdir: ../nest-store\n").unwrap();
+        let mut found = Vec::new();
+        nested_read_only(&root, &mut found);
+        assert!(found.contains(&root.join("store")) && found.contains(&root.join("nest-store")), "{found:?}");
+    }
 
     /// Found by the fourteenth red-team round: 55,000 files in one directory used up the scan before it reached
     /// `sub`, so the settings planted in `sub/.claude` (next to a planted `sub/.git`) were neither kept read-only
