@@ -61,6 +61,35 @@ fn stays_in(git_dir: &Path, worktree: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Entries looked at, at most, in a repository directory for links; a bigger one asks.
+const MAX_REPOSITORY_ENTRIES: usize = 200_000;
+
+/// Whether the repository directory holds only files and directories: git reads what a link in it leads to
+/// (`info/grafts`, `packed-refs`), and quotes what it can't parse in its errors — a link to a file outside the
+/// workspace printed it. A named pipe would block git. Hook directories are left out.
+fn no_links_in(git_dir: &Path) -> Result<(), String> {
+    let mut budget = MAX_REPOSITORY_ENTRIES;
+    let mut dirs = vec![git_dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            if budget == 0 {
+                return Err("the repository is too big to check for links".into());
+            }
+            budget -= 1;
+            match entry.file_type() {
+                // Hooks are run, not read (the one a reading command runs is looked at on its own), and a linked
+                // hook (`pre-commit -> ../../scripts/hook`) is common.
+                Ok(kind) if kind.is_dir() && entry.file_name() == "hooks" => {}
+                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
+                Ok(kind) if kind.is_file() => {}
+                _ => return Err(format!("the repository has a link or special file at {}", entry.path().display())),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether a linked worktree's git directory names `worktree` back (`gitdir` holds the work tree's `.git` file).
 fn names_back(git_dir: &Path, worktree: &Path) -> bool {
     read_text(git_dir.join("gitdir")).is_ok_and(|text| normalized(Path::new(text.trim())) == worktree.join(".git"))
@@ -109,9 +138,11 @@ fn repository_at(work_tree: &Path) -> Option<(PathBuf, PathBuf)> {
 /// Whether one repository's configuration (with its worktree, common-dir and absorbed submodules' parts) and
 /// hooks run nothing a reading git command would start.
 fn check_one(git_dir: &Path, worktree: &Path) -> Result<(), String> {
+    no_links_in(git_dir)?;
     let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
     if let Ok(common) = read_text(git_dir.join("commondir")) {
         let common = git_dir.join(common.trim());
+        no_links_in(&common)?;
         files.push(common.join("config"));
         files.push(common.join("config.worktree"));
         collect_module_configs(&common.join("modules"), &mut files);
@@ -264,7 +295,12 @@ fn first_program_key(text: &str) -> Option<String> {
                 matches!(key.as_str(), "external" | "orderfile")
                     || (subsection && matches!(key.as_str(), "command" | "textconv"))
             }
-            "gpg" => key == "program",
+            // Every signature setting: `gpg.format = ssh` with `gpg.ssh.allowedSignersFile` makes `git log` run
+            // ssh-keygen on a file the repository names, anywhere.
+            "gpg" => true,
+            // A default format may show signatures (`%G?`), which checks them.
+            "format" => key == "pretty",
+            "pretty" => true,
             "merge" => subsection && key == "driver",
             "credential" => key == "helper",
             "status" | "log" => key == "showsignature",
@@ -438,6 +474,23 @@ mod tests {
         assert!(check(&base.join("linked")).is_ok(), "{:?}", check(&base.join("linked")));
     }
 
+    /// Found by the seventeenth red-team round: git reads what a link in the repository leads to (`info/grafts`,
+    /// `packed-refs`) and quotes what it can't parse: `git log` printed a file outside the workspace. A linked
+    /// hook stays fine.
+    #[test]
+    fn links_in_the_repository_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().canonicalize().unwrap().join("work");
+        if !repository(&work) {
+            return;
+        }
+        std::os::unix::fs::symlink("../../scripts/hook", work.join(".git/hooks/pre-commit")).unwrap();
+        assert!(check(&work).is_ok(), "{:?}", check(&work));
+        std::fs::create_dir_all(work.join(".git/info")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", work.join(".git/info/grafts")).unwrap();
+        assert!(check(&work).is_err_and(|why| why.contains("link")), "{:?}", check(&work));
+    }
+
     #[test]
     fn program_keys_are_found() {
         assert_eq!(first_program_key("[core]\n\trepositoryformatversion = 0\n\tbare = false\n"), None);
@@ -448,6 +501,9 @@ mod tests {
         assert_eq!(first_program_key("[diff]\n\tcolorMoved = zebra\n"), None);
         assert_eq!(first_program_key("[include]\n\tpath = ../x\n").as_deref(), Some("include.path"));
         assert_eq!(first_program_key("[mailmap]\n\tfile = /elsewhere\n").as_deref(), Some("mailmap.file"));
+        assert_eq!(first_program_key("[gpg]\n\tformat = ssh\n").as_deref(), Some("gpg.format"));
+        assert_eq!(first_program_key("[format]\n\tpretty = %G?\n").as_deref(), Some("format.pretty"));
+        assert_eq!(first_program_key("[pretty]\n\tsig = %GG\n").as_deref(), Some("pretty.sig"));
         assert_eq!(first_program_key("[diff]\n\torderFile = /x\n").as_deref(), Some("diff.orderfile"));
         assert_eq!(first_program_key("[core] fsmonitor = x\n").as_deref(), Some("core.fsmonitor"));
         assert_eq!(first_program_key("[filter \"lfs\"]\n\tclean = git-lfs clean\n").as_deref(), Some("filter.clean"));

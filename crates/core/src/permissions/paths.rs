@@ -187,6 +187,22 @@ const HOME_PROFILES: &[&str] = &[
     ".claude/settings.local.json",
 ];
 
+/// The system's own secrets, which a command run as root could read (it keeps `CAP_DAC_OVERRIDE` to work on its
+/// files): password hashes, sudo's rules, the SSH host keys.
+fn system_secrets() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> =
+        ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+    let host_keys = std::fs::read_dir("/etc/ssh").into_iter().flatten().flatten().map(|entry| entry.path());
+    paths.extend(
+        host_keys
+            .filter(|path| path.file_name().and_then(|name| name.to_str()).is_some_and(|name| name.ends_with("_key"))),
+    );
+    paths
+}
+
 impl Workspace {
     /// What a sandboxed command may never read: credentials, tandem's configuration and every project's
     /// transcripts (the sandbox denies them by path, whether they exist now or not).
@@ -198,6 +214,7 @@ impl Workspace {
         }
         paths.extend(self.config_dir.iter().cloned());
         paths.extend(self.data_dir.iter().cloned());
+        paths.extend(system_secrets());
         paths
     }
 
@@ -442,6 +459,15 @@ mod tests {
         std::os::unix::fs::symlink(outside_dir(), work.path().join("sshlink")).unwrap();
         assert!(!workspace.is_inside("nope/../sshlink/id_rsa"), "`..` after a missing part is uncertain");
         assert!(!workspace.is_inside("new/dir/../file.rs"));
+    }
+
+    /// Found by the seventeenth red-team round: a command run as root keeps `CAP_DAC_OVERRIDE` (to work on its
+    /// files), so the sandbox's reads had to leave out the system's own secrets too.
+    #[test]
+    fn the_systems_secrets_are_never_read() {
+        let workspace = Workspace::new(Path::new("/tmp"), &[], None, None);
+        let secrets = workspace.secret_paths();
+        assert!(secrets.contains(&PathBuf::from("/etc/shadow")) && secrets.contains(&PathBuf::from("/etc/sudoers")));
     }
 
     #[test]
