@@ -370,6 +370,30 @@ fn read_deny_rules_reach_shell_reads_and_directory_searches() {
     assert!(setup.policy(DefaultMode, &[]).hidden_paths().is_none());
 }
 
+/// Found by the eighteenth red-team round: bash expands a glob in a `for` loop's list, so `for f in ~/.ssh/*; do
+/// echo $f; done` listed a denied directory and `for f in ../*/*` another project, unasked; and `tree` said
+/// whether a link's target exists (its colours, `-F`, its directory count).
+#[test]
+fn a_for_loops_globs_are_reads_and_tree_asks() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.home.path().join(".ssh")).unwrap();
+    let policy = setup.policy(DefaultMode, &[]);
+    let cases = [
+        ("for f in src/*; do echo $f; done", Allow),
+        ("for f in a b; do echo $f; done", Allow),
+        ("for f in ../*/*; do echo $f; done", Ask),
+        ("for f in $HOME/.ssh/*; do echo $f; done", Ask),
+        ("for f in /root/.*; do echo $f; done", Ask),
+        ("tree", Ask),
+        ("tree -C", Ask),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(setup.decide(&policy, "Bash", json!({ "command": command })), expected, "{command}");
+    }
+    let secret = setup.decide(&policy, "Bash", json!({ "command": "for f in ~/.ssh/*; do echo $f; done" }));
+    assert_ne!(secret, Allow);
+}
+
 #[test]
 fn file_tools_read_like_the_kernel_and_never_read_secrets() {
     let setup = Setup::new();

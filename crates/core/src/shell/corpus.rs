@@ -24,8 +24,8 @@ use D::{Allowed, Ask, Blocked, Denied};
 pub(crate) fn independently_allowed(cmd: &SimpleCommand) -> bool {
     const READ_ONLY: &[&str] = &[
         "cat", "head", "tail", "wc", "grep", "rg", "find", "echo", "printf", "pwd", "which", "sort", "uniq", "cut",
-        "tr", "date", "env", "diff", "stat", "du", "df", "file", "basename", "dirname", "realpath", "tree", "test",
-        "[", "command", "true", "false",
+        "tr", "date", "env", "diff", "stat", "du", "df", "file", "basename", "dirname", "realpath", "test", "[",
+        "command", "true", "false",
     ];
     let argv: Vec<&str> = cmd.argv.iter().map(String::as_str).collect();
     let harmless_env = cmd.assignments.iter().all(|(name, _)| name == "LC_ALL");
@@ -144,7 +144,7 @@ pub(crate) const CORPUS: &[(&str, D)] = &[
     ("basename /a/b", Allowed),
     ("dirname /a/b", Allowed),
     ("realpath .", Allowed),
-    ("tree", Allowed),
+    ("tree", Ask),
     ("file x", Allowed),
     ("LC_ALL=C sort file", Allowed),
     ("ls ~/bin", Allowed),

@@ -229,7 +229,8 @@ impl Walker {
                     self.ask(format!("a `for` loop that sets the variable {}", clause.variable_name));
                 }
                 for value in clause.values.iter().flatten() {
-                    self.word(&value.value, true);
+                    let word = self.word(&value.value, true);
+                    self.for_list_word(&word);
                 }
                 self.list(&clause.body.list, ctx);
             }
@@ -315,6 +316,19 @@ impl Walker {
 }
 
 impl Walker {
+    /// A word of a `for` loop's list: bash expands a glob or `~` there, and the matches are names read from the
+    /// file system, judged like a read (`for f in ~/.ssh/*` listed a denied directory, `for f in ../*/*` another
+    /// project); a word whose value only the run knows is asked about.
+    fn for_list_word(&mut self, word: &super::words::Word) {
+        let text = word.text();
+        if word.has_opaque() {
+            // Its value is split and globbed too (`X='../*'; for f in $X`).
+            self.ask(format!("a `for` loop over `{text}`, names only known when the command runs"));
+        } else if word.segs.iter().any(|seg| matches!(seg, super::words::Seg::Glob(_))) || text.starts_with('~') {
+            self.reads.push(text);
+        }
+    }
+
     /// A path a `[[ ]]` file test probes: read like `stat`'s operand (outside the workspace asks), and asked
     /// about when only the run knows it.
     fn probe(&mut self, operand: &Word) {

@@ -267,16 +267,6 @@ pub(super) fn spec(program: &str) -> Option<Spec> {
             "",
             Operands::PatternThenRead(RG_PATTERN_GIVERS),
         ),
-        "tree" => Spec {
-            single_letters: true,
-            ..tool(
-                "adfiqNpugshDFvtcrCnASxJX L:t P:t I:t",
-                "noreport dirsfirst prune filelimit=t charset=t ignore-case matchdirs du si timefmt=t sort=t gitignore \
-             info",
-                "",
-                Operands::Read,
-            )
-        },
         "hostname" => tool("", "", "", Operands::Nothing),
         "mkdir" => tool("pv m:t", "parents verbose mode=t", "mode parents verbose context", Operands::Write),
         "touch" => tool(
