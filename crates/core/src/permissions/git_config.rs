@@ -18,13 +18,16 @@ pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
     let (git_dir, worktree) =
         find_git_dir(cwd).ok_or("there is no git repository here (outside one, git diff reads any files)")?;
     stays_in(&git_dir, &worktree)?;
+    // A linked worktree's repository lies outside it (`stays_in` checked that it is its own): its submodules'
+    // repositories are in it.
+    let own = normalized(&git_dir);
     let mut repositories = Vec::new();
     entered(git_dir, worktree.clone(), &mut repositories);
     if repositories.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodules to check".into());
     }
     for (git_dir, work_tree) in &repositories {
-        if !inside(git_dir, &worktree) && !inside(git_dir, &worktree_git_dir(&worktree)) {
+        if !inside(git_dir, &worktree) && !inside(git_dir, &own) {
             return Err(format!("the submodule repository {} is outside the workspace", git_dir.display()));
         }
         check_one(git_dir, work_tree)?;
@@ -104,11 +107,6 @@ fn inside(path: &Path, dir: &Path) -> bool {
     normalized(path).starts_with(normalized(dir))
 }
 
-/// The work tree's own `.git` directory, or the directory its `.git` file names.
-fn worktree_git_dir(worktree: &Path) -> PathBuf {
-    repository_at(worktree).map_or_else(|| worktree.join(".git"), |(git_dir, _)| normalized(&git_dir))
-}
-
 /// Adds the repository (`git_dir`, checked out at `work_tree`) and, recursively, every submodule git enters from
 /// it to `out`; stops adding past [`MAX_CONFIG_FILES`].
 fn entered(git_dir: PathBuf, work_tree: PathBuf, out: &mut Vec<(PathBuf, PathBuf)>) {
@@ -130,9 +128,7 @@ fn repository_at(work_tree: &Path) -> Option<(PathBuf, PathBuf)> {
     if std::fs::symlink_metadata(&dot_git).ok()?.is_dir() {
         return Some((dot_git, work_tree.to_path_buf()));
     }
-    let text = read_text(&dot_git).ok()?;
-    let target = text.trim().strip_prefix("gitdir:")?.trim().to_owned();
-    Some((work_tree.join(target), work_tree.to_path_buf()))
+    Some((crate::sandbox::pointed_git_dir(&dot_git)?, work_tree.to_path_buf()))
 }
 
 /// Whether one repository's configuration (with its worktree, common-dir and absorbed submodules' parts) and
@@ -202,9 +198,7 @@ fn find_git_dir(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
             if meta.is_dir() {
                 return Some((dot_git, dir.to_path_buf()));
             }
-            let text = read_text(&dot_git).ok()?;
-            let target = text.trim().strip_prefix("gitdir:")?.trim();
-            return Some((dir.join(target), dir.to_path_buf()));
+            return repository_at(dir);
         }
         // git accepts `objects` and `refs` of any kind it can enter, or a `commondir` that has them: anything
         // close to that counts.

@@ -33,7 +33,8 @@ impl Workspace {
         let home = home.map(|home| canonical_or_normalized(&home));
         let config_dir = config_dir.map(|dir| canonical_or_normalized(&dir));
         // A root's `.git` file, and submodules' repositories kept in the work tree outside `.git`.
-        let mut git_dirs: Vec<PathBuf> = roots.iter().filter_map(|root| pointed_git_dir(root)).collect();
+        let mut git_dirs: Vec<PathBuf> =
+            roots.iter().filter_map(|root| crate::sandbox::pointed_git_dir(&root.join(".git"))).collect();
         git_dirs.extend(roots.iter().flat_map(|root| crate::sandbox::pointed_repositories(root)));
         Workspace { roots, home, config_dir, data_dir: None, own_data: Vec::new(), git_dirs }
     }
@@ -222,14 +223,6 @@ impl Workspace {
     pub fn profile_paths(&self) -> Vec<PathBuf> {
         self.home.iter().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect()
     }
-}
-
-/// The directory a root's `.git` file (`gitdir: …`) names, resolved.
-fn pointed_git_dir(root: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(root.join(".git")).ok()?;
-    let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());
-    let target = if target.is_absolute() { target.to_path_buf() } else { root.join(target) };
-    Some(resolve_like_kernel(&target).unwrap_or_else(|| normalize(&target)))
 }
 
 /// What is protected below the home directory (`rest` is the path relative to it).

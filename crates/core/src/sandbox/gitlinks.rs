@@ -14,7 +14,7 @@ pub fn submodule_repositories(root: &Path) -> Vec<PathBuf> {
 /// The repository of a work tree: its `.git` directory, or the one its `.git` file names.
 fn git_dir_of(work_tree: &Path) -> PathBuf {
     let dot_git = work_tree.join(".git");
-    pointed_dir(&dot_git).unwrap_or(dot_git)
+    pointed_git_dir(&dot_git).unwrap_or(dot_git)
 }
 
 /// The work trees of the submodules that the index in `git_dir` names and that have a `.git` (a directory, or a
@@ -34,13 +34,12 @@ pub fn submodules_of(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf> {
 
 /// Repository directories that lie in the work tree but outside `.git`: the root's own when its `.git` is a file
 /// (`gitdir: store`), and submodules' (a submodule whose `.git` file says `gitdir: ../store`), found through every
-/// index, nested submodules too: git obeys their
-/// configuration as it does `.git`'s, so they are protected like it. Those under a root's own `.git` are left out
-/// (protected with it).
+/// index, nested submodules too. Git obeys their configuration as it does `.git`'s, so they are protected like it.
+/// Those under a root's own `.git` are left out (protected with it).
 pub fn pointed_repositories(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let own = root.join(".git");
-    if let Some(pointed) = pointed_dir(&own).filter(|pointed| pointed.starts_with(root)) {
+    if let Some(pointed) = pointed_git_dir(&own).filter(|pointed| pointed.starts_with(root)) {
         found.push(pointed);
     }
     let mut queue = vec![(git_dir_of(root), root.to_path_buf())];
@@ -52,7 +51,7 @@ pub fn pointed_repositories(root: &Path) -> Vec<PathBuf> {
         }
         for submodule in submodules_of(&git_dir, &work_tree) {
             let dot_git = submodule.join(".git");
-            let Some(pointed) = pointed_dir(&dot_git) else {
+            let Some(pointed) = pointed_git_dir(&dot_git) else {
                 queue.push((dot_git, submodule));
                 continue;
             };
@@ -68,13 +67,14 @@ pub fn pointed_repositories(root: &Path) -> Vec<PathBuf> {
 /// How many repositories [`pointed_repositories`] looks into, at most.
 const MAX_REPOSITORIES: usize = 256;
 
-/// The directory a `.git` file names (`gitdir: …`), lexically normalized; `None` for a `.git` directory.
-pub(super) fn pointed_dir(dot_git: &Path) -> Option<PathBuf> {
+/// The directory a `.git` file names (`gitdir: …`, relative to the file's directory), resolved as the kernel
+/// resolves it (lexically where that can't be known for sure); `None` for a `.git` directory or anything else. Read
+/// without waiting: a named pipe there must not block tandem.
+pub fn pointed_git_dir(dot_git: &Path) -> Option<PathBuf> {
     let text = super::read_regular_file(dot_git, 4096, false).ok()?;
     let text = String::from_utf8_lossy(&text);
-    let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());
-    let parent = dot_git.parent()?;
-    Some(crate::fs_util::normalize(&parent.join(target)))
+    let target = dot_git.parent()?.join(text.trim().strip_prefix("gitdir:")?.trim());
+    Some(crate::fs_util::resolve_like_kernel(&target).unwrap_or_else(|| crate::fs_util::normalize(&target)))
 }
 
 const GITLINK: u32 = 0o160000;

@@ -138,7 +138,7 @@ pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
     // A nested repository's `.git` file (`nest/.git`: `gitdir: ../nest-store`) names a repository git obeys as it
     // does a `.git` directory.
     let nested: Vec<PathBuf> = out.iter().filter(|path| path.ends_with(".git")).cloned().collect();
-    for pointed in nested.iter().filter_map(|dot_git| super::gitlinks::pointed_dir(dot_git)) {
+    for pointed in nested.iter().filter_map(|dot_git| super::gitlinks::pointed_git_dir(dot_git)) {
         if pointed.starts_with(root) && !pointed.starts_with(root.join(".git")) && !out.contains(&pointed) {
             out.push(pointed);
         }
@@ -153,8 +153,9 @@ const MAX_NESTED_DEPTH: usize = 6;
 
 /// Adds the read-only entries found below `root` (not following links, not entering `.git`, `node_modules` or
 /// `target`) to `out`, looking at `budget` entries at most. Breadth first, level by level, and each directory found
-/// is asked for the read-only names directly before its entries are listed: a big directory (a `.venv`, 50,000 generated files) uses up the
-/// budget only for what lies below the directories already found, and never hides `sub/.claude` next to it.
+/// is asked for the read-only names directly before its entries are listed: a big directory (a `.venv`, 50,000
+/// generated files) uses up the budget only for what lies below the directories already found, and never hides
+/// `sub/.claude` next to it.
 fn find_nested_read_only(root: &Path, mut budget: usize, out: &mut Vec<PathBuf>) {
     let mut level = vec![root.to_path_buf()];
     for _ in 0..MAX_NESTED_DEPTH {

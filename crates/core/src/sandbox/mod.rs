@@ -54,7 +54,7 @@ mod tests;
 
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
 pub use describe::describe;
-pub use gitlinks::{pointed_repositories, submodule_repositories, submodules_of};
+pub use gitlinks::{pointed_git_dir, pointed_repositories, submodule_repositories, submodules_of};
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};

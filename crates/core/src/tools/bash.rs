@@ -369,19 +369,20 @@ pub async fn run_command(
         return CommandResult { outcome: Outcome::Interrupted, ..failed(String::new()) };
     };
     let physical;
-    // Kept read-only, the protected entries that exist can't be written, but Landlock can't forbid a new name
-    // below a writable directory: settings the command nests there (`sub/.claude`) are taken out when it ends.
-    let mut nested_before = None;
     let sandbox = match sandbox {
-        Confined::Whole(policy) => Some(policy),
+        Confined::As(policy) => policy,
         Confined::Split(policy) => {
-            let roots = policy.roots(Some(cwd));
-            nested_before = Some((sandbox::nested_settings(&roots), roots));
             physical = policy;
             Some(&physical)
         }
-        Confined::Unsandboxed => None,
     };
+    // Kept read-only, the protected entries that exist can't be written, but Landlock can't forbid a new name
+    // below a writable directory: settings a workspace-writing command nests there (`sub/.claude`) are taken out
+    // when it ends. (One granted the workspace whole has them put back by its guard.)
+    let nested_before = sandbox
+        .filter(|policy| policy.mode == sandbox::SandboxMode::WorkspaceWrite && !registration.is_protected())
+        .map(|policy| policy.roots(Some(cwd)))
+        .map(|roots| (sandbox::nested_settings(&roots), roots));
     let spawning = running::spawning();
     let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
@@ -465,11 +466,10 @@ pub async fn run_command(
 
 /// The sandbox one foreground command runs in, as registered.
 enum Confined<'a> {
-    /// The workspace granted whole; its protected entries are put back when it ends.
-    Whole(&'a SandboxPolicy),
-    /// The protected entries kept read-only.
+    /// The policy as it is: none (unsandboxed), or one the registration's guard (if any) goes with.
+    As(Option<&'a SandboxPolicy>),
+    /// A policy that would have granted the workspace whole, with the protected entries kept read-only instead.
     Split(SandboxPolicy),
-    Unsandboxed,
 }
 
 /// Registers a foreground command (see [`running`]) and decides how it is confined: granted the workspace whole
@@ -484,10 +484,10 @@ async fn register<'a>(
     cancel: &CancellationToken,
 ) -> Option<(Confined<'a>, running::Registration)> {
     let Some(policy) = sandbox else {
-        return running::register_apart(mark, Some(cancel)).await.map(|reg| (Confined::Unsandboxed, reg));
+        return running::register_apart(mark, Some(cancel)).await.map(|reg| (Confined::As(None), reg));
     };
     if !policy.restore_protected {
-        return Some((Confined::Split(policy.clone()), running::register(mark)));
+        return Some((Confined::As(Some(policy)), running::register(mark)));
     }
     running::sweep_orphans();
     let Some(registration) = running::register_exclusive(mark) else {
@@ -496,7 +496,7 @@ async fn register<'a>(
     let guard = sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command));
     let whole = guard.is_some();
     registration.protect(guard);
-    Some((if whole { Confined::Whole(policy) } else { Confined::Split(policy.for_background()) }, registration))
+    Some((if whole { Confined::As(Some(policy)) } else { Confined::Split(policy.for_background()) }, registration))
 }
 
 /// Whether a command that runs without a per-call approval may change the repositories' history: only when every

@@ -62,13 +62,13 @@ impl ObjectStore {
         let mut failed: Vec<PathBuf> = Vec::new();
         let mut packs: BTreeSet<PathBuf> = BTreeSet::new();
         walk(&objects, Path::new(""), &mut |relative, stamp| {
-            if stamp.is_some() && self.files.get(relative) == stamp.as_ref() {
-                return;
-            }
-            let Some(_) = stamp else {
+            let Some(stamp) = stamp else {
                 failed.push(relative.to_path_buf());
                 return;
             };
+            if self.files.get(relative) == Some(&stamp) {
+                return;
+            }
             match kind(relative) {
                 Kind::Loose if is_what_its_name_says(&objects.join(relative), relative) => {}
                 Kind::Pack(stem) => {

@@ -56,9 +56,8 @@ struct Shell {
     stderr: Stream,
     group: Option<Pid>,
     mark: String,
-    /// Ends the command (and whatever it left running) when the shell is forgotten, and with tandem.
-    /// In the registry while its shell runs: taken out (its leftovers ended) when the shell exits, so that
-    /// later foreground commands can be granted the whole workspace again.
+    /// In the registry while its shell runs; dropped, it ends whatever the command left running: when the shell
+    /// exits (so that later foreground commands can be granted the whole workspace again), and with tandem.
     registration: Option<Registration>,
 }
 
@@ -85,7 +84,6 @@ impl BackgroundShells {
         BackgroundShells { shells: Mutex::new(BTreeMap::new()), next: Mutex::new(1), events }
     }
 
-    /// Starts `command`; its id, or why it could not start.
     /// Starts `command` once no command granted the whole workspace runs (see [`running`]); its id, or why it
     /// could not start.
     pub(super) async fn start(

@@ -12,10 +12,11 @@
 //!
 //! A command granted the whole workspace (its protected entries put back when it ends) is *exclusive*: it runs
 //! only when no other command does, and while it runs no command starts that could be fooled by what it changed
-//! in the meantime — one that runs unsandboxed (an approved command, a hook, an MCP tool call: git there would run a `core.fsmonitor`
-//! the exclusive one wrote into `.git/config`), a background one (its grants follow directories the exclusive one
-//! may move), or a second exclusive one (whose copy would take the first one's plant for the original and put it
-//! back after the first one's restore). Commands sandboxed with the protected entries read-only may run beside it.
+//! in the meantime — one that runs unsandboxed (an approved command, a hook, an MCP tool call: git there would
+//! run a `core.fsmonitor` the exclusive one wrote into `.git/config`), a background one (its grants follow
+//! directories the exclusive one may move), or a second exclusive one (whose copy would take the first one's plant
+//! for the original and put it back after the first one's restore). Commands sandboxed with the protected entries
+//! read-only may run beside it.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -110,10 +111,10 @@ fn insert(running: &mut BTreeMap<u64, Entry>, entry: Entry) -> Registration {
     Registration(id)
 }
 
-/// Wakes the commands waiting for an exclusive one to end, once `entry` (gone from the registry, its protected
+/// Wakes the commands waiting for an exclusive one to end, once the command that left the registry (its protected
 /// entries put back) was one.
-fn ended(entry: &Entry) {
-    if entry.exclusive {
+fn ended(exclusive: bool) {
+    if exclusive {
         EXCLUSIVE_ENDED.notify_waiters();
     }
 }
@@ -124,11 +125,15 @@ impl Registration {
     pub(crate) fn protect(&self, guard: Option<Guard>) {
         let mut running = running();
         let Some(entry) = running.get_mut(&self.0) else { return };
-        if guard.is_none() && entry.exclusive {
-            entry.exclusive = false;
-            EXCLUSIVE_ENDED.notify_waiters();
+        if guard.is_none() {
+            ended(std::mem::take(&mut entry.exclusive));
         }
         entry.protected = guard;
+    }
+
+    /// Whether the command's protected entries are put back when it ends (it was granted the workspace whole).
+    pub(crate) fn is_protected(&self) -> bool {
+        running().get(&self.0).is_some_and(|entry| entry.protected.is_some())
     }
 
     /// The command's process group, once it is spawned.
@@ -145,9 +150,7 @@ impl Registration {
         let restored = guard.map(|mut guard| guard.restore()).unwrap_or_default();
         let entry = running().remove(&self.0);
         std::mem::forget(self);
-        if let Some(entry) = entry {
-            ended(&entry);
-        }
+        ended(entry.is_some_and(|entry| entry.exclusive));
         restored
     }
 }
@@ -159,9 +162,7 @@ impl Drop for Registration {
         if let Some(entry) = entry {
             let exclusive = entry.exclusive;
             end(vec![entry]);
-            if exclusive {
-                EXCLUSIVE_ENDED.notify_waiters();
-            }
+            ended(exclusive);
         }
     }
 }
