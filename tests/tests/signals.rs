@@ -247,8 +247,9 @@ fn a_borrowed_mark_or_a_fork_loop_does_not_outlive_the_call() {
          escape env -i $M /bin/bash -c 'echo $$ > run/borrow.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & \
          until [ -s run/borrow.pid ]; do sleep 0.01; done"
     );
-    std::fs::write(workspace.path().join("run/hop.sh"), "echo $$ > run/hop.pid; sleep 0.005; bash run/hop.sh &\n")
-        .unwrap();
+    // Each generation writes its pid through a rename, so that a kill at any moment leaves a whole line there.
+    let hop_script = "echo $$ > run/hop.$$ && mv run/hop.$$ run/hop.pid; sleep 0.005; bash run/hop.sh &\n";
+    std::fs::write(workspace.path().join("run/hop.sh"), hop_script).unwrap();
     // Each call waits until what it started has started: on a loaded machine a fixed second was not enough, and
     // the sweep ended the loop before it wrote its first pid.
     let hop = format!(
