@@ -24,7 +24,7 @@ pub mod tools;
 use crate::conversation::{AssistantMessage, Message, StopReason, Usage};
 use crate::permissions::PermissionMode;
 use crate::stream::StreamEvent;
-use crate::tools::{Preview, Risk};
+use crate::tools::{Preview, ResultView, Risk, ToolKind};
 pub use rewind::{ReplayAnswer, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
 
 /// Front end → core.
@@ -424,6 +424,8 @@ pub enum Event {
         risk: Risk,
         /// A short line that identifies the call (core's `Tool::summary`).
         summary: String,
+        /// What kind of work the tool does (core's `Tool::kind`): how front ends present the call.
+        kind: ToolKind,
     },
     /// What an allowed call will change (the diff of an Edit or Write that needed no dialog), so its card can
     /// show what was applied.
@@ -458,6 +460,8 @@ pub enum Event {
         duration_ms: u64,
         /// The result in Claude Code's per-tool shape (stream-json's `tool_use_result`), when the tool gives one.
         structured: Option<Value>,
+        /// The result as people read it (core's `Tool::result_view`), when the tool gives one.
+        view: Option<ResultView>,
     },
     /// Tool results sent back to the model as the next user message.
     ToolResults(Message),

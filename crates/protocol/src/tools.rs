@@ -18,6 +18,73 @@ pub enum Risk {
     High,
 }
 
+/// What kind of work a tool does. Front ends choose how to present a call (group lookups, show an edit's diff,
+/// label a command) from its kind, never from its name, so a new tool needs no front-end change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads a file (Read).
+    Read,
+    /// Searches files or names (Grep, Glob, a session search).
+    Search,
+    /// Changes a file, reviewably (Edit, Write).
+    Edit,
+    /// Runs a command, or manages one (Bash, BashOutput, KillShell).
+    Exec,
+    /// Reaches the web (WebFetch, WebSearch).
+    Web,
+    /// Hands work to a subagent (Task).
+    Task,
+    /// Keeps the model's checklist (TodoWrite).
+    Todo,
+    /// Asks the user (AskUserQuestion).
+    Question,
+    /// Presents a plan for approval (ExitPlanMode).
+    Plan,
+    /// A tool of an MCP server.
+    Mcp,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+/// A finished call's result as people read it, given by the tool that made the result (core's
+/// `Tool::result_view`), so that no front end parses the text the model was sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "view", rename_all = "snake_case")]
+pub enum ResultView {
+    /// Lines of a file were shown: `lines` of them, out of `total` when the file has more.
+    FileRead { lines: usize, total: Option<usize> },
+    /// A search found `count` results counted in `unit`; `items` are the results listed to the model, in order.
+    Found { count: usize, unit: FoundUnit, items: Vec<String> },
+    /// A sentence for people that stands in for what the model was told (the model's text gives it
+    /// instructions: "Keep it current as you work…").
+    Note { text: String },
+}
+
+/// What a search counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FoundUnit {
+    File,
+    Line,
+    Match,
+}
+
+impl FoundUnit {
+    /// The unit's word, singular or plural by `count`.
+    pub fn word(self, count: usize) -> &'static str {
+        match (self, count == 1) {
+            (FoundUnit::File, true) => "file",
+            (FoundUnit::File, false) => "files",
+            (FoundUnit::Line, true) => "line",
+            (FoundUnit::Line, false) => "lines",
+            (FoundUnit::Match, true) => "match",
+            (FoundUnit::Match, false) => "matches",
+        }
+    }
+}
+
 /// What a mutating tool call would do, shown to the user before it is allowed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -151,11 +151,22 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
         ];
         core(app, message(turn, content, StopReason::ToolUse), now);
         let context = tandem_core::tools::ToolContext::new(std::path::PathBuf::from("/work/project"));
-        let (read_only, summary) = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
+        let tools = tandem_core::tools::ToolRegistry::builtin();
+        let display = tools.describe(name, &input, &context);
+        let view = tools.result_view(name, &input, &output);
+        let (read_only, summary, kind) = (display.lookup, display.summary, display.kind);
         let risk = tandem_core::tools::Risk::Low;
         core(
             app,
-            Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input, read_only, risk, summary },
+            Event::ToolCallStarted {
+                call_id: call_id.clone(),
+                name: name.into(),
+                input,
+                read_only,
+                risk,
+                summary,
+                kind,
+            },
             now,
         );
         let finished = Event::ToolCallFinished {
@@ -165,6 +176,7 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
             status: ToolCallStatus::Completed,
             duration_ms: 42,
             structured: None,
+            view,
         };
         core(app, finished, now);
         round = 2;

@@ -116,18 +116,15 @@ impl ToolRunner<'_> {
 
             let mut prepared = Vec::with_capacity(group.len());
             for call in group {
-                let tool = self.tools.get(&call.name);
+                let display = self.tools.describe(&call.name, &call.input, &self.context);
                 let _ = self.events.send(Event::ToolCallStarted {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     input: call.input.clone(),
-                    read_only: tool.as_ref().is_some_and(|tool| tool.is_lookup()),
-                    // The tool's class only: judging this call (for Bash, a bash process) is left to the dialog.
-                    risk: tool.as_ref().map_or(crate::tools::Risk::High, |tool| tool.risk()),
-                    summary: match &tool {
-                        Some(tool) => tool.summary(&call.input, &self.context),
-                        None => crate::tools::display_summary(&call.input, &self.context),
-                    },
+                    read_only: display.lookup,
+                    risk: display.risk,
+                    summary: display.summary,
+                    kind: display.kind,
                 });
                 let step = if self.context.cancel.is_cancelled() {
                     not_run()
@@ -146,6 +143,11 @@ impl ToolRunner<'_> {
                 // Every result reaches the model within one bound, whatever tool, hook or error made it.
                 let keep_in = self.context.output_dir.as_deref();
                 output.content = crate::context::bound::for_model(output.content, keep_in, &call.id);
+                // From the text the model gets, as a resumed session will have it.
+                let view = match output.is_error {
+                    true => None,
+                    false => self.tools.result_view(&call.name, &call.input, &output.content),
+                };
                 let _ = self.events.send(Event::ToolCallFinished {
                     call_id: call.id.clone(),
                     content: output.content.clone(),
@@ -153,6 +155,7 @@ impl ToolRunner<'_> {
                     status,
                     duration_ms,
                     structured: output.structured.clone(),
+                    view,
                 });
                 let attached = output.images.take().map(|list| *list).unwrap_or_default();
                 images.extend(attached.into_iter().map(|source| ContentBlock::Image { source }));

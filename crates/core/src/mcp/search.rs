@@ -109,6 +109,10 @@ impl Tool for ToolSearchTool {
         true
     }
 
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Search
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

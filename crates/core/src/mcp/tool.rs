@@ -96,6 +96,10 @@ impl Tool for McpTool {
         false
     }
 
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Mcp
+    }
+
     fn risk(&self) -> Risk {
         if self.remote.read_only { Risk::Low } else { Risk::High }
     }

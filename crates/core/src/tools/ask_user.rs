@@ -59,6 +59,10 @@ impl TypedTool for AskUserQuestionTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Question
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
@@ -72,6 +76,12 @@ impl TypedTool for AskUserQuestionTool {
     fn summary(&self, input: &serde_json::Value, _ctx: &ToolContext) -> String {
         let count = input.get("questions").and_then(serde_json::Value::as_array).map_or(0, Vec::len);
         format!("{count} question{}", if count == 1 { "" } else { "s" })
+    }
+
+    /// The answers, without the framing that tells the model what to do with them.
+    fn result_view(&self, _input: &serde_json::Value, content: &str) -> Option<super::ResultView> {
+        let answers = content.strip_prefix(ANSWERS_START)?.strip_suffix(ANSWERS_END)?;
+        Some(super::ResultView::Note { text: format!("Answered: {answers}") })
     }
 
     /// Reached only without an answer (the runner answers the call from the dialog).
@@ -98,6 +108,10 @@ impl TypedTool for ExitPlanModeTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Plan
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
@@ -111,13 +125,18 @@ impl TypedTool for ExitPlanModeTool {
         "the plan".to_owned()
     }
 
+    fn result_view(&self, _input: &serde_json::Value, content: &str) -> Option<super::ResultView> {
+        let text = "Plan approved; plan mode is off".to_owned();
+        (content == PLAN_APPROVED).then_some(super::ResultView::Note { text })
+    }
+
     /// Runs once the user approved the plan (the runner has switched the mode).
     fn call<'a>(&'a self, _input: PlanInput, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async {
-            ToolOutput::ok("The user approved your plan and plan mode is off. Carry out the plan now, step by step.")
-        })
+        Box::pin(async { ToolOutput::ok(PLAN_APPROVED) })
     }
 }
+
+const PLAN_APPROVED: &str = "The user approved your plan and plan mode is off. Carry out the plan now, step by step.";
 
 /// The limits of Claude Code's schema, enforced: 1-4 questions of 2-4 options, none of them empty.
 fn check(questions: &[Question]) -> Result<(), String> {
@@ -142,6 +161,10 @@ fn check(questions: &[Question]) -> Result<(), String> {
     Ok(())
 }
 
+/// How [`answers_result`] frames the answers for the model.
+const ANSWERS_START: &str = "The user answered your questions: ";
+const ANSWERS_END: &str = ". Go on with these answers in mind.";
+
 /// The tool result for the user's answers, one per question.
 pub fn answers_result(questions: &[Question], answers: &[String]) -> String {
     let pairs: Vec<String> = questions
@@ -149,5 +172,5 @@ pub fn answers_result(questions: &[Question], answers: &[String]) -> String {
         .zip(answers)
         .map(|(question, answer)| format!("\"{}\" = \"{answer}\"", question.question))
         .collect();
-    format!("The user answered your questions: {}. Go on with these answers in mind.", pairs.join(", "))
+    format!("{ANSWERS_START}{}{ANSWERS_END}", pairs.join(", "))
 }

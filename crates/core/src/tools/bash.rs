@@ -97,6 +97,10 @@ impl TypedTool for BashTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Exec
+    }
+
     fn risk(&self) -> Risk {
         Risk::High
     }

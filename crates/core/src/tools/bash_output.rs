@@ -51,6 +51,10 @@ impl TypedTool for BashOutputTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Exec
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
@@ -87,6 +91,10 @@ impl TypedTool for KillShellTool {
 
     fn is_lookup(&self) -> bool {
         false
+    }
+
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Exec
     }
 
     fn risk(&self) -> Risk {

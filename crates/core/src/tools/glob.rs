@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::typed::TypedTool;
-use super::{HiddenPaths, Risk, ToolContext, ToolOutput};
+use super::{FoundUnit, HiddenPaths, ResultView, Risk, ToolContext, ToolOutput};
 use crate::fs_util::normalize;
 
 /// Files listed at most.
@@ -57,12 +57,20 @@ impl TypedTool for GlobTool {
         true
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Search
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
 
     fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
         Some(ctx.resolve(input.get("path").and_then(Value::as_str).unwrap_or(".")))
+    }
+
+    fn result_view(&self, _input: &Value, content: &str) -> Option<ResultView> {
+        Some(glob_view(content))
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -93,10 +101,10 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<H
     let (root, rest) = split_literal_prefix(root, pattern);
     if rest.is_empty() {
         // The whole pattern is a literal path.
-        return Ok(if root.is_file() { root.display().to_string() } else { "No files found".to_string() });
+        return Ok(if root.is_file() { root.display().to_string() } else { NO_FILES.to_string() });
     }
     if !root.is_dir() {
-        return Ok("No files found".to_string());
+        return Ok(NO_FILES.to_string());
     }
     let matcher = GlobBuilder::new(&rest)
         .literal_separator(true)
@@ -175,9 +183,26 @@ fn walk(
     found.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
+const NO_FILES: &str = "No files found";
+
+/// A Glob's result for people, read back from the text [`format_results`] wrote: the files listed, and the total
+/// its closing note states when not all are.
+fn glob_view(content: &str) -> ResultView {
+    let items: Vec<String> = content
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('(') && *line != NO_FILES)
+        .map(str::to_owned)
+        .collect();
+    let total = content.lines().rev().find_map(|line| {
+        let rest = line.strip_prefix('(')?.split_once(": ")?.1;
+        rest.split(' ').next()?.parse::<usize>().ok()
+    });
+    ResultView::Found { count: total.unwrap_or(items.len()), unit: FoundUnit::File, items }
+}
+
 fn format_results(mut found: Vec<(PathBuf, Option<SystemTime>)>) -> String {
     if found.is_empty() {
-        return "No files found".to_string();
+        return NO_FILES.to_string();
     }
     found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let total = found.len();
@@ -201,6 +226,26 @@ mod tests {
 
     async fn glob_tool(dir: &Path, input: Value) -> ToolOutput {
         GlobTool.run(input, &ToolContext::new(dir.to_path_buf())).await
+    }
+
+    /// The card's count comes from Glob's own text, also the total its note gives when the list is cut.
+    #[tokio::test]
+    async fn result_view_reads_back_the_text() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..MAX_RESULTS + 3 {
+            touch(&dir.path().join(format!("f{n}.txt")), 10);
+        }
+        let input = json!({"pattern": "*.txt"});
+        let out = glob_tool(dir.path(), input.clone()).await;
+        let Some(ResultView::Found { count, unit, items }) = Tool::result_view(&GlobTool, &input, &out.content) else {
+            panic!("not a search view")
+        };
+        assert_eq!((count, unit, items.len()), (MAX_RESULTS + 3, FoundUnit::File, MAX_RESULTS));
+        let none = glob_tool(dir.path(), json!({"pattern": "*.zig"})).await;
+        assert_eq!(
+            Tool::result_view(&GlobTool, &input, &none.content),
+            Some(ResultView::Found { count: 0, unit: FoundUnit::File, items: Vec::new() })
+        );
     }
 
     fn touch(path: &Path, seconds_ago: u64) {
@@ -265,7 +310,7 @@ mod tests {
         let out = glob_tool(p, json!({"pattern": "**/.env"})).await;
         assert_eq!(out.content, p.join(".env").display().to_string());
         let out = glob_tool(p, json!({"pattern": "**/*.py"})).await;
-        assert_eq!(out, ToolOutput::ok("No files found"));
+        assert_eq!(out, ToolOutput::ok(NO_FILES));
         let out = glob_tool(p, json!({"pattern": "*.rs", "path": "nope"})).await;
         assert!(out.is_error && out.content.starts_with("Directory does not exist"));
         let out = glob_tool(p, json!({"pattern": "a[.rs"})).await;

@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::typed::TypedTool;
-use super::{HiddenPaths, Risk, ToolContext, ToolOutput};
+use super::{FoundUnit, HiddenPaths, ResultView, Risk, ToolContext, ToolOutput};
 
 /// Entries (lines or files) shown when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -110,12 +110,21 @@ impl TypedTool for GrepTool {
         true
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Search
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
 
     fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
         Some(ctx.resolve(input.get("path").and_then(Value::as_str).unwrap_or(".")))
+    }
+
+    fn result_view(&self, input: &Value, content: &str) -> Option<ResultView> {
+        let mode = input.get("output_mode").cloned().and_then(|mode| serde_json::from_value(mode).ok());
+        Some(grep_view(mode.unwrap_or_default(), content))
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -130,6 +139,36 @@ impl TypedTool for GrepTool {
             }
         })
     }
+}
+
+const NO_MATCHES: &str = "No matches found";
+
+/// A search's result for people, read back from the text [`grep`] wrote for `mode`: the count it states (the
+/// files found, the total of matches, the lines before a cut) and the listed results without its notes.
+fn grep_view(mode: Mode, content: &str) -> ResultView {
+    let unit = match mode {
+        Mode::FilesWithMatches => FoundUnit::File,
+        Mode::Count => FoundUnit::Match,
+        Mode::Content => FoundUnit::Line,
+    };
+    let is_note = |line: &str| line.starts_with("[Showing ") || line.starts_with("(Too many matches");
+    let items: Vec<String> = content
+        .lines()
+        .filter(|line| !line.is_empty() && *line != "--" && !line.starts_with("Found ") && !is_note(line))
+        .filter(|_| content != NO_MATCHES)
+        .map(str::to_owned)
+        .collect();
+    let stated = |prefix: &str| {
+        content.lines().find_map(|line| line.strip_prefix(prefix)?.split(' ').next()?.parse::<usize>().ok())
+    };
+    let cut_total = content.lines().find_map(|line| {
+        line.strip_prefix("[Showing ")?.split(" of ").nth(1)?.split(' ').next()?.parse::<usize>().ok()
+    });
+    let count = match mode {
+        Mode::FilesWithMatches | Mode::Count => stated("Found "),
+        Mode::Content => cut_total,
+    };
+    ResultView::Found { count: count.unwrap_or(items.len()), unit, items }
 }
 
 /// One matching file.
@@ -196,7 +235,7 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<H
     }
     let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
     if results.is_empty() {
-        return Ok("No matches found".to_string());
+        return Ok(NO_MATCHES.to_string());
     }
     Ok(match mode {
         Mode::FilesWithMatches => format_files(&mut results, limit),

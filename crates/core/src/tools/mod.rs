@@ -4,7 +4,7 @@
 //! `run` can deserialize its typed input and trust it. Tool failures are results the model sees
 //! (`ToolOutput { is_error: true }`), never panics or errors that end the run.
 
-pub use tandem_protocol::tools::{DiffTexts, PREVIEW_TEXT_LIMIT, Preview, Risk};
+pub use tandem_protocol::tools::{DiffTexts, FoundUnit, PREVIEW_TEXT_LIMIT, Preview, ResultView, Risk, ToolKind};
 
 pub mod ask_user;
 pub mod bash;
@@ -169,6 +169,16 @@ impl ToolContext {
     }
 }
 
+/// How front ends show a call, from its tool: what `ToolCallStarted` carries about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallDisplay {
+    pub kind: ToolKind,
+    /// The call only looks something up ([`Tool::is_lookup`]): front ends group such calls.
+    pub lookup: bool,
+    pub risk: Risk,
+    pub summary: String,
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// The name the model calls it by (Claude Code's names: `Read`, `Edit`, …).
@@ -213,6 +223,19 @@ pub trait Tool: Send + Sync {
         display_summary(input, ctx)
     }
 
+    /// What kind of work the tool does: front ends present its calls by kind, never by name.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
+    /// A successful result as people read it, from the call's input and the text the model got. The tool that
+    /// wrote the text reads it back, so the format stays in one file, and a resumed session (which keeps only the
+    /// text) shows the same as the live one. `None`: front ends show the text.
+    fn result_view(&self, input: &Value, content: &str) -> Option<ResultView> {
+        let _ = (input, content);
+        None
+    }
+
     /// The MCP server the tool belongs to (`mcp__<server>__<tool>`), for permission rules naming the server.
     fn mcp_server(&self) -> Option<&str> {
         None
@@ -225,6 +248,14 @@ pub trait Tool: Send + Sync {
 
     /// Runs the call. The input has already been validated against [`Tool::input_schema`].
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// The first sentence of a file tool's result ("The file x has been updated.", without Edit's snippet that
+/// follows), for people.
+fn first_sentence_view(content: &str) -> Option<ResultView> {
+    let first = content.lines().next().filter(|line| !line.is_empty())?;
+    let sentence = first.find(". Here's").map_or(first, |end| &first[..=end]);
+    Some(ResultView::Note { text: sentence.to_owned() })
 }
 
 /// What [`Tool::summary`] shows by default: the first of `command`, a path field, `pattern` (with ` in PATH`),

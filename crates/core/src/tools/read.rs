@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::file_state::{ContentHash, Snapshot};
 use super::typed::TypedTool;
-use super::{FileState, Risk, ToolContext, ToolOutput, display_path};
+use super::{FileState, ResultView, Risk, ToolContext, ToolOutput, display_path};
 use crate::fs_util::{self, human_size};
 
 /// Lines returned when the model gives no `limit`.
@@ -66,12 +66,20 @@ impl TypedTool for ReadTool {
         true
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Read
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
 
     fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<std::path::PathBuf> {
         input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
+    }
+
+    fn result_view(&self, _input: &Value, content: &str) -> Option<ResultView> {
+        Some(read_view(content))
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -90,6 +98,29 @@ impl TypedTool for ReadTool {
             }
         })
     }
+}
+
+/// How the result of a Read the session already holds, unchanged, says so (after the path).
+const UNCHANGED: &str = " is unchanged since you last read it";
+
+/// A Read's result for people, read back from the text [`read_file`] wrote: its numbered lines, the file's total
+/// from the closing note when only part was shown, or that the file was unchanged.
+fn read_view(content: &str) -> ResultView {
+    let numbered = |line: &&str| {
+        let digits = line.trim_start();
+        digits
+            .split_once('\t')
+            .is_some_and(|(number, _)| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let lines = content.lines().filter(numbered).count();
+    if lines == 0 && content.lines().next().is_some_and(|first| first.contains(UNCHANGED)) {
+        return ResultView::Note { text: "Unchanged since it was last read".to_owned() };
+    }
+    let total = content.lines().rev().find_map(|line| {
+        let total = line.strip_prefix("[Showing lines ")?.split(" of ").nth(1)?;
+        total.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    });
+    ResultView::FileRead { lines, total }
 }
 
 /// Reads lines `start..start+limit` (1-based) of `path` and records the file in `files`.
@@ -144,8 +175,8 @@ fn read_file(
     if files.repeat_read(path, content_hash, start, limit) {
         return Ok((
             format!(
-                "{shown} is unchanged since you last read it (the same lines are already in this conversation above); \
-                 read it again only after it changes."
+                "{shown}{UNCHANGED} (the same lines are already in this conversation above); read it again only after \
+                 it changes."
             ),
             None,
         ));
@@ -360,6 +391,33 @@ mod tests {
 
     async fn read(ctx: &ToolContext, input: Value) -> ToolOutput {
         ReadTool.run(input, ctx).await
+    }
+
+    /// The card's line counts come from Read's own text: whole, cut, empty and unchanged.
+    #[tokio::test]
+    async fn result_view_reads_back_the_text() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+        fs::write(dir.path().join("empty.txt"), "").unwrap();
+        let ctx = ctx(dir.path());
+        let view = |input: Value, content: &str| Tool::result_view(&ReadTool, &input, content).unwrap();
+        let input = json!({"file_path": "a.txt", "limit": 2});
+        assert_eq!(
+            view(input.clone(), &read(&ctx, input).await.content),
+            ResultView::FileRead { lines: 2, total: Some(3) }
+        );
+        let input = json!({"file_path": "a.txt", "offset": 1});
+        assert_eq!(
+            view(input.clone(), &read(&ctx, input).await.content),
+            ResultView::FileRead { lines: 3, total: None }
+        );
+        let again = read(&ctx, json!({"file_path": "a.txt", "offset": 1})).await.content;
+        assert!(matches!(view(json!({}), &again), ResultView::Note { .. }), "{again}");
+        let input = json!({"file_path": "empty.txt"});
+        assert_eq!(
+            view(input.clone(), &read(&ctx, input).await.content),
+            ResultView::FileRead { lines: 0, total: None }
+        );
     }
 
     #[tokio::test]

@@ -118,13 +118,30 @@ impl ToolRegistry {
         self.sources.iter().find_map(|source| source.get(name))
     }
 
-    /// How a front end shows a call of `name` with `input`: whether the tool only looks things up, and its summary
-    /// ([`Tool::summary`]); for a tool the registry doesn't have, (false, the default summary).
-    pub fn describe(&self, name: &str, input: &serde_json::Value, ctx: &super::ToolContext) -> (bool, String) {
+    /// How front ends show a call of `name` with `input` (what [`tandem_protocol::Event::ToolCallStarted`]
+    /// carries); a tool the registry doesn't have shows as an unknown, high-risk one with the default summary.
+    pub fn describe(&self, name: &str, input: &serde_json::Value, ctx: &super::ToolContext) -> super::CallDisplay {
         match self.get(name) {
-            Some(tool) => (tool.is_lookup(), tool.summary(input, ctx)),
-            None => (false, super::display_summary(input, ctx)),
+            Some(tool) => super::CallDisplay {
+                kind: tool.kind(),
+                lookup: tool.is_lookup(),
+                // The tool's class only: judging this call (for Bash, a bash process) is left to the dialog.
+                risk: tool.risk(),
+                summary: tool.summary(input, ctx),
+            },
+            None => super::CallDisplay {
+                kind: super::ToolKind::Other,
+                lookup: false,
+                risk: super::Risk::High,
+                summary: super::display_summary(input, ctx),
+            },
         }
+    }
+
+    /// A successful result of `name` as people read it ([`Tool::result_view`]): the same for a live call and for
+    /// one a resumed session shows.
+    pub fn result_view(&self, name: &str, input: &serde_json::Value, content: &str) -> Option<super::ResultView> {
+        self.get(name)?.result_view(input, content)
     }
 
     pub fn names(&self) -> Vec<String> {

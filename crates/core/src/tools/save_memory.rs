@@ -91,6 +91,10 @@ impl TypedTool for SaveMemoryTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Other
+    }
+
     fn risk(&self) -> Risk {
         Risk::Medium
     }

@@ -50,6 +50,10 @@ impl TypedTool for SearchSessionsTool {
         true
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Search
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

@@ -52,6 +52,10 @@ impl TypedTool for SkillTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Other
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

@@ -81,6 +81,10 @@ impl TypedTool for TaskTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Task
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

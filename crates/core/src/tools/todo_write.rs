@@ -64,6 +64,10 @@ impl TypedTool for TodoWriteTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Todo
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
@@ -76,6 +80,16 @@ impl TypedTool for TodoWriteTool {
             }
             None => String::new(),
         }
+    }
+
+    /// The list's progress: the model's instructions in the result are not for people.
+    fn result_view(&self, input: &serde_json::Value, _content: &str) -> Option<super::ResultView> {
+        let todos = input.get("todos").and_then(serde_json::Value::as_array)?;
+        let done =
+            todos.iter().filter(|todo| todo.get("status").and_then(serde_json::Value::as_str) == Some("completed"));
+        let steps = if todos.len() == 1 { "step" } else { "steps" };
+        let text = format!("Todo list updated: {} {steps}, {} done", todos.len(), done.count());
+        Some(super::ResultView::Note { text })
     }
 
     fn call<'a>(&'a self, input: Input, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Preview, Risk, Tool, ToolContext, ToolOutput, parse_input};
+use super::{Preview, ResultView, Risk, Tool, ToolContext, ToolKind, ToolOutput, parse_input};
 
 /// A tool with a typed input. Implementing it implements [`Tool`].
 pub trait TypedTool: Send + Sync {
@@ -48,6 +48,15 @@ pub trait TypedTool: Send + Sync {
     /// See [`Tool::summary`].
     fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
         super::display_summary(input, ctx)
+    }
+
+    /// See [`Tool::kind`].
+    fn kind(&self) -> ToolKind;
+
+    /// See [`Tool::result_view`].
+    fn result_view(&self, input: &Value, content: &str) -> Option<ResultView> {
+        let _ = (input, content);
+        None
     }
 
     /// Runs the call with its parsed input.
@@ -93,6 +102,14 @@ impl<T: TypedTool> Tool for T {
 
     fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
         TypedTool::summary(self, input, ctx)
+    }
+
+    fn kind(&self) -> ToolKind {
+        TypedTool::kind(self)
+    }
+
+    fn result_view(&self, input: &Value, content: &str) -> Option<ResultView> {
+        TypedTool::result_view(self, input, content)
     }
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {

@@ -60,6 +60,10 @@ impl TypedTool for WebFetchTool {
         true
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Web
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

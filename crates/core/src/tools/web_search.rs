@@ -63,6 +63,10 @@ impl TypedTool for WebSearchTool {
         true
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Web
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }

@@ -89,12 +89,21 @@ impl TypedTool for WriteTool {
         false
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Edit
+    }
+
     fn risk(&self) -> Risk {
         Risk::Medium
     }
 
     fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
         input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
+    }
+
+    /// What changed, in a sentence (the diff is the preview's).
+    fn result_view(&self, _input: &Value, content: &str) -> Option<super::ResultView> {
+        super::first_sentence_view(content)
     }
 
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {

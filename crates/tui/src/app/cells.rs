@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
-use tandem_core::tools::Preview;
+use tandem_core::tools::{CallDisplay, Preview};
 use tandem_protocol::ToolCallStatus;
+use tandem_protocol::tools::{ResultView, ToolKind};
 
 /// Where a tool call is in its life.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +43,10 @@ pub struct ToolCard {
     pub summary: Option<String>,
     /// The tool only reads (core's word for it).
     pub read_only: bool,
+    /// What kind of work the tool does (core's word for it): how the card presents the call.
+    pub kind: ToolKind,
+    /// The finished result as people read it, when the tool gives one (core's `Tool::result_view`).
+    pub view: Option<ResultView>,
 }
 
 impl ToolCard {
@@ -58,6 +63,8 @@ impl ToolCard {
             cwd: None,
             summary: None,
             read_only: false,
+            kind: ToolKind::Other,
+            view: None,
         }
     }
 
@@ -92,10 +99,11 @@ impl ToolCard {
         self.read_only
     }
 
-    /// Takes what core says about the call: whether its tool only reads, and its summary.
-    pub fn describe(&mut self, read_only: bool, summary: String) {
-        self.read_only = read_only;
-        self.summary = Some(summary);
+    /// Takes what core says about the call: its kind, whether its tool only looks things up, and its summary.
+    pub fn describe(&mut self, display: CallDisplay) {
+        self.kind = display.kind;
+        self.read_only = display.lookup;
+        self.summary = Some(display.summary);
     }
 }
 

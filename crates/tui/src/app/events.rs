@@ -162,12 +162,12 @@ impl App {
                 }
                 self.stream_cells.clear();
             }
-            Event::ToolCallStarted { call_id, name, input, read_only, summary, .. } => {
+            Event::ToolCallStarted { call_id, name, input, read_only, risk, summary, kind } => {
                 let index = self.upsert_tool(&call_id, &name, input);
                 self.transcript.update(index, |cell| {
                     if let CellKind::Tool(card) = &mut cell.kind {
                         card.state = ToolState::Running { since: now };
-                        card.describe(read_only, summary);
+                        card.describe(tandem_core::tools::CallDisplay { kind, lookup: read_only, risk, summary });
                     }
                 });
             }
@@ -212,7 +212,7 @@ impl App {
                     });
                 }
             }
-            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms, .. } => {
+            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms, view, .. } => {
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     self.transcript.update(index, |cell| {
                         if let CellKind::Tool(card) = &mut cell.kind {
@@ -220,6 +220,7 @@ impl App {
                             card.output = content;
                             card.is_error = is_error;
                             card.duration_ms = Some(duration_ms);
+                            card.view = view;
                             // The whole file before and after served the review; the card shows the diff, and
                             // keeping both for every edit would grow with the session.
                             if let Some(tandem_core::tools::Preview::Diff { texts, .. }) = &mut card.preview {

@@ -249,6 +249,7 @@ fn two_cards(app: &mut App) {
                 status: tandem_protocol::ToolCallStatus::Completed,
                 duration_ms: 5,
                 structured: None,
+                view: None,
             },
         );
         if id == "first" {

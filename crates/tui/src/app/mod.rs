@@ -152,6 +152,8 @@ pub struct App {
     /// `/model` without a name: the models to pick from.
     pub model_picker: Option<picker::ModelPicker>,
     pub cwd: PathBuf,
+    /// The session's tools, which describe a resumed session's calls as they described them live.
+    pub tools: tandem_core::tools::ToolRegistry,
     /// The session's id (from core), empty until the agent has announced it.
     pub session_id: String,
     /// A turn is running.
@@ -213,6 +215,7 @@ impl App {
             session_picker: None,
             model_picker: None,
             cwd,
+            tools: tandem_core::tools::ToolRegistry::builtin(),
             session_id: String::new(),
             working: false,
             queued: Vec::new(),

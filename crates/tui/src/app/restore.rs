@@ -23,8 +23,8 @@ impl App {
                 _ => None,
             })
             .collect();
-        // Core describes each call (summary, read-only), as it does for live ones.
-        let tools = tandem_core::tools::ToolRegistry::builtin();
+        // The session's tools describe each call (kind, summary, result), as they do live.
+        let tools = self.tools.clone();
         let context = tandem_core::tools::ToolContext::new(self.cwd.clone());
         for message in messages {
             for block in &message.content {
@@ -56,8 +56,7 @@ impl App {
                     }
                     (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
                         let mut card = ToolCard::new(id.clone(), name.clone(), input.clone()).in_dir(&self.cwd);
-                        let (read_only, summary) = tools.describe(name, input, &context);
-                        card.describe(read_only, summary);
+                        card.describe(tools.describe(name, input, &context));
                         let (status, output, is_error) = match results.get(id.as_str()) {
                             Some((content, is_error)) => {
                                 let status = match is_error {
@@ -72,6 +71,9 @@ impl App {
                             None => (ToolCallStatus::Interrupted, String::new(), false),
                         };
                         card.state = ToolState::Finished(status);
+                        if !is_error {
+                            card.view = tools.result_view(name, input, &output);
+                        }
                         card.output = output;
                         card.is_error = is_error;
                         self.transcript.push(CellKind::Tool(Box::new(card)));
@@ -144,6 +146,41 @@ mod tests {
             matches!(kinds[3], CellKind::Tool(card) if card.output == "1\tx" && card.state == ToolState::Finished(ToolCallStatus::Completed))
         );
         assert!(matches!(kinds[4], CellKind::Assistant { text, .. } if text == "Done."));
+    }
+
+    /// A resumed card shows what a live one shows: the tool's view of its result, not the instructions the model
+    /// was given with it.
+    #[test]
+    fn a_resumed_card_shows_the_result_for_people() {
+        let mut app =
+            App::new(Theme::new(ColorDepth::None), Editor::default(), StatusInfo::default(), PathBuf::from("/"));
+        app.tools.register(std::sync::Arc::new(tandem_core::tools::todo_write::TodoWriteTool));
+        let todos = json!({"todos": [
+            {"content": "a", "activeForm": "doing a", "status": "completed"},
+            {"content": "b", "activeForm": "doing b", "status": "in_progress"},
+        ]});
+        let told = "The todo list is updated (2 steps). Keep it current as you work: mark each step completed as soon as it is done.";
+        let messages = vec![
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse { id: "t".into(), name: "TodoWrite".into(), input: todos }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "t".into(),
+                    content: told.into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        app.restore_conversation(&messages);
+        let CellKind::Tool(card) = &app.transcript.cells()[0].kind else { panic!("not a card") };
+        let theme = Theme::new(ColorDepth::None);
+        let lines = crate::ui::tool_card::render_tool_card(card, false, 100, &theme, std::time::Instant::now());
+        let text: String = lines.iter().map(crate::ui::wrap::line_text).collect::<Vec<_>>().join("\n");
+        assert!(text.contains("Todo list updated: 2 steps, 1 done"), "{text}");
+        assert!(!text.contains("Keep it current"), "{text}");
     }
 
     #[test]

@@ -217,6 +217,7 @@ fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keep
             status: ToolCallStatus::Completed,
             duration_ms: 3,
             structured: None,
+            view: None,
         },
     );
     app.notice(super::NoticeKind::Info, "retrying in 1s (overloaded)");

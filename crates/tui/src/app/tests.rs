@@ -64,8 +64,22 @@ pub(super) fn screen(app: &App) -> String {
 /// `ToolCallStarted` as core sends it, described by the built-in tools.
 pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Event {
     let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
-    let (read_only, summary) = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
-    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input, read_only, risk: Risk::High, summary }
+    let display = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
+    let (read_only, summary, kind) = (display.lookup, display.summary, display.kind);
+    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input, read_only, risk: Risk::High, summary, kind }
+}
+
+/// `ToolCallFinished` of a successful call as core sends it, with the tool's view of `content`.
+pub(super) fn tool_finished(id: &str, name: &str, input: &serde_json::Value, content: &str) -> Event {
+    Event::ToolCallFinished {
+        call_id: id.into(),
+        content: content.into(),
+        is_error: false,
+        status: ToolCallStatus::Completed,
+        duration_ms: 3,
+        structured: None,
+        view: tandem_core::tools::ToolRegistry::builtin().result_view(name, input, content),
+    }
 }
 
 pub(super) fn stream_text(app: &mut App, index: usize, text: &str) {
@@ -105,17 +119,7 @@ pub(super) fn conversation(app: &mut App) {
     core(app, Event::RequestStarted { round: 1 });
     stream_text(app, 0, "I'll look at `hello.rs` first.\n\n- it prints a **greeting**\n- it needs a fix\n");
     core(app, tool_started("t1", "Read", json!({"file_path": "hello.rs"})));
-    core(
-        app,
-        Event::ToolCallFinished {
-            call_id: "t1".into(),
-            content: "     1\tfn main() {}".into(),
-            is_error: false,
-            status: ToolCallStatus::Completed,
-            duration_ms: 3,
-            structured: None,
-        },
-    );
+    core(app, tool_finished("t1", "Read", &json!({"file_path": "hello.rs"}), "     1\tfn main() {}"));
     stream_text(app, 0, "Done: the greeting now says hello to tandem.\n");
     core(app, finished(RunOutcome::Success, vec![]));
 }

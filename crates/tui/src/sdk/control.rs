@@ -79,6 +79,7 @@ impl tandem_core::hooks::HookHost for HostLink {
 /// The `can_use_tool` request for a call the rules left open.
 pub fn can_use_tool_request(
     tool: &str,
+    edits_files: bool,
     input: &Value,
     call_id: &str,
     suggested_rule: &str,
@@ -91,7 +92,7 @@ pub fn can_use_tool_request(
         "display_name": tool,
         "input": input,
         "tool_use_id": call_id,
-        "permission_suggestions": permission_suggestions(tool, suggested_rule),
+        "permission_suggestions": permission_suggestions(suggested_rule, edits_files),
         "blocked_path": blocked_path(input),
     });
     if let Some(description) = input.get("description").and_then(Value::as_str) {
@@ -107,8 +108,8 @@ pub fn can_use_tool_request(
 }
 
 /// The rules an "always" answer would save, as the SDK's PermissionUpdate list (the exact rule tandem would write
-/// to `.tandem/settings.local.json`), plus acceptEdits for the file tools.
-pub fn permission_suggestions(tool: &str, suggested_rule: &str) -> Value {
+/// to `.tandem/settings.local.json`), plus acceptEdits for a call that edits files.
+pub fn permission_suggestions(suggested_rule: &str, edits_files: bool) -> Value {
     let rules: Vec<Value> = split_rule_list(suggested_rule)
         .iter()
         .map(|rule| match rule.split_once('(') {
@@ -123,7 +124,7 @@ pub fn permission_suggestions(tool: &str, suggested_rule: &str) -> Value {
         suggestions
             .push(json!({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}));
     }
-    if matches!(tool, "Edit" | "Write" | "MultiEdit" | "NotebookEdit") {
+    if edits_files {
         suggestions.push(json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}));
     }
     Value::Array(suggestions)
@@ -248,11 +249,11 @@ mod tests {
 
     #[test]
     fn suggestions_carry_the_rule_tandem_would_save() {
-        let value = permission_suggestions("Bash", "Bash(npm test:*)");
+        let value = permission_suggestions("Bash(npm test:*)", false);
         assert_eq!(value[0]["rules"][0], json!({"toolName": "Bash", "ruleContent": "npm test:*"}));
         assert_eq!(value[0]["destination"], "localSettings");
-        assert_eq!(permission_suggestions("Edit", "Edit")[1]["mode"], "acceptEdits");
-        assert_eq!(permission_suggestions("Bash", ""), json!([]));
+        assert_eq!(permission_suggestions("Edit", true)[1]["mode"], "acceptEdits");
+        assert_eq!(permission_suggestions("", false), json!([]));
     }
 
     #[test]

@@ -137,15 +137,18 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                     Event::RequestStarted { .. } if cli.include_partial_messages => {
                         out.line(&stream_json::status_requesting(&session_id));
                     }
-                    Event::PermissionRequested { call_id, tool, input, suggested_rule, reason, agent, .. } => {
+                    Event::PermissionRequested { call_id, tool, input, preview, suggested_rule, reason, agent, .. } => {
                         if !stdio_prompts {
                             let message = crate::headless::non_interactive_denial(&tool, &suggested_rule);
                             let _ = ops.send(Op::PermissionAnswer { call_id, answer: PermissionAnswer::Reject { message } });
                             continue;
                         }
                         out.line(&stream_json::session_state(&session_id, "requires_action"));
+                        // A file edit (a diff to review) is what acceptEdits would allow.
+                        let edits_files = matches!(preview, Some(tandem_protocol::tools::Preview::Diff { .. }));
                         let request = control::can_use_tool_request(
                             &tool,
+                            edits_files,
                             &input,
                             &call_id,
                             &suggested_rule,

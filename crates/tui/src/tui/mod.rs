@@ -98,6 +98,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     match launch.config {
         _ if app.session_picker.is_some() || launch.demo => {}
         Some(config) => {
+            app.tools = config.tools.clone();
             if let Some(resume) = &config.resume {
                 app.restore_conversation(&resume.messages);
                 app.status.usage = resume.usage;
@@ -275,6 +276,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                         }
                         // The resumed session is announced as the session, not as a new one.
                         app.session_id.clear();
+                        app.tools = config.tools.clone();
                         if let Some(resume) = &config.resume {
                             app.restore_conversation(&resume.messages);
                             app.status.usage = resume.usage;

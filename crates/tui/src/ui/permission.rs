@@ -179,10 +179,10 @@ impl PermissionDialog {
             }
             None => Body::Input(pretty_input(&input)),
         };
-        // Only Edit and Write can take the user's version of the content (core writes it in their place).
-        let modifiable = matches!(tool.as_str(), "Edit" | "Write");
+        // A diff with both texts can take the user's version of the content: core writes it to the diff's file in
+        // the call's place.
         let review = match &body {
-            Body::Diff(diff) if modifiable && diff.texts.is_some() && diff.view.hunks().len() >= 2 => {
+            Body::Diff(diff) if diff.texts.is_some() && diff.view.hunks().len() >= 2 => {
                 Some(HunkReview::all_accepted(diff.view.hunks().len()))
             }
             _ => None,
@@ -320,9 +320,6 @@ impl PermissionDialog {
     /// What the editor starts from: the proposal with the review applied (rejected hunks left out), so the user
     /// continues from what they chose. `None` without the full texts.
     fn editor_start(&self) -> Option<(PathBuf, String)> {
-        if !matches!(self.tool.as_str(), "Edit" | "Write") {
-            return None;
-        }
         let Body::Diff(DiffBody { path, view, texts: Some((old, new)) }) = &self.body else { return None };
         let proposed = match &self.review {
             Some(review) if review.accepted.iter().any(|&yes| !yes) => {

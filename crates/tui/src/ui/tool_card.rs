@@ -11,6 +11,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use tandem_core::tools::Preview;
 use tandem_protocol::ToolCallStatus;
+use tandem_protocol::tools::{FoundUnit, ResultView, ToolKind};
 use unicode_width::UnicodeWidthChar;
 
 use super::status::{format_duration_ms, format_elapsed, spinner_frame};
@@ -54,7 +55,7 @@ pub const COLLAPSED_DIFF_LINES: usize = 6;
 
 /// The diff an approved Edit or Write applied, laid out for `room` columns: the same view the dialog showed.
 fn applied_diff(card: &ToolCard, room: usize, theme: &Theme) -> Option<Vec<Line<'static>>> {
-    if !matches!(card.name.as_str(), "Edit" | "Write") || failed(card) {
+    if card.kind != ToolKind::Edit || failed(card) {
         return None;
     }
     if card.state != ToolState::Finished(ToolCallStatus::Completed) {
@@ -84,14 +85,18 @@ fn diff_body(diff: Vec<Line<'static>>, expanded: bool, theme: &Theme) -> Body {
 /// "Read 3 files, searched 2 patterns" and the key arguments, dimmed, one per line.
 pub fn render_tool_group(cards: &[&ToolCard], width: usize, theme: &Theme, _now: Instant) -> Vec<Line<'static>> {
     let width = width.max(1);
-    let reads = cards.iter().filter(|card| card.name == "Read").count();
-    let searches = cards.len() - reads;
+    let count = |kind: ToolKind| cards.iter().filter(|card| card.kind == kind).count();
+    let (reads, searches) = (count(ToolKind::Read), count(ToolKind::Search));
+    let others = cards.len() - reads - searches;
     let mut summary = Vec::new();
     if reads > 0 {
         summary.push(format!("read {reads} file{}", plural(reads)));
     }
     if searches > 0 {
         summary.push(format!("searched {searches} pattern{}", plural(searches)));
+    }
+    if others > 0 {
+        summary.push(format!("made {others} other lookup{}", plural(others)));
     }
     let summary = capitalize(&summary.join(", "));
     let failures = cards.iter().filter(|card| failed(card)).count();
@@ -233,32 +238,40 @@ fn collapsed_body(card: &ToolCard, theme: &Theme) -> Body {
             body
         }
         ToolState::Finished(_) if failed(card) => first_lines(lines, theme.error),
-        ToolState::Finished(_) => match card.name.as_str() {
-            "Read" => vec![summary_line(read_summary(&lines), !lines.is_empty(), theme)],
-            "Grep" | "Glob" => search_body(card, lines, theme),
-            "Edit" | "Write" => {
-                let mut body = Vec::new();
-                if let Some(first) = lines.first() {
-                    body.push(styled(first_sentence(first), theme.text));
-                }
+        ToolState::Finished(_) => match &card.view {
+            Some(ResultView::FileRead { lines: 0, total: None }) => {
+                vec![summary_line("Read 0 lines (empty file)".to_owned(), false, theme)]
+            }
+            Some(ResultView::FileRead { lines: shown, total }) => {
+                let of_total = total.map(|total| format!(" of {total}")).unwrap_or_default();
+                let summary = format!("Read {shown} line{}{of_total}", plural(*shown));
+                vec![summary_line(summary, !lines.is_empty(), theme)]
+            }
+            Some(ResultView::Found { count, unit, items }) => search_body(*count, *unit, items, theme),
+            Some(ResultView::Note { text }) => {
+                let mut body = vec![styled(clean(text), theme.text)];
                 if let Some((added, removed)) = diff_counts(card) {
                     body.push(diff_count_line(added, removed, theme));
                 }
                 body
             }
-            _ if lines.is_empty() => vec![styled("(no output)".to_owned(), theme.dim)],
-            _ => first_lines(lines, style),
+            None if lines.is_empty() => vec![styled("(no output)".to_owned(), theme.dim)],
+            None => first_lines(lines, style),
         },
     }
 }
 
 /// A search's collapsed body: its count, then the first results.
-fn search_body(card: &ToolCard, lines: Vec<String>, theme: &Theme) -> Body {
-    let (summary, results) = search_summary(card, &lines);
+fn search_body(count: usize, unit: FoundUnit, items: &[String], theme: &Theme) -> Body {
+    let summary = match count {
+        0 if unit == FoundUnit::File => "No files found".to_owned(),
+        0 => "No matches found".to_owned(),
+        _ => format!("Found {count} {}", unit.word(count)),
+    };
     let shown = COLLAPSED_LINES - 1;
-    let hidden = results.len().saturating_sub(shown);
+    let hidden = items.len().saturating_sub(shown);
     let mut body = vec![Line::from(Span::styled(summary, theme.text))];
-    body.extend(results.iter().take(shown).map(|line| Line::from(Span::styled(line.clone(), theme.dim))));
+    body.extend(items.iter().take(shown).map(|line| Line::from(Span::styled(clean(line), theme.dim))));
     if hidden > 0 {
         body.push(Line::from(Span::styled(
             format!("… +{hidden} line{} (ctrl+o to expand)", plural(hidden)),
@@ -268,65 +281,12 @@ fn search_body(card: &ToolCard, lines: Vec<String>, theme: &Theme) -> Body {
     body
 }
 
-/// "Found N files" (or the tool's own count line) and the result lines without it.
-fn search_summary(card: &ToolCard, lines: &[String]) -> (String, Vec<String>) {
-    let Some(first) = lines.first() else { return ("No results".to_owned(), Vec::new()) };
-    if lines.len() == 1 && (first.starts_with("No ") || first.starts_with("Found ")) {
-        return (first.clone(), Vec::new());
-    }
-    if first.starts_with("Found ") {
-        return (first.clone(), lines[1..].to_vec());
-    }
-    // Grep's count mode ends with its total; Glob and Grep's content mode just list.
-    if let Some(last) = lines.last().filter(|last| last.starts_with("Found ")) {
-        let results = lines[..lines.len() - 1].iter().filter(|line| !line.is_empty()).cloned().collect();
-        return (last.clone(), results);
-    }
-    let results: Vec<String> = lines.iter().filter(|line| !line.starts_with('(')).cloned().collect();
-    let total = lines.iter().find_map(|line| more_not_shown_total(line)).unwrap_or(results.len());
-    let unit = if card.name == "Glob" { "file" } else { "line" };
-    (format!("Found {total} {unit}{}", plural(total)), results)
-}
-
-/// Glob's "(N more not shown: T files matched…)" note carries the real total.
-fn more_not_shown_total(line: &str) -> Option<usize> {
-    let rest = line.strip_prefix('(')?.split_once(": ")?.1;
-    rest.split_whitespace().next()?.parse().ok()
-}
-
-/// "Read 120 lines", from the numbered lines the Read tool returns (or its own note when it cut the file).
-fn read_summary(lines: &[String]) -> String {
-    if let [only] = lines
-        && only.starts_with("The file ")
-    {
-        return "Read 0 lines (empty file)".to_owned();
-    }
-    let numbered = lines.iter().filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit())).count();
-    let of_total = lines.iter().rev().find_map(|line| {
-        let rest = line.strip_prefix("[Showing lines ")?;
-        let total = rest.split(" of ").nth(1)?;
-        total.split(|c: char| !c.is_ascii_digit()).next().map(str::to_owned)
-    });
-    match of_total {
-        Some(total) => format!("Read {numbered} line{} of {total}", plural(numbered)),
-        None => format!("Read {numbered} line{}", plural(numbered)),
-    }
-}
-
 fn summary_line(summary: String, expandable: bool, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(summary, theme.text)];
     if expandable {
         spans.push(Span::styled(" (ctrl+o to expand)", theme.dim));
     }
     Line::from(spans)
-}
-
-/// The first sentence of Edit's result ("The file x has been updated."), without the snippet preamble.
-fn first_sentence(line: &str) -> String {
-    match line.find(". Here's") {
-        Some(end) => line[..=end].to_owned(),
-        None => line.to_owned(),
-    }
 }
 
 /// Lines added and removed by the applied diff, when the card kept one.

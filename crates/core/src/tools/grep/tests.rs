@@ -157,3 +157,36 @@ fn glob_splitting() {
     assert_eq!(split_globs("*.rs,*.md"), vec!["*.rs", "*.md"]);
     assert_eq!(split_globs("**/*.{ts,tsx}"), vec!["**/*.{ts,tsx}"]);
 }
+
+/// The card's count and results come from Grep's own text, in every mode and when the list is cut.
+#[tokio::test]
+async fn result_view_reads_back_every_mode() {
+    let dir = tree();
+    let p = dir.path();
+    let view = |input: Value, content: &str| Tool::result_view(&GrepTool, &input, content).unwrap();
+    let input = json!({"pattern": "hello", "-i": true});
+    let ResultView::Found { count, unit, items } = view(input.clone(), &grep(p, input).await.content) else {
+        panic!("not a search view")
+    };
+    assert_eq!((count, unit, items.len()), (3, FoundUnit::File, 3));
+    assert!(items.iter().all(|item| !item.starts_with("Found")), "{items:?}");
+
+    let input = json!({"pattern": "hello", "-i": true, "output_mode": "count"});
+    let ResultView::Found { count, unit, items } = view(input.clone(), &grep(p, input).await.content) else {
+        panic!("not a search view")
+    };
+    assert_eq!((count, unit), (4, FoundUnit::Match));
+    assert_eq!(items.len(), 3, "{items:?}");
+
+    let input = json!({"pattern": "hello", "-i": true, "output_mode": "content", "head_limit": 2});
+    let ResultView::Found { count, unit, items } = view(input.clone(), &grep(p, input).await.content) else {
+        panic!("not a search view")
+    };
+    assert_eq!((count, unit, items.len()), (4, FoundUnit::Line, 2), "{items:?}");
+
+    let input = json!({"pattern": "absent-word"});
+    assert_eq!(
+        view(input.clone(), &grep(p, input).await.content),
+        ResultView::Found { count: 0, unit: FoundUnit::File, items: Vec::new() }
+    );
+}

@@ -22,16 +22,21 @@ fn theme() -> Theme {
     Theme::new(ColorDepth::TrueColor)
 }
 
+/// A card as the app holds it once core described the call (kind, summary), as for a live call.
 fn card(name: &str, input: serde_json::Value, state: ToolState) -> ToolCard {
     let mut card = ToolCard::new("call_1".into(), name.into(), input);
     card.state = state;
+    let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
+    card.kind = tandem_core::tools::ToolRegistry::builtin().describe(name, &card.input, &context).kind;
     card
 }
 
+/// A finished card with core's view of its result, as `ToolCallFinished` brings it.
 fn done(name: &str, input: serde_json::Value, output: &str, ms: u64) -> ToolCard {
     let mut card = card(name, input, ToolState::Finished(ToolCallStatus::Completed));
     card.output = output.into();
     card.duration_ms = Some(ms);
+    card.view = tandem_core::tools::ToolRegistry::builtin().result_view(name, &card.input, output);
     card
 }
 
