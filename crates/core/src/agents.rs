@@ -117,6 +117,9 @@ pub fn directories(
 pub fn load(dirs: &[(PathBuf, &'static str)], flag: Option<&str>) -> AgentCatalog {
     let mut catalog = AgentCatalog::default();
     for (dir, scope) in dirs {
+        if !crate::front_matter::readable_dir(dir, scope, &mut catalog.problems) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut files: Vec<PathBuf> = entries
             .flatten()

@@ -53,6 +53,9 @@ pub fn directories(
 pub fn load(dirs: &[(PathBuf, &'static str)]) -> CommandCatalog {
     let mut catalog = CommandCatalog::default();
     for (dir, scope) in dirs {
+        if !crate::front_matter::readable_dir(dir, scope, &mut catalog.problems) {
+            continue;
+        }
         let mut files = Vec::new();
         collect(dir, dir, 0, &mut files, &mut catalog.problems);
         files.sort();

@@ -23,6 +23,27 @@ pub fn extension_dirs(
     dirs
 }
 
+/// Whether the extension directory `dir` (of `scope`, as [`extension_dirs`] gives it) may be read. A project's is
+/// not when it or the `.claude` / `.tandem` above it is a symbolic link: a repository could link `.claude/skills`
+/// to another project's (or the user's) directory and have what is there described to the model, unasked. The
+/// reason goes to `problems`, so it is reported, not silently skipped.
+pub fn readable_dir(dir: &std::path::Path, scope: &str, problems: &mut Vec<String>) -> bool {
+    if scope != "project" {
+        return true;
+    }
+    let is_link = |path: &&std::path::Path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink());
+    match [Some(dir), dir.parent()].into_iter().flatten().find(is_link) {
+        Some(link) => {
+            problems.push(format!(
+                "{}: a symbolic link, which tandem does not follow for a project's files; nothing in it is read",
+                link.display()
+            ));
+            false
+        }
+        None => true,
+    }
+}
+
 /// Largest command, skill or agent file read.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
 

@@ -54,6 +54,9 @@ pub fn directories(
 pub fn load(dirs: &[(PathBuf, &'static str)]) -> SkillCatalog {
     let mut catalog = SkillCatalog::default();
     for (root, scope) in dirs {
+        if !crate::front_matter::readable_dir(root, scope, &mut catalog.problems) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(root) else { continue };
         let mut dirs: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
         for link in dirs.iter().filter(|path| path.is_dir() && !crate::front_matter::is_real_dir(path)) {
@@ -162,5 +165,29 @@ mod tests {
         assert!(catalog.skills.is_empty(), "{:?}", catalog.skills);
         let problems = catalog.problems.join("\n");
         assert!(!problems.contains("secret") && problems.contains("symbolic link"), "{problems}");
+    }
+
+    /// Found by the twentieth red-team round: a repository that links `.claude/skills` (or `.claude` itself) to a
+    /// directory elsewhere had the skills there described to the model, and loaded with a listing of their
+    /// directory, unasked. A user's own skills directory may be a link.
+    #[cfg(unix)]
+    #[test]
+    fn a_projects_linked_skills_directory_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("other-project/.claude/skills");
+        std::fs::create_dir_all(elsewhere.join("notes")).unwrap();
+        std::fs::write(elsewhere.join("notes/SKILL.md"), "---\nname: notes\ndescription: CANARY\n---\nbody").unwrap();
+        let linked_dir = dir.path().join("a/.claude");
+        std::fs::create_dir_all(&linked_dir).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked_dir.join("skills")).unwrap();
+        let linked_claude = dir.path().join("b");
+        std::fs::create_dir_all(&linked_claude).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("other-project/.claude"), linked_claude.join(".claude")).unwrap();
+        for skills in [linked_dir.join("skills"), linked_claude.join(".claude/skills")] {
+            let catalog = load(&[(skills, "project")]);
+            assert!(catalog.skills.is_empty(), "{:?}", catalog.skills);
+            assert!(catalog.problems.join("\n").contains("symbolic link"), "{:?}", catalog.problems);
+        }
+        assert_eq!(load(&[(linked_dir.join("skills"), "user")]).skills.len(), 1, "the user's own link is followed");
     }
 }

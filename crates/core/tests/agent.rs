@@ -353,3 +353,45 @@ async fn compaction_restores_only_files_a_read_may_read() {
     let requests = server.requests();
     assert!(requests.iter().all(|request| !request.body.to_string().contains("PELICAN-SECRET-42")));
 }
+
+/// Found by the nineteenth red-team round: an Edit of a file outside the workspace was previewed before anyone
+/// was asked, and the preview's failure went back to the model in place of the question — "does not exist … did
+/// you mean secret.txt?" listed the directory, "has not been read" said the file exists. Now the user hears why
+/// the change can't be shown; the model hears only that it was not allowed.
+#[tokio::test]
+async fn a_preview_of_a_file_the_model_may_not_read_says_nothing_to_the_model() {
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "PELICAN").unwrap();
+    let edit = |path: &str| json!({"file_path": outside.path().join(path), "old_string": "PELICAN", "new_string": "x"});
+    let replies = vec![
+        json!({"blocks": [
+            {"type": "tool_use", "id": "toolu_missing", "name": "Edit", "input": edit("secret.tx")},
+            {"type": "tool_use", "id": "toolu_unread", "name": "Edit", "input": edit("secret.txt")}
+        ]}),
+        json!({"blocks": [{"type": "text", "text": "Both were refused."}]}),
+    ];
+    let server =
+        FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
+    let mut config = config(&server, ToolRegistry::builtin(), PermissionMode::Default);
+    config.cwd = workspace.path().to_path_buf();
+    config.permissions = PermissionPolicy::for_cwd(PermissionMode::Default, workspace.path());
+    let mut handle = agent::spawn(config);
+    let mut asked = Vec::new();
+    let (_, events) = turn(&mut handle, "edit them", |call_id, _| {
+        asked.push(call_id.to_owned());
+        PermissionAnswer::Deny { feedback: None }
+    })
+    .await;
+    assert_eq!(asked, ["toolu_missing", "toolu_unread"], "the user is asked about both");
+    let reasons: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::PermissionRequested { reason, .. } => reason.clone(),
+            _ => None,
+        })
+        .collect();
+    assert!(reasons.iter().any(|reason| reason.contains("Did you mean")), "the user hears why: {reasons:?}");
+    let sent = server.requests().last().unwrap().body.to_string();
+    assert!(!sent.contains("Did you mean") && !sent.contains("has not been read"), "{sent}");
+}

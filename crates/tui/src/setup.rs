@@ -216,7 +216,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         &paths.config_dir,
     )));
     notices.extend(skills.problems.iter().map(|problem| format!("Skills: {problem}")));
-    if !skills.skills.is_empty() && !removed.iter().any(|tool| tool == "Skill") {
+    if !skills.skills.is_empty() && !removed.iter().any(|tool| tool == tandem_core::tools::skill::SKILL_TOOL) {
         tools.register(Arc::new(tandem_core::tools::skill::SkillTool { catalog: skills.clone() }));
         // A skill's own files may be read wherever the skill lives (a user skill is outside the workspace).
         for skill in skills.skills.iter().filter(|skill| skill.scope == "user") {
@@ -453,11 +453,12 @@ fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String
         }
     }
     // The Task tool answers to Claude Code's newer name too.
+    use tandem_core::tools::task::{AGENT_ALIAS, TASK_TOOL};
     // MCP tools are not built-in ones: `--tools` leaves them alone (as in Claude Code).
     tools.retain(move |name| {
         name.starts_with(tandem_core::mcp::tool::PREFIX)
             || name == tandem_core::mcp::search::TOOL_SEARCH
-            || wanted.iter().any(|wanted| wanted == name || (wanted == "Agent" && name == "Task"))
+            || wanted.iter().any(|wanted| wanted == name || (wanted == AGENT_ALIAS && name == TASK_TOOL))
     });
 }
 

@@ -28,7 +28,17 @@ impl Session {
             claude_dir: self.config.claude_dir.as_deref(),
             home: home.as_deref(),
         };
-        guidelines::load_from(&dirs, &self.config.cwd)
+        let policy = lock(&self.shared.policy);
+        let hidden = policy.walk_hidden();
+        let read = crate::tools::read::ReadTool;
+        let importable = |path: &std::path::Path| {
+            policy.decide(&read, &serde_json::json!({ "file_path": path })) == crate::permissions::Decision::Allow
+        };
+        guidelines::load_from(
+            &dirs,
+            &self.config.cwd,
+            &guidelines::ProjectReads { hidden: &*hidden, importable: &importable },
+        )
     }
 
     /// Project guidelines and the memory index, as one block (empty when there is neither).

@@ -400,7 +400,7 @@ impl Session {
                     files: self.files.clone(),
                     cancel: cancel.clone(),
                     live_output: None,
-                    hidden: lock(&self.shared.policy).hidden_paths(),
+                    hidden: Some(lock(&self.shared.policy).walk_hidden()),
                     output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
                     sandbox: None,
                     confinement: self.config.sandbox.clone(),

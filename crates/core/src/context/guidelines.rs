@@ -86,13 +86,33 @@ const MAX_PROBLEM_PATH: usize = 160;
 
 /// Reads the guidelines for a session in `cwd` with user files from `config_dir`. Never fails.
 pub fn load(config_dir: &Path, cwd: &Path) -> Guidelines {
-    load_from(&UserDirs { config_dir, claude_dir: None, home: None }, cwd)
+    let everything = ProjectReads { hidden: &|_| false, importable: &|_| true };
+    load_from(&UserDirs { config_dir, claude_dir: None, home: None }, cwd, &everything)
 }
 
-/// [`load`] with Claude Code's user directory too, following `@path` imports ([`super::imports`]).
-pub fn load_from(dirs: &UserDirs, cwd: &Path) -> Guidelines {
-    let mut walk =
-        Walk { dirs, seen: HashSet::new(), sources: Vec::new(), problems: Vec::new(), real_root: PathBuf::new() };
+/// What a project's guideline files may bring into the prompt, which is sent to the model without anyone being
+/// asked. The project's root can be far above the workspace (a monorepo, a repository of dotfiles holding the
+/// home directory, tandem started in HOME), so "inside the project" is not enough.
+pub struct ProjectReads<'a> {
+    /// A project's guideline file (found walking up from the working directory) is read unless this hides it:
+    /// credentials, what the user's Read rules deny or ask for.
+    pub hidden: &'a dyn Fn(&Path) -> bool,
+    /// A project's file imports only what this allows: what a Read may reach unasked (Claude Code asks before an
+    /// import from outside the working directory; tandem has nobody to ask while it builds a request).
+    pub importable: &'a dyn Fn(&Path) -> bool,
+}
+
+/// [`load`] with Claude Code's user directory too, following `@path` imports ([`super::imports`]), a project's
+/// files within `reads`.
+pub fn load_from(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads) -> Guidelines {
+    let mut walk = Walk {
+        dirs,
+        reads,
+        seen: HashSet::new(),
+        sources: Vec::new(),
+        problems: Vec::new(),
+        real_root: PathBuf::new(),
+    };
     let root = project_root(cwd);
     walk.real_root = root.canonicalize().unwrap_or(root);
     for (path, user_candidate) in candidates_for(dirs, cwd) {
@@ -104,7 +124,7 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path) -> Guidelines {
         let user_file = user_candidate && !real.starts_with(&walk.real_root);
         // A project's guideline file that is a link out of the project (to `~/.ssh/id_rsa`, say) would send
         // that file to the model: only files inside the project are read from it.
-        if !user_file && !real.starts_with(&walk.real_root) {
+        if !user_file && (!real.starts_with(&walk.real_root) || (walk.reads.hidden)(&real)) {
             continue;
         }
         if !walk.seen.insert(real) {
@@ -127,6 +147,7 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path) -> Guidelines {
 /// The files found so far, and the imports that were not followed.
 struct Walk<'a> {
     dirs: &'a UserDirs<'a>,
+    reads: &'a ProjectReads<'a>,
     seen: HashSet<PathBuf>,
     sources: Vec<Source>,
     problems: Vec<String>,
@@ -134,6 +155,12 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// Whether a project's file may import `real` (a resolved path): only from inside the project, and only what
+    /// a read may reach unasked.
+    fn project_may_import(&self, real: &Path) -> bool {
+        real.starts_with(&self.real_root) && !(self.reads.hidden)(real) && (self.reads.importable)(real)
+    }
+
     /// Notes an import that was not followed, once, with its paths cut short.
     fn problem(&mut self, target: &str, importer: &Path, why: &str) {
         let cut = |text: &str| {
@@ -168,7 +195,7 @@ impl Walk<'_> {
                 self.problem(&target, path, if user_file { "not found" } else { HIDDEN });
                 continue;
             };
-            if !user_file && !real.starts_with(&self.real_root) {
+            if !user_file && !self.project_may_import(&real) {
                 self.problem(&target, path, HIDDEN);
                 continue;
             }
@@ -441,6 +468,35 @@ mod tests {
         let g = load(&config, &cwd);
         assert!(!g.text.contains("PRIVATE KEY"), "{}", g.text);
         assert!(g.files.is_empty());
+    }
+
+    /// Found by the nineteenth red-team round: the project's root can hold the home directory (a repository of
+    /// dotfiles, tandem started in HOME), and a project's `@.ssh/id_rsa` or `@./.env` (under a Read deny rule)
+    /// went into every request, unasked. What a read may not reach unasked is neither imported nor read.
+    #[test]
+    fn a_project_file_imports_nothing_a_read_may_not_reach_unasked() {
+        let (_tmp, config, repo, cwd) = setup();
+        fs::create_dir_all(repo.join(".ssh")).unwrap();
+        fs::write(repo.join(".ssh/id_rsa"), "CANARY-SSH").unwrap();
+        fs::write(repo.join(".env"), "CANARY-ENV").unwrap();
+        fs::write(repo.join("style.md"), "use tabs").unwrap();
+        fs::write(repo.join("CLAUDE.md"), "@.ssh/id_rsa\n@./.env\n@style.md").unwrap();
+        fs::write(cwd.join("CLAUDE.md"), "here").unwrap();
+        let real = repo.canonicalize().unwrap();
+        let hidden = |path: &Path| path.starts_with(real.join(".ssh")) || path == real.join(".env");
+        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None };
+        let g = load_from(&dirs, &cwd, &ProjectReads { hidden: &hidden, importable: &|_| true });
+        assert!(g.text.contains("use tabs") && g.text.contains("here"), "{}", g.text);
+        assert!(!g.text.contains("CANARY"), "{}", g.text);
+        assert!(g.text.contains("@.ssh/id_rsa in ") && g.text.contains("not found in the project"), "{}", g.text);
+        // Only what a Read may reach unasked is imported: the repository's root is above the workspace.
+        let workspace = cwd.canonicalize().unwrap();
+        let inside = |path: &Path| path.starts_with(&workspace);
+        let g = load_from(&dirs, &cwd, &ProjectReads { hidden: &hidden, importable: &inside });
+        assert!(!g.text.contains("use tabs") && g.text.contains("here"), "{}", g.text);
+        let hide_all = |path: &Path| path.starts_with(&real);
+        let reads = ProjectReads { hidden: &hide_all, importable: &|_| true };
+        assert!(load_from(&dirs, &cwd, &reads).files.is_empty(), "a project file a read may not reach is not read");
     }
 
     #[test]

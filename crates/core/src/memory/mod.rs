@@ -204,6 +204,16 @@ impl MemoryStore {
         let file = index::file_name(&title);
         let topic_path = self.dir(scope).join(&file);
         let index_path = self.index_path(scope);
+        // Nothing is read through a link either: a repository's `MEMORY.md` linked elsewhere would have its size
+        // (or that it is a directory) told to the model before anyone approved the save.
+        for path in [&topic_path, &index_path] {
+            if links_on_the_way(self.dir(scope), path) {
+                return Err(format!(
+                    "Not saved: {} is reached through a symbolic link; memory is only kept in plain files.",
+                    path.display()
+                ));
+            }
+        }
         let old_topic = read_if_exists(&topic_path)?;
         let old_index = read_if_exists(&index_path)?;
         let line = index::index_line(&title, &file, &description);

@@ -189,3 +189,18 @@ fn linked_memory_files_are_neither_read_into_the_prompt_nor_written_through() {
     }
     assert_eq!(fs::read_to_string(&outside).unwrap(), "OUTSIDE SECRET");
 }
+
+/// Found by the twentieth red-team round: a repository's `MEMORY.md` linked to a file elsewhere was read to plan a
+/// save, and the plan's failure told the model that file's size ("would have 401 lines / 3510 bytes"), or that a
+/// linked directory was one, before anyone approved the save.
+#[test]
+fn a_save_reads_nothing_through_a_link() {
+    let (tmp, store) = store();
+    let outside = tmp.path().join("outside.txt");
+    fs::write(&outside, "x\n".repeat(401)).unwrap();
+    let dir = store.dir(MemoryScope::Project).to_path_buf();
+    fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("MEMORY.md")).unwrap();
+    let error = store.plan_save("t", "d", "c", MemoryScope::Project).unwrap_err();
+    assert!(error.contains("symbolic link") && !error.contains("401"), "{error}");
+}

@@ -11,7 +11,7 @@ use super::rules::{Rule, path_matches};
 use super::settings::{RuleKind, Scope, SourcedRule};
 use super::{Decision, PermissionMode};
 use crate::sandbox::Grant;
-use crate::tools::Tool;
+use crate::tools::{FileAccess, Subject, Tool};
 
 /// What the `sandbox` settings change in decisions about Bash calls.
 #[derive(Clone, Debug)]
@@ -104,6 +104,35 @@ impl PermissionPolicy {
         }))
     }
 
+    /// What directory searches (Grep, Glob) skip as they walk: every path a Read of it would not run unasked for —
+    /// covered by a Read deny or ask rule (a walk can't stop to ask), or a secret (credentials, tandem's
+    /// configuration, every project's transcripts, the system's secrets) that no allow rule names. Read judges the
+    /// path a call names; a walk reaches paths no call named, so without this a search of the home directory
+    /// printed `~/.ssh/id_rsa`.
+    pub fn walk_hidden(&self) -> crate::tools::HiddenPaths {
+        let covers_read = |rule: &&SourcedRule| rule.rule.covers_tool("Read") && rule.rule.specifier.is_some();
+        let kept: Vec<SourcedRule> =
+            self.rules.iter().filter(|rule| rule.kind != RuleKind::Allow).filter(covers_read).cloned().collect();
+        let named: Vec<SourcedRule> = self.rules_of(RuleKind::Allow).filter(covers_read).cloned().collect();
+        let (workspace, home) = (self.workspace.clone(), self.home.clone());
+        let secrets = workspace.secret_paths();
+        let cwd = workspace.cwd().to_path_buf();
+        let matches = move |rules: &[SourcedRule], path: &Path, deny: bool| {
+            rules.iter().any(|rule| {
+                let spec = rule.rule.specifier.as_deref().unwrap_or_default();
+                path_matches(spec, path, &rule.root, &cwd, &home, deny)
+            })
+        };
+        std::sync::Arc::new(move |path: &Path| {
+            if matches(&kept, path, true) {
+                return true;
+            }
+            let secret = workspace.protected(path).is_some_and(|protection| protection.guards_reads())
+                || secrets.iter().any(|secret| path.starts_with(secret));
+            secret && !matches(&named, path, false)
+        })
+    }
+
     /// Decides whether `tool` may run with `input`.
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
         self.decide_with_grant(tool, input).0
@@ -112,52 +141,31 @@ impl PermissionPolicy {
     /// [`PermissionPolicy::decide`], and for an allowed Bash call the reason it may run ([`Grant`]), which the
     /// sandbox holds the command to. Other tools don't run in the sandbox: their grant is [`Grant::ReadOnly`].
     pub fn decide_with_grant(&self, tool: &dyn Tool, input: &Value) -> (Decision, Grant) {
-        if tool.name() == "Bash" {
-            let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-            let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);
-            return self.decide_bash(command, unsandboxed);
-        }
-        (self.decide_other(tool, input), Grant::ReadOnly)
-    }
-
-    fn decide_other(&self, tool: &dyn Tool, input: &Value) -> Decision {
         if let Some(server) = tool.mcp_server() {
-            return self.decide_mcp(tool, server);
+            return (self.decide_mcp(tool, server), Grant::ReadOnly);
         }
-        match tool.name() {
-            crate::tools::web_fetch::WEB_FETCH_TOOL => return self.decide_web_fetch(input),
-            crate::tools::web_search::WEB_SEARCH_TOOL => return self.decide_web_search(input),
-            _ => {}
-        }
-        self.decide_file_tool(tool, input)
+        let decision = match tool.permission_subject(input, self.workspace.cwd()) {
+            Subject::Command { command, unsandboxed } => return self.decide_bash(&command, unsandboxed),
+            Subject::Fetch { url } => self.decide_web_fetch(&url),
+            Subject::WebSearch => self.decide_web_search(),
+            Subject::File(access) => self.decide_file_tool(tool, &access),
+        };
+        (decision, Grant::ReadOnly)
     }
 
-    fn decide_file_tool(&self, tool: &dyn Tool, input: &Value) -> Decision {
-        let name = tool.name();
-        let written = input
-            .get("file_path")
-            .or_else(|| input.get("path"))
-            .or_else(|| input.get("notebook_path"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| {
-                // Tools whose input names no path field say where they write (SaveMemory's topic file).
-                let context = crate::tools::ToolContext::new(self.workspace.cwd().to_path_buf());
-                tool.target_path(input, &context).map(|path| path.to_string_lossy().into_owned())
-            })
-            .or_else(|| tool.is_read_only().then(|| ".".to_owned()));
-        // A Glob pattern's literal leading part moves the search: `../../**/id_rsa` searches two levels up.
-        let written = match (name, written, input.get("pattern").and_then(Value::as_str)) {
-            ("Glob", Some(root), Some(pattern)) => {
-                let root = self.workspace.absolute(&root);
-                Some(crate::tools::glob::search_root(&root, pattern).to_string_lossy().into_owned())
+    fn decide_file_tool(&self, tool: &dyn Tool, access: &FileAccess) -> Decision {
+        if let Some(start) = &access.starts_at {
+            let at_start = FileAccess { path: Some(start.clone()), starts_at: None, ..access.clone() };
+            let decision = self.decide_file_tool(tool, &at_start);
+            if decision != Decision::Allow {
+                return decision;
             }
-            (_, written, _) => written,
-        };
+        }
+        let name = tool.name();
+        let written = access.path.clone();
         // A path that can't be resolved for sure (a dangling link, /proc…) is never inside.
         let certain = written.as_deref().is_none_or(|path| self.workspace.resolve_strict(path).is_some());
         let path = written.as_deref().map(|path| self.workspace.resolve(path));
-        let all_projects = name == "SearchSessions" && input.get("all_projects").and_then(Value::as_bool) == Some(true);
         let matches =
             |rule: &SourcedRule| self.file_rule_matches(rule, name, path.as_deref(), rule.kind != RuleKind::Allow);
 
@@ -168,9 +176,9 @@ impl PermissionPolicy {
         }
         let inside = certain && path.as_deref().is_none_or(|path| self.workspace.contains(path));
         let protection = path.as_deref().and_then(|path| self.workspace.protected(path));
-        let sensitive = if tool.is_read_only() { protection.filter(|p| p.guards_reads()) } else { protection };
+        let sensitive = if access.writes { protection } else { protection.filter(|p| p.guards_reads()) };
         // Secrets are denied to reads in every mode unless a rule names them.
-        if let (true, Some(protection), Some(path)) = (tool.is_read_only(), sensitive, path.as_deref())
+        if let (false, Some(protection), Some(path)) = (access.writes, sensitive, path.as_deref())
             && !self.read_rule_names(path)
         {
             return Decision::Deny {
@@ -183,7 +191,7 @@ impl PermissionPolicy {
             };
         }
         // Plan mode refuses every change, whatever an allow rule says (Claude Code does the same).
-        if self.mode == PermissionMode::Plan && !tool.is_read_only() {
+        if self.mode == PermissionMode::Plan && access.writes {
             return Decision::Deny {
                 reason: format!(
                     "{name} is not allowed in plan mode: only read-only tools may run. Present your plan instead."
@@ -213,10 +221,10 @@ impl PermissionPolicy {
         if !inside {
             return self.ask(name, suggestion, Some(format!("{shown} is outside the workspace")));
         }
-        if all_projects {
+        if access.every_project {
             return self.ask(name, String::new(), Some("it searches the sessions of every project".into()));
         }
-        if tool.is_read_only() {
+        if !access.writes {
             return Decision::Allow;
         }
         match self.mode {
@@ -225,7 +233,7 @@ impl PermissionPolicy {
                     "{name} is not allowed in plan mode: only read-only tools may run. Present your plan instead."
                 ),
             },
-            PermissionMode::AcceptEdits if matches!(name, "Edit" | "Write" | "SaveMemory") => Decision::Allow,
+            PermissionMode::AcceptEdits if access.edits_files => Decision::Allow,
             _ => self.ask(name, suggestion, None),
         }
     }
@@ -264,13 +272,7 @@ impl PermissionPolicy {
     }
 
     fn suggest_file_rule(&self, tool: &str, path: Option<&Path>, inside: bool) -> String {
-        let family = if matches!(tool, "Edit" | "Write") {
-            "Edit"
-        } else if matches!(tool, "Read" | "Grep" | "Glob") {
-            "Read"
-        } else {
-            tool
-        };
+        let family = super::rules::rule_family(tool);
         match path {
             Some(path) if !inside => {
                 let dir = if path.is_dir() { path } else { path.parent().unwrap_or(path) };

@@ -462,3 +462,58 @@ fn always_rules_are_as_narrow_as_the_command() {
     );
     assert_eq!(tool.risk_for(&json!({"command": "rm -rf build"})), Risk::High);
 }
+
+/// Found by the nineteenth red-team round: a directory search judged only the path it was given, and skipped only
+/// what Read deny rules name, so a Grep of a workspace holding the home directory (`--add-dir ~`, tandem started
+/// in HOME) printed `~/.ssh/id_rsa`, and one of a parent printed a file an ask rule covers, unasked.
+#[tokio::test]
+async fn directory_searches_skip_secrets_and_what_a_read_would_ask_for() {
+    use crate::tools::Tool;
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    for (path, text) in [
+        (".ssh/id_rsa", "CANARY-SSH"),
+        (".aws/credentials", "CANARY-AWS"),
+        ("private/k.txt", "CANARY-ASK"),
+        ("notes/plan.txt", "CANARY-OK"),
+    ] {
+        std::fs::create_dir_all(home.join(path).parent().unwrap()).unwrap();
+        std::fs::write(home.join(path), text).unwrap();
+    }
+    let workspace = Workspace::new(&home, &[], Some(home.clone()), None);
+    let mut policy = PermissionPolicy::new(DefaultMode, workspace, home.clone());
+    policy.add_rule(RuleKind::Ask, "Read(private/**)", Scope::Flag).unwrap();
+    let mut context = crate::tools::ToolContext::new(home.clone());
+    context.hidden = Some(policy.walk_hidden());
+    let input = json!({"pattern": "CANARY", "glob": "*", "output_mode": "content"});
+    let out = crate::tools::grep::GrepTool.run(input, &context).await;
+    assert!(out.content.contains("CANARY-OK"), "{}", out.content);
+    assert!(!out.content.contains("CANARY-SSH") && !out.content.contains("CANARY-AWS"), "{}", out.content);
+    assert!(!out.content.contains("CANARY-ASK"), "{}", out.content);
+    let out = crate::tools::glob::GlobTool.run(json!({"pattern": "**/.*/*"}), &context).await;
+    assert!(!out.content.contains("id_rsa") && !out.content.contains("credentials"), "{}", out.content);
+    // Through a link to the home directory, too.
+    let link = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&home, link.path().join("h")).unwrap();
+    let input = json!({"pattern": "CANARY", "glob": "*", "path": link.path().join("h")});
+    let out = crate::tools::grep::GrepTool.run(input, &context).await;
+    assert!(!out.content.contains(".ssh"), "{}", out.content);
+}
+
+/// Found by the twentieth red-team round: a Glob whose `path` is outside the workspace and whose pattern climbs
+/// back into it (through a component that does not exist, read lexically) was judged as the workspace, and the
+/// tool then told the model whether `path` existed ("not a directory", "does not exist"): a probe of `~/.ssh`.
+#[test]
+fn a_glob_is_judged_where_it_starts_and_where_it_searches() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    let outside = setup.home.path().join(".ssh/id_rsa");
+    let depth = setup.cwd().components().count() + 2;
+    let climb = format!("zz/{}{}/*", "../".repeat(depth), setup.cwd().strip_prefix("/").unwrap().display());
+    for (path, pattern) in [(outside.display().to_string(), climb.clone()), (".".to_owned(), climb)] {
+        let input = json!({"path": path, "pattern": pattern});
+        assert_ne!(setup.decide(&policy, "Glob", input.clone()), Allow, "{input}");
+    }
+    assert_eq!(setup.decide(&policy, "Glob", json!({"pattern": "src/**/*.rs"})), Allow);
+    assert_eq!(setup.decide(&policy, "Glob", json!({"path": "src", "pattern": "../src/*"})), Allow);
+}

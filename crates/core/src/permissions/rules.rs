@@ -42,9 +42,17 @@ impl Rule {
 
     /// Whether this rule is about `tool` (an `Edit` rule also covers Write; a `Read` rule also Grep and Glob).
     pub fn covers_tool(&self, tool: &str) -> bool {
-        self.tool == tool
-            || (self.tool == "Edit" && matches!(tool, "Write" | "MultiEdit" | "NotebookEdit"))
-            || (self.tool == "Read" && matches!(tool, "Grep" | "Glob"))
+        self.tool == tool || self.tool == rule_family(tool)
+    }
+}
+
+/// The tool name a rule for `tool`'s family is written with (Claude Code's families): an `Edit` rule covers every
+/// tool that edits files, a `Read` rule every tool that reads them; other tools are their own family.
+pub fn rule_family(tool: &str) -> &str {
+    match tool {
+        "Write" | "MultiEdit" | "NotebookEdit" => "Edit",
+        "Grep" | "Glob" => "Read",
+        _ => tool,
     }
 }
 

@@ -7,19 +7,17 @@
 //! user's router or a cloud metadata endpoint. A deny or ask rule with a specifier WebFetch does not understand
 //! applies to every fetch (the safe reading); an allow rule with one allows nothing.
 
-use serde_json::Value;
-
 use super::policy::source;
 use super::settings::{RuleKind, SourcedRule};
 use super::{Decision, PermissionMode, PermissionPolicy};
-use crate::tools::web_fetch::{WEB_FETCH_TOOL, input_url};
+use crate::tools::web_fetch::WEB_FETCH_TOOL;
 use crate::tools::web_search::WEB_SEARCH_TOOL;
 use crate::web::address::{HostCheck, check_host};
 use crate::web::{domain_matches, fetch_url, rule_domain, rule_host};
 
 impl PermissionPolicy {
-    pub(super) fn decide_web_fetch(&self, input: &Value) -> Decision {
-        let url = fetch_url(input_url(input)).ok();
+    pub(super) fn decide_web_fetch(&self, url: &str) -> Decision {
+        let url = fetch_url(url).ok();
         let host = url.as_ref().map(rule_host).unwrap_or_default();
         // A specifier that names no host (`domain:*`, `domain:h:8080`, anything but `domain:`) is read the safe
         // way: a deny or ask rule with it covers every fetch, an allow rule with it allows none.
@@ -57,7 +55,7 @@ impl PermissionPolicy {
         self.ask(WEB_FETCH_TOOL, suggestion, reason)
     }
 
-    pub(super) fn decide_web_search(&self, _input: &Value) -> Decision {
+    pub(super) fn decide_web_search(&self) -> Decision {
         let covers = |rule: &&SourcedRule| rule.rule.tool == WEB_SEARCH_TOOL;
         if let Some(rule) = self.rules_of(RuleKind::Deny).find(covers) {
             return Decision::Deny {

@@ -97,6 +97,12 @@ impl TypedTool for BashTool {
         false
     }
 
+    fn permission_subject(&self, input: &Value, _cwd: &std::path::Path) -> super::Subject {
+        let command = input.get("command").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let unsandboxed = input.get("dangerouslyDisableSandbox").and_then(Value::as_bool).unwrap_or(false);
+        super::Subject::Command { command, unsandboxed }
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Exec
     }

@@ -80,6 +80,11 @@ impl TypedTool for EditTool {
         false
     }
 
+    fn permission_subject(&self, input: &Value, _cwd: &std::path::Path) -> super::Subject {
+        let path = input.get("file_path").and_then(Value::as_str).map(str::to_owned);
+        super::Subject::File(super::FileAccess::edit(path))
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Edit
     }

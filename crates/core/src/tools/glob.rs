@@ -19,7 +19,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::typed::TypedTool;
 use super::{FoundUnit, HiddenPaths, ResultView, Risk, ToolContext, ToolOutput};
-use crate::fs_util::normalize;
 
 /// Files listed at most.
 pub const MAX_RESULTS: usize = 100;
@@ -55,6 +54,17 @@ impl TypedTool for GlobTool {
 
     fn is_read_only(&self) -> bool {
         true
+    }
+
+    /// Where the search really starts: a pattern's literal leading part moves it (`../../**/id_rsa` searches two
+    /// levels up).
+    fn permission_subject(&self, input: &Value, cwd: &Path) -> super::Subject {
+        let given = input.get("path").and_then(Value::as_str).unwrap_or(".");
+        let root = crate::fs_util::resolve_path(cwd, given);
+        let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or_default();
+        let searched = search_root(&root, pattern);
+        let starts_at = (searched != root).then(|| root.to_string_lossy().into_owned());
+        super::Subject::File(super::FileAccess { starts_at, ..super::FileAccess::read(searched.to_string_lossy()) })
     }
 
     fn kind(&self) -> super::ToolKind {
@@ -114,9 +124,7 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<H
 
     let mut walker = WalkBuilder::new(&root);
     walker.require_git(false).threads(0).hidden(!names_hidden(&rest));
-    if let Some(hidden) = hidden {
-        walker.filter_entry(move |entry| !hidden(entry.path()));
-    }
+    super::skip_hidden(&mut walker, &root, hidden);
     if !rest.contains("**") {
         walker.max_depth(Some(rest.split('/').count()));
     }
@@ -145,7 +153,9 @@ fn split_literal_prefix(root: &Path, pattern: &str) -> (PathBuf, String) {
         base.push(part);
     }
     let rest = parts[literal..].join("/");
-    let base = crate::fs_util::resolve_like_kernel(&base).unwrap_or_else(|| normalize(&base));
+    // What the kernel can't resolve for sure stays as written (the policy takes it for outside): lexically,
+    // `../home/.ssh/id_rsa` with `zz/../../../../work/*` would have been judged as the workspace.
+    let base = crate::fs_util::resolve_like_kernel(&base).unwrap_or(base);
     (base, rest)
 }
 
@@ -322,7 +332,14 @@ mod tests {
         let root = Path::new("/p");
         assert_eq!(split_literal_prefix(root, "src/**/*.rs"), (PathBuf::from("/p/src"), "**/*.rs".to_string()));
         assert_eq!(split_literal_prefix(root, "/abs/x/*.md"), (PathBuf::from("/abs/x"), "*.md".to_string()));
-        assert_eq!(split_literal_prefix(root, "../q/*.rs"), (PathBuf::from("/q"), "*.rs".to_string()));
+        // `..` is resolved as the kernel resolves it; through a path that does not exist it stays as written
+        // (the policy takes that for outside), never normalised lexically.
+        assert_eq!(split_literal_prefix(root, "../q/*.rs"), (PathBuf::from("/p/../q"), "*.rs".to_string()));
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(real.join("p")).unwrap();
+        fs::create_dir_all(real.join("q")).unwrap();
+        assert_eq!(split_literal_prefix(&real.join("p"), "../q/*.rs"), (real.join("q"), "*.rs".to_string()));
         assert_eq!(split_literal_prefix(root, "Cargo.toml"), (PathBuf::from("/p/Cargo.toml"), String::new()));
     }
 }

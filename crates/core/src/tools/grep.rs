@@ -200,9 +200,7 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<H
         searcher.before_context(before.unwrap_or(0) as usize).after_context(after.unwrap_or(0) as usize);
     }
     let mut walker = build_walker(input, root)?;
-    if let Some(hidden) = hidden {
-        walker.filter_entry(move |entry| !hidden(entry.path()));
-    }
+    super::skip_hidden(&mut walker, root, hidden);
     let limit = input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |n| usize::try_from(n).unwrap_or(usize::MAX));
 
     let results = Mutex::new(Vec::new());

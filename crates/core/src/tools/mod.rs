@@ -104,6 +104,26 @@ pub fn structured_text(text: &str) -> Value {
 /// A predicate telling which paths must not be read.
 pub type HiddenPaths = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
+/// Makes a directory walk from `root` skip what `hidden` hides. The walk's paths are judged as the kernel resolves
+/// them (the root's links followed once, up front; the walk follows none), so a root reached through a link
+/// can't walk into a secret that its spelled-out paths would not name.
+pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option<HiddenPaths>) {
+    let Some(hidden) = hidden else { return };
+    let resolve =
+        |path: &Path| crate::fs_util::resolve_like_kernel(path).unwrap_or_else(|| crate::fs_util::normalize(path));
+    let resolved = resolve(root);
+    let root = root.to_path_buf();
+    walker.filter_entry(move |entry| {
+        let path = entry.path();
+        let judged = match path.strip_prefix(&root) {
+            Ok(rest) if rest.as_os_str().is_empty() => resolved.clone(),
+            Ok(rest) => resolved.join(rest),
+            Err(_) => resolve(path),
+        };
+        !hidden(&judged)
+    });
+}
+
 /// What a tool call runs with.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -169,6 +189,63 @@ impl ToolContext {
     }
 }
 
+/// What a call asks permission for, as its tool knows it ([`Tool::permission_subject`]): the policy decides on
+/// this, never on the tool's name or the raw fields of its input, so a new tool says what it touches in its own
+/// file and the policy needs no change.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Subject {
+    /// A shell command line, judged by the analyser and run in the sandbox its decision grants.
+    Command { command: String, unsandboxed: bool },
+    /// A web page to fetch.
+    Fetch { url: String },
+    /// A web search.
+    WebSearch,
+    /// A file or directory the call reads (searches) or writes.
+    File(FileAccess),
+}
+
+/// The path side of a [`Subject`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileAccess {
+    /// The path as the call names it (relative to the working directory, `~` for home); `None`: no path.
+    pub path: Option<String>,
+    /// The call changes what it names (else it only reads).
+    pub writes: bool,
+    /// The change is a file edit, which acceptEdits allows inside the workspace (Edit, Write, a memory topic).
+    pub edits_files: bool,
+    /// It reads the sessions of every project, not only this one's.
+    pub every_project: bool,
+    /// Where the tool starts when that is not `path` (a Glob's `path`, before its pattern's literal part moves
+    /// the search): judged as well, since what the tool says of it (missing, not a directory) reaches the model.
+    pub starts_at: Option<String>,
+}
+
+impl FileAccess {
+    /// Reads `path`.
+    pub fn read(path: impl Into<String>) -> Self {
+        FileAccess { path: Some(path.into()), writes: false, edits_files: false, every_project: false, starts_at: None }
+    }
+
+    /// Edits `path` (the change acceptEdits allows).
+    pub fn edit(path: Option<String>) -> Self {
+        FileAccess { path, writes: true, edits_files: true, every_project: false, starts_at: None }
+    }
+}
+
+/// What [`Tool::permission_subject`] says by default: the path the input names (`file_path`, `path`,
+/// `notebook_path`, else [`Tool::target_path`]), else the working directory for a tool that only reads; read or
+/// written as the tool is read-only or not. Tools from elsewhere (MCP's) are judged by the rules naming them.
+pub fn default_subject(tool: &(impl Tool + ?Sized), input: &Value, cwd: &Path) -> Subject {
+    let named = ["file_path", "path", "notebook_path"].iter().find_map(|field| input.get(*field)?.as_str());
+    let path = named.map(str::to_owned).or_else(|| {
+        let context = ToolContext::new(cwd.to_path_buf());
+        tool.target_path(input, &context).map(|path| path.to_string_lossy().into_owned())
+    });
+    let read_only = tool.is_read_only();
+    let path = path.or_else(|| read_only.then(|| ".".to_owned()));
+    Subject::File(FileAccess { path, writes: !read_only, edits_files: false, every_project: false, starts_at: None })
+}
+
 /// How front ends show a call, from its tool: what `ToolCallStarted` carries about it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallDisplay {
@@ -221,6 +298,11 @@ pub trait Tool: Send + Sync {
     /// fields, so a new tool shows sensibly without front-end changes.
     fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
         display_summary(input, ctx)
+    }
+
+    /// What the call asks permission for (see [`Subject`]); `cwd` resolves what the input names relative to it.
+    fn permission_subject(&self, input: &Value, cwd: &Path) -> Subject {
+        default_subject(self, input, cwd)
     }
 
     /// What kind of work the tool does: front ends present its calls by kind, never by name.

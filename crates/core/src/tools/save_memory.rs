@@ -91,6 +91,13 @@ impl TypedTool for SaveMemoryTool {
         false
     }
 
+    /// The topic file it writes, which acceptEdits allows like an edit.
+    fn permission_subject(&self, input: &Value, cwd: &Path) -> super::Subject {
+        let context = ToolContext::new(cwd.to_path_buf());
+        let path = TypedTool::target_path(self, input, &context).map(|path| path.to_string_lossy().into_owned());
+        super::Subject::File(super::FileAccess::edit(path))
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Other
     }

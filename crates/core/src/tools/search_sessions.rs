@@ -50,6 +50,11 @@ impl TypedTool for SearchSessionsTool {
         true
     }
 
+    fn permission_subject(&self, input: &serde_json::Value, _cwd: &std::path::Path) -> super::Subject {
+        let every_project = input.get("all_projects").and_then(serde_json::Value::as_bool) == Some(true);
+        super::Subject::File(super::FileAccess { every_project, ..super::FileAccess::read(".") })
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Search
     }

@@ -29,6 +29,9 @@ pub struct Input {
     skill: String,
 }
 
+/// The Skill tool's name (a deny rule or `--disallowedTools` naming it keeps skills out of the offer).
+pub const SKILL_TOOL: &str = "Skill";
+
 /// Serves the skills of `catalog`.
 pub struct SkillTool {
     pub catalog: Arc<SkillCatalog>,
@@ -36,7 +39,7 @@ pub struct SkillTool {
 
 impl TypedTool for SkillTool {
     type Input = Input;
-    const NAME: &'static str = "Skill";
+    const NAME: &'static str = SKILL_TOOL;
 
     fn description(&self) -> Cow<'static, str> {
         let list: Vec<String> =

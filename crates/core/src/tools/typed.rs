@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Preview, ResultView, Risk, Tool, ToolContext, ToolKind, ToolOutput, parse_input};
+use super::{Preview, ResultView, Risk, Subject, Tool, ToolContext, ToolKind, ToolOutput, parse_input};
 
 /// A tool with a typed input. Implementing it implements [`Tool`].
 pub trait TypedTool: Send + Sync {
@@ -48,6 +48,14 @@ pub trait TypedTool: Send + Sync {
     /// See [`Tool::summary`].
     fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
         super::display_summary(input, ctx)
+    }
+
+    /// See [`Tool::permission_subject`].
+    fn permission_subject(&self, input: &Value, cwd: &std::path::Path) -> Subject
+    where
+        Self: Sized,
+    {
+        super::default_subject(self, input, cwd)
     }
 
     /// See [`Tool::kind`].
@@ -102,6 +110,10 @@ impl<T: TypedTool> Tool for T {
 
     fn summary(&self, input: &Value, ctx: &ToolContext) -> String {
         TypedTool::summary(self, input, ctx)
+    }
+
+    fn permission_subject(&self, input: &Value, cwd: &std::path::Path) -> Subject {
+        TypedTool::permission_subject(self, input, cwd)
     }
 
     fn kind(&self) -> ToolKind {

@@ -60,6 +60,10 @@ impl TypedTool for WebFetchTool {
         true
     }
 
+    fn permission_subject(&self, input: &Value, _cwd: &std::path::Path) -> super::Subject {
+        super::Subject::Fetch { url: input_url(input).to_owned() }
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Web
     }

@@ -63,6 +63,10 @@ impl TypedTool for WebSearchTool {
         true
     }
 
+    fn permission_subject(&self, _input: &serde_json::Value, _cwd: &std::path::Path) -> super::Subject {
+        super::Subject::WebSearch
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Web
     }

@@ -89,6 +89,11 @@ impl TypedTool for WriteTool {
         false
     }
 
+    fn permission_subject(&self, input: &Value, _cwd: &Path) -> super::Subject {
+        let path = input.get("file_path").and_then(Value::as_str).map(str::to_owned);
+        super::Subject::File(super::FileAccess::edit(path))
+    }
+
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Edit
     }

@@ -17,6 +17,15 @@ use crate::tools::ask_user::{ASK_USER_QUESTION, EXIT_PLAN_MODE};
 use crate::tools::{Tool, ToolOutput};
 
 impl ToolRunner<'_> {
+    /// Whether the model could read what the call targets without asking. Only then may a preview's failure go
+    /// back to the model before anyone approved the call: "does not exist … did you mean id_rsa?" lists a
+    /// directory, and "old_string not found" says what a file holds.
+    fn model_may_read_target(&self, tool: &dyn Tool, input: &Value) -> bool {
+        let Some(path) = tool.target_path(input, &self.context) else { return true };
+        let read = serde_json::json!({ "file_path": path });
+        lock(&self.shared.policy).decide(&crate::tools::read::ReadTool, &read) == crate::permissions::Decision::Allow
+    }
+
     /// Shows the permission dialog and waits for the user's answer.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn ask(
@@ -29,9 +38,15 @@ impl ToolRunner<'_> {
         reason: Option<String>,
         denials: &mut Vec<PermissionDenial>,
     ) -> Prepared {
+        let mut reason = reason;
         let preview = match tool.preview(&input, &self.context) {
             Ok(preview) => preview,
-            Err(message) => return failed(message),
+            Err(message) if self.model_may_read_target(tool.as_ref(), &input) => return failed(message),
+            // Why the change can't be shown says whether the file exists and what it holds: only the user hears it.
+            Err(message) => {
+                reason = Some(format!("tandem could not prepare the change: {message}"));
+                None
+            }
         };
         let risk = {
             let policy = lock(&self.shared.policy);
