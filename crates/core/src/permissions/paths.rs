@@ -97,6 +97,13 @@ impl Workspace {
                 _ => None,
             })
             .collect();
+        // Credentials first: `~/.claude/.credentials.json` is also below a `.claude`, which only guards writes.
+        if let Some(home) = &self.home
+            && let Ok(rest) = strip_prefix_ignore_case(resolved, home)
+            && home_protection(rest) == Some(Protection::Credentials)
+        {
+            return Some(Protection::Credentials);
+        }
         // Case-insensitive: on macOS `.GIT/config` is `.git/config`.
         if lower.iter().any(|name| name == ".git") || self.git_dirs.iter().any(|dir| resolved.starts_with(dir)) {
             return Some(Protection::GitInternals);
@@ -172,6 +179,9 @@ const HOME_SECRETS: &[&str] = &[
 /// Files below the home directory that shells and git read on their own: never writable by a sandboxed command.
 const HOME_PROFILES: &[&str] = &[
     ".bashrc",
+    ".bash_aliases",
+    ".bash_env",
+    ".zlogout",
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
@@ -229,46 +239,20 @@ impl Workspace {
 fn home_protection(rest: &Path) -> Option<Protection> {
     let rest: Vec<String> =
         rest.components().map(|component| component.as_os_str().to_string_lossy().to_lowercase()).collect();
-    let first = rest.first().map(String::as_str).unwrap_or_default();
-    let second = rest.get(1).map(String::as_str);
-    let credentials = [
-        ".ssh",
-        ".aws",
-        ".gnupg",
-        ".kube",
-        ".docker",
-        ".netrc",
-        ".git-credentials",
-        ".npmrc",
-        ".pypirc",
-        ".azure",
-        ".cargo/credentials",
-    ];
-    if credentials.contains(&first)
-        || (first == ".config" && matches!(second, Some("gh" | "gcloud" | "hub")))
-        || (first == ".cargo" && matches!(second, Some("credentials" | "credentials.toml")))
-    {
+    // One list each, shared with the sandbox (`secret_paths`, `profile_paths`): a second, shorter copy here let
+    // Read show `~/.pgpass` and acceptEdits write `~/.claude.json` (whose MCP servers a later session starts).
+    let under = |entry: &str| {
+        let entry: Vec<String> = entry.split('/').map(str::to_lowercase).collect();
+        rest.starts_with(&entry)
+    };
+    if HOME_SECRETS.iter().any(|entry| under(entry)) {
         return Some(Protection::Credentials);
     }
-    let profiles = [
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
-        ".gitconfig",
-        ".inputrc",
-    ];
-    if rest.len() == 1 && profiles.contains(&first) {
+    if HOME_PROFILES.iter().any(|entry| under(entry)) {
         return Some(Protection::ShellProfile);
     }
-    if first == ".config" && matches!(second, Some("fish" | "git")) && rest.len() >= 3 {
-        return Some(Protection::ShellProfile);
-    }
+    let first = rest.first().map(String::as_str).unwrap_or_default();
+    let second = rest.get(1).map(String::as_str);
     if first == ".config" && second == Some("tandem") {
         return Some(Protection::TandemConfig);
     }

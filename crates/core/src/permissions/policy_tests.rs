@@ -517,3 +517,27 @@ fn a_glob_is_judged_where_it_starts_and_where_it_searches() {
     assert_eq!(setup.decide(&policy, "Glob", json!({"pattern": "src/**/*.rs"})), Allow);
     assert_eq!(setup.decide(&policy, "Glob", json!({"path": "src", "pattern": "../src/*"})), Allow);
 }
+
+/// Found by the twenty-first red-team round: the policy's list of credentials was a shorter copy of the sandbox's,
+/// so with the home directory in the workspace Read showed `~/.pgpass` or `~/.claude.json`, and acceptEdits wrote
+/// `~/.claude.json` (whose MCP servers a later session starts, unsandboxed). Every secret is one list now.
+#[test]
+fn every_secret_the_sandbox_denies_is_denied_to_reads_and_asked_for_writes() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    let workspace = Workspace::new(&home, &[], Some(home.clone()), None);
+    let read_policy = PermissionPolicy::new(BypassPermissions, workspace.clone(), home.clone());
+    let edit_policy = PermissionPolicy::new(AcceptEdits, workspace.clone(), home.clone());
+    let tools = ToolRegistry::builtin();
+    let (read, write) = (tools.get("Read").unwrap(), tools.get("Write").unwrap());
+    for secret in workspace.secret_paths().iter().filter(|path| path.starts_with(&home)) {
+        let file = if secret.extension().is_some() { secret.clone() } else { secret.join("x") };
+        let input = json!({"file_path": file, "content": "{}"});
+        assert_eq!(outcome(&read_policy.decide(read.as_ref(), &input)), Deny, "{}", file.display());
+        assert_ne!(outcome(&edit_policy.decide(write.as_ref(), &input)), Allow, "{}", file.display());
+    }
+    for profile in [".bash_aliases", ".config/git/config", ".zlogout"] {
+        let input = json!({"file_path": home.join(profile), "content": "x"});
+        assert_ne!(outcome(&edit_policy.decide(write.as_ref(), &input)), Allow, "{profile}");
+    }
+}
