@@ -315,6 +315,16 @@ async fn turn_of(handle: &mut AgentHandle, prompt: &str) {
 
 /// Compaction brings back the files the conversation read, but only those a Read may read now: a path named by
 /// a denied call (or only in the model's text) is not read into the rebuilt history.
+/// A fake server playing `replies`, and an agent in default mode whose workspace is `workspace`.
+async fn spawn_in(workspace: &std::path::Path, replies: Vec<Value>) -> (FakeServer, AgentHandle) {
+    let server =
+        FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
+    let mut config = config(&server, ToolRegistry::builtin(), PermissionMode::Default);
+    config.cwd = workspace.to_path_buf();
+    config.permissions = PermissionPolicy::for_cwd(PermissionMode::Default, workspace);
+    (server, agent::spawn(config))
+}
+
 #[tokio::test]
 async fn compaction_restores_only_files_a_read_may_read() {
     // Two sibling directories: the workspace, and one outside it (wherever the clone lives, /tmp included).
@@ -332,12 +342,7 @@ async fn compaction_restores_only_files_a_read_may_read() {
         json!({"blocks": [{"type": "text", "text": "<summary>The user keeps a pelican.</summary>"}]}),
         json!({"blocks": [{"type": "text", "text": "Continuing."}]}),
     ];
-    let server =
-        FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
-    let mut config = config(&server, ToolRegistry::builtin(), PermissionMode::Default);
-    config.cwd = workspace.path().to_path_buf();
-    config.permissions = PermissionPolicy::for_cwd(PermissionMode::Default, workspace.path());
-    let mut handle = agent::spawn(config);
+    let (server, mut handle) = spawn_in(workspace.path(), replies).await;
     let (summary, _) = turn(&mut handle, "read it", |_, _| PermissionAnswer::Deny { feedback: None }).await;
     assert_eq!(summary.outcome, RunOutcome::Success);
     handle.ops.send(Op::Compact { instructions: None }).unwrap();
@@ -371,12 +376,7 @@ async fn a_preview_of_a_file_the_model_may_not_read_says_nothing_to_the_model() 
         ]}),
         json!({"blocks": [{"type": "text", "text": "Both were refused."}]}),
     ];
-    let server =
-        FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
-    let mut config = config(&server, ToolRegistry::builtin(), PermissionMode::Default);
-    config.cwd = workspace.path().to_path_buf();
-    config.permissions = PermissionPolicy::for_cwd(PermissionMode::Default, workspace.path());
-    let mut handle = agent::spawn(config);
+    let (server, mut handle) = spawn_in(workspace.path(), replies).await;
     let mut asked = Vec::new();
     let (_, events) = turn(&mut handle, "edit them", |call_id, _| {
         asked.push(call_id.to_owned());

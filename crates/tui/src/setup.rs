@@ -109,7 +109,9 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         }
     }
     extra_dirs.extend(settings.additional_directories.iter().cloned());
-    let workspace = Workspace::new(&cwd, &extra_dirs, home.clone(), Some(paths.config_dir.clone()));
+    let claude_json = crate::setup_mcp::claude_json(&env, home.as_deref());
+    let workspace = Workspace::new(&cwd, &extra_dirs, home.clone(), Some(paths.config_dir.clone()))
+        .with_claude_dir(claude_settings_dir.as_deref(), claude_json.as_deref());
     let mut permissions = PermissionPolicy::new(mode, workspace, home.unwrap_or_else(|| PathBuf::from("/")));
     permissions.rules = settings.rules.clone();
     permissions.held = settings.held.clone();

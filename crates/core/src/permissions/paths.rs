@@ -20,6 +20,10 @@ pub struct Workspace {
     /// Repository directories that a root's `.git` *file* points to (worktrees, `--separate-git-dir`): as
     /// protected as a `.git` directory, whatever their name.
     git_dirs: Vec<PathBuf>,
+    /// Claude Code's user directory (`$CLAUDE_CONFIG_DIR`, else `~/.claude`) and its `.claude.json`, which
+    /// tandem reads at start (settings, MCP servers, guidelines, agents, skills, commands).
+    claude_dir: Option<PathBuf>,
+    claude_json: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -36,7 +40,16 @@ impl Workspace {
         let mut git_dirs: Vec<PathBuf> =
             roots.iter().filter_map(|root| crate::sandbox::pointed_git_dir(&root.join(".git"))).collect();
         git_dirs.extend(roots.iter().flat_map(|root| crate::sandbox::pointed_repositories(root)));
-        Workspace { roots, home, config_dir, data_dir: None, own_data: Vec::new(), git_dirs }
+        Workspace {
+            roots,
+            home,
+            config_dir,
+            data_dir: None,
+            own_data: Vec::new(),
+            git_dirs,
+            claude_dir: None,
+            claude_json: None,
+        }
     }
 
     /// Names tandem's data directory (denied to reads) and the current session's files in it (allowed).
@@ -44,6 +57,28 @@ impl Workspace {
         self.data_dir = Some(canonical_or_normalized(data_dir));
         self.own_data = own.iter().map(|dir| canonical_or_normalized(dir)).collect();
         self
+    }
+
+    /// Names Claude Code's user directory and `.claude.json` (wherever `$CLAUDE_CONFIG_DIR` puts them): their
+    /// credentials and transcripts are secrets, the rest is configuration a later session obeys — planted, a
+    /// user's `settings.json` allow rule or `.claude.json` MCP server would widen every later session.
+    pub fn with_claude_dir(mut self, dir: Option<&Path>, claude_json: Option<&Path>) -> Workspace {
+        self.claude_dir = dir.map(canonical_or_normalized);
+        self.claude_json = claude_json.map(canonical_or_normalized);
+        self
+    }
+
+    /// Why a path in Claude Code's user directory (or its `.claude.json`) is protected.
+    fn claude_protection(&self, resolved: &Path) -> Option<Protection> {
+        if self.claude_json.as_deref().is_some_and(|file| strip_prefix_ignore_case(resolved, file).is_ok()) {
+            return Some(Protection::Credentials);
+        }
+        let rest = strip_prefix_ignore_case(resolved, self.claude_dir.as_deref()?).ok()?;
+        let first = rest.components().next().map(|first| first.as_os_str().to_string_lossy().to_lowercase());
+        Some(match first.as_deref() {
+            Some(CLAUDE_CREDENTIALS | CLAUDE_TRANSCRIPTS) => Protection::Credentials,
+            _ => Protection::Settings,
+        })
     }
 
     pub fn roots(&self) -> &[PathBuf] {
@@ -97,6 +132,9 @@ impl Workspace {
                 _ => None,
             })
             .collect();
+        if let Some(protection) = self.claude_protection(resolved) {
+            return Some(protection);
+        }
         // Credentials first: `~/.claude/.credentials.json` is also below a `.claude`, which only guards writes.
         if let Some(home) = &self.home
             && let Ok(rest) = strip_prefix_ignore_case(resolved, home)
@@ -148,6 +186,10 @@ impl Workspace {
     }
 }
 
+/// In Claude Code's user directory: its login, and every project's transcripts.
+const CLAUDE_CREDENTIALS: &str = ".credentials.json";
+const CLAUDE_TRANSCRIPTS: &str = "projects";
+
 /// Credentials below the home directory: never readable by a sandboxed command, whatever allowed it.
 const HOME_SECRETS: &[&str] = &[
     ".ssh",
@@ -196,6 +238,7 @@ const HOME_PROFILES: &[&str] = &[
     ".config/fish",
     ".claude/settings.json",
     ".claude/settings.local.json",
+    ".claude/CLAUDE.md",
 ];
 
 /// The system's own secrets, which a command run as root could read (it keeps `CAP_DAC_OVERRIDE` to work on its
@@ -225,13 +268,20 @@ impl Workspace {
         }
         paths.extend(self.config_dir.iter().cloned());
         paths.extend(self.data_dir.iter().cloned());
+        if let Some(dir) = &self.claude_dir {
+            paths.extend([dir.join(CLAUDE_CREDENTIALS), dir.join(CLAUDE_TRANSCRIPTS)]);
+        }
+        paths.extend(self.claude_json.iter().cloned());
         paths.extend(system_secrets());
         paths
     }
 
     /// What a sandboxed command may never write, besides [`Workspace::secret_paths`]: shell and git profiles.
     pub fn profile_paths(&self) -> Vec<PathBuf> {
-        self.home.iter().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect()
+        let mut paths: Vec<PathBuf> =
+            self.home.iter().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect();
+        paths.extend(self.claude_dir.iter().chain(&self.claude_json).cloned());
+        paths
     }
 }
 
@@ -511,5 +561,28 @@ mod tests {
         let protected = |path: &Path| workspace.protected(&workspace.resolve(path.to_str().unwrap()));
         assert_eq!(protected(&data.join("sessions/other.jsonl")), Some(Protection::TandemData));
         assert_eq!(protected(&own.join("bash-1-stdout.txt")), None);
+    }
+
+    /// Found by the twenty-second red-team round: with the home directory in the workspace, acceptEdits wrote
+    /// the user's `~/.claude/CLAUDE.md` (whose imports are not limited: `@~/.ssh/id_rsa` went into every later
+    /// session's prompt), and a `$CLAUDE_CONFIG_DIR` elsewhere was not protected at all (its credentials read,
+    /// its `settings.json` and `.claude.json` planted for later sessions).
+    #[test]
+    fn claude_codes_user_directory_is_protected_wherever_it_is() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        let custom = home.join(".config/claude");
+        let json = custom.join(".claude.json");
+        let workspace =
+            Workspace::new(&home, &[], Some(home.clone()), None).with_claude_dir(Some(&custom), Some(&json));
+        assert_eq!(workspace.protected(&home.join(".claude/CLAUDE.md")), Some(Protection::ShellProfile));
+        assert_eq!(workspace.protected(&custom.join(".credentials.json")), Some(Protection::Credentials));
+        assert_eq!(workspace.protected(&custom.join("projects/p/s.jsonl")), Some(Protection::Credentials));
+        assert_eq!(workspace.protected(&json), Some(Protection::Credentials));
+        for planted in ["settings.json", "CLAUDE.md", "agents/a.md", "skills/s/SKILL.md"] {
+            assert_eq!(workspace.protected(&custom.join(planted)), Some(Protection::Settings), "{planted}");
+        }
+        assert!(workspace.secret_paths().contains(&json) && workspace.profile_paths().contains(&custom));
+        assert_eq!(workspace.protected(&home.join("notes/CLAUDE.md")), None);
     }
 }
