@@ -142,6 +142,8 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     tools.register(Arc::new(tandem_core::tools::ask_user::ExitPlanModeTool));
     let denied = removed.clone();
     tools.retain(move |name| !denied.iter().any(|rule| rule_removes(rule, name)));
+    // Tools registered after this filter are checked by the same rule.
+    let offered = |name: &str| !removed.iter().any(|rule| rule_removes(rule, name));
 
     if let Some(max) = cli.max_budget_usd
         && !(max > 0.0 && max.is_finite())
@@ -199,7 +201,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let mut shell_env = file.shell_environment_policy.clone().unwrap_or_default();
     shell_env.secrets.extend(resolved.endpoint.api_key_env.iter().cloned());
     shell_env.secrets.extend(file.providers.values().filter_map(|entry| entry.api_key_env.clone()));
-    if !removed.iter().any(|tool| tool == "SearchSessions") {
+    if offered(tandem_core::tools::search_sessions::SEARCH_SESSIONS) {
         let current_session = Some(session_log.id().to_owned());
         tools.register(Arc::new(SearchSessionsTool { data_dir: paths.data_dir.clone(), current_session }));
     }
@@ -218,7 +220,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         &paths.config_dir,
     )));
     notices.extend(skills.problems.iter().map(|problem| format!("Skills: {problem}")));
-    if !skills.skills.is_empty() && !removed.iter().any(|tool| tool == tandem_core::tools::skill::SKILL_TOOL) {
+    if !skills.skills.is_empty() && offered(tandem_core::tools::skill::SKILL_TOOL) {
         tools.register(Arc::new(tandem_core::tools::skill::SkillTool { catalog: skills.clone() }));
         // A skill's own files may be read wherever the skill lives (a user skill is outside the workspace).
         for skill in skills.skills.iter().filter(|skill| skill.scope == "user") {
@@ -244,7 +246,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
             ));
         }
     }
-    if !removed.iter().any(|tool| tool == tandem_core::tools::task::TASK_TOOL) {
+    if offered(tandem_core::tools::task::TASK_TOOL) {
         tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog: agents.clone() }));
     }
     let provider: Arc<dyn tandem_core::provider::Provider> =
@@ -257,7 +259,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         env: &env,
     };
     for tool in crate::setup_web::tools(&web, &mut notices)? {
-        if !removed.iter().any(|rule| rule == tool.name()) {
+        if offered(tool.name()) {
             tools.register(tool);
         }
     }
@@ -468,7 +470,9 @@ fn restrict_tools(tools: &mut ToolRegistry, list: &str, notices: &mut Vec<String
 /// `mcp__server` and `mcp__server__*` every tool of that server (a name that only looks like it is taken out too,
 /// which is the safe side).
 fn rule_removes(rule: &str, name: &str) -> bool {
-    if rule == name {
+    use tandem_core::tools::task::{AGENT_ALIAS, TASK_TOOL};
+    // Claude Code's newer name for the Task tool takes it out too.
+    if rule == name || (rule == AGENT_ALIAS && name == TASK_TOOL) {
         return true;
     }
     if !rule.starts_with(tandem_core::mcp::tool::PREFIX) {
@@ -595,6 +599,7 @@ mod tests {
     fn deny_rules_take_a_tool_or_a_whole_server_out_of_the_offer() {
         assert!(rule_removes("Bash", "Bash"));
         assert!(!rule_removes("Bash", "BashOutput"));
+        assert!(rule_removes("Agent", "Task"), "--disallowedTools Agent takes the Task tool out");
         assert!(rule_removes("mcp__github", "mcp__github__create_issue"));
         assert!(rule_removes("mcp__github__*", "mcp__github__create_issue"));
         assert!(rule_removes("mcp__github__create_issue", "mcp__github__create_issue"));

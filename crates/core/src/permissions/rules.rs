@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use crate::tools::task::{AGENT_ALIAS, TASK_TOOL};
+
 /// A parsed rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -42,7 +44,8 @@ impl Rule {
 
     /// Whether this rule is about `tool` (an `Edit` rule also covers Write; a `Read` rule also Grep and Glob).
     pub fn covers_tool(&self, tool: &str) -> bool {
-        self.tool == tool || self.tool == rule_family(tool)
+        let named = if self.tool == AGENT_ALIAS { TASK_TOOL } else { self.tool.as_str() };
+        named == tool || named == rule_family(tool)
     }
 }
 
@@ -103,6 +106,18 @@ pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, 
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    /// Claude Code names the Task tool `Agent` now: a rule with either name covers it (issue 29 found
+    /// `--disallowedTools Agent` ignored).
+    #[test]
+    fn an_agent_rule_covers_the_task_tool_and_families_cover_their_tools() {
+        assert!(Rule::parse("Agent").unwrap().covers_tool("Task"));
+        assert!(Rule::parse("Task").unwrap().covers_tool("Task"));
+        assert!(Rule::parse("Edit").unwrap().covers_tool("Write"));
+        assert!(Rule::parse("Read").unwrap().covers_tool("Glob"));
+        assert!(!Rule::parse("Write").unwrap().covers_tool("Edit"));
+        assert!(!Rule::parse("Bash").unwrap().covers_tool("BashOutput"));
+    }
 
     #[test]
     fn parses_rules() {

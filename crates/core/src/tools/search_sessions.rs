@@ -32,6 +32,9 @@ pub struct Input {
     all_projects: Option<bool>,
 }
 
+/// The tool's name (a deny rule naming it keeps it out of the offer).
+pub const SEARCH_SESSIONS: &str = "SearchSessions";
+
 /// Searches the sessions kept in `data_dir`, except the current one (its conversation is already in context).
 pub struct SearchSessionsTool {
     pub data_dir: PathBuf,
@@ -40,7 +43,7 @@ pub struct SearchSessionsTool {
 
 impl TypedTool for SearchSessionsTool {
     type Input = Input;
-    const NAME: &'static str = "SearchSessions";
+    const NAME: &'static str = SEARCH_SESSIONS;
 
     fn description(&self) -> std::borrow::Cow<'static, str> {
         DESCRIPTION.into()
