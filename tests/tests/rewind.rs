@@ -63,7 +63,7 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
     pty.expect_text("Rewind to just before a prompt");
     pty.send(keys::DOWN);
     pty.send(keys::ENTER);
-    let preview = pty.expect_text("Restore the conversation and the files");
+    let preview = expect_preview(&pty, "Restore the conversation and the files");
     assert!(preview.contains("Before prompt 2: second change"), "{preview}");
     assert!(preview.contains("- three") && preview.contains("+ two"), "the diff of going back: {preview}");
     assert!(preview.contains("new.txt: created since this prompt; going back removes it"), "{preview}");
@@ -98,7 +98,7 @@ fn rewind_restores_conversation_and_files_and_works_after_a_restart() {
         pty.send(keys::DOWN);
     }
     pty.send(keys::ENTER);
-    let preview = pty.expect_text("Restore the files only");
+    let preview = expect_preview(&pty, "Restore the files only");
     assert!(preview.contains("Before prompt 1: first change"), "{preview}");
     assert!(preview.contains("changed outside tandem"), "{preview}");
     pty.send("3");
@@ -164,4 +164,12 @@ fn a_partial_rewind_after_resume_keeps_the_hunks_left_unticked() {
     let kept = original.replace("line 28\n", "line twenty-eight\n");
     assert_eq!(std::fs::read_to_string(&code).unwrap(), kept);
     quit(pty);
+}
+
+/// The rewind preview once it is whole: the checkpoints are read in the background, and until "Reading the
+/// checkpoints…" is gone the menu is drawn without the diff and the conflicts (under load a test took it then).
+fn expect_preview(pty: &Pty, text: &str) -> String {
+    pty.expect("the whole rewind preview", |screen| {
+        screen.contains(text) && !screen.contains("Reading the checkpoints")
+    })
 }
