@@ -37,7 +37,7 @@ impl Grants {
         write.extend(canonical_unique(policy.temp_root()));
         if policy.mode == SandboxMode::WorkspaceWrite {
             let roots = policy.roots(cwd);
-            let denied = canonical_unique(policy.deny_write.iter().map(PathBuf::as_path));
+            let denied = anchored_unique(policy.deny_write.iter().map(PathBuf::as_path));
             if policy.restore_protected {
                 // The protected entries are put back after the command (`guard`): only the denied paths are
                 // carved out, so entries can be created at the top of the workspace.
@@ -64,7 +64,7 @@ struct ReadGrants {
 /// Everything readable but `deny` (and what lies beneath), with `allow` readable again even inside a denied path
 /// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole.
 fn read_grants(deny: &[PathBuf], allow: &[PathBuf]) -> ReadGrants {
-    let denied = canonical_unique(deny.iter().map(PathBuf::as_path));
+    let denied = anchored_unique(deny.iter().map(PathBuf::as_path));
     let mut grants = ReadGrants::default();
     split_for_reads(Path::new("/"), &denied, &mut grants);
     grants.read.extend(canonical_unique(allow.iter().map(PathBuf::as_path)));
@@ -103,6 +103,32 @@ pub(super) fn canonical_unique<'a>(paths: impl IntoIterator<Item = &'a Path>) ->
         }
     }
     out
+}
+
+/// Denied paths, canonical where they exist; one that does not exist yet is kept as its longest existing ancestor
+/// (canonical) with the rest appended, so that the grants split that ancestor and the path can't be created.
+/// Dropped, a missing `~/.config/git` left `~/.config` granted whole, and a build a rule allowed created the
+/// git profile that every later `git status` obeys.
+pub(super) fn anchored_unique<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if let Some(path) = anchored(path)
+            && !out.contains(&path)
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn anchored(path: &Path) -> Option<PathBuf> {
+    if let Ok(path) = std::fs::canonicalize(path) {
+        return Some(path);
+    }
+    let path = crate::fs_util::normalize(path);
+    let existing = path.ancestors().skip(1).find(|ancestor| ancestor.exists())?;
+    let rest = path.strip_prefix(existing).ok()?;
+    Some(std::fs::canonicalize(existing).ok()?.join(rest))
 }
 
 /// Entries of a workspace root that stay read-only in the sandbox, whether they exist or not: the repository and
@@ -271,6 +297,9 @@ mod tests {
         assert!(grants.read.contains(&root.join("home/.ssh/known_hosts")), "an allowed path is granted back");
         assert!(!grants.read.iter().any(|path| path == &root.join("home/.ssh") || path.ends_with("ssh-link")));
         assert!(grants.read.contains(&PathBuf::from("/usr")) || !Path::new("/usr").exists());
-        assert_eq!(read_grants(&[root.join("missing")], &[]).read, vec![PathBuf::from("/")]);
+        // A denied path that does not exist yet splits its existing parent, so it can't be made and then read.
+        let missing = read_grants(&[root.join("missing")], &[]);
+        assert!(missing.list_only.contains(&root) && missing.read.contains(&root.join("home")), "{missing:?}");
+        assert!(!missing.read.iter().any(|path| path == &root || root.starts_with(path)));
     }
 }

@@ -369,6 +369,27 @@ async fn denied_paths_cant_be_read_by_any_route() {
     assert!(!ws.join("src/copy").exists());
 }
 
+/// Found by the twenty-third red-team round: a denied path that did not exist yet was dropped from the grants, so
+/// its existing parent was granted whole: with the home directory as the workspace, a build a rule allowed
+/// created `~/.config/git/config` (a git profile every later `git status` obeys) and a missing secret directory
+/// could be made and then read. Missing denied paths are carved out at their longest existing ancestor.
+#[tokio::test]
+async fn denied_paths_that_do_not_exist_yet_cant_be_created() {
+    let (Some(_abi), Some(home)) = (landlock_abi(), scratch()) else { return };
+    let home = home.path();
+    std::fs::create_dir_all(home.join(".config/other")).unwrap();
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![home.to_path_buf()], false);
+    p.deny_write = vec![home.join(".config/git"), home.join(".config/tandem")];
+    p.deny_read = vec![home.join(".config/tandem")];
+    for attempt in ["mkdir -p .config/git && echo '[core] fsmonitor = x' > .config/git/config", "mkdir .config/tandem"]
+    {
+        let (ok, _) = sh(&p, home, attempt).await;
+        assert!(!ok, "`{attempt}` was allowed");
+    }
+    assert!(!home.join(".config/git").exists() && !home.join(".config/tandem").exists());
+    allowed(&p, home, "echo ok > .config/other/file").await;
+}
+
 /// Found by the eighth red-team round: a sandboxed root command read the API key from the environment of the
 /// process that started tandem. It keeps none of root's capabilities but those for files (Landlock limits which).
 #[tokio::test]
