@@ -23,10 +23,17 @@ pub fn submodules_of(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let read = |name: &str, most| super::read_regular_file(&git_dir.join(name), most, false).unwrap_or_default();
     let index = read("index", MOST_INDEX);
-    let config = String::from_utf8_lossy(&read("config", 1 << 20)).to_ascii_lowercase();
-    let hash_len = if config.contains("sha256") { 32 } else { 20 };
-    gitlinks(&index, hash_len)
+    let hash_len = hash_len(&String::from_utf8_lossy(&read("config", 1 << 20)));
+    let (mut paths, shared) = gitlinks(&index, hash_len);
+    // A split index (`git update-index --split-index`) keeps most entries in a shared index it names.
+    if let Some(shared) = shared {
+        paths.extend(gitlinks(&read(&format!("sharedindex.{shared}"), MOST_INDEX), hash_len).0);
+    }
+    paths.sort();
+    paths.dedup();
+    paths
         .into_iter()
+        .filter(|path| !path.is_empty())
         .map(|path| work_tree.join(std::ffi::OsStr::from_bytes(&path)))
         .filter(|work_tree| std::fs::symlink_metadata(work_tree.join(".git")).is_ok())
         .collect()
@@ -81,14 +88,33 @@ const GITLINK: u32 = 0o160000;
 /// The largest index read (a repository of a million files has one of about 100 MB).
 const MOST_INDEX: u64 = 512 << 20;
 
-/// The paths of the index's gitlink entries (mode 160000), read as git's index format 2, 3 or 4 says; as many
-/// as could be read from a damaged one.
-fn gitlinks(index: &[u8], hash_len: usize) -> Vec<Vec<u8>> {
+/// The length of the repository's object names: 32 bytes where its configuration sets `extensions.objectFormat`
+/// to sha256, else 20. Read as git reads it (section and key case-insensitive): a word "sha256" elsewhere in the
+/// file (a remote's URL) made the index unreadable, and the submodules in it unchecked.
+fn hash_len(config: &str) -> usize {
+    let mut section = String::new();
+    for line in config.lines().map(str::trim) {
+        if let Some(header) = line.strip_prefix('[') {
+            section = header.split([']', ' ', '"']).next().unwrap_or_default().to_ascii_lowercase();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let value = value.split(['#', ';']).next().unwrap_or_default().trim().trim_matches('"');
+        if section == "extensions" && key.trim().eq_ignore_ascii_case("objectformat") {
+            return if value.eq_ignore_ascii_case("sha256") { 32 } else { 20 };
+        }
+    }
+    20
+}
+
+/// The paths of the index's gitlink entries (mode 160000), read as git's index format 2, 3 or 4 says (as many as
+/// could be read from a damaged one), and the shared index a split index names (its `link` extension), as hex.
+fn gitlinks(index: &[u8], hash_len: usize) -> (Vec<Vec<u8>>, Option<String>) {
     let word = |at: usize| index.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     if index.get(..4) != Some(b"DIRC") {
-        return Vec::new();
+        return (Vec::new(), None);
     }
-    let (Some(version), Some(count)) = (word(4), word(8)) else { return Vec::new() };
+    let (Some(version), Some(count)) = (word(4), word(8)) else { return (Vec::new(), None) };
     let mut found = Vec::new();
     let mut at = 12;
     let mut previous: Vec<u8> = Vec::new();
@@ -119,7 +145,21 @@ fn gitlinks(index: &[u8], hash_len: usize) -> Vec<Vec<u8>> {
         }
         previous = path;
     }
-    found
+    (found, shared_index(index, at, hash_len))
+}
+
+/// The shared index a split index names: its `link` extension, among the extensions after the entries (each a
+/// signature and a size), starts with the shared index's name.
+fn shared_index(index: &[u8], mut at: usize, hash_len: usize) -> Option<String> {
+    while at + 8 <= index.len().saturating_sub(hash_len) {
+        let size = u32::from_be_bytes(index[at + 4..at + 8].try_into().ok()?) as usize;
+        if &index[at..at + 4] == b"link" {
+            let name = index.get(at + 8..at + 8 + hash_len)?;
+            return Some(name.iter().map(|byte| format!("{byte:02x}")).collect());
+        }
+        at = at.checked_add(8 + size)?;
+    }
+    None
 }
 
 /// Git's offset varint (index format 4): each more byte adds one before shifting.
@@ -181,12 +221,21 @@ mod tests {
             assert!(git(root, &["update-index", "--index-version", version]));
             assert_eq!(submodule_repositories(root), vec![nested.join(".git")], "index version {version}");
         }
+        // Found by the twenty-fourth red-team round: a remote's URL with "sha256" in it (the index was read with
+        // 32-byte names), and a split index (the entry kept in the shared index), each hid the submodule from the
+        // check of the repositories `git status` enters.
+        assert!(git(root, &["config", "remote.origin.url", "https://example.com/sha256-tools.git"]));
+        assert_eq!(submodule_repositories(root), vec![nested.join(".git")], "a word in the configuration");
+        assert!(git(root, &["update-index", "--index-version", "2"]) && git(root, &["update-index", "--split-index"]));
+        let names = std::fs::read_dir(root.join(".git")).unwrap().flatten().map(|entry| entry.file_name());
+        assert!(names.into_iter().any(|name| name.to_string_lossy().starts_with("sharedindex.")));
+        assert_eq!(submodule_repositories(root), vec![nested.join(".git")], "a split index");
     }
 
     #[test]
     fn damaged_indexes_give_what_could_be_read() {
-        assert!(gitlinks(b"", 20).is_empty());
-        assert!(gitlinks(b"DIRC\0\0\0\x02\xff\xff\xff\xff", 20).is_empty());
+        assert!(gitlinks(b"", 20).0.is_empty());
+        assert!(gitlinks(b"DIRC\0\0\0\x02\xff\xff\xff\xff", 20).0.is_empty());
         assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
         assert_eq!(varint(&[0x05]), Some((5, 1)));
     }
