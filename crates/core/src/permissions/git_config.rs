@@ -22,7 +22,7 @@ pub(super) fn check(cwd: &Path) -> Result<PathBuf, String> {
     // repositories are in it.
     let own = normalized(&git_dir);
     let mut repositories = Vec::new();
-    entered(git_dir, worktree.clone(), &mut repositories);
+    entered(git_dir, worktree.clone(), &mut repositories)?;
     if repositories.len() > MAX_CONFIG_FILES {
         return Err("the repository has too many submodules to check".into());
     }
@@ -109,26 +109,34 @@ fn inside(path: &Path, dir: &Path) -> bool {
 
 /// Adds the repository (`git_dir`, checked out at `work_tree`) and, recursively, every submodule git enters from
 /// it to `out`; stops adding past [`MAX_CONFIG_FILES`].
-fn entered(git_dir: PathBuf, work_tree: PathBuf, out: &mut Vec<(PathBuf, PathBuf)>) {
+fn entered(git_dir: PathBuf, work_tree: PathBuf, out: &mut Vec<(PathBuf, PathBuf)>) -> Result<(), String> {
     if out.len() > MAX_CONFIG_FILES || out.iter().any(|(known, _)| *known == git_dir) {
-        return;
+        return Ok(());
     }
     let submodules = crate::sandbox::submodules_of(&git_dir, &work_tree);
     out.push((git_dir, work_tree));
     for submodule in submodules {
-        if let Some((git_dir, work_tree)) = repository_at(&submodule) {
-            entered(git_dir, work_tree, out);
+        if let Some((git_dir, work_tree)) = repository_at(&submodule)? {
+            entered(git_dir, work_tree, out)?;
         }
     }
+    Ok(())
 }
 
-/// The repository of a work tree whose `.git` is a directory, or a file naming one (`gitdir: …`).
-fn repository_at(work_tree: &Path) -> Option<(PathBuf, PathBuf)> {
+/// The repository of a work tree whose `.git` is a directory, or a file naming one (`gitdir: …`); `None` when it
+/// has no `.git`. Anything else there (a link, which git follows, to a repository elsewhere in the tree; a file
+/// that is no `gitdir:`) is not skipped but refused: skipped, a submodule whose `.git` linked to a repository
+/// with a planted `core.fsmonitor` was entered by `git status` unchecked.
+fn repository_at(work_tree: &Path) -> Result<Option<(PathBuf, PathBuf)>, String> {
     let dot_git = work_tree.join(".git");
-    if std::fs::symlink_metadata(&dot_git).ok()?.is_dir() {
-        return Some((dot_git, work_tree.to_path_buf()));
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return Ok(None) };
+    if meta.is_dir() {
+        return Ok(Some((dot_git, work_tree.to_path_buf())));
     }
-    Some((crate::sandbox::pointed_git_dir(&dot_git)?, work_tree.to_path_buf()))
+    match crate::sandbox::pointed_git_dir(&dot_git).filter(|_| meta.is_file()) {
+        Some(git_dir) => Ok(Some((git_dir, work_tree.to_path_buf()))),
+        None => Err(format!("the submodule's {} is a link or a file that names no repository", dot_git.display())),
+    }
 }
 
 /// Whether one repository's configuration (with its worktree, common-dir and absorbed submodules' parts) and
@@ -198,7 +206,7 @@ fn find_git_dir(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
             if meta.is_dir() {
                 return Some((dot_git, dir.to_path_buf()));
             }
-            return repository_at(dir);
+            return repository_at(dir).ok().flatten();
         }
         // git accepts `objects` and `refs` of any kind it can enter, or a `commondir` that has them: anything
         // close to that counts.
@@ -437,6 +445,28 @@ mod tests {
 
     /// Found by the sixteenth red-team round: a repository whose git directory, common directory or object store
     /// lies outside the workspace let a "reading" git command print another project's history and files.
+    /// Found by the twenty-fifth red-team round: a submodule whose `.git` is a link (git follows it) to a
+    /// repository elsewhere in the tree was skipped, and `git status` ran its planted `core.fsmonitor`; and a
+    /// configuration that only seemed to name SHA-256 (`[extensions "x"]`) had the index read with the wrong
+    /// length of names, which hid the submodule.
+    #[test]
+    fn a_linked_submodule_or_a_misleading_configuration_hides_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        if !repository(&root) || !repository(&root.join("sub")) {
+            return;
+        }
+        assert!(git(&root, &["add", "sub"]) && git(&root, &["commit", "-q", "-m", "sub"]));
+        std::fs::write(root.join("sub/.git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        let mut config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+        config.push_str("[extensions \"x\"]\n\tobjectformat = sha256\n");
+        std::fs::write(root.join(".git/config"), config).unwrap();
+        assert!(check(&root).is_err_and(|why| why.contains("fsmonitor")), "{:?}", check(&root));
+        std::fs::rename(root.join("sub/.git"), root.join("subrepo")).unwrap();
+        std::os::unix::fs::symlink("../subrepo", root.join("sub/.git")).unwrap();
+        assert!(check(&root).is_err(), "a submodule's .git that is a link asks");
+    }
+
     #[test]
     fn a_repository_reaching_outside_its_work_tree_asks() {
         let dir = tempfile::tempdir().unwrap();

@@ -23,11 +23,18 @@ pub fn submodules_of(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let read = |name: &str, most| super::read_regular_file(&git_dir.join(name), most, false).unwrap_or_default();
     let index = read("index", MOST_INDEX);
-    let hash_len = hash_len(&String::from_utf8_lossy(&read("config", 1 << 20)));
-    let (mut paths, shared) = gitlinks(&index, hash_len);
-    // A split index (`git update-index --split-index`) keeps most entries in a shared index it names.
-    if let Some(shared) = shared {
-        paths.extend(gitlinks(&read(&format!("sharedindex.{shared}"), MOST_INDEX), hash_len).0);
+    // Read with both lengths of object names (SHA-1's and SHA-256's) rather than with the one the configuration
+    // seems to say: a hand reading of git's configuration was fooled twice (a word "sha256" in a remote's URL,
+    // `[extensions "x"]`), and a wrong length hides every entry. A reading with the wrong length finds names
+    // that are no submodules with a `.git`, which the filter below drops.
+    let mut paths = Vec::new();
+    for hash_len in [20, 32] {
+        let (found, shared) = gitlinks(&index, hash_len);
+        paths.extend(found);
+        // A split index (`git update-index --split-index`) keeps most entries in a shared index it names.
+        if let Some(shared) = shared {
+            paths.extend(gitlinks(&read(&format!("sharedindex.{shared}"), MOST_INDEX), hash_len).0);
+        }
     }
     paths.sort();
     paths.dedup();
@@ -87,25 +94,6 @@ pub fn pointed_git_dir(dot_git: &Path) -> Option<PathBuf> {
 const GITLINK: u32 = 0o160000;
 /// The largest index read (a repository of a million files has one of about 100 MB).
 const MOST_INDEX: u64 = 512 << 20;
-
-/// The length of the repository's object names: 32 bytes where its configuration sets `extensions.objectFormat`
-/// to sha256, else 20. Read as git reads it (section and key case-insensitive): a word "sha256" elsewhere in the
-/// file (a remote's URL) made the index unreadable, and the submodules in it unchecked.
-fn hash_len(config: &str) -> usize {
-    let mut section = String::new();
-    for line in config.lines().map(str::trim) {
-        if let Some(header) = line.strip_prefix('[') {
-            section = header.split([']', ' ', '"']).next().unwrap_or_default().to_ascii_lowercase();
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else { continue };
-        let value = value.split(['#', ';']).next().unwrap_or_default().trim().trim_matches('"');
-        if section == "extensions" && key.trim().eq_ignore_ascii_case("objectformat") {
-            return if value.eq_ignore_ascii_case("sha256") { 32 } else { 20 };
-        }
-    }
-    20
-}
 
 /// The paths of the index's gitlink entries (mode 160000), read as git's index format 2, 3 or 4 says (as many as
 /// could be read from a damaged one), and the shared index a split index names (its `link` extension), as hex.
