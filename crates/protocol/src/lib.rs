@@ -24,7 +24,7 @@ pub mod tools;
 use crate::conversation::{AssistantMessage, Message, StopReason, Usage};
 use crate::permissions::PermissionMode;
 use crate::stream::StreamEvent;
-use crate::tools::{Preview, ResultView, Risk, ToolKind};
+use crate::tools::{CallDisplay, Preview, ResultView, Risk};
 pub use rewind::{ReplayAnswer, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
 
 /// Front end → core.
@@ -417,15 +417,8 @@ pub enum Event {
         call_id: String,
         name: String,
         input: Value,
-        /// The call only looks something up (core's `Tool::is_lookup`): front ends group such calls.
-        read_only: bool,
-        /// The tool's risk class (core's `Tool::risk`); a dialog labels the call itself
-        /// ([`Event::PermissionRequested`]'s `risk`).
-        risk: Risk,
-        /// A short line that identifies the call (core's `Tool::summary`).
-        summary: String,
-        /// What kind of work the tool does (core's `Tool::kind`): how front ends present the call.
-        kind: ToolKind,
+        /// How to show the call: its kind, whether it only looks something up, its risk class and summary.
+        display: CallDisplay,
     },
     /// What an allowed call will change (the diff of an Edit or Write that needed no dialog), so its card can
     /// show what was applied.

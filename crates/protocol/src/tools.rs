@@ -48,6 +48,19 @@ pub enum ToolKind {
     Other,
 }
 
+/// How front ends show a call, from its tool (core's `Tool::kind`, `Tool::is_lookup`, `Tool::risk`,
+/// `Tool::summary`), so that they hold no table of tool names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallDisplay {
+    pub kind: ToolKind,
+    /// The call only looks something up: front ends group such calls.
+    pub lookup: bool,
+    /// The tool's risk class; a dialog labels the call itself ([`crate::Event::PermissionRequested`]'s `risk`).
+    pub risk: Risk,
+    /// A short line that identifies the call.
+    pub summary: String,
+}
+
 /// A finished call's result as people read it, given by the tool that made the result (core's
 /// `Tool::result_view`), so that no front end parses the text the model was sent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

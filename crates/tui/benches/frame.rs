@@ -154,21 +154,8 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
         let tools = tandem_core::tools::ToolRegistry::builtin();
         let display = tools.describe(name, &input, &context);
         let view = tools.result_view(name, &input, &output);
-        let (read_only, summary, kind) = (display.lookup, display.summary, display.kind);
-        let risk = tandem_core::tools::Risk::Low;
-        core(
-            app,
-            Event::ToolCallStarted {
-                call_id: call_id.clone(),
-                name: name.into(),
-                input,
-                read_only,
-                risk,
-                summary,
-                kind,
-            },
-            now,
-        );
+        let display = tandem_core::tools::CallDisplay { risk: tandem_core::tools::Risk::Low, ..display };
+        core(app, Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input, display }, now);
         let finished = Event::ToolCallFinished {
             call_id,
             content: output,

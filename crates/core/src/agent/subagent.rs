@@ -300,9 +300,9 @@ async fn forward(
                     agent,
                 });
             }
-            Event::ToolCallStarted { ref name, ref summary, .. } => {
+            Event::ToolCallStarted { ref name, ref display, .. } => {
                 if let Some(live) = &live {
-                    let _ = live.send(format!("{name}({summary})\n"));
+                    let _ = live.send(format!("{name}({})\n", display.summary));
                 }
                 let _ = parent.send(Event::Subagent { parent_call_id: parent_call_id.clone(), event: Box::new(event) });
             }

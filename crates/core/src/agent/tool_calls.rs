@@ -19,9 +19,8 @@ use crate::permissions::Decision;
 use crate::permissions::PermissionMode;
 use crate::protocol::{Event, PermissionDenial, ToolCallStatus};
 use crate::sandbox::Grant;
-use crate::tools::ask_user::{ASK_USER_QUESTION, EXIT_PLAN_MODE};
 use crate::tools::write::WriteTool;
-use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolRegistry};
 
 mod ask;
 
@@ -121,10 +120,7 @@ impl ToolRunner<'_> {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     input: call.input.clone(),
-                    read_only: display.lookup,
-                    risk: display.risk,
-                    summary: display.summary,
-                    kind: display.kind,
+                    display,
                 });
                 let step = if self.context.cancel.is_cancelled() {
                     not_run()
@@ -228,10 +224,9 @@ impl ToolRunner<'_> {
             let (decision, grant) = policy.decide_with_grant(tool.as_ref(), &input);
             (decision, policy.mode, grant)
         };
-        let decision = match user_decision(tool.name(), decision, mode) {
-            Ok(decision) => decision,
-            Err(message) => return failed(message),
-        };
+        if let Err(message) = plan_approval_in_mode(tool.as_ref(), &decision, mode) {
+            return failed(message);
+        }
         let decision = match (decision, verdict) {
             (decision @ Decision::Deny { .. }, _) => decision,
             (_, Some((Verdict::Deny, reason))) => {
@@ -304,10 +299,9 @@ impl ToolRunner<'_> {
                                 let (decision, grant) = policy.decide_with_grant(tool.as_ref(), &updated);
                                 (decision, policy.mode, grant)
                             };
-                            let decision = match user_decision(tool.name(), decision, mode) {
-                                Ok(decision) => decision,
-                                Err(message) => return failed(message),
-                            };
+                            if let Err(message) = plan_approval_in_mode(tool.as_ref(), &decision, mode) {
+                                return failed(message);
+                            }
                             match decision {
                                 Decision::Allow => return Prepared::Ready { tool, input: updated, notes, grant },
                                 decision if hook_may_allow(&decision, mode) => {
@@ -412,27 +406,14 @@ async fn write_modified(input: &Value, content: String, note: &str, context: &To
     ))
 }
 
-/// The decision for the tools that ask the user something: they always ask (never silently allowed), are denied
-/// where nobody is asked, and ExitPlanMode makes sense only in plan mode.
-fn user_decision(tool: &str, decision: Decision, mode: PermissionMode) -> Result<Decision, String> {
-    if tool != ASK_USER_QUESTION && tool != EXIT_PLAN_MODE {
-        return Ok(decision);
-    }
-    if let Decision::Deny { .. } = decision {
-        return Ok(decision);
-    }
-    if tool == EXIT_PLAN_MODE && mode != PermissionMode::Plan {
+/// ExitPlanMode makes sense only in plan mode: elsewhere a call that was not denied fails (it is not a
+/// permission matter).
+fn plan_approval_in_mode(tool: &dyn Tool, decision: &Decision, mode: PermissionMode) -> Result<(), String> {
+    let denied = matches!(decision, Decision::Deny { .. });
+    if tool.kind() == ToolKind::Plan && mode != PermissionMode::Plan && !denied {
         return Err("ExitPlanMode is for plan mode, and plan mode is not on: go ahead without it.".to_owned());
     }
-    if mode == PermissionMode::DontAsk {
-        return Ok(Decision::Deny {
-            reason: format!(
-                "{tool} was not run: this session never asks the user. Decide yourself and say what you assumed."
-            ),
-        });
-    }
-    // A reason, so no hook's allow can stand in for the user's own answer.
-    Ok(Decision::Ask { suggested_rule: String::new(), reason: Some("only the user can answer it".to_owned()) })
+    Ok(())
 }
 
 fn failed(message: String) -> Prepared {

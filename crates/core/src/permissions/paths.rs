@@ -135,12 +135,11 @@ impl Workspace {
         if let Some(protection) = self.claude_protection(resolved) {
             return Some(protection);
         }
+        let in_home = self.home.as_deref().and_then(|home| strip_prefix_ignore_case(resolved, home).ok());
+        let home = in_home.and_then(home_protection);
         // Credentials first: `~/.claude/.credentials.json` is also below a `.claude`, which only guards writes.
-        if let Some(home) = &self.home
-            && let Ok(rest) = strip_prefix_ignore_case(resolved, home)
-            && home_protection(rest) == Some(Protection::Credentials)
-        {
-            return Some(Protection::Credentials);
+        if home == Some(Protection::Credentials) {
+            return home;
         }
         // Case-insensitive: on macOS `.GIT/config` is `.git/config`.
         if lower.iter().any(|name| name == ".git") || self.git_dirs.iter().any(|dir| resolved.starts_with(dir)) {
@@ -177,12 +176,7 @@ impl Workspace {
             let in_memory = rest.components().next().is_some_and(|first| first.as_os_str() == "memory");
             return Some(if in_memory { Protection::UserMemory } else { Protection::TandemConfig });
         }
-        if let Some(home) = &self.home
-            && let Ok(rest) = strip_prefix_ignore_case(resolved, home)
-        {
-            return home_protection(rest);
-        }
-        None
+        home
     }
 }
 
@@ -292,8 +286,8 @@ fn home_protection(rest: &Path) -> Option<Protection> {
     // One list each, shared with the sandbox (`secret_paths`, `profile_paths`): a second, shorter copy here let
     // Read show `~/.pgpass` and acceptEdits write `~/.claude.json` (whose MCP servers a later session starts).
     let under = |entry: &str| {
-        let entry: Vec<String> = entry.split('/').map(str::to_lowercase).collect();
-        rest.starts_with(&entry)
+        let parts = || entry.split('/');
+        parts().count() <= rest.len() && parts().zip(&rest).all(|(part, name)| part.eq_ignore_ascii_case(name))
     };
     if HOME_SECRETS.iter().any(|entry| under(entry)) {
         return Some(Protection::Credentials);

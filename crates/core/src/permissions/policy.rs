@@ -84,24 +84,8 @@ impl PermissionPolicy {
 
     /// The paths Read deny rules hide, for directory searches (`None` when no rule denies reading).
     pub fn hidden_paths(&self) -> Option<crate::tools::HiddenPaths> {
-        let rules: Vec<SourcedRule> = self
-            .rules_of(RuleKind::Deny)
-            .filter(|rule| rule.rule.covers_tool("Read") && rule.rule.specifier.is_some())
-            .cloned()
-            .collect();
-        if rules.is_empty() {
-            return None;
-        }
-        let cwd = self.workspace.cwd().to_path_buf();
-        let home = self.home.clone();
-        Some(std::sync::Arc::new(move |path: &Path| {
-            rules.iter().any(|rule| {
-                rule.rule
-                    .specifier
-                    .as_deref()
-                    .is_some_and(|spec| path_matches(spec, path, &rule.root, &cwd, &home, true))
-            })
-        }))
+        let denies = self.rules_of(RuleKind::Deny).any(names_read_paths);
+        denies.then(|| std::sync::Arc::new(self.read_rule_matcher(&[RuleKind::Deny])) as crate::tools::HiddenPaths)
     }
 
     /// What directory searches (Grep, Glob) skip as they walk: every path a Read of it would not run unasked for —
@@ -110,27 +94,31 @@ impl PermissionPolicy {
     /// path a call names; a walk reaches paths no call named, so without this a search of the home directory
     /// printed `~/.ssh/id_rsa`.
     pub fn walk_hidden(&self) -> crate::tools::HiddenPaths {
-        let covers_read = |rule: &&SourcedRule| rule.rule.covers_tool("Read") && rule.rule.specifier.is_some();
-        let kept: Vec<SourcedRule> =
-            self.rules.iter().filter(|rule| rule.kind != RuleKind::Allow).filter(covers_read).cloned().collect();
-        let named: Vec<SourcedRule> = self.rules_of(RuleKind::Allow).filter(covers_read).cloned().collect();
-        let (workspace, home) = (self.workspace.clone(), self.home.clone());
+        let kept = self.read_rule_matcher(&[RuleKind::Deny, RuleKind::Ask]);
+        let named = self.read_rule_matcher(&[RuleKind::Allow]);
+        let workspace = self.workspace.clone();
         let secrets = workspace.secret_paths();
-        let cwd = workspace.cwd().to_path_buf();
-        let matches = move |rules: &[SourcedRule], path: &Path, deny: bool| {
+        std::sync::Arc::new(move |path: &Path| {
+            let secret = || {
+                workspace.protected(path).is_some_and(|protection| protection.guards_reads())
+                    || secrets.iter().any(|secret| path.starts_with(secret))
+            };
+            kept(path) || secret() && !named(path)
+        })
+    }
+
+    /// Whether a path matches a Read rule of `kinds` that names paths (deny and ask rules read the wider way).
+    fn read_rule_matcher(&self, kinds: &[RuleKind]) -> impl Fn(&Path) -> bool + Send + Sync + 'static {
+        let rules: Vec<SourcedRule> =
+            self.rules.iter().filter(|rule| kinds.contains(&rule.kind) && names_read_paths(rule)).cloned().collect();
+        let (cwd, home) = (self.workspace.cwd().to_path_buf(), self.home.clone());
+        let broad = !kinds.contains(&RuleKind::Allow);
+        move |path: &Path| {
             rules.iter().any(|rule| {
                 let spec = rule.rule.specifier.as_deref().unwrap_or_default();
-                path_matches(spec, path, &rule.root, &cwd, &home, deny)
+                path_matches(spec, path, &rule.root, &cwd, &home, broad)
             })
-        };
-        std::sync::Arc::new(move |path: &Path| {
-            if matches(&kept, path, true) {
-                return true;
-            }
-            let secret = workspace.protected(path).is_some_and(|protection| protection.guards_reads())
-                || secrets.iter().any(|secret| path.starts_with(secret));
-            secret && !matches(&named, path, false)
-        })
+        }
     }
 
     /// Decides whether `tool` may run with `input`.
@@ -149,8 +137,28 @@ impl PermissionPolicy {
             Subject::Fetch { url } => self.decide_web_fetch(&url),
             Subject::WebSearch => self.decide_web_search(),
             Subject::File(access) => self.decide_file_tool(tool, &access),
+            Subject::UserAnswer => self.decide_user_answer(tool.name()),
         };
         (decision, Grant::ReadOnly)
+    }
+
+    /// Only a deny rule naming the tool or a mode that never asks refuses it; nothing allows it: the answer is
+    /// the user's, so the reason keeps a hook's allow from standing in for it.
+    fn decide_user_answer(&self, name: &str) -> Decision {
+        let denied = |rule: &&SourcedRule| rule.rule.covers_tool(name) && rule.rule.specifier.is_none();
+        if let Some(rule) = self.rules_of(RuleKind::Deny).find(denied) {
+            return Decision::Deny {
+                reason: format!("Permission to use {name} was denied by the rule {}{}.", rule.text, source(rule)),
+            };
+        }
+        if self.mode == PermissionMode::DontAsk {
+            return Decision::Deny {
+                reason: format!(
+                    "{name} was not run: this session never asks the user. Decide yourself and say what you assumed."
+                ),
+            };
+        }
+        Decision::Ask { suggested_rule: String::new(), reason: Some("only the user can answer it".to_owned()) }
     }
 
     fn decide_file_tool(&self, tool: &dyn Tool, access: &FileAccess) -> Decision {
@@ -281,6 +289,11 @@ impl PermissionPolicy {
             _ => family.to_owned(),
         }
     }
+}
+
+/// A Read rule (or one of its family) with a path: the kind a path matches.
+fn names_read_paths(rule: &SourcedRule) -> bool {
+    rule.rule.covers_tool("Read") && rule.rule.specifier.is_some()
 }
 
 pub(super) fn source(rule: &SourcedRule) -> String {

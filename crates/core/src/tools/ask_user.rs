@@ -63,6 +63,10 @@ impl TypedTool for AskUserQuestionTool {
         super::ToolKind::Question
     }
 
+    fn permission_subject(&self, _input: &serde_json::Value, _cwd: &std::path::Path) -> super::Subject {
+        super::Subject::UserAnswer
+    }
+
     fn risk(&self) -> Risk {
         Risk::Low
     }
@@ -110,6 +114,10 @@ impl TypedTool for ExitPlanModeTool {
 
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Plan
+    }
+
+    fn permission_subject(&self, _input: &serde_json::Value, _cwd: &std::path::Path) -> super::Subject {
+        super::Subject::UserAnswer
     }
 
     fn risk(&self) -> Risk {

@@ -138,8 +138,7 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<H
 /// The directory a Glob search really walks: `root` with the pattern's literal leading components applied,
 /// resolved as the kernel resolves it (symlinks before `..`). The permission policy judges this directory.
 pub fn search_root(root: &Path, pattern: &str) -> PathBuf {
-    let (base, _) = split_literal_prefix(root, pattern);
-    crate::fs_util::resolve_like_kernel(&base).unwrap_or(base)
+    split_literal_prefix(root, pattern).0
 }
 
 /// Moves literal leading components of `pattern` (no glob metacharacters) into the root: `src/**/*.rs` under

@@ -4,7 +4,9 @@
 //! `run` can deserialize its typed input and trust it. Tool failures are results the model sees
 //! (`ToolOutput { is_error: true }`), never panics or errors that end the run.
 
-pub use tandem_protocol::tools::{DiffTexts, FoundUnit, PREVIEW_TEXT_LIMIT, Preview, ResultView, Risk, ToolKind};
+pub use tandem_protocol::tools::{
+    CallDisplay, DiffTexts, FoundUnit, PREVIEW_TEXT_LIMIT, Preview, ResultView, Risk, ToolKind,
+};
 
 pub mod ask_user;
 pub mod bash;
@@ -202,6 +204,9 @@ pub enum Subject {
     WebSearch,
     /// A file or directory the call reads (searches) or writes.
     File(FileAccess),
+    /// The call asks the user something only they can answer (questions, approval of a plan): it always asks,
+    /// whatever the mode or a rule allows, and is refused where nobody is asked.
+    UserAnswer,
 }
 
 /// The path side of a [`Subject`].
@@ -244,16 +249,6 @@ pub fn default_subject(tool: &(impl Tool + ?Sized), input: &Value, cwd: &Path) -
     let read_only = tool.is_read_only();
     let path = path.or_else(|| read_only.then(|| ".".to_owned()));
     Subject::File(FileAccess { path, writes: !read_only, edits_files: false, every_project: false, starts_at: None })
-}
-
-/// How front ends show a call, from its tool: what `ToolCallStarted` carries about it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CallDisplay {
-    pub kind: ToolKind,
-    /// The call only looks something up ([`Tool::is_lookup`]): front ends group such calls.
-    pub lookup: bool,
-    pub risk: Risk,
-    pub summary: String,
 }
 
 /// A tool the model can call.

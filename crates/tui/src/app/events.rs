@@ -162,12 +162,12 @@ impl App {
                 }
                 self.stream_cells.clear();
             }
-            Event::ToolCallStarted { call_id, name, input, read_only, risk, summary, kind } => {
+            Event::ToolCallStarted { call_id, name, input, display } => {
                 let index = self.upsert_tool(&call_id, &name, input);
                 self.transcript.update(index, |cell| {
                     if let CellKind::Tool(card) = &mut cell.kind {
                         card.state = ToolState::Running { since: now };
-                        card.describe(tandem_core::tools::CallDisplay { kind, lookup: read_only, risk, summary });
+                        card.describe(display);
                     }
                 });
             }

@@ -65,8 +65,8 @@ pub(super) fn screen(app: &App) -> String {
 pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Event {
     let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
     let display = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
-    let (read_only, summary, kind) = (display.lookup, display.summary, display.kind);
-    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input, read_only, risk: Risk::High, summary, kind }
+    let display = tandem_core::tools::CallDisplay { risk: Risk::High, ..display };
+    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input, display }
 }
 
 /// `ToolCallFinished` of a successful call as core sends it, with the tool's view of `content`.
