@@ -27,15 +27,13 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// `cwd` first; roots are canonicalized when they exist.
+    /// `cwd` first. Every directory named here is resolved as the kernel will ([`resolved_against`]), whether
+    /// it exists yet or not, so that the resolved paths the tools ask about can be compared with it.
     pub fn new(cwd: &Path, extra: &[PathBuf], home: Option<PathBuf>, config_dir: Option<PathBuf>) -> Workspace {
-        let mut roots = vec![canonical_or_normalized(cwd)];
-        for dir in extra {
-            let dir = if dir.is_absolute() { dir.clone() } else { cwd.join(dir) };
-            roots.push(canonical_or_normalized(&dir));
-        }
-        let home = home.map(|home| canonical_or_normalized(&home));
-        let config_dir = config_dir.map(|dir| canonical_or_normalized(&dir));
+        let mut roots = vec![resolved_against(cwd, cwd)];
+        roots.extend(extra.iter().map(|dir| resolved_against(cwd, dir)));
+        let home = home.map(|home| resolved_against(cwd, &home));
+        let config_dir = config_dir.map(|dir| resolved_against(cwd, &dir));
         // A root's `.git` file, and submodules' repositories kept in the work tree outside `.git`.
         let mut git_dirs: Vec<PathBuf> =
             roots.iter().filter_map(|root| crate::sandbox::pointed_git_dir(&root.join(".git"))).collect();
@@ -54,8 +52,8 @@ impl Workspace {
 
     /// Names tandem's data directory (denied to reads) and the current session's files in it (allowed).
     pub fn with_data_dir(mut self, data_dir: &Path, own: &[PathBuf]) -> Workspace {
-        self.data_dir = Some(canonical_or_normalized(data_dir));
-        self.own_data = own.iter().map(|dir| canonical_or_normalized(dir)).collect();
+        self.data_dir = Some(resolved_against(self.cwd(), data_dir));
+        self.own_data = own.iter().map(|dir| resolved_against(self.cwd(), dir)).collect();
         self
     }
 
@@ -63,8 +61,8 @@ impl Workspace {
     /// credentials and transcripts are secrets, the rest is configuration a later session obeys — planted, a
     /// user's `settings.json` allow rule or `.claude.json` MCP server would widen every later session.
     pub fn with_claude_dir(mut self, dir: Option<&Path>, claude_json: Option<&Path>) -> Workspace {
-        self.claude_dir = dir.map(canonical_or_normalized);
-        self.claude_json = claude_json.map(canonical_or_normalized);
+        self.claude_dir = dir.map(|dir| resolved_against(self.cwd(), dir));
+        self.claude_json = claude_json.map(|file| resolved_against(self.cwd(), file));
         self
     }
 
@@ -346,8 +344,13 @@ impl Protection {
 
 pub use crate::fs_util::{normalize, resolve_like_kernel};
 
-fn canonical_or_normalized(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| normalize(path))
+/// `path` (relative ones against `cwd`, as the process opens them) resolved like the kernel: a directory that
+/// does not exist yet is its existing ancestor resolved plus the rest, never the path as written (relative, or
+/// through a symlink), which no resolved path would match. Unresolvable (a dangling link): normalized, and then
+/// no path that resolves for sure falls under it, while the paths under it don't resolve for sure either.
+fn resolved_against(cwd: &Path, path: &Path) -> PathBuf {
+    let absolute = cwd.join(path);
+    resolve_like_kernel(&absolute).unwrap_or_else(|| normalize(&absolute))
 }
 
 fn strip_prefix_ignore_case<'a>(path: &'a Path, prefix: &Path) -> Result<&'a Path, ()> {
@@ -578,5 +581,30 @@ mod tests {
         }
         assert!(workspace.secret_paths().contains(&json) && workspace.profile_paths().contains(&custom));
         assert_eq!(workspace.protected(&home.join("notes/CLAUDE.md")), None);
+    }
+
+    /// Found by the twenty-seventh red-team round: a configuration directory that did not exist yet was kept as
+    /// written — relative (`TANDEM_CONFIG_DIR=cfg`), or through a symlink — so no resolved path ever matched it,
+    /// and acceptEdits wrote its `settings.json` (a hook, an allow rule) for the next session to obey.
+    #[test]
+    fn missing_config_directories_are_protected_as_the_kernel_resolves_them() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let work = root.join("work");
+        std::fs::create_dir(&work).unwrap();
+        std::os::unix::fs::symlink(&work, root.join("alias")).unwrap();
+        let settings = |dir: &str| work.join(dir).join("settings.json");
+
+        let relative = Workspace::new(&work, &[], None, Some(PathBuf::from("cfg")));
+        assert_eq!(relative.protected(&settings("cfg")), Some(Protection::TandemConfig));
+        let linked = Workspace::new(&work, &[], None, Some(root.join("alias/cfg")));
+        assert_eq!(linked.protected(&settings("cfg")), Some(Protection::TandemConfig));
+
+        let claude = Workspace::new(&work, &[], None, None).with_claude_dir(Some(Path::new("ccfg")), None);
+        assert_eq!(claude.protected(&settings("ccfg")), Some(Protection::Settings));
+        let claude = Workspace::new(&work, &[], None, None).with_claude_dir(Some(&root.join("alias/ccfg")), None);
+        assert_eq!(claude.protected(&settings("ccfg")), Some(Protection::Settings));
+        let data = Workspace::new(&work, &[], None, None).with_data_dir(&root.join("alias/data"), &[]);
+        assert_eq!(data.protected(&work.join("data/sessions/s.jsonl")), Some(Protection::TandemData));
     }
 }
