@@ -537,3 +537,32 @@ fn git_run_unasked_does_not_read_another_project_through_a_bare_repository_in_th
     let content = results[0]["content"].as_str().unwrap_or_default();
     assert!(!content.contains("OTHER-PROJECT-SECRET"), "another project's file reached the model: {content}");
 }
+
+/// Found by the twenty-eighth red-team round: the analyser asks bash how it reads every command line, and took
+/// the first `bash` on `PATH` for that, so a `bash` a dependency brings (a virtualenv's or `node_modules/.bin`
+/// on `PATH`) ran with tandem's rights on the first Bash call of any session, before any decision — plan mode
+/// included. Neither the analyser nor the Bash tool runs a program from the workspace.
+#[test]
+fn a_bash_the_workspace_brings_on_path_is_never_run() {
+    let workspace = Workspace::new();
+    let marker = workspace.path().join("planted-bash-ran");
+    let planted = workspace.write(".venv/bin/bash", &format!("#!/bin/sh\necho ran >> '{}'\n", marker.display()));
+    std::fs::set_permissions(&planted, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    workspace.write("visible.txt", "");
+    let path = format!("{}:{}", planted.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+
+    // Plan mode: the analyser reads the line (and refuses it: a bare name could be a program from the
+    // workspace); under a rule: the Bash tool runs it.
+    for args in [&["--permission-mode", "plan"][..], &["--allowedTools", "Bash"]] {
+        let server = FakeServer::spawn(one_command("ls")).unwrap();
+        let mut command = workspace.anthropic(&server);
+        command.env("PATH", &path).args(["-p", "go", "--output-format", "json"]).args(args);
+        let run = execute(command);
+        assert!(!marker.exists(), "the workspace's bash ran ({args:?}): {run:?}");
+        let results = tool_results(&server.requests()[1].body);
+        let content = results[0]["content"].as_str().unwrap_or_default().to_owned();
+        if args[0] == "--allowedTools" {
+            assert!(content.contains("visible.txt"), "ls ran, with a real bash: {content}");
+        }
+    }
+}

@@ -222,6 +222,21 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
 }
 
+/// The program `name` as found on `path` (a `PATH` value), skipping every entry that is relative or lies in
+/// one of `roots` (as written or resolved), and a candidate that resolves into one: a `node_modules/.bin`, a
+/// virtualenv's `bin` or a direnv `PATH_add bin` would otherwise have tandem run a program the repository
+/// brings, with all of its rights.
+pub fn program_outside(name: &str, path: &std::ffi::OsStr, roots: &[PathBuf]) -> Option<PathBuf> {
+    let real_roots: Vec<PathBuf> =
+        roots.iter().map(|root| root.canonicalize().unwrap_or_else(|_| root.clone())).collect();
+    let inside = |path: &Path| roots.iter().chain(&real_roots).any(|root| path.starts_with(root));
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute() && !inside(dir))
+        .map(|dir| dir.join(name))
+        .filter(|candidate| candidate.is_file())
+        .find(|candidate| candidate.canonicalize().is_ok_and(|real| !inside(&real)))
+}
+
 /// The most symlinks followed while resolving one path (the kernel's limit is 40, then `ELOOP`).
 const MAX_SYMLINK_HOPS: usize = 40;
 
@@ -393,5 +408,26 @@ mod tests {
         assert_eq!(hits, vec![dir.path().join("config.toml")]);
         let hits = similar_names(&dir.path().join("mian.rs"), 3);
         assert_eq!(hits, vec![dir.path().join("main.rs")]);
+    }
+
+    #[test]
+    fn programs_are_never_taken_from_the_workspace() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let (work, system, linked) = (root.join("work"), root.join("system"), root.join("linked"));
+        for dir in [work.join("bin"), system.clone(), linked.clone()] {
+            fs::create_dir_all(&dir).unwrap();
+        }
+        fs::write(work.join("bin/tool"), "").unwrap();
+        fs::write(system.join("tool"), "").unwrap();
+        std::os::unix::fs::symlink(work.join("bin/tool"), linked.join("tool")).unwrap();
+        std::os::unix::fs::symlink(work.join("bin"), root.join("alias")).unwrap();
+        let roots = [work.clone()];
+        let path = |entries: &[&Path]| std::env::join_paths(entries).unwrap();
+        for before in [work.join("bin"), root.join("alias"), linked.clone(), PathBuf::from("work/bin")] {
+            let found = program_outside("tool", &path(&[&before, &system]), &roots);
+            assert_eq!(found, Some(system.join("tool")), "{}", before.display());
+        }
+        assert_eq!(program_outside("tool", &path(&[&work.join("bin")]), &roots), None);
     }
 }

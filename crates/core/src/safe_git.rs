@@ -10,16 +10,7 @@ use std::time::{Duration, Instant};
 /// The `git` to run: the first on `PATH` outside the workspace `root` (a relative entry, or one like
 /// `node_modules/.bin` or a direnv `$PWD/bin`, would run a `git` the repository brings).
 fn program(root: &Path) -> Option<PathBuf> {
-    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .filter(|dir| {
-            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-            !dir.starts_with(root) && !real.starts_with(&real_root)
-        })
-        .map(|dir| dir.join("git"))
-        .find(|candidate| candidate.is_file())
+    crate::fs_util::program_outside("git", &std::env::var_os("PATH")?, &[root.to_path_buf()])
 }
 
 /// A git command in `root` that reads only: git's own variables cleared (no other repository, index or config

@@ -45,6 +45,28 @@ use self::pattern::Reading;
 use self::walk::Assign;
 use self::words::{Seg, Word, basename};
 
+/// The workspace's roots, named once at start ([`keep_programs_outside`]).
+static WORKSPACE_ROOTS: std::sync::OnceLock<Vec<std::path::PathBuf>> = std::sync::OnceLock::new();
+
+/// Names the workspace's roots before the first command is analysed or run: the bash that reads commands
+/// ([`canonical`]) and runs them (the Bash tool) is never taken from them. Until then (tests, tools), the working
+/// directory stands for the workspace.
+pub fn keep_programs_outside(roots: &[std::path::PathBuf]) {
+    let _ = WORKSPACE_ROOTS.set(roots.to_vec());
+}
+
+/// The bash that reads every command line for the analyser and runs it for the Bash tool — one program for
+/// both, so that the reading checked is the one run: the first on `PATH` outside the workspace
+/// ([`crate::fs_util::program_outside`]), since the analyser runs it before any decision, in every mode.
+pub fn bash() -> Option<&'static std::path::Path> {
+    static BASH: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    BASH.get_or_init(|| {
+        let roots = WORKSPACE_ROOTS.get().cloned().unwrap_or_else(|| std::env::current_dir().into_iter().collect());
+        crate::fs_util::program_outside("bash", &std::env::var_os("PATH")?, &roots)
+    })
+    .as_deref()
+}
+
 /// Commands longer than this are not parsed (always ask), to bound the work done per call.
 const MAX_COMMAND_BYTES: usize = 256 * 1024;
 /// brush-parser recurses per nesting level; the parse runs on its own thread with this much stack so a

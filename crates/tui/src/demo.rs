@@ -32,6 +32,7 @@ pub fn config(dir: &Path) -> AgentConfig {
     let paths = Paths::discover(&env);
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let workspace = Workspace::new(dir, &[], home.clone(), Some(paths.config_dir.clone()));
+    tandem_core::shell::keep_programs_outside(workspace.roots());
     let permissions = PermissionPolicy::new(
         PermissionMode::Default,
         workspace,

@@ -112,6 +112,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     let claude_json = crate::setup_mcp::claude_json(&env, home.as_deref());
     let workspace = Workspace::new(&cwd, &extra_dirs, home.clone(), Some(paths.config_dir.clone()))
         .with_claude_dir(claude_settings_dir.as_deref(), claude_json.as_deref());
+    tandem_core::shell::keep_programs_outside(workspace.roots());
     let mut permissions = PermissionPolicy::new(mode, workspace, home.unwrap_or_else(|| PathBuf::from("/")));
     permissions.rules = settings.rules.clone();
     permissions.held = settings.held.clone();

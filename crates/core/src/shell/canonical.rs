@@ -12,9 +12,7 @@
 //! temporary directory with a two-second limit.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long bash may take to print its reading.
@@ -28,7 +26,7 @@ const DISABLED_BUILTINS: &str = "kill fc history source . read mapfile readarray
 
 /// bash's re-serialisation of `command` (the body of the function, indented by bash), or why it can't be had.
 pub(super) fn bash_reading(command: &str) -> Result<String, String> {
-    let bash = bash_path().ok_or("bash was not found to confirm how it reads the command")?;
+    let bash = super::bash().ok_or("bash was not found to confirm how it reads the command")?;
     let locale = character_locale();
     if !locale_reads_like_utf8(locale.as_deref()) {
         // In a multibyte locale such as GBK a byte of a character can be `\` or `"` to bash and not to the
@@ -107,16 +105,6 @@ fn locale_reads_like_utf8(locale: Option<&str>) -> bool {
     // Without a charset, these default to Big5.
     let unsafe_default = charset.is_empty() && matches!(name, "zh_TW" | "zh_HK");
     !unsafe_charset && !unsafe_default
-}
-
-/// The bash that runs commands (the first on `PATH`, as the Bash tool finds it).
-fn bash_path() -> Option<&'static PathBuf> {
-    static BASH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BASH.get_or_init(|| {
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path).map(|dir| dir.join("bash")).find(|candidate| candidate.is_file())
-    })
-    .as_ref()
 }
 
 #[cfg(test)]

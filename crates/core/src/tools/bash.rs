@@ -520,18 +520,13 @@ pub fn history_for(command: &str) -> sandbox::History {
     if only_git { sandbox::History::Writable } else { sandbox::History::Protected }
 }
 
-/// bash, or `/bin/sh` where there is no bash.
-fn shell() -> &'static str {
-    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
-    SHELL.get_or_init(|| {
-        let has_bash = std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bash").is_file()));
-        if has_bash { "bash" } else { "/bin/sh" }
-    })
+/// bash (the analyser's: [`crate::shell::bash`]), or `/bin/sh` where there is none outside the workspace.
+fn shell() -> &'static Path {
+    crate::shell::bash().unwrap_or(Path::new("/bin/sh"))
 }
 
 fn spawn(
-    shell: &str,
+    shell: &Path,
     command: &str,
     cwd: &Path,
     sandbox: Option<&SandboxPolicy>,

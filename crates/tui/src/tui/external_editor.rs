@@ -30,7 +30,7 @@ fn run_editor(path: &Path) -> Result<(), String> {
         .or_else(|| std::env::var("EDITOR").ok().filter(|value| !value.trim().is_empty()))
         .unwrap_or_else(|| "vi".to_owned());
     // The editor variable may carry arguments (`code --wait`): let the shell split it.
-    let status = Command::new("sh")
+    let status = Command::new("/bin/sh")
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("sh")
