@@ -164,9 +164,9 @@ impl Workspace {
         }
         if let Some(data_dir) = &self.data_dir
             && strip_prefix_ignore_case(resolved, data_dir).is_ok()
-            && !self.own_data.iter().any(|own| resolved.starts_with(own))
         {
-            return Some(Protection::TandemData);
+            let own = self.own_data.iter().any(|own| resolved.starts_with(own));
+            return Some(if own { Protection::SessionRecord } else { Protection::TandemData });
         }
         if let Some(config_dir) = &self.config_dir
             && let Ok(rest) = strip_prefix_ignore_case(resolved, config_dir)
@@ -314,6 +314,9 @@ pub enum Protection {
     TandemConfig,
     /// Every project's transcripts: denied to reads, except the current session's own files.
     TandemData,
+    /// The current session's own files (saved outputs, checkpoints): read freely, but what a rewind restores is
+    /// read from them, so they are never written unasked.
+    SessionRecord,
     /// The user's memory: read freely (its index is in every prompt), written only when the user agrees.
     UserMemory,
 }
@@ -332,6 +335,7 @@ impl Protection {
             Protection::ShellProfile => "it is a shell or git profile",
             Protection::TandemConfig => "it is in tandem's configuration directory",
             Protection::TandemData => "it is tandem's data directory, with the transcripts of every project",
+            Protection::SessionRecord => "it is this session's own record, from which a rewind restores files",
             Protection::UserMemory => "it is your memory, read by every session in every project",
         }
     }
@@ -557,7 +561,23 @@ mod tests {
         let workspace = workspace.with_data_dir(&data, std::slice::from_ref(&own));
         let protected = |path: &Path| workspace.protected(&workspace.resolve(path.to_str().unwrap()));
         assert_eq!(protected(&data.join("sessions/other.jsonl")), Some(Protection::TandemData));
-        assert_eq!(protected(&own.join("bash-1-stdout.txt")), None);
+        assert_eq!(protected(&own.join("bash-1-stdout.txt")), Some(Protection::SessionRecord));
+        assert!(!Protection::SessionRecord.guards_reads());
+    }
+
+    /// Found by the twenty-eighth red-team round: with the data directory in the workspace (tandem started in
+    /// the home directory, or `$XDG_DATA_HOME` inside it), the session's own folder was as writable as any
+    /// workspace file, and acceptEdits edited its checkpoint log so that a later rewind wrote `~/.bashrc` and
+    /// an executable outside the workspace. It stays readable (saved outputs), never written unasked.
+    #[test]
+    fn the_sessions_own_record_is_readable_but_never_written_unasked() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        let own = home.join(".local/share/tandem/sessions/s1");
+        let workspace = Workspace::new(&home, &[], Some(home.clone()), None)
+            .with_data_dir(&home.join(".local/share/tandem"), std::slice::from_ref(&own));
+        let protection = workspace.protected(&own.join("checkpoints/log.jsonl"));
+        assert_eq!(protection, Some(Protection::SessionRecord));
     }
 
     /// Found by the twenty-second red-team round: with the home directory in the workspace, acceptEdits wrote
