@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 /// of a path (a file Write creates) is appended as written, so it resolves the same way as an existing one, and
 /// permission rules see the same path the tool will open.
 pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    let home = user_home;
     let joined = if path == "~" {
         home().unwrap_or_else(|| cwd.to_path_buf())
     } else if let Some(rest) = path.strip_prefix("~/") {
@@ -220,6 +220,22 @@ pub fn read_json_object(path: &Path) -> serde_json::Map<String, serde_json::Valu
 /// worktrees and submodules — else `cwd`. Project settings and memory live there so they apply in every subdirectory.
 pub fn project_root(cwd: &Path) -> PathBuf {
     cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
+}
+
+/// The user's home directory: `$HOME`, or where that is unset or empty the account's ([`account_home`]), as
+/// bash expands `~` and git and ssh find their files.
+pub fn user_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from).or_else(account_home)
+}
+
+/// The home directory of the account tandem runs as, from the password database: where bash's `~`, git and
+/// ssh look when `$HOME` is unset — and where ssh looks whatever `$HOME` says.
+pub fn account_home() -> Option<PathBuf> {
+    #[cfg(unix)]
+    let home = nix::unistd::User::from_uid(nix::unistd::Uid::current()).ok().flatten().map(|user| user.dir);
+    #[cfg(not(unix))]
+    let home = None;
+    home.filter(|dir| dir.is_absolute())
 }
 
 /// The program `name` as found on `path` (a `PATH` value), skipping every entry that is relative or lies in

@@ -30,7 +30,7 @@ pub const MODEL: &str = "scripted-demo-model";
 pub fn config(dir: &Path) -> AgentConfig {
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::discover(&env);
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = tandem_core::fs_util::user_home();
     let workspace = Workspace::new(dir, &[], home.clone(), Some(paths.config_dir.clone()));
     tandem_core::shell::keep_programs_outside(workspace.roots());
     let permissions = PermissionPolicy::new(

@@ -126,7 +126,7 @@ impl Context {
         let env = |name: &str| std::env::var(name).ok();
         let paths = Paths::discover(&env);
         let cwd = std::env::current_dir().map_err(|err| format!("cannot read the working directory: {err}"))?;
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = tandem_core::fs_util::user_home();
         let claude_dir = hooks::claude_user_dir(&env, home.as_deref());
         let loaded = settings::load_sources(
             &paths.config_dir,

@@ -72,7 +72,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
         model.prices = Some(Prices::LOCAL);
     }
 
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = tandem_core::fs_util::user_home();
     let home_dir = home.clone();
     let sources = match cli.setting_sources.as_deref() {
         Some(list) => settings::SettingSources::parse(list)

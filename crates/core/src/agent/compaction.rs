@@ -22,7 +22,7 @@ const SUMMARY_ATTEMPTS: usize = 4;
 impl Session {
     /// The guideline files in effect now (re-read every time: an edit counts from the next request).
     pub(super) fn guidelines(&self) -> guidelines::Guidelines {
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let home = crate::fs_util::user_home();
         let dirs = guidelines::UserDirs {
             config_dir: &self.config.config_dir,
             claude_dir: self.config.claude_dir.as_deref(),

@@ -24,6 +24,9 @@ pub struct Workspace {
     /// tandem reads at start (settings, MCP servers, guidelines, agents, skills, commands).
     claude_dir: Option<PathBuf>,
     claude_json: Option<PathBuf>,
+    /// The account's home in the password database, where it is not `home`: ssh reads its `.ssh` whatever
+    /// `$HOME` says, so its secrets and profiles are protected too.
+    account_home: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -33,6 +36,9 @@ impl Workspace {
         let mut roots = vec![resolved_against(cwd, cwd)];
         roots.extend(extra.iter().map(|dir| resolved_against(cwd, dir)));
         let home = home.map(|home| resolved_against(cwd, &home));
+        let account_home = crate::fs_util::account_home()
+            .map(|dir| resolved_against(cwd, &dir))
+            .filter(|dir| home.as_ref() != Some(dir));
         let config_dir = config_dir.map(|dir| resolved_against(cwd, &dir));
         // A root's `.git` file, and submodules' repositories kept in the work tree outside `.git`.
         let mut git_dirs: Vec<PathBuf> =
@@ -47,7 +53,13 @@ impl Workspace {
             git_dirs,
             claude_dir: None,
             claude_json: None,
+            account_home,
         }
+    }
+
+    /// `$HOME` and, where it differs, the account's home: both guarded alike.
+    fn homes(&self) -> impl Iterator<Item = &PathBuf> {
+        self.home.iter().chain(&self.account_home)
     }
 
     /// Names tandem's data directory (denied to reads) and the current session's files in it (allowed).
@@ -133,8 +145,7 @@ impl Workspace {
         if let Some(protection) = self.claude_protection(resolved) {
             return Some(protection);
         }
-        let in_home = self.home.as_deref().and_then(|home| strip_prefix_ignore_case(resolved, home).ok());
-        let home = in_home.and_then(home_protection);
+        let home = self.homes().find_map(|home| home_protection(strip_prefix_ignore_case(resolved, home).ok()?));
         // Credentials first: `~/.claude/.credentials.json` is also below a `.claude`, which only guards writes.
         if home == Some(Protection::Credentials) {
             return home;
@@ -254,7 +265,7 @@ impl Workspace {
     /// transcripts (the sandbox denies them by path, whether they exist now or not).
     pub fn secret_paths(&self) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = Vec::new();
-        if let Some(home) = &self.home {
+        for home in self.homes() {
             paths.extend(HOME_SECRETS.iter().map(|rest| home.join(rest)));
             paths.push(home.join(".config/tandem"));
         }
@@ -271,7 +282,7 @@ impl Workspace {
     /// What a sandboxed command may never write, besides [`Workspace::secret_paths`]: shell and git profiles.
     pub fn profile_paths(&self) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> =
-            self.home.iter().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect();
+            self.homes().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect();
         paths.extend(self.claude_dir.iter().chain(&self.claude_json).cloned());
         paths
     }
@@ -626,5 +637,22 @@ mod tests {
         assert_eq!(claude.protected(&settings("ccfg")), Some(Protection::Settings));
         let data = Workspace::new(&work, &[], None, None).with_data_dir(&root.join("alias/data"), &[]);
         assert_eq!(data.protected(&work.join("data/sessions/s.jsonl")), Some(Protection::TandemData));
+    }
+
+    /// Found by the twenty-eighth red-team round: with `$HOME` unset, tandem knew no home at all, while bash,
+    /// git and ssh use the account's: started there, Read showed `.ssh/id_rsa` and acceptEdits wrote `.bashrc`.
+    /// ssh reads the account's `.ssh` whatever `$HOME` says, so that home is guarded too.
+    #[test]
+    fn the_accounts_home_is_guarded_whatever_home_says() {
+        let Some(account) = crate::fs_util::account_home() else { return };
+        let account = resolve_like_kernel(&account).unwrap_or(account);
+        let elsewhere = tempfile::tempdir().unwrap();
+        for home in [None, Some(elsewhere.path().to_path_buf())] {
+            let workspace = Workspace::new(elsewhere.path(), &[], home.clone(), None);
+            let protected = |rest: &str| workspace.protected(&account.join(rest));
+            assert_eq!(protected(".ssh/id_rsa"), Some(Protection::Credentials), "{home:?}");
+            assert_eq!(protected(".bashrc"), Some(Protection::ShellProfile), "{home:?}");
+            assert!(workspace.secret_paths().contains(&account.join(".ssh")), "{home:?}");
+        }
     }
 }

@@ -65,7 +65,7 @@ impl PermissionPolicy {
 
     /// A policy for a workspace that is just `cwd`, with the real home directory.
     pub fn for_cwd(mode: PermissionMode, cwd: &Path) -> Self {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = crate::fs_util::user_home();
         let workspace = Workspace::new(cwd, &[], home.clone(), None);
         PermissionPolicy::new(mode, workspace, home.unwrap_or_else(|| PathBuf::from("/")))
     }

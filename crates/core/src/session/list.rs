@@ -127,7 +127,7 @@ pub fn format_summary_table(sessions: &[SessionSummary]) -> String {
     if sessions.is_empty() {
         return "No saved sessions.\n".to_string();
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::fs_util::user_home();
     let rows: Vec<[String; 7]> = sessions
         .iter()
         .map(|s| {

@@ -12,7 +12,7 @@ use crate::ui::permission::PermissionDialog;
 
 /// `~/code/app` for a directory under the home directory, else the path as it is.
 fn home_relative(path: &std::path::Path) -> String {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = tandem_core::fs_util::user_home();
     match home.as_deref().and_then(|home| path.strip_prefix(home).ok()) {
         Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
         Some(rest) => format!("~/{}", rest.display()),
