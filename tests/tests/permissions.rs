@@ -566,3 +566,42 @@ fn a_bash_the_workspace_brings_on_path_is_never_run() {
         }
     }
 }
+
+/// Found by the twenty-ninth red-team round: the user's own "format after edit" hook ran unsandboxed, so what it
+/// runs — a script or a `.venv/bin` formatter the model may rewrite unasked in acceptEdits — read `~/.ssh` and
+/// wrote outside the workspace. A hook now runs as a command the user's own rule allows: in the sandbox.
+#[test]
+fn a_hook_runs_what_the_model_may_have_rewritten_only_inside_the_sandbox() {
+    let workspace = Workspace::new();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_rsa"), "CANARY-SSH-KEY\n").unwrap();
+    let Some(outside) = outside_dir() else {
+        eprintln!("skipped: no writable directory outside the temp dirs to test against");
+        return;
+    };
+    let escaped = outside.join("escaped.txt");
+    workspace.write("tools/fmt.sh", "true\n");
+    let hook = json!([{"matcher": "Edit", "hooks": [{"type": "command", "command": "sh tools/fmt.sh"}]}]);
+    workspace.write_config("settings.json", &json!({ "hooks": { "PostToolUse": hook } }).to_string());
+    let payload = format!("cat \"$HOME/.ssh/id_rsa\" > tools/leak.txt; echo escaped > '{}'\n", escaped.display());
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "tools/fmt.sh"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+                     "input": {"file_path": "tools/fmt.sh", "old_string": "true\n", "new_string": payload}}]},
+        {"blocks": [{"type": "text", "text": "Formatted."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.env("HOME", home.path());
+    let run = run_sandboxed(command, &["--permission-mode", "acceptEdits"]);
+    let leaked = std::fs::read_to_string(workspace.path().join("tools/leak.txt"));
+    let wrote_outside = escaped.exists();
+    let _ = std::fs::remove_dir_all(&outside);
+    let Some(run) = run else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("tools/fmt.sh"), payload, "the edit ran unasked: {run:?}");
+    let leaked = leaked.expect("the hook ran (its redirection made the file)");
+    assert!(!leaked.contains("CANARY"), "the hook read a secret: {leaked}");
+    assert!(!wrote_outside, "the hook wrote outside the workspace");
+}

@@ -13,6 +13,30 @@ use crate::provider::{ApiKey, Endpoint, ProviderKind};
 /// Overrides the user config directory (tests, portable setups).
 pub const CONFIG_DIR_ENV: &str = "TANDEM_CONFIG_DIR";
 
+/// The directory, in the project root, holding tandem's project and local settings.
+pub const TANDEM_DIR: &str = ".tandem";
+/// The directory, in the project root, holding Claude Code's settings.
+pub const CLAUDE_DIR: &str = ".claude";
+/// The name of the shared (committed) settings file, in the user config directory and in the project.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// The name of the personal (git-ignored) settings file in the project.
+pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
+
+/// Largest settings file read.
+const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A settings file's text: only a regular file (a link to `/dev/zero` would be read forever) of sane size.
+pub fn read_settings_text(file: &Path) -> std::io::Result<String> {
+    let meta = std::fs::metadata(file)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_SETTINGS_BYTES {
+        return Err(std::io::Error::other(format!("larger than {} MB", MAX_SETTINGS_BYTES / (1024 * 1024))));
+    }
+    std::fs::read_to_string(file)
+}
+
 /// Configuration problems; each message says what to do.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {

@@ -212,8 +212,8 @@ fn confirm_with_bash(command: &str, analysis: &mut Analysis) {
 
 /// How risky a command line is, for the dialog's label: low when every part is understood and only reads, high
 /// otherwise (a command that writes can do more than a file tool's write, so it is never "medium").
-pub fn risk_of(command: &str) -> crate::tools::Risk {
-    use crate::tools::Risk;
+pub fn risk_of(command: &str) -> tandem_protocol::tools::Risk {
+    use tandem_protocol::tools::Risk;
     let analysis = analyze(command);
     if analysis.always_ask.is_some() || analysis.blocked.is_some() {
         return Risk::High;

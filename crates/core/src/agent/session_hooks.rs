@@ -34,6 +34,11 @@ impl Session {
             transcript_path: self.config.session_log.as_ref().map(|log| log.path().to_path_buf()),
             cwd: self.config.cwd.clone(),
             permission_mode: lock(&self.shared.policy).mode,
+            sandbox: self
+                .config
+                .sandbox
+                .as_ref()
+                .and_then(|sandbox| sandbox.policy_for(crate::sandbox::Grant::UserRule)),
         }
     }
 

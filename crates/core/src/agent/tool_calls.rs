@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use super::tool_hooks::{hook_may_allow, suggestions};
+use super::tool_hooks::suggestions;
 use super::{Shared, lock};
 use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
 use crate::diff;
 use crate::hooks::{HookBase, HookEngine, HookEvent, Verdict};
-use crate::permissions::Decision;
 use crate::permissions::PermissionMode;
+use crate::permissions::{Decision, hook_verdicts};
 use crate::protocol::{Event, PermissionDenial, ToolCallStatus};
 use crate::sandbox::Grant;
 use crate::tools::write::WriteTool;
@@ -219,38 +219,14 @@ impl ToolRunner<'_> {
             notes = outcome.context;
             verdict = outcome.verdict;
         }
-        let (decision, mode, mut grant) = {
+        let (judged, mode) = {
             let policy = lock(&self.shared.policy);
-            let (decision, grant) = policy.decide_with_grant(tool.as_ref(), &input);
-            (decision, policy.mode, grant)
+            (policy.decide_with_grant(tool.as_ref(), &input), policy.mode)
         };
-        if let Err(message) = plan_approval_in_mode(tool.as_ref(), &decision, mode) {
+        if let Err(message) = plan_approval_in_mode(tool.as_ref(), &judged.0, mode) {
             return failed(message);
         }
-        let decision = match (decision, verdict) {
-            (decision @ Decision::Deny { .. }, _) => decision,
-            (_, Some((Verdict::Deny, reason))) => {
-                let reason = if reason.is_empty() { "no reason given".to_owned() } else { reason };
-                return deny(call, format!("A PreToolUse hook denied this {} call: {reason}", call.name), denials);
-            }
-            (decision, Some((Verdict::Allow, _))) if hook_may_allow(&decision, mode) => {
-                // The user's hook allowed it: held to what the user's own rules get.
-                grant = hook_grant(grant);
-                Decision::Allow
-            }
-            (Decision::Allow, Some((Verdict::Ask, _))) if mode == PermissionMode::DontAsk => {
-                return deny(
-                    call,
-                    format!("A PreToolUse hook asks for {}, and this session never asks; it was not run.", call.name),
-                    denials,
-                );
-            }
-            (Decision::Allow, Some((Verdict::Ask, reason))) => Decision::Ask {
-                suggested_rule: String::new(),
-                reason: Some(if reason.is_empty() { "a PreToolUse hook asks".to_owned() } else { reason }),
-            },
-            (decision, _) => decision,
-        };
+        let (decision, grant) = hook_verdicts::after_pre_tool_use(&call.name, judged, verdict, mode);
         match decision {
             Decision::Allow => {
                 // Allowed without a dialog (a rule, acceptEdits): front ends still show the diff it applies.
@@ -294,26 +270,21 @@ impl ToolRunner<'_> {
                                 Ok(tool) => tool,
                                 Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
                             };
-                            let (decision, mode, grant) = {
+                            let (judged, mode) = {
                                 let policy = lock(&self.shared.policy);
-                                let (decision, grant) = policy.decide_with_grant(tool.as_ref(), &updated);
-                                (decision, policy.mode, grant)
+                                (policy.decide_with_grant(tool.as_ref(), &updated), policy.mode)
                             };
-                            if let Err(message) = plan_approval_in_mode(tool.as_ref(), &decision, mode) {
+                            if let Err(message) = plan_approval_in_mode(tool.as_ref(), &judged.0, mode) {
                                 return failed(message);
                             }
-                            match decision {
-                                Decision::Allow => return Prepared::Ready { tool, input: updated, notes, grant },
-                                decision if hook_may_allow(&decision, mode) => {
-                                    let grant = hook_grant(grant);
-                                    return Prepared::Ready { tool, input: updated, notes, grant };
-                                }
-                                Decision::Deny { reason } => return deny(call, reason, denials),
-                                Decision::Ask { suggested_rule, reason } => {
+                            return match hook_verdicts::after_permission_request_allow(judged, mode) {
+                                (Decision::Allow, grant) => Prepared::Ready { tool, input: updated, notes, grant },
+                                (Decision::Deny { reason }, _) => deny(call, reason, denials),
+                                (Decision::Ask { suggested_rule, reason }, _) => {
                                     self.notify_permission_prompt(&call.name);
-                                    return self.ask(call, tool, updated, notes, suggested_rule, reason, denials).await;
+                                    self.ask(call, tool, updated, notes, suggested_rule, reason, denials).await
                                 }
-                            }
+                            };
                         }
                         Some((Verdict::Deny, message)) => {
                             if outcome.interrupt {
@@ -378,12 +349,6 @@ impl ToolRunner<'_> {
         };
         (output, status, started.elapsed().as_millis() as u64)
     }
-}
-
-/// The grant of a call a hook allowed: the hook is the user's own configuration, so the call gets what a rule of
-/// theirs would (an excluded command stays outside the sandbox, as with a rule).
-fn hook_grant(grant: Grant) -> Grant {
-    if grant == Grant::Excluded { grant } else { Grant::UserRule }
 }
 
 /// Writes the user's version of a proposed Edit/Write and tells the model exactly what changed on disk.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::lock;
 use super::tool_calls::{Call, ToolRunner};
 use crate::hooks::{HookEvent, HookOutcome};
-use crate::permissions::{Decision, PermissionMode, split_rule_list};
+use crate::permissions::split_rule_list;
 use crate::tools::ToolOutput;
 
 impl ToolRunner<'_> {
@@ -72,13 +72,6 @@ impl ToolRunner<'_> {
             output.content.push_str(&format!("\n\n{} hook additional context: {context}", event.as_str()));
         }
     }
-}
-
-/// Whether a hook's `allow` may stand in for the user's answer: only for the ordinary question (no ask rule, no
-/// path outside the workspace or protected, nothing the analyser doesn't fully understand — those asks carry a
-/// reason), and never in plan mode, which allows only what the policy itself allows.
-pub(super) fn hook_may_allow(decision: &Decision, mode: PermissionMode) -> bool {
-    matches!(decision, Decision::Ask { reason: None, .. }) && mode != PermissionMode::Plan
 }
 
 /// Claude Code's `permission_suggestions` for the rule an "always" answer would save.

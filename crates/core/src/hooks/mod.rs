@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{HookEntry, HookEvent, HookSet};
 pub use outcome::{HookOutcome, Verdict};
 
-use crate::permissions::settings::{CLAUDE_DIR, LOCAL_SETTINGS_FILE, SETTINGS_FILE, TANDEM_DIR};
+use crate::config::{CLAUDE_DIR, LOCAL_SETTINGS_FILE, SETTINGS_FILE, TANDEM_DIR};
 
 /// Claude Code's user directory: `$CLAUDE_CONFIG_DIR` (Claude Code's own override), else `~/.claude`.
 pub fn claude_user_dir(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> Option<PathBuf> {
@@ -61,7 +61,7 @@ pub fn load(config_dir: &Path, claude_user_dir: Option<&Path>, project_root: &Pa
 pub fn load_files(files: Vec<(PathBuf, bool)>) -> HookSet {
     let mut set = HookSet::default();
     for (file, project) in files {
-        let text = match crate::permissions::settings::read_settings_text(&file) {
+        let text = match crate::config::read_settings_text(&file) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
             Err(err) => {
@@ -89,7 +89,9 @@ pub struct HookBase {
     pub session_id: String,
     pub transcript_path: Option<PathBuf>,
     pub cwd: PathBuf,
-    pub permission_mode: crate::permissions::PermissionMode,
+    pub permission_mode: tandem_protocol::permissions::PermissionMode,
+    /// What command hooks run under: the grant of a command the user's own rule allows (`None`: unsandboxed).
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
 }
 
 /// A host that runs some hooks itself: the Agent SDK registers Python or TypeScript functions as hooks, and
@@ -284,6 +286,7 @@ impl HookEngine {
                             stdin,
                             timeout: entry.timeout,
                             cancel,
+                            sandbox: base.sandbox.as_ref(),
                         })
                         .await
                     }

@@ -10,6 +10,8 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::tools::bash::ConfinedRun;
+
 /// Output kept per stream; the rest is read and dropped so the hook never blocks on a full pipe.
 const OUTPUT_CAP: usize = 2 * 1024 * 1024;
 
@@ -47,6 +49,9 @@ pub(crate) struct Launch<'a> {
     pub stdin: Vec<u8>,
     pub timeout: Duration,
     pub cancel: Option<&'a CancellationToken>,
+    /// What the hook runs under: the grant of a command the user's own rule allows; `None` (the sandbox is off
+    /// or the kernel can't enforce it): with tandem's rights.
+    pub sandbox: Option<&'a crate::sandbox::SandboxPolicy>,
 }
 
 pub(crate) async fn run(launch: Launch<'_>) -> Finished {
@@ -67,18 +72,30 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     let mark = format!("hook-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     command.env(crate::tools::bash::CALL_MARK, &mark);
     crate::sandbox::own_session(&mut command);
-    // A hook runs unsandboxed: not while a command that may have changed the protected entries runs.
-    let Some(registration) = crate::tools::bash::running::register_apart(&mark, launch.cancel).await else {
+    // The hook is the user's, but what it runs (a formatter in `.venv/bin`, a Makefile's recipe) the model may
+    // have rewritten unasked: it runs confined as a command the user's own rule allows, and registered as one.
+    let never = CancellationToken::new();
+    let cancel = launch.cancel.unwrap_or(&never);
+    let confine = ConfinedRun::begin(launch.command, launch.cwd, launch.sandbox, &mark, cancel);
+    let Some(confined) = confine.await else {
         return Finished { exit: Exit::Interrupted, stdout: String::new(), stderr: String::new() };
     };
+    if let Some(policy) = &confined.policy {
+        crate::tools::bash::refuse_implicit_bare_repositories(&mut command);
+        if let Err(err) = crate::sandbox::apply(&mut command, policy) {
+            return failed(format!("could not sandbox it: {err}"));
+        }
+    }
+    let spawning = crate::tools::bash::running::spawning();
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => return failed(format!("could not start /bin/sh: {err}")),
     };
     let group = child.id().and_then(|id| Pid::from_raw(id as i32));
     if let Some(group) = group {
-        registration.set_group(group);
+        confined.registration.set_group(group);
     }
+    drop(spawning);
     let stdin = child.stdin.take();
     let input = launch.stdin;
     // A hook that never reads its stdin must not block the write: it goes on beside the wait.
@@ -92,8 +109,6 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     let stderr_buf = Arc::new(Mutex::new(Vec::new()));
     let stdout = tokio::spawn(read_capped(child.stdout.take(), stdout_buf.clone()));
     let stderr = tokio::spawn(read_capped(child.stderr.take(), stderr_buf.clone()));
-    let never = CancellationToken::new();
-    let cancel = launch.cancel.unwrap_or(&never);
     let exit = tokio::select! {
         status = child.wait() => match status {
             Ok(status) => match status.code() {
@@ -118,14 +133,17 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
         crate::tools::bash::running::kill_marked(&[&mark]);
         wait_for(&[&stdout, &stderr], DRAIN).await;
     }
-    registration.finish();
+    let restored = confined.end();
     stdout.abort();
     stderr.abort();
     let text = |buf: &Arc<Mutex<Vec<u8>>>| {
         let bytes = buf.lock().map(|bytes| bytes.clone()).unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    let (stdout, stderr) = (text(&stdout_buf), text(&stderr_buf));
+    let (stdout, mut stderr) = (text(&stdout_buf), text(&stderr_buf));
+    for note in restored {
+        stderr.push_str(&format!("\ntandem: {note}"));
+    }
     Finished { exit, stdout, stderr }
 }
 

@@ -24,6 +24,7 @@ fn base(dir: &Path) -> HookBase {
         transcript_path: Some(dir.join("s-1.jsonl")),
         cwd: dir.to_path_buf(),
         permission_mode: crate::permissions::PermissionMode::Default,
+        sandbox: None,
     }
 }
 

@@ -9,6 +9,7 @@ mod bash_policy;
 mod command_paths;
 pub mod confine;
 mod git_config;
+pub mod hook_verdicts;
 pub mod mcp_policy;
 pub mod paths;
 pub mod policy;

@@ -33,14 +33,8 @@ use serde_json::{Map, Value};
 use super::{PermissionMode, Rule};
 use crate::fs_util::normalize;
 
-/// The directory, in the project root, holding tandem's project and local settings.
-pub const TANDEM_DIR: &str = ".tandem";
-/// The directory, in the project root, holding Claude Code's settings.
-pub const CLAUDE_DIR: &str = ".claude";
-/// The name of the shared (committed) settings file, in the user config directory and in the project.
-pub const SETTINGS_FILE: &str = "settings.json";
-/// The name of the personal (git-ignored) settings file in the project.
-pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
+// Where settings files are and how one is read: in `config`, below the hooks, which read the same files.
+pub use crate::config::{CLAUDE_DIR, LOCAL_SETTINGS_FILE, SETTINGS_FILE, TANDEM_DIR, read_settings_text};
 
 /// The top-level keys of a settings file tandem reads (the hooks are read by [`crate::hooks`]).
 const SUPPORTED_KEYS: &[&str] = &[
@@ -331,21 +325,6 @@ fn read_settings_object(file: &Path) -> Result<Option<ReadDocument>, String> {
         Ok(_) => Err("the top level is not a JSON object".to_owned()),
         Err(err) => Err(format!("not valid JSON: {err}")),
     }
-}
-
-/// Largest settings file read.
-const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
-
-/// A settings file's text: only a regular file (a link to `/dev/zero` would be read forever) of sane size.
-pub fn read_settings_text(file: &Path) -> std::io::Result<String> {
-    let meta = std::fs::metadata(file)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > MAX_SETTINGS_BYTES {
-        return Err(std::io::Error::other(format!("larger than {} MB", MAX_SETTINGS_BYTES / (1024 * 1024))));
-    }
-    std::fs::read_to_string(file)
 }
 
 /// Parses a rule from a settings file or a flag: [`Rule::parse`], plus the checks that keep a typo from meaning

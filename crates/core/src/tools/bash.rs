@@ -375,24 +375,10 @@ pub async fn run_command(
     let started = Started { temp: call_temp.as_ref().map(tempfile::TempDir::path), mark: &mark };
     // A workspace-writing sandbox that grants the workspace whole puts its protected entries back at the end;
     // where they can't be copied, or while another command runs, they are kept read-only instead.
-    let Some((sandbox, registration)) = register(command, cwd, sandbox, &mark, cancel).await else {
+    let Some(confined) = ConfinedRun::begin(command, cwd, sandbox, &mark, cancel).await else {
         return CommandResult { outcome: Outcome::Interrupted, ..failed(String::new()) };
     };
-    let physical;
-    let sandbox = match sandbox {
-        Confined::As(policy) => policy,
-        Confined::Split(policy) => {
-            physical = policy;
-            Some(&physical)
-        }
-    };
-    // Kept read-only, the protected entries that exist can't be written, but Landlock can't forbid a new name
-    // below a writable directory: settings a workspace-writing command nests there (`sub/.claude`) are taken out
-    // when it ends. (One granted the workspace whole has them put back by its guard.)
-    let nested_before = sandbox
-        .filter(|policy| policy.mode == sandbox::SandboxMode::WorkspaceWrite && !registration.is_protected())
-        .map(|policy| policy.roots(Some(cwd)))
-        .map(|roots| (sandbox::nested_settings(&roots), roots));
+    let sandbox = confined.policy.as_ref();
     let spawning = running::spawning();
     let mut child = match spawn(shell(), command, cwd, sandbox, env, started) {
         Ok(child) => child,
@@ -401,7 +387,7 @@ pub async fn run_command(
     let Some(group) = child.id().and_then(|id| Pid::from_raw(id as i32)) else {
         return failed("Could not start bash: no process id".to_string());
     };
-    registration.set_group(group);
+    confined.registration.set_group(group);
     drop(spawning);
     let stop = CancellationToken::new();
     // Output too big for the result is saved whole in the session's directory, under a name unique to the run.
@@ -460,10 +446,7 @@ pub async fn run_command(
         killed_leftovers |= matches!(outcome, Outcome::Exited(_));
     }
     // Everything the command started is gone: nothing can change the protected entries after this.
-    let mut restored = registration.finish();
-    if let Some((before, roots)) = nested_before {
-        restored.extend(sandbox::remove_new_nested_settings(&roots, &before));
-    }
+    let restored = confined.end();
     drop(call_temp);
     CommandResult {
         stdout: out.unwrap_or_default(),
@@ -474,39 +457,65 @@ pub async fn run_command(
     }
 }
 
-/// The sandbox one foreground command runs in, as registered.
-enum Confined<'a> {
-    /// The policy as it is: none (unsandboxed), or one the registration's guard (if any) goes with.
-    As(Option<&'a SandboxPolicy>),
-    /// A policy that would have granted the workspace whole, with the protected entries kept read-only instead.
-    Split(SandboxPolicy),
+/// A command confined and registered as every foreground command that may run without a per-call approval is
+/// — the Bash tool's and the user's hooks alike: granted the workspace whole only when its policy says so, no
+/// other command runs and the protected entries could be copied (its guard puts them back); otherwise with them
+/// kept read-only; unsandboxed only once no command granted the workspace whole runs (see [`running`]).
+pub(crate) struct ConfinedRun {
+    /// What it runs under; `None`: unsandboxed.
+    pub policy: Option<SandboxPolicy>,
+    pub registration: running::Registration,
+    /// Settings nested below the workspace before it ran, where it may write and nothing puts them back.
+    nested_before: Option<(std::collections::BTreeSet<PathBuf>, Vec<PathBuf>)>,
 }
 
-/// Registers a foreground command (see [`running`]) and decides how it is confined: granted the workspace whole
-/// only when its policy says so, no other command runs and the protected entries could be copied; unsandboxed
-/// only once no command granted the workspace whole runs (waiting for it, `None` when `cancel` fires first).
-/// Processes a finished background command left behind are ended first: they hold grants too.
-async fn register<'a>(
-    command: &str,
-    cwd: &Path,
-    sandbox: Option<&'a SandboxPolicy>,
-    mark: &str,
-    cancel: &CancellationToken,
-) -> Option<(Confined<'a>, running::Registration)> {
-    let Some(policy) = sandbox else {
-        return running::register_apart(mark, Some(cancel)).await.map(|reg| (Confined::As(None), reg));
-    };
-    if !policy.restore_protected {
-        return Some((Confined::As(Some(policy)), running::register(mark)));
+impl ConfinedRun {
+    /// Registers `command` under `mark` (waiting, for an unsandboxed one, until no command granted the workspace
+    /// whole runs; `None` when `cancel` fires first). Processes a finished background command left behind are
+    /// ended first: they hold grants too.
+    pub(crate) async fn begin(
+        command: &str,
+        cwd: &Path,
+        sandbox: Option<&SandboxPolicy>,
+        mark: &str,
+        cancel: &CancellationToken,
+    ) -> Option<ConfinedRun> {
+        let (policy, registration) = match sandbox {
+            None => (None, running::register_apart(mark, Some(cancel)).await?),
+            Some(policy) if !policy.restore_protected => (Some(policy.clone()), running::register(mark)),
+            Some(policy) => {
+                running::sweep_orphans();
+                match running::register_exclusive(mark) {
+                    None => (Some(policy.for_background()), running::register(mark)),
+                    Some(registration) => {
+                        let guard = sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command));
+                        let whole = guard.is_some();
+                        registration.protect(guard);
+                        (Some(if whole { policy.clone() } else { policy.for_background() }), registration)
+                    }
+                }
+            }
+        };
+        // Kept read-only, the protected entries that exist can't be written, but Landlock can't forbid a new
+        // name below a writable directory: settings nested there (`sub/.claude`) are taken out when it ends.
+        // (One granted the workspace whole has them put back by its guard.)
+        let nested_before = policy
+            .as_ref()
+            .filter(|policy| policy.mode == sandbox::SandboxMode::WorkspaceWrite && !registration.is_protected())
+            .map(|policy| policy.roots(Some(cwd)))
+            .map(|roots| (sandbox::nested_settings(&roots), roots));
+        Some(ConfinedRun { policy, registration, nested_before })
     }
-    running::sweep_orphans();
-    let Some(registration) = running::register_exclusive(mark) else {
-        return Some((Confined::Split(policy.for_background()), running::register(mark)));
-    };
-    let guard = sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command));
-    let whole = guard.is_some();
-    registration.protect(guard);
-    Some((if whole { Confined::As(Some(policy)) } else { Confined::Split(policy.for_background()) }, registration))
+
+    /// Once everything it started is gone: puts back what its guard protected and takes out nested settings it
+    /// made; what was restored, for the model and the user.
+    pub(crate) fn end(self) -> Vec<String> {
+        let mut restored = self.registration.finish();
+        if let Some((before, roots)) = self.nested_before {
+            restored.extend(sandbox::remove_new_nested_settings(&roots, &before));
+        }
+        restored
+    }
 }
 
 /// Whether a command that runs without a per-call approval may change the repositories' history: only when every
@@ -562,7 +571,7 @@ fn spawn(
 /// to git, and a "read-only" `git show` printed that project's files. Given as command-line configuration
 /// (`GIT_CONFIG_COUNT`), the only kind git takes this setting from besides the user's own files; appended after
 /// any the user's environment already gives.
-fn refuse_implicit_bare_repositories(cmd: &mut Command) {
+pub(crate) fn refuse_implicit_bare_repositories(cmd: &mut Command) {
     let count: usize = std::env::var("GIT_CONFIG_COUNT").ok().and_then(|count| count.parse().ok()).unwrap_or(0);
     cmd.env(format!("GIT_CONFIG_KEY_{count}"), "safe.bareRepository")
         .env(format!("GIT_CONFIG_VALUE_{count}"), "explicit")
