@@ -76,7 +76,7 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     // have rewritten unasked: it runs confined as a command the user's own rule allows, and registered as one.
     let never = CancellationToken::new();
     let cancel = launch.cancel.unwrap_or(&never);
-    let confine = ConfinedRun::begin(launch.command, launch.cwd, launch.sandbox, &mark, cancel);
+    let confine = ConfinedRun::begin_hook(launch.command, launch.cwd, launch.sandbox, &mark, cancel);
     let Some(confined) = confine.await else {
         return Finished { exit: Exit::Interrupted, stdout: String::new(), stderr: String::new() };
     };

@@ -58,7 +58,7 @@ pub use gitlinks::{pointed_git_dir, pointed_repositories, submodule_repositories
 use grants::Grants;
 #[cfg(test)]
 use grants::{canonical_unique, workspace_grants};
-pub use guard::{Guard, History, nested_settings, remove_new_nested_settings};
+pub use guard::{Guard, History, NestedSettings};
 #[cfg(target_os = "linux")]
 pub use own_environment::hide as hide_own_environment;
 

@@ -466,7 +466,7 @@ pub(crate) struct ConfinedRun {
     pub policy: Option<SandboxPolicy>,
     pub registration: running::Registration,
     /// Settings nested below the workspace before it ran, where it may write and nothing puts them back.
-    nested_before: Option<(std::collections::BTreeSet<PathBuf>, Vec<PathBuf>)>,
+    nested: Option<sandbox::NestedSettings>,
 }
 
 impl ConfinedRun {
@@ -487,32 +487,70 @@ impl ConfinedRun {
                 running::sweep_orphans();
                 match running::register_exclusive(mark) {
                     None => (Some(policy.for_background()), running::register(mark)),
-                    Some(registration) => {
-                        let guard = sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command));
-                        let whole = guard.is_some();
-                        registration.protect(guard);
-                        (Some(if whole { policy.clone() } else { policy.for_background() }), registration)
-                    }
+                    Some(registration) => Self::granted_whole(command, cwd, policy, registration),
                 }
             }
         };
+        Some(Self::with_nested(command, cwd, policy, registration))
+    }
+
+    /// [`ConfinedRun::begin`] for a hook: never beside a command granted the workspace whole (what it runs is
+    /// the user's own, and must not obey that command's changes before their restore), itself granted the
+    /// workspace whole when nothing else runs.
+    pub(crate) async fn begin_hook(
+        command: &str,
+        cwd: &Path,
+        sandbox: Option<&SandboxPolicy>,
+        mark: &str,
+        cancel: &CancellationToken,
+    ) -> Option<ConfinedRun> {
+        let Some(policy) = sandbox.filter(|policy| policy.restore_protected) else {
+            return Self::begin(command, cwd, sandbox, mark, cancel).await;
+        };
+        running::sweep_orphans();
+        let (policy, registration) = match running::register_after_exclusive(mark, Some(cancel)).await? {
+            (registration, true) => Self::granted_whole(command, cwd, policy, registration),
+            (registration, false) => (Some(policy.for_background()), registration),
+        };
+        Some(Self::with_nested(command, cwd, policy, registration))
+    }
+
+    /// An exclusive registration's policy: the workspace whole, its protected entries copied to be put back; kept
+    /// read-only where they can't be copied.
+    fn granted_whole(
+        command: &str,
+        cwd: &Path,
+        policy: &SandboxPolicy,
+        registration: running::Registration,
+    ) -> (Option<SandboxPolicy>, running::Registration) {
+        let guard = sandbox::Guard::take(&policy.roots(Some(cwd)), history_for(command));
+        let whole = guard.is_some();
+        registration.protect(guard);
+        (Some(if whole { policy.clone() } else { policy.for_background() }), registration)
+    }
+
+    fn with_nested(
+        command: &str,
+        cwd: &Path,
+        policy: Option<SandboxPolicy>,
+        registration: running::Registration,
+    ) -> ConfinedRun {
         // Kept read-only, the protected entries that exist can't be written, but Landlock can't forbid a new
         // name below a writable directory: settings nested there (`sub/.claude`) are taken out when it ends.
         // (One granted the workspace whole has them put back by its guard.)
-        let nested_before = policy
+        let nested = policy
             .as_ref()
             .filter(|policy| policy.mode == sandbox::SandboxMode::WorkspaceWrite && !registration.is_protected())
-            .map(|policy| policy.roots(Some(cwd)))
-            .map(|roots| (sandbox::nested_settings(&roots), roots));
-        Some(ConfinedRun { policy, registration, nested_before })
+            .map(|policy| sandbox::NestedSettings::scan(policy.roots(Some(cwd)), history_for(command)));
+        ConfinedRun { policy, registration, nested }
     }
 
     /// Once everything it started is gone: puts back what its guard protected and takes out nested settings it
     /// made; what was restored, for the model and the user.
     pub(crate) fn end(self) -> Vec<String> {
         let mut restored = self.registration.finish();
-        if let Some((before, roots)) = self.nested_before {
-            restored.extend(sandbox::remove_new_nested_settings(&roots, &before));
+        if let Some(nested) = self.nested {
+            restored.extend(nested.remove_new());
         }
         restored
     }

@@ -342,33 +342,50 @@ enum HistoryRole {
     Guarded,
 }
 
-/// The settings entries nested below `roots` (`sub/.claude`, `sub/.tandem`, `sub/.mcp.json`) there are now. A
-/// command that outlives its call keeps the ones that exist read-only, but Landlock can't forbid a name below a
-/// writable directory: one it creates is removed when it ends ([`remove_new_nested_settings`]), so that it
-/// can't configure a session started there later.
-pub fn nested_settings(roots: &[PathBuf]) -> std::collections::BTreeSet<PathBuf> {
-    let mut found = Vec::new();
-    for root in roots {
-        super::grants::nested_read_only(root, &mut found);
-    }
-    found.into_iter().filter(|path| path.file_name().is_some_and(|name| name != ".git")).collect()
+/// The settings entries nested below the workspace's roots (`sub/.claude`, `sub/.tandem`, `sub/.mcp.json`) when
+/// a command that keeps the protected entries read-only starts. Landlock can't forbid a new name below a writable
+/// directory: one the command creates is removed when it ends ([`NestedSettings::remove_new`]), so that it
+/// can't configure a session started there later. So is a new nested repository (`sub/.git`, whose
+/// `core.fsmonitor` the user's own `git status` there — a shell prompt's — would run), unless the command is git
+/// itself (`git clone`, `git init` under a rule: [`History::Writable`]), as the guard of a command granted the
+/// workspace whole does.
+pub struct NestedSettings {
+    roots: Vec<PathBuf>,
+    before: std::collections::BTreeSet<PathBuf>,
+    repositories: bool,
 }
 
-/// Removes the nested settings entries below `roots` that are not in `before`; what it removed, one line each.
-pub fn remove_new_nested_settings(roots: &[PathBuf], before: &std::collections::BTreeSet<PathBuf>) -> Vec<String> {
-    let mut done = Vec::new();
-    for path in nested_settings(roots).difference(before) {
-        unpin(path);
-        let removed = match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
-            Ok(_) => std::fs::remove_file(path),
-            Err(_) => continue,
-        };
-        if removed.is_ok() {
-            done.push(format!("removed {}", path.display()));
-        }
+impl NestedSettings {
+    pub fn scan(roots: Vec<PathBuf>, history: History) -> NestedSettings {
+        let repositories = history == History::Protected;
+        let before = Self::found(&roots, repositories);
+        NestedSettings { roots, before, repositories }
     }
-    done
+
+    fn found(roots: &[PathBuf], repositories: bool) -> std::collections::BTreeSet<PathBuf> {
+        let mut found = Vec::new();
+        for root in roots {
+            super::grants::nested_read_only(root, &mut found);
+        }
+        found.into_iter().filter(|path| repositories || path.file_name().is_some_and(|name| name != ".git")).collect()
+    }
+
+    /// Removes the entries that were not there at the scan; what it removed, one line each.
+    pub fn remove_new(self) -> Vec<String> {
+        let mut done = Vec::new();
+        for path in Self::found(&self.roots, self.repositories).difference(&self.before) {
+            unpin(path);
+            let removed = match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(_) => continue,
+            };
+            if removed.is_ok() {
+                done.push(format!("removed {}", path.display()));
+            }
+        }
+        done
+    }
 }
 
 /// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a

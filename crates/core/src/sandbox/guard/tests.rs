@@ -5,16 +5,31 @@ fn settings_a_background_command_nests_below_a_writable_directory_are_removed() 
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(root.join("kept/.claude")).unwrap();
-    let roots = [root.clone()];
-    let before = nested_settings(&roots);
-    std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
-    std::fs::write(root.join("sub/.claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
-    std::fs::write(root.join("sub/.mcp.json"), "{}").unwrap();
-    std::fs::create_dir_all(root.join("clone/.git")).unwrap();
-    let done = remove_new_nested_settings(&roots, &before);
+    std::fs::create_dir_all(root.join("kept/.git")).unwrap();
+    let plant = |root: &Path| {
+        std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+        std::fs::write(root.join("sub/.claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+        std::fs::write(root.join("sub/.mcp.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("clone/.git")).unwrap();
+        std::fs::write(root.join("clone/.git/config"), "[core]\n\tfsmonitor = \"touch ran\"\n").unwrap();
+    };
+    // git itself (`git clone` under a rule) keeps the repository it made.
+    let nested = NestedSettings::scan(vec![root.clone()], History::Writable);
+    plant(&root);
+    let done = nested.remove_new();
     assert_eq!(done.len(), 2, "{done:?}");
     assert!(!root.join("sub/.claude").exists() && !root.join("sub/.mcp.json").exists());
     assert!(root.join("kept/.claude").exists() && root.join("clone/.git").exists(), "what was there, and a clone");
+    std::fs::remove_dir_all(root.join("clone")).unwrap();
+
+    // Found by the thirtieth red-team round: any other command (a build, a hook) leaves no repository behind
+    // whose configuration the user's own git there would obey.
+    let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+    plant(&root);
+    let done = nested.remove_new();
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert!(!root.join("clone/.git").exists());
+    assert!(root.join("kept/.claude").exists() && root.join("kept/.git").exists(), "what was there stays");
 }
 
 #[test]

@@ -98,7 +98,7 @@ impl BackgroundShells {
         let sandbox = launch.sandbox.map(SandboxPolicy::for_background);
         let started = Started { temp: sandbox.as_ref().and_then(SandboxPolicy::temp_root), mark: &mark };
         let roots = sandbox.as_ref().map(|policy| policy.roots(Some(cwd))).unwrap_or_default();
-        let settings_before = crate::sandbox::nested_settings(&roots);
+        let nested = crate::sandbox::NestedSettings::scan(roots, super::history_for(command));
         let registration = running::register_apart(&mark, Some(cancel))
             .await
             .ok_or_else(|| "Interrupted before the command started.".to_owned())?;
@@ -164,7 +164,7 @@ impl BackgroundShells {
             let scan = move || {
                 // Ends what the shell left running, before the nested settings it may have made are looked for.
                 drop(registration);
-                crate::sandbox::remove_new_nested_settings(&roots, &settings_before)
+                nested.remove_new()
             };
             let removed = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
             if let Some(shells) = shells.upgrade() {

@@ -74,19 +74,43 @@ pub(crate) fn register_exclusive(mark: &str) -> Option<Registration> {
     running.is_empty().then(|| insert(&mut running, Entry { exclusive: true, ..Entry::new(mark) }))
 }
 
-/// Registers a command that must not run beside an exclusive one (see the module's doc): unsandboxed, a hook, or
-/// in the background. Waits until none runs; `None` when `cancel` fired first.
+/// Registers a command that must not run beside an exclusive one (see the module's doc): unsandboxed, or in the
+/// background. Waits until none runs; `None` when `cancel` fired first.
 pub(crate) async fn register_apart(
     mark: &str,
     cancel: Option<&tokio_util::sync::CancellationToken>,
 ) -> Option<Registration> {
+    when_no_exclusive(cancel, |running| insert(running, Entry::new(mark))).await
+}
+
+/// Registers a hook: sandboxed, but what it runs is the user's, which must not obey what an exclusive command
+/// changed before its restore (git there would run the `core.fsmonitor` it wrote). Waits until none runs, then
+/// registers it exclusive when nothing else runs (`(registration, true)`), or beside the others. `None` when
+/// `cancel` fired first.
+pub(crate) async fn register_after_exclusive(
+    mark: &str,
+    cancel: Option<&tokio_util::sync::CancellationToken>,
+) -> Option<(Registration, bool)> {
+    when_no_exclusive(cancel, |running| {
+        let exclusive = running.is_empty();
+        (insert(running, Entry { exclusive, ..Entry::new(mark) }), exclusive)
+    })
+    .await
+}
+
+/// Runs `register` on the registry once no exclusive command is in it.
+async fn when_no_exclusive<T>(
+    cancel: Option<&tokio_util::sync::CancellationToken>,
+    register: impl FnOnce(&mut BTreeMap<u64, Entry>) -> T,
+) -> Option<T> {
+    let mut register = Some(register);
     loop {
         // Made before the look, so that an end between the look and the wait still wakes it.
         let ended = EXCLUSIVE_ENDED.notified();
         {
             let mut running = running();
             if !running.values().any(|entry| entry.exclusive) {
-                return Some(insert(&mut running, Entry::new(mark)));
+                return register.take().map(|register| register(&mut running));
             }
         }
         match cancel {
