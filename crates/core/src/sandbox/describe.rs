@@ -62,17 +62,35 @@ fn grant_line(policy: Option<&SandboxPolicy>) -> String {
     format!("{writes}, {network}")
 }
 
-/// The paths, the home directory written `~` (the lists are long: most of them are in it).
+/// The paths, the home directories written `~` (the lists are long: most of them are in one), each once: what is
+/// denied in `$HOME` is denied in the account's home too where that differs, which the list then says.
 fn paths(list: &[PathBuf]) -> String {
     if list.is_empty() {
         return "none".to_owned();
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.as_os_str().len() > 1);
-    let show = |path: &PathBuf| match home.as_ref().and_then(|home| path.strip_prefix(home).ok()) {
+    let mut homes: Vec<PathBuf> = Vec::new();
+    let candidates = [std::env::var_os("HOME").map(PathBuf::from), crate::fs_util::account_home()];
+    for home in candidates.into_iter().flatten().filter(|home| home.as_os_str().len() > 1) {
+        if !homes.contains(&home) {
+            homes.push(home);
+        }
+    }
+    let show = |path: &PathBuf| match homes.iter().find_map(|home| path.strip_prefix(home).ok()) {
         Some(rest) => format!("~/{}", rest.display()),
         None => path.display().to_string(),
     };
-    list.iter().map(show).collect::<Vec<_>>().join(", ")
+    let mut shown: Vec<String> = Vec::new();
+    for text in list.iter().map(show) {
+        if !shown.contains(&text) {
+            shown.push(text);
+        }
+    }
+    let mut out = shown.join(", ");
+    if homes.len() > 1 && out.contains("~/") {
+        let homes: Vec<String> = homes.iter().map(|home| home.display().to_string()).collect();
+        out.push_str(&format!(" (~ is each of {})", homes.join(" and ")));
+    }
+    out
 }
 
 #[cfg(test)]
