@@ -253,6 +253,71 @@ pub fn program_outside(name: &str, path: &std::ffi::OsStr, roots: &[PathBuf]) ->
         .find(|candidate| candidate.canonicalize().is_ok_and(|real| !inside(&real)))
 }
 
+/// The link of a process that `path` goes through on its way, as the kernel walks it (`/proc/self/cwd`,
+/// `/proc/1/root`, `/proc/thread-self/fd/3`, also reached through `/dev/fd`, `/dev/stdin` or a symlink of the
+/// workspace): it leads wherever that process is, so no resolution of the path can be vouched for.
+pub fn process_link(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let (reached, rest) = walk_until_proc(path)?;
+    let names: Vec<OsString> = components(&reached).into_iter().chain(rest).collect();
+    let is_process = |name: &OsString| {
+        name == "self"
+            || name == "thread-self"
+            || name.to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+    };
+    const LINKS: [&str; 5] = ["cwd", "root", "fd", "map_files", "exe"];
+    let mut link = PathBuf::from("/proc");
+    let mut names = names.into_iter().skip(1);
+    let process = names.next().filter(is_process)?;
+    link.push(&process);
+    let mut next = names.next()?;
+    if next == "task" {
+        link.push(&next);
+        link.push(names.next().filter(is_process)?);
+        next = names.next()?;
+    }
+    link.push(&next);
+    LINKS.iter().any(|name| next == *name).then_some(link)
+}
+
+/// Walks `path` like [`resolve_like_kernel`] until it enters `/proc`: where it entered, and the names left.
+fn walk_until_proc(path: &Path) -> Option<(PathBuf, VecDeque<OsString>)> {
+    let mut out = PathBuf::from("/");
+    let mut parts = components(path);
+    let mut hops = 0;
+    while let Some(name) = parts.pop_front() {
+        if name == "." {
+            continue;
+        }
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&name);
+        if out.starts_with("/proc") {
+            return Some((out, parts));
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&out) else { return None };
+        if meta.file_type().is_symlink() {
+            hops += 1;
+            if hops > MAX_SYMLINK_HOPS {
+                return None;
+            }
+            let target = std::fs::read_link(&out).ok()?;
+            out.pop();
+            if target.is_absolute() {
+                out = PathBuf::from("/");
+            }
+            for (index, part) in components(&target).into_iter().enumerate() {
+                parts.insert(index, part);
+            }
+        }
+    }
+    None
+}
+
 /// The most symlinks followed while resolving one path (the kernel's limit is 40, then `ELOOP`).
 const MAX_SYMLINK_HOPS: usize = 40;
 
@@ -445,5 +510,22 @@ mod tests {
             assert_eq!(found, Some(system.join("tool")), "{}", before.display());
         }
         assert_eq!(program_outside("tool", &path(&[&work.join("bin")]), &roots), None);
+    }
+
+    /// Found by the thirty-first red-team round: `/proc/self/cwd/../.ssh/id_rsa` was judged by its spelling
+    /// (nothing under `/proc` resolves for sure, so it was normalized to `/proc/self/.ssh/id_rsa`), and the
+    /// kernel followed the process's link to the real key.
+    #[test]
+    fn paths_through_a_process_link_are_found_however_they_get_there() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/proc/self/cwd/..", dir.path().join("up")).unwrap();
+        for path in ["/proc/self/cwd/../h/.ssh/id_rsa", "/proc/1/root/etc", "/proc/thread-self/fd/3", "/dev/fd/0"] {
+            assert!(process_link(Path::new(path)).is_some(), "{path}");
+        }
+        assert!(process_link(&dir.path().join("up/h/.ssh/id_rsa")).is_some());
+        assert_eq!(process_link(Path::new("/proc/self/task/1/cwd/x")), Some(PathBuf::from("/proc/self/task/1/cwd")));
+        for path in ["/proc/cpuinfo", "/proc/self/status", "/etc/hostname"] {
+            assert_eq!(process_link(Path::new(path)), None, "{path}");
+        }
     }
 }

@@ -67,6 +67,12 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Whether the repository supplies the rule (committed settings, a custom command's `allowed-tools`): such a
+    /// rule never lifts what only the user may (a secret's read denial).
+    pub fn is_the_repositorys(self) -> bool {
+        matches!(self, Scope::Project | Scope::ClaudeProject | Scope::Command)
+    }
+
     /// A short name for `/permissions` listings and messages.
     pub fn as_str(self) -> &'static str {
         match self {

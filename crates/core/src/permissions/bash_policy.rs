@@ -488,8 +488,11 @@ impl PermissionPolicy {
     }
 
     /// Whether an allow rule with a path names `path` explicitly (a bare `Read` rule does not).
+    /// The repository's own rules (`Read(//**)` committed in `.claude/settings.json`) never count.
     pub(super) fn read_rule_names(&self, path: &std::path::Path) -> bool {
-        self.rules_of(RuleKind::Allow).filter(|rule| rule.rule.covers_tool("Read")).any(|rule| {
+        let users =
+            |rule: &&super::settings::SourcedRule| rule.rule.covers_tool("Read") && !rule.scope.is_the_repositorys();
+        self.rules_of(RuleKind::Allow).filter(users).any(|rule| {
             rule.rule
                 .specifier
                 .as_deref()

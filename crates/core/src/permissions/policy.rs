@@ -107,10 +107,15 @@ impl PermissionPolicy {
         })
     }
 
-    /// Whether a path matches a Read rule of `kinds` that names paths (deny and ask rules read the wider way).
+    /// Whether a path matches a Read rule of `kinds` that names paths (deny and ask rules read the wider way; an
+    /// allow rule the repository brings lifts nothing: see `read_rule_names`).
     fn read_rule_matcher(&self, kinds: &[RuleKind]) -> impl Fn(&Path) -> bool + Send + Sync + 'static {
-        let rules: Vec<SourcedRule> =
-            self.rules.iter().filter(|rule| kinds.contains(&rule.kind) && names_read_paths(rule)).cloned().collect();
+        let counts = |rule: &&SourcedRule| {
+            kinds.contains(&rule.kind)
+                && names_read_paths(rule)
+                && !(rule.kind == RuleKind::Allow && rule.scope.is_the_repositorys())
+        };
+        let rules: Vec<SourcedRule> = self.rules.iter().filter(counts).cloned().collect();
         let (cwd, home) = (self.workspace.cwd().to_path_buf(), self.home.clone());
         let broad = !kinds.contains(&RuleKind::Allow);
         move |path: &Path| {
@@ -180,6 +185,19 @@ impl PermissionPolicy {
         if let Some(rule) = self.rules_of(RuleKind::Deny).find(|rule| matches(rule)) {
             return Decision::Deny {
                 reason: format!("Permission to use {name} was denied by the rule {}{}.", rule.text, source(rule)),
+            };
+        }
+        // `/proc/self/cwd/../.ssh/id_rsa` is judged by its spelling, which no list of secrets matches, while the
+        // kernel follows the process's links to wherever they lead: refused in every mode, whatever a rule says.
+        if let Some(written) = written.as_deref()
+            && let Some(link) = crate::fs_util::process_link(&self.workspace.absolute(written))
+        {
+            return Decision::Deny {
+                reason: format!(
+                    "{name} of {written} is refused: it goes through {}, a link of a process that leads wherever \
+                     that process is, which can't be judged. Name the file by its real path.",
+                    link.display()
+                ),
             };
         }
         let inside = certain && path.as_deref().is_none_or(|path| self.workspace.contains(path));

@@ -541,3 +541,46 @@ fn every_secret_the_sandbox_denies_is_denied_to_reads_and_asked_for_writes() {
         assert_ne!(outcome(&edit_policy.decide(write.as_ref(), &input)), Allow, "{profile}");
     }
 }
+
+/// Found by the thirty-first red-team round: a Read spelled through `/proc/self/cwd` or `/proc/self/root` was
+/// judged by that spelling (no secret matched it, a `Read(//proc/**)` rule did, bypass let it through) while the
+/// kernel followed the process's link to `~/.ssh/id_rsa`.
+#[test]
+fn a_path_through_a_process_link_is_refused_in_every_mode() {
+    let setup = Setup::new();
+    let home = setup.home.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "key").unwrap();
+    let through_cwd = format!("/proc/self/cwd/{}", home.join(".ssh/id_rsa").display());
+    let through_root = format!("/proc/self/root{}", home.join(".ssh/id_rsa").display());
+    for mode in MODES {
+        let policy = setup.policy(mode, &[(RuleKind::Allow, "Read(//proc/**)")]);
+        for path in [&through_cwd, &through_root] {
+            assert_eq!(setup.decide(&policy, "Read", json!({ "file_path": path })), Deny, "{mode:?} {path}");
+        }
+        let write = json!({ "file_path": "/proc/self/cwd/x.txt", "content": "" });
+        assert_eq!(setup.decide(&policy, "Write", write), Deny, "{mode:?}");
+    }
+    let policy = setup.policy(DefaultMode, &[]);
+    assert_eq!(setup.decide(&policy, "Read", json!({ "file_path": "/proc/cpuinfo" })), Ask);
+}
+
+/// Found by the thirty-first red-team round: a cloned repository's committed `Read(//**)` rule "named" every
+/// secret, so a headless run printed `~/.ssh/id_rsa`. Only the user's own rules lift a secret's denial.
+#[test]
+fn the_repositorys_rules_lift_no_secret() {
+    let setup = Setup::new();
+    let home = setup.home.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_rsa");
+    std::fs::write(&key, "key").unwrap();
+    let read = || json!({ "file_path": key.display().to_string() });
+    for scope in [Scope::ClaudeProject, Scope::Project] {
+        let mut policy = setup.policy(DefaultMode, &[]);
+        policy.add_rule(RuleKind::Allow, "Read(//**)", scope).unwrap();
+        assert_eq!(setup.decide(&policy, "Read", read()), Deny, "{scope:?}");
+        assert!((policy.walk_hidden())(&key), "{scope:?}: a search would print it");
+    }
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Allow, "Read(~/.ssh/**)")]);
+    assert_eq!(setup.decide(&policy, "Read", read()), Allow, "the user's own rule names it");
+}
