@@ -95,6 +95,74 @@ pub fn write_atomic_create_dirs(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic(path, bytes)
 }
 
+/// [`write_atomic_create_dirs`] for a path the permission check resolved ([`resolve_path`]: no symlink in its
+/// existing part), as the file tools write: every directory on the way is opened (or made) without following a
+/// symlink, and the temporary file is written and renamed inside the directory so opened. A link put in the way
+/// after the check (a directory swapped for a link to elsewhere while a large file was read) fails the write
+/// instead of redirecting it. Where the kernel has no `openat2` (before Linux 5.6), [`write_atomic_create_dirs`].
+#[cfg(target_os = "linux")]
+pub fn write_atomic_resolved(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file path"));
+    };
+    let beneath = |dir: &rustix::fd::OwnedFd, name: &std::ffi::OsStr| {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rustix::fs::openat2(dir, name, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS)
+    };
+    let root = rustix::fs::openat2(
+        rustix::fs::CWD,
+        "/",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS,
+    );
+    let mut dir = match root {
+        Err(rustix::io::Errno::NOSYS) => return write_atomic_create_dirs(path, bytes),
+        opened => opened?,
+    };
+    for component in parent.components() {
+        let Component::Normal(name) = component else { continue };
+        dir = match beneath(&dir, name) {
+            Err(rustix::io::Errno::NOENT) => {
+                rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777))?;
+                beneath(&dir, name)?
+            }
+            opened => opened?,
+        };
+    }
+    let existing = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => {
+            return Err(io::Error::other("a symbolic link was put in its place since it was checked"));
+        }
+        Ok(stat) => Some(Mode::from_raw_mode(stat.st_mode & 0o7777)),
+        Err(rustix::io::Errno::NOENT) => None,
+        Err(error) => return Err(error.into()),
+    };
+    let temp = format!(".tandem-{:016x}.tmp", fastrand::u64(..));
+    let created = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let file = rustix::fs::openat(&dir, temp.as_str(), created, Mode::from_raw_mode(0o666))?;
+    let written = (|| -> io::Result<()> {
+        let mut file = fs::File::from(file);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Some(mode) = existing {
+            rustix::fs::fchmod(&file, mode)?;
+        }
+        rustix::fs::renameat(&dir, temp.as_str(), &dir, name)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
+    }
+    written
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn write_atomic_resolved(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_create_dirs(path, bytes)
+}
+
 /// How many leading bytes [`looks_binary`] inspects, like git and ripgrep do.
 pub const BINARY_SNIFF_LEN: usize = 8192;
 
@@ -254,36 +322,14 @@ pub fn program_outside(name: &str, path: &std::ffi::OsStr, roots: &[PathBuf]) ->
 }
 
 /// The link of a process that `path` goes through on its way, as the kernel walks it (`/proc/self/cwd`,
-/// `/proc/1/root`, `/proc/thread-self/fd/3`, also reached through `/dev/fd`, `/dev/stdin` or a symlink of the
-/// workspace): it leads wherever that process is, so no resolution of the path can be vouched for.
+/// `/proc/1/root`, `/proc/thread-self/fd/3`, also reached through `/dev/fd`, `/dev/stdin`, `/proc/self/../self`,
+/// `/proc/net/..` or a symlink of the workspace): it leads wherever that process is, so no resolution of the path
+/// can be vouched for. The walk follows every ordinary link (`/proc/self` is one) and applies `..` as it goes, and
+/// stops at the first process link, never following it.
 pub fn process_link(path: &Path) -> Option<PathBuf> {
     if !path.is_absolute() {
         return None;
     }
-    let (reached, rest) = walk_until_proc(path)?;
-    let names: Vec<OsString> = components(&reached).into_iter().chain(rest).collect();
-    let is_process = |name: &OsString| {
-        name == "self"
-            || name == "thread-self"
-            || name.to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
-    };
-    const LINKS: [&str; 5] = ["cwd", "root", "fd", "map_files", "exe"];
-    let mut link = PathBuf::from("/proc");
-    let mut names = names.into_iter().skip(1);
-    let process = names.next().filter(is_process)?;
-    link.push(&process);
-    let mut next = names.next()?;
-    if next == "task" {
-        link.push(&next);
-        link.push(names.next().filter(is_process)?);
-        next = names.next()?;
-    }
-    link.push(&next);
-    LINKS.iter().any(|name| next == *name).then_some(link)
-}
-
-/// Walks `path` like [`resolve_like_kernel`] until it enters `/proc`: where it entered, and the names left.
-fn walk_until_proc(path: &Path) -> Option<(PathBuf, VecDeque<OsString>)> {
     let mut out = PathBuf::from("/");
     let mut parts = components(path);
     let mut hops = 0;
@@ -296,10 +342,10 @@ fn walk_until_proc(path: &Path) -> Option<(PathBuf, VecDeque<OsString>)> {
             continue;
         }
         out.push(&name);
-        if out.starts_with("/proc") {
-            return Some((out, parts));
+        if is_process_link(&out) {
+            return Some(out);
         }
-        let Ok(meta) = std::fs::symlink_metadata(&out) else { return None };
+        let meta = std::fs::symlink_metadata(&out).ok()?;
         if meta.file_type().is_symlink() {
             hops += 1;
             if hops > MAX_SYMLINK_HOPS {
@@ -316,6 +362,25 @@ fn walk_until_proc(path: &Path) -> Option<(PathBuf, VecDeque<OsString>)> {
         }
     }
     None
+}
+
+/// `/proc/<process>/{cwd,root,fd,map_files,exe}`, also below `task/<thread>`.
+fn is_process_link(path: &Path) -> bool {
+    const LINKS: [&str; 5] = ["cwd", "root", "fd", "map_files", "exe"];
+    let names: Vec<&std::ffi::OsStr> = path.iter().skip(1).collect();
+    let is_process = |name: &std::ffi::OsStr| {
+        name == "self"
+            || name == "thread-self"
+            || name.to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let link = |name: &std::ffi::OsStr| LINKS.iter().any(|link| name == *link);
+    match names.as_slice() {
+        [proc, process, name] => *proc == "proc" && is_process(process) && link(name),
+        [proc, process, task, thread, name] => {
+            *proc == "proc" && is_process(process) && *task == "task" && is_process(thread) && link(name)
+        }
+        _ => false,
+    }
 }
 
 /// The most symlinks followed while resolving one path (the kernel's limit is 40, then `ELOOP`).
@@ -523,9 +588,46 @@ mod tests {
             assert!(process_link(Path::new(path)).is_some(), "{path}");
         }
         assert!(process_link(&dir.path().join("up/h/.ssh/id_rsa")).is_some());
-        assert_eq!(process_link(Path::new("/proc/self/task/1/cwd/x")), Some(PathBuf::from("/proc/self/task/1/cwd")));
+        let pid = std::process::id();
+        let task = format!("/proc/{pid}/task/{pid}/cwd/x");
+        assert_eq!(process_link(Path::new(&task)), Some(PathBuf::from(format!("/proc/{pid}/task/{pid}/cwd"))));
+        // Found by the thirty-second red-team round: `..` and `/proc`'s own links were read literally.
+        for path in
+            ["/proc/self/../self/cwd/x", "/proc/../proc/self/cwd/x", "/proc/self/task/../cwd/x", "/proc/net/../root/x"]
+        {
+            assert!(process_link(Path::new(path)).is_some(), "{path}");
+        }
         for path in ["/proc/cpuinfo", "/proc/self/status", "/etc/hostname"] {
             assert_eq!(process_link(Path::new(path)), None, "{path}");
         }
+    }
+
+    /// Found by the thirty-first red-team round (as a hardening): Write and Edit re-opened the checked path by
+    /// name, long after the check on a large file; a directory swapped for a link meanwhile redirected the write.
+    #[test]
+    fn a_resolved_write_never_follows_a_link_put_in_its_way() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let (work, outside) = (root.join("work"), root.join("outside"));
+        fs::create_dir_all(work.join("src")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        write_atomic_resolved(&work.join("src/new/deep.txt"), b"made").unwrap();
+        assert_eq!(fs::read(work.join("src/new/deep.txt")).unwrap(), b"made");
+        fs::write(work.join("src/run.sh"), "old").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(work.join("src/run.sh"), fs::Permissions::from_mode(0o751)).unwrap();
+        write_atomic_resolved(&work.join("src/run.sh"), b"new").unwrap();
+        assert_eq!(fs::metadata(work.join("src/run.sh")).unwrap().permissions().mode() & 0o7777, 0o751);
+
+        let checked = work.join("src/run.sh");
+        fs::rename(work.join("src"), work.join("src.old")).unwrap();
+        std::os::unix::fs::symlink(&outside, work.join("src")).unwrap();
+        assert!(write_atomic_resolved(&checked, b"redirected").is_err());
+        assert!(fs::read_dir(&outside).unwrap().next().is_none(), "nothing was written outside");
+        fs::remove_file(work.join("src")).unwrap();
+        fs::create_dir(work.join("src")).unwrap();
+        std::os::unix::fs::symlink(outside.join("target"), work.join("src/run.sh")).unwrap();
+        assert!(write_atomic_resolved(&checked, b"redirected").is_err());
+        assert!(!outside.join("target").exists());
     }
 }

@@ -405,7 +405,7 @@ fn file_tools_read_like_the_kernel_and_never_read_secrets() {
     let cases = [
         ("Read", json!({"file_path": "link/x.txt"}), Ask),
         ("Read", json!({"file_path": "link/../src/x"}), Ask),
-        ("Read", json!({"file_path": "/proc/self/cwd/src/x"}), Ask),
+        ("Read", json!({"file_path": "/proc/self/cwd/src/x"}), Deny),
         ("Read", json!({"file_path": "src/../src/main.rs"}), Allow),
         ("Read", json!({"file_path": "~/.ssh/id_rsa"}), Deny),
         ("Grep", json!({"pattern": "x", "path": "~/.ssh"}), Deny),

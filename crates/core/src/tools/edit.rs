@@ -125,7 +125,7 @@ fn apply(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
     let mode = crate::rewind::mode_of(&plan.path);
     let new = plan.new_text.as_bytes();
-    fs_util::write_atomic_create_dirs(&plan.path, new)
+    fs_util::write_atomic_resolved(&plan.path, new)
         .map_err(|err| format!("Cannot write {}: {err}", plan.path.display()))?;
     ctx.files.record_content(&plan.path, new);
     if let Some(checkpoints) = &ctx.checkpoints {

@@ -177,7 +177,7 @@ fn write_and_summarize(plan: &Plan, ctx: &ToolContext) -> Result<String, String>
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    fs_util::write_atomic_create_dirs(path, bytes).map_err(|err| format!("Cannot write {}: {err}", path.display()))
+    fs_util::write_atomic_resolved(path, bytes).map_err(|err| format!("Cannot write {}: {err}", path.display()))
 }
 
 fn plural(n: usize) -> &'static str {

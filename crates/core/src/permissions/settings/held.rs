@@ -102,6 +102,9 @@ pub(super) fn fingerprint(text: &str) -> String {
 /// `ls-files` doesn't list). Asked of the git tandem runs itself (`safe_git`), which no repository configuration
 /// makes run a program.
 fn git_tracks(root: &Path, file: &Path) -> Result<bool, String> {
+    if reached_through_a_link(root, file) {
+        return Ok(true);
+    }
     if !root.join(".git").exists() {
         return Ok(false);
     }
@@ -115,4 +118,15 @@ fn git_tracks(root: &Path, file: &Path) -> Result<bool, String> {
     let output = crate::safe_git::output(root, &args, None, 1 << 20, std::time::Duration::from_secs(10))
         .ok_or_else(|| "git failed or could not be run".to_owned())?;
     Ok(!output.is_empty())
+}
+
+/// Whether `file` lies behind a symlink below `root` (`.claude` → `cfg`, both committed): git's index holds the
+/// link and `cfg/settings.local.json`, never the path asked about, so such a file counts as the repository's.
+fn reached_through_a_link(root: &Path, file: &Path) -> bool {
+    let Ok(relative) = file.strip_prefix(root) else { return false };
+    let mut walked = root.to_path_buf();
+    relative.components().any(|component| {
+        walked.push(component);
+        std::fs::symlink_metadata(&walked).is_ok_and(|meta| meta.file_type().is_symlink())
+    })
 }
