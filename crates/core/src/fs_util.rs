@@ -345,7 +345,12 @@ pub fn process_link(path: &Path) -> Option<PathBuf> {
         if is_process_link(&out) {
             return Some(out);
         }
-        let meta = std::fs::symlink_metadata(&out).ok()?;
+        let meta = match std::fs::symlink_metadata(&out) {
+            Ok(meta) => meta,
+            // Inside `/proc`, what can't be looked at is not known to be no link.
+            Err(_) if out.starts_with("/proc") => return Some(out),
+            Err(_) => return None,
+        };
         if meta.file_type().is_symlink() {
             hops += 1;
             if hops > MAX_SYMLINK_HOPS {

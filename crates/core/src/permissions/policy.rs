@@ -200,6 +200,22 @@ impl PermissionPolicy {
                 ),
             };
         }
+        // Judged by its spelling alone, a path that can't be resolved for sure (a link dangling now and valid when
+        // the call runs, links expanding past PATH_MAX) could reach anything: asked, whatever a rule says; refused
+        // where nobody is asked. Under `/proc` the walk above already looked for the links that lead elsewhere.
+        if let Some(written) = written.as_deref()
+            && !certain
+            && !super::paths::normalize(&self.workspace.absolute(written)).starts_with("/proc")
+        {
+            let reason = format!(
+                "{written} can't be resolved for sure (a dangling link, too many links, a path too long, or a \
+                 directory that can't be looked into), so what it reaches can't be judged"
+            );
+            if self.mode == PermissionMode::BypassPermissions {
+                return Decision::Deny { reason: format!("{name} is refused: {reason}.") };
+            }
+            return self.ask(name, String::new(), Some(reason));
+        }
         let inside = certain && path.as_deref().is_none_or(|path| self.workspace.contains(path));
         let protection = path.as_deref().and_then(|path| self.workspace.protected(path));
         let sensitive = if access.writes { protection } else { protection.filter(|p| p.guards_reads()) };

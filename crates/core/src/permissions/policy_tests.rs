@@ -584,3 +584,28 @@ fn the_repositorys_rules_lift_no_secret() {
     let policy = setup.policy(DefaultMode, &[(RuleKind::Allow, "Read(~/.ssh/**)")]);
     assert_eq!(setup.decide(&policy, "Read", read()), Allow, "the user's own rule names it");
 }
+
+/// Found by the thirty-third red-team round: a path that can't be resolved for sure (a link dangling when judged,
+/// a chain of links longer than PATH_MAX) was judged by its spelling — inside the workspace, no secret, matched
+/// by `Read(/**)` or `Edit(src/**)`, allowed in bypass — while the kernel followed the links to `~/.ssh` (the
+/// dangling one made valid by a background `mkdir` before the call ran). Such a path is never allowed unasked.
+#[test]
+fn a_path_that_cant_be_resolved_for_sure_is_never_allowed_unasked() {
+    let setup = Setup::new();
+    std::os::unix::fs::symlink("sub/gen/../../../home", setup.cwd().join("src/x")).unwrap();
+    let read = || json!({ "file_path": "src/x/.ssh/id_rsa" });
+    let write = || json!({ "file_path": "src/x/.ssh/authorized_keys", "content": "key" });
+    let rules = [(RuleKind::Allow, "Read(/**)"), (RuleKind::Allow, "Edit(src/**)")];
+    for mode in [DefaultMode, AcceptEdits] {
+        let policy = setup.policy(mode, &rules);
+        assert_eq!(setup.decide(&policy, "Read", read()), Ask, "{mode:?}");
+        assert_eq!(setup.decide(&policy, "Write", write()), Ask, "{mode:?}");
+    }
+    for mode in [BypassPermissions, DontAsk] {
+        let policy = setup.policy(mode, &rules);
+        assert_eq!(setup.decide(&policy, "Read", read()), Deny, "{mode:?}");
+        assert_eq!(setup.decide(&policy, "Write", write()), Deny, "{mode:?}");
+    }
+    let policy = setup.policy(BypassPermissions, &[]);
+    assert_eq!(setup.decide(&policy, "Read", json!({ "file_path": "/proc/cpuinfo" })), Allow, "no link of a process");
+}
