@@ -75,20 +75,25 @@ fn paths(list: &[PathBuf]) -> String {
             homes.push(home);
         }
     }
-    let show = |path: &PathBuf| match homes.iter().find_map(|home| path.strip_prefix(home).ok()) {
-        Some(rest) => format!("~/{}", rest.display()),
-        None => path.display().to_string(),
-    };
+    let mut used = vec![false; homes.len()];
     let mut shown: Vec<String> = Vec::new();
-    for text in list.iter().map(show) {
+    for path in list {
+        let text = match homes.iter().enumerate().find_map(|(at, home)| Some((at, path.strip_prefix(home).ok()?))) {
+            Some((at, rest)) => {
+                used[at] = true;
+                format!("~/{}", rest.display())
+            }
+            None => path.display().to_string(),
+        };
         if !shown.contains(&text) {
             shown.push(text);
         }
     }
     let mut out = shown.join(", ");
-    if homes.len() > 1 && out.contains("~/") {
-        let homes: Vec<String> = homes.iter().map(|home| home.display().to_string()).collect();
-        out.push_str(&format!(" (~ is each of {})", homes.join(" and ")));
+    let named: Vec<String> =
+        homes.iter().zip(&used).filter(|(_, used)| **used).map(|(home, _)| home.display().to_string()).collect();
+    if homes.len() > 1 && !named.is_empty() {
+        out.push_str(&format!(" (~ is {})", named.join(" and ")));
     }
     out
 }
