@@ -67,10 +67,11 @@ pub enum Scope {
 }
 
 impl Scope {
-    /// Whether the repository supplies the rule (committed settings, a custom command's `allowed-tools`): such a
-    /// rule never lifts what only the user may (a secret's read denial).
-    pub fn is_the_repositorys(self) -> bool {
-        matches!(self, Scope::Project | Scope::ClaudeProject | Scope::Command)
+    /// Whether a rule from here may lift a secret's read denial: only the user's own — their settings files, a
+    /// flag, an answer this session. A project's files, committed or personal (a personal one may have come with
+    /// an unpacked archive, or behind a link), and a custom command's `allowed-tools` never do.
+    pub fn lifts_secrets(self) -> bool {
+        matches!(self, Scope::ClaudeUser | Scope::User | Scope::Flag | Scope::Session)
     }
 
     /// A short name for `/permissions` listings and messages.

@@ -387,6 +387,10 @@ impl Session {
                 break RunOutcome::Success;
             }
 
+            let (hidden, unreadable) = {
+                let policy = lock(&self.shared.policy);
+                (policy.walk_hidden(), policy.never_readable())
+            };
             let runner = ToolRunner {
                 hooks: &self.config.hooks,
                 hook_base: self.hook_base(),
@@ -400,7 +404,8 @@ impl Session {
                     files: self.files.clone(),
                     cancel: cancel.clone(),
                     live_output: None,
-                    hidden: Some(lock(&self.shared.policy).walk_hidden()),
+                    hidden: Some(hidden),
+                    unreadable: Some(unreadable),
                     output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
                     sandbox: None,
                     confinement: self.config.sandbox.clone(),

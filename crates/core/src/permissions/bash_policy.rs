@@ -488,10 +488,10 @@ impl PermissionPolicy {
     }
 
     /// Whether an allow rule with a path names `path` explicitly (a bare `Read` rule does not).
-    /// The repository's own rules (`Read(//**)` committed in `.claude/settings.json`) never count.
+    /// Only the user's own rules count ([`super::Scope::lifts_secrets`]): not `Read(//**)` committed in
+    /// `.claude/settings.json`, nor one in a personal file that came with the project.
     pub(super) fn read_rule_names(&self, path: &std::path::Path) -> bool {
-        let users =
-            |rule: &&super::settings::SourcedRule| rule.rule.covers_tool("Read") && !rule.scope.is_the_repositorys();
+        let users = |rule: &&super::settings::SourcedRule| rule.rule.covers_tool("Read") && rule.scope.lifts_secrets();
         self.rules_of(RuleKind::Allow).filter(users).any(|rule| {
             rule.rule
                 .specifier

@@ -64,8 +64,8 @@ fn rule_paths(permissions: &PermissionPolicy, kind: RuleKind, tool: &str) -> Vec
         .rules
         .iter()
         .filter(|rule| rule.kind == kind && rule.rule.tool == tool)
-        // The repository's own allow rules lift no secret (see `read_rule_names`).
-        .filter(|rule| kind != RuleKind::Allow || !rule.scope.is_the_repositorys())
+        // Only the user's own allow rules lift a secret (see `read_rule_names`).
+        .filter(|rule| kind != RuleKind::Allow || rule.scope.lifts_secrets())
         .filter_map(|rule| {
             let spec = rule.rule.specifier.as_deref()?;
             let literal = spec.strip_suffix("/**").unwrap_or(spec);

@@ -94,7 +94,19 @@ impl PermissionPolicy {
     /// path a call names; a walk reaches paths no call named, so without this a search of the home directory
     /// printed `~/.ssh/id_rsa`.
     pub fn walk_hidden(&self) -> crate::tools::HiddenPaths {
-        let kept = self.read_rule_matcher(&[RuleKind::Deny, RuleKind::Ask]);
+        self.read_guard(&[RuleKind::Deny, RuleKind::Ask])
+    }
+
+    /// What no Read may return, whatever was approved: what a Read deny rule covers, and the secrets no rule of the
+    /// user's names. Checked against the real place of the file a Read opened
+    /// ([`crate::tools::refuse_hidden_opened`]): a link made after the call was judged leads elsewhere.
+    pub fn never_readable(&self) -> crate::tools::HiddenPaths {
+        self.read_guard(&[RuleKind::Deny])
+    }
+
+    /// The paths covered by a Read rule of `kinds`, and the secrets no allow rule of the user's names.
+    fn read_guard(&self, kinds: &[RuleKind]) -> crate::tools::HiddenPaths {
+        let kept = self.read_rule_matcher(kinds);
         let named = self.read_rule_matcher(&[RuleKind::Allow]);
         let workspace = self.workspace.clone();
         let secrets = workspace.secret_paths();
@@ -113,7 +125,7 @@ impl PermissionPolicy {
         let counts = |rule: &&SourcedRule| {
             kinds.contains(&rule.kind)
                 && names_read_paths(rule)
-                && !(rule.kind == RuleKind::Allow && rule.scope.is_the_repositorys())
+                && (rule.kind != RuleKind::Allow || rule.scope.lifts_secrets())
         };
         let rules: Vec<SourcedRule> = self.rules.iter().filter(counts).cloned().collect();
         let (cwd, home) = (self.workspace.cwd().to_path_buf(), self.home.clone());

@@ -575,7 +575,9 @@ fn the_repositorys_rules_lift_no_secret() {
     let key = home.join(".ssh/id_rsa");
     std::fs::write(&key, "key").unwrap();
     let read = || json!({ "file_path": key.display().to_string() });
-    for scope in [Scope::ClaudeProject, Scope::Project] {
+    // Found by the thirty-fourth red-team round: nor a personal file of the project (here without `.git`, so
+    // nothing says it came with an archive).
+    for scope in [Scope::ClaudeProject, Scope::Project, Scope::ClaudeLocal, Scope::Local, Scope::Command] {
         let mut policy = setup.policy(DefaultMode, &[]);
         policy.add_rule(RuleKind::Allow, "Read(//**)", scope).unwrap();
         assert_eq!(setup.decide(&policy, "Read", read()), Deny, "{scope:?}");

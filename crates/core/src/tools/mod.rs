@@ -126,6 +126,23 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
     });
 }
 
+/// Refuses a file just opened whose real place, read back from its descriptor, is one a Read may not see unasked
+/// (`hidden`). The path was judged before the call ran; a link made since (by a command in the background) may
+/// lead elsewhere now, and only the descriptor says where the kernel really went.
+pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&HiddenPaths>) -> Result<(), String> {
+    let Some(hidden) = hidden else { return Ok(()) };
+    use std::os::fd::AsRawFd;
+    let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) else { return Ok(()) };
+    if hidden(&real) {
+        return Err(format!(
+            "Read of {shown} is refused: it now leads to {}, which a Read may not see unasked (a link changed since \
+             the call was judged).",
+            real.display()
+        ));
+    }
+    Ok(())
+}
+
 /// What a tool call runs with.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -143,6 +160,9 @@ pub struct ToolContext {
     /// Paths that Read deny rules hide: directory searches (Grep, Glob) skip them, so a search over a parent
     /// directory can't read what a rule denies.
     pub hidden: Option<HiddenPaths>,
+    /// What no Read may return whatever was approved (deny rules, secrets no rule of the user's names), checked
+    /// against the real place of the file opened ([`refuse_hidden_opened`]).
+    pub unreadable: Option<HiddenPaths>,
     /// The sandbox this call's Bash command runs in (set per call from its grant); `None` runs it with tandem's
     /// own rights.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
@@ -172,6 +192,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             live_output: None,
             hidden: None,
+            unreadable: None,
             output_dir: None,
             sandbox: None,
             confinement: None,

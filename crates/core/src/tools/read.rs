@@ -87,9 +87,10 @@ impl TypedTool for ReadTool {
             let path = ctx.resolve(&input.file_path);
             let shown = display_path(&path, &ctx.cwd);
             let files = ctx.files.clone();
+            let unreadable = ctx.unreadable.clone();
             let start = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
             let limit = usize::try_from(input.limit.unwrap_or(DEFAULT_LIMIT as u64)).unwrap_or(usize::MAX);
-            let job = move || read_file(&path, &shown, start, limit, &files);
+            let job = move || read_file(&path, &shown, (start, limit), &files, unreadable.as_ref());
             match tokio::task::spawn_blocking(job).await {
                 Ok(Ok((text, Some(structured)))) => ToolOutput::ok(text).with_structured(structured),
                 Ok(Ok((text, None))) => ToolOutput::ok(text),
@@ -128,9 +129,9 @@ fn read_view(content: &str) -> ResultView {
 fn read_file(
     path: &Path,
     shown: &str,
-    start: usize,
-    limit: usize,
+    (start, limit): (usize, usize),
     files: &FileState,
+    unreadable: Option<&crate::tools::HiddenPaths>,
 ) -> Result<(String, Option<Value>), String> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
@@ -144,6 +145,7 @@ fn read_file(
         ));
     }
     let file = fs_util::open_regular(path).map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    crate::tools::refuse_hidden_opened(&file, shown, unreadable)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
     if fs_util::looks_binary(path, head) {
@@ -368,13 +370,16 @@ mod dedup_tests {
         let path = dir.path().join("a.txt");
         std::fs::write(&path, "one\ntwo\n").unwrap();
         let files = FileState::default();
-        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().0.contains("one"));
-        assert!(read_file(&path, "a.txt", 1, 2000, &files).unwrap().0.contains("unchanged"));
-        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().0.contains("two"), "another window is read");
+        assert!(read_file(&path, "a.txt", (1, 2000), &files, None).unwrap().0.contains("one"));
+        assert!(read_file(&path, "a.txt", (1, 2000), &files, None).unwrap().0.contains("unchanged"));
+        assert!(
+            read_file(&path, "a.txt", (2, 2000), &files, None).unwrap().0.contains("two"),
+            "another window is read"
+        );
         std::fs::write(&path, "one\nTWO\n").unwrap();
-        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().0.contains("TWO"), "a change is read");
+        assert!(read_file(&path, "a.txt", (2, 2000), &files, None).unwrap().0.contains("TWO"), "a change is read");
         files.forget_reads();
-        assert!(read_file(&path, "a.txt", 2, 2000, &files).unwrap().0.contains("TWO"), "after compaction");
+        assert!(read_file(&path, "a.txt", (2, 2000), &files, None).unwrap().0.contains("TWO"), "after compaction");
     }
 }
 
@@ -547,5 +552,24 @@ mod tests {
         w.finish();
         assert_eq!(w.total_lines(), 5);
         assert_eq!(w.out, "     2\tbbb\n     3\tcc\n");
+    }
+
+    /// Found by the thirty-fourth red-team round: a Read judged while `sub/x` did not exist ran after a background
+    /// command made it a link to the home directory, and the key came back. The opened file's real place is
+    /// checked against what a Read may not see.
+    #[tokio::test]
+    async fn a_file_reached_through_a_link_made_after_the_judgement_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let key = home.path().canonicalize().unwrap().join("id_rsa");
+        std::fs::write(&key, "KEY\n").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(home.path(), dir.path().join("sub/x")).unwrap();
+        let mut ctx = ctx(dir.path());
+        let hidden_key = key.clone();
+        ctx.unreadable = Some(std::sync::Arc::new(move |path: &Path| path == hidden_key));
+        let output = read(&ctx, json!({ "file_path": "sub/x/id_rsa" })).await;
+        assert!(output.is_error && output.content.contains("now leads to"), "{}", output.content);
+        assert!(!output.content.contains("KEY"));
     }
 }
