@@ -306,12 +306,38 @@ impl ToolRunner<'_> {
         }
     }
 
+    /// A file call nobody approved is judged again just before it runs: its path was resolved when the message's
+    /// calls were judged, and a command running meanwhile (in the background) may have put a link in the way
+    /// since. Refused (the output says why) when it would no longer run unasked: denied now, or asking for a
+    /// reason (outside the workspace, protected, unresolvable) — an ordinary question may be a hook's to answer.
+    fn judged_again(&self, tool: &dyn Tool, input: &Value, grant: Grant) -> Option<ToolOutput> {
+        if grant == Grant::Approved
+            || !matches!(tool.permission_subject(input, &self.context.cwd), crate::tools::Subject::File(_))
+        {
+            return None;
+        }
+        let why = match lock(&self.shared.policy).decide(tool, input) {
+            Decision::Deny { reason } => reason,
+            Decision::Ask { reason: Some(reason), .. } => reason,
+            Decision::Allow | Decision::Ask { reason: None, .. } => return None,
+        };
+        Some(ToolOutput::error(format!(
+            "{} was not run: what its path leads to changed since the call was judged ({why}).",
+            tool.name()
+        )))
+    }
+
     /// Runs a prepared call, streaming its live output; returns the output, its status and duration.
     async fn execute(&self, call: &Call, step: Prepared) -> (ToolOutput, ToolCallStatus, u64) {
         let started = Instant::now();
         let (tool, input, notes, grant) = match step {
             Prepared::Finished { output, status } => return (output, status, 0),
-            Prepared::Ready { tool, input, notes, grant } => (tool, input, notes, grant),
+            Prepared::Ready { tool, input, notes, grant } => {
+                if let Some(output) = self.judged_again(tool.as_ref(), &input, grant) {
+                    return (output, ToolCallStatus::Failed, 0);
+                }
+                (tool, input, notes, grant)
+            }
             Prepared::Modified { input, content, note } => {
                 let output = write_modified(&input, content, &note, &self.context).await;
                 let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
