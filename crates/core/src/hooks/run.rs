@@ -10,7 +10,7 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::bash::ConfinedRun;
+use crate::tools::bash::{ConfinedRun, Runs};
 
 /// Output kept per stream; the rest is read and dropped so the hook never blocks on a full pipe.
 const OUTPUT_CAP: usize = 2 * 1024 * 1024;
@@ -76,7 +76,8 @@ pub(crate) async fn run(launch: Launch<'_>) -> Finished {
     // have rewritten unasked: it runs confined as a command the user's own rule allows, and registered as one.
     let never = CancellationToken::new();
     let cancel = launch.cancel.unwrap_or(&never);
-    let confine = ConfinedRun::begin_hook(launch.command, launch.cwd, launch.sandbox, &mark, cancel);
+    let runs = Runs::Hook { command: launch.command, cwd: launch.cwd };
+    let confine = ConfinedRun::begin(runs, launch.sandbox, &mark, cancel);
     let Some(confined) = confine.await else {
         return Finished { exit: Exit::Interrupted, stdout: String::new(), stderr: String::new() };
     };

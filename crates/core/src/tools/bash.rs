@@ -375,7 +375,7 @@ pub async fn run_command(
     let started = Started { temp: call_temp.as_ref().map(tempfile::TempDir::path), mark: &mark };
     // A workspace-writing sandbox that grants the workspace whole puts its protected entries back at the end;
     // where they can't be copied, or while another command runs, they are kept read-only instead.
-    let Some(confined) = ConfinedRun::begin(command, cwd, sandbox, &mark, cancel).await else {
+    let Some(confined) = ConfinedRun::begin(Runs::Command { command, cwd }, sandbox, &mark, cancel).await else {
         return CommandResult { outcome: Outcome::Interrupted, ..failed(String::new()) };
     };
     let sandbox = confined.policy.as_ref();
@@ -457,6 +457,27 @@ pub async fn run_command(
     }
 }
 
+/// What a [`ConfinedRun`] runs: a Bash command of the model's, or a hook of the user's, in `cwd`.
+#[derive(Clone, Copy)]
+pub(crate) enum Runs<'a> {
+    Command { command: &'a str, cwd: &'a Path },
+    Hook { command: &'a str, cwd: &'a Path },
+}
+
+impl<'a> Runs<'a> {
+    fn command(self) -> &'a str {
+        match self {
+            Runs::Command { command, .. } | Runs::Hook { command, .. } => command,
+        }
+    }
+
+    fn cwd(self) -> &'a Path {
+        match self {
+            Runs::Command { cwd, .. } | Runs::Hook { cwd, .. } => cwd,
+        }
+    }
+}
+
 /// A command confined and registered as every foreground command that may run without a per-call approval is
 /// — the Bash tool's and the user's hooks alike: granted the workspace whole only when its policy says so, no
 /// other command runs and the protected entries could be copied (its guard puts them back); otherwise with them
@@ -472,45 +493,31 @@ pub(crate) struct ConfinedRun {
 impl ConfinedRun {
     /// Registers `command` under `mark` (waiting, for an unsandboxed one, until no command granted the workspace
     /// whole runs; `None` when `cancel` fires first). Processes a finished background command left behind are
-    /// ended first: they hold grants too.
+    /// ended first: they hold grants too. A hook never starts beside a command granted the workspace whole (what
+    /// it runs is the user's own, and must not obey that command's changes before their restore); it waits, and
+    /// is itself granted the workspace whole when nothing else runs.
     pub(crate) async fn begin(
-        command: &str,
-        cwd: &Path,
+        runs: Runs<'_>,
         sandbox: Option<&SandboxPolicy>,
         mark: &str,
         cancel: &CancellationToken,
     ) -> Option<ConfinedRun> {
+        let (command, cwd) = (runs.command(), runs.cwd());
         let (policy, registration) = match sandbox {
             None => (None, running::register_apart(mark, Some(cancel)).await?),
             Some(policy) if !policy.restore_protected => (Some(policy.clone()), running::register(mark)),
             Some(policy) => {
                 running::sweep_orphans();
-                match running::register_exclusive(mark) {
-                    None => (Some(policy.for_background()), running::register(mark)),
-                    Some(registration) => Self::granted_whole(command, cwd, policy, registration),
+                let registered = match runs {
+                    Runs::Command { .. } => running::register_exclusive(mark)
+                        .map_or_else(|| (running::register(mark), false), |registration| (registration, true)),
+                    Runs::Hook { .. } => running::register_after_exclusive(mark, Some(cancel)).await?,
+                };
+                match registered {
+                    (registration, true) => Self::granted_whole(command, cwd, policy, registration),
+                    (registration, false) => (Some(policy.for_background()), registration),
                 }
             }
-        };
-        Some(Self::with_nested(command, cwd, policy, registration))
-    }
-
-    /// [`ConfinedRun::begin`] for a hook: never beside a command granted the workspace whole (what it runs is
-    /// the user's own, and must not obey that command's changes before their restore), itself granted the
-    /// workspace whole when nothing else runs.
-    pub(crate) async fn begin_hook(
-        command: &str,
-        cwd: &Path,
-        sandbox: Option<&SandboxPolicy>,
-        mark: &str,
-        cancel: &CancellationToken,
-    ) -> Option<ConfinedRun> {
-        let Some(policy) = sandbox.filter(|policy| policy.restore_protected) else {
-            return Self::begin(command, cwd, sandbox, mark, cancel).await;
-        };
-        running::sweep_orphans();
-        let (policy, registration) = match running::register_after_exclusive(mark, Some(cancel)).await? {
-            (registration, true) => Self::granted_whole(command, cwd, policy, registration),
-            (registration, false) => (Some(policy.for_background()), registration),
         };
         Some(Self::with_nested(command, cwd, policy, registration))
     }
