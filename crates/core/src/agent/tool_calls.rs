@@ -4,6 +4,7 @@
 //! answered with exactly one `tool_result`, in the model's order. Consecutive read-only calls run concurrently;
 //! a mutating call runs alone. After an interrupt, calls that did not run are answered "not run".
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -308,20 +309,33 @@ impl ToolRunner<'_> {
 
     /// A file call nobody approved is judged again just before it runs: its path was resolved when the message's
     /// calls were judged, and a command running meanwhile (in the background) may have put a link in the way
-    /// since. Refused (the output says why) when it would no longer run unasked: denied now, or asking for a
-    /// reason (outside the workspace, protected, unresolvable) — an ordinary question may be a hook's to answer.
-    fn judged_again(&self, tool: &dyn Tool, input: &Value, grant: Grant) -> Option<ToolOutput> {
-        if grant == Grant::Approved
-            || !matches!(tool.permission_subject(input, &self.context.cwd), crate::tools::Subject::File(_))
-        {
-            return None;
+    /// since. Judged on its path resolved now, which is what the tool then writes (`ToolContext::judged_path`: a
+    /// link put in the way after this fails the write). Refused (the output says why) when it would no longer
+    /// run unasked: denied now, or asking for a reason (outside the workspace, protected, unresolvable) — an
+    /// ordinary question may be a hook's to answer.
+    fn judged_again(&self, tool: &dyn Tool, input: &Value, grant: Grant) -> Result<Option<PathBuf>, ToolOutput> {
+        if grant == Grant::Approved {
+            return Ok(None);
         }
-        let why = match lock(&self.shared.policy).decide(tool, input) {
+        let crate::tools::Subject::File(access) = tool.permission_subject(input, &self.context.cwd) else {
+            return Ok(None);
+        };
+        let policy = lock(&self.shared.policy);
+        let resolved = access.path.as_deref().and_then(|path| policy.workspace.resolve_strict(path));
+        let mut judged_input = input.clone();
+        if let (Some(resolved), Some(fields)) = (&resolved, judged_input.as_object_mut())
+            && fields.contains_key("file_path")
+        {
+            fields.insert("file_path".into(), Value::String(resolved.display().to_string()));
+        }
+        let why = match policy.decide(tool, &judged_input) {
             Decision::Deny { reason } => reason,
             Decision::Ask { reason: Some(reason), .. } => reason,
-            Decision::Allow | Decision::Ask { reason: None, .. } => return None,
+            Decision::Allow | Decision::Ask { reason: None, .. } => {
+                return Ok(resolved.filter(|_| input.get("file_path").is_some()));
+            }
         };
-        Some(ToolOutput::error(format!(
+        Err(ToolOutput::error(format!(
             "{} was not run: what its path leads to changed since the call was judged ({why}).",
             tool.name()
         )))
@@ -330,14 +344,12 @@ impl ToolRunner<'_> {
     /// Runs a prepared call, streaming its live output; returns the output, its status and duration.
     async fn execute(&self, call: &Call, step: Prepared) -> (ToolOutput, ToolCallStatus, u64) {
         let started = Instant::now();
-        let (tool, input, notes, grant) = match step {
+        let (tool, input, notes, grant, judged_path) = match step {
             Prepared::Finished { output, status } => return (output, status, 0),
-            Prepared::Ready { tool, input, notes, grant } => {
-                if let Some(output) = self.judged_again(tool.as_ref(), &input, grant) {
-                    return (output, ToolCallStatus::Failed, 0);
-                }
-                (tool, input, notes, grant)
-            }
+            Prepared::Ready { tool, input, notes, grant } => match self.judged_again(tool.as_ref(), &input, grant) {
+                Ok(judged) => (tool, input, notes, grant, judged),
+                Err(output) => return (output, ToolCallStatus::Failed, 0),
+            },
             Prepared::Modified { input, content, note } => {
                 let output = write_modified(&input, content, &note, &self.context).await;
                 let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
@@ -350,6 +362,7 @@ impl ToolRunner<'_> {
         context.sandbox = self.context.confinement.as_ref().and_then(|confinement| confinement.policy_for(grant));
         context.live_output = Some(live_tx);
         context.call_id = Some(call.id.clone());
+        context.judged_path = judged_path;
         let events = self.events.clone();
         let call_id = call.id.clone();
         let forward = tokio::spawn(async move {

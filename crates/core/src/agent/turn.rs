@@ -406,6 +406,7 @@ impl Session {
                     live_output: None,
                     hidden: Some(hidden),
                     unreadable: Some(unreadable),
+                    judged_path: None,
                     output_dir: self.config.session_log.as_ref().map(|log| log.path().with_extension("")),
                     sandbox: None,
                     confinement: self.config.sandbox.clone(),

@@ -131,8 +131,8 @@ impl TypedTool for GrepTool {
         Box::pin(async move {
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
-            let hidden = ctx.hidden.clone();
-            match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel, hidden)).await {
+            let guards = Guards { hidden: ctx.hidden.clone(), unreadable: ctx.unreadable.clone() };
+            match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel, guards)).await {
                 Ok(Ok(text)) => ToolOutput::ok(text),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Grep failed: {err}")),
@@ -186,8 +186,16 @@ enum Line {
     Break,
 }
 
+/// What a search may not see: `hidden` is what the walk skips by name; `unreadable` is checked against the real
+/// place of each file opened (a link put in the way after the walk judged its name leads elsewhere).
+struct Guards {
+    hidden: Option<HiddenPaths>,
+    unreadable: Option<HiddenPaths>,
+}
+
 /// Runs the search and formats the result.
-fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<HiddenPaths>) -> Result<String, String> {
+fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) -> Result<String, String> {
+    let Guards { hidden, unreadable } = guards;
     if !root.exists() {
         return Err(format!("Path does not exist: {}", root.display()));
     }
@@ -209,6 +217,7 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<H
         let matcher = matcher.clone();
         let mut searcher = searcher.build();
         let (results, stored) = (&results, &stored);
+        let unreadable = unreadable.clone();
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -217,7 +226,8 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, hidden: Option<H
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            if let Some(result) = search_file(&mut searcher, &matcher, entry.path(), mode, limit, stored) {
+            let file = Opened { path: entry.path(), unreadable: unreadable.as_ref() };
+            if let Some(result) = search_file(&mut searcher, &matcher, file, mode, limit, stored) {
                 let mtime = match mode {
                     Mode::FilesWithMatches => entry.metadata().ok().and_then(|m| m.modified().ok()),
                     _ => None,
@@ -305,17 +315,26 @@ fn split_globs(globs: &str) -> Vec<String> {
     out
 }
 
-/// Searches one file; `None` when it has no match (or could not be read).
+/// A file the walk found, and what its opened descriptor may not lead to.
+struct Opened<'a> {
+    path: &'a Path,
+    unreadable: Option<&'a HiddenPaths>,
+}
+
+/// Searches one file; `None` when it has no match, could not be read, or now leads where no Read may look.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    path: &Path,
+    file: Opened<'_>,
     mode: Mode,
     limit: usize,
     stored: &AtomicUsize,
 ) -> Option<FileResult> {
+    let Opened { path, unreadable } = file;
+    let opened = crate::fs_util::open_regular(path).ok()?;
+    super::refuse_hidden_opened(&opened, "", unreadable).ok()?;
     let mut sink = FileSink { mode, limit, stored, matched: 0, entries: 0, lines: Vec::new() };
-    searcher.search_path(matcher, path, &mut sink).ok()?;
+    searcher.search_file(matcher, &opened, &mut sink).ok()?;
     (sink.matched > 0).then(|| FileResult {
         path: path.to_path_buf(),
         mtime: None,

@@ -163,6 +163,8 @@ pub struct ToolContext {
     /// What no Read may return whatever was approved (deny rules, secrets no rule of the user's names), checked
     /// against the real place of the file opened ([`refuse_hidden_opened`]).
     pub unreadable: Option<HiddenPaths>,
+    /// The resolved path a file call nobody approved was judged on just before it ran ([`ToolContext::write_target`]).
+    pub judged_path: Option<PathBuf>,
     /// The sandbox this call's Bash command runs in (set per call from its grant); `None` runs it with tandem's
     /// own rights.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
@@ -193,6 +195,7 @@ impl ToolContext {
             live_output: None,
             hidden: None,
             unreadable: None,
+            judged_path: None,
             output_dir: None,
             sandbox: None,
             confinement: None,
@@ -209,6 +212,12 @@ impl ToolContext {
     /// Resolves a path from a tool input against the working directory (`~` is the home directory).
     pub fn resolve(&self, path: &str) -> PathBuf {
         crate::fs_util::resolve_path(&self.cwd, path)
+    }
+
+    /// Where a file tool writes: the path its call was judged on just before it ran, when nobody approved it
+    /// (resolved then, free of links: a link put in the way since fails the write), else `path` resolved now.
+    pub fn write_target(&self, path: &str) -> PathBuf {
+        self.judged_path.clone().unwrap_or_else(|| self.resolve(path))
     }
 }
 
