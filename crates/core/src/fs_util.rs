@@ -193,6 +193,32 @@ pub fn looks_binary(path: &Path, head: &[u8]) -> bool {
     has_binary_extension(path) || is_binary_content(head)
 }
 
+/// [`open_regular`] for a path the permission check resolved just before (free of links then): opened without
+/// following any link (`openat2` with `RESOLVE_NO_SYMLINKS`), so a link put in its way since fails the open instead
+/// of leading elsewhere. Where the kernel has no `openat2`, [`open_regular`].
+#[cfg(target_os = "linux")]
+pub fn open_regular_resolved(path: &Path) -> io::Result<fs::File> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let file = match rustix::fs::openat2(rustix::fs::CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        Err(rustix::io::Errno::NOSYS) => return open_regular(path),
+        opened => fs::File::from(opened?),
+    };
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = special_file_kind(&kind);
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}, not a regular file")));
+    }
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
+    Ok(file)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn open_regular_resolved(path: &Path) -> io::Result<fs::File> {
+    open_regular(path)
+}
+
 /// Opens `path` for reading only if it is a regular file. A named pipe, a socket or a device (`/dev/tty`,
 /// `/dev/zero`) would block the tool forever or never end, so it is refused with an error saying what it is.
 /// The open itself can't block: it is non-blocking until the file is known to be regular.

@@ -147,7 +147,7 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
     if input.old_string == input.new_string {
         return Err("old_string and new_string are identical, so there is nothing to change.".to_string());
     }
-    let path = ctx.write_target(&input.file_path);
+    let path = ctx.judged_or_resolved(&input.file_path);
     let shown = display_path(&path, &ctx.cwd);
     if path.is_dir() {
         return Err(format!("{} is a directory; Edit needs a file path.", path.display()));

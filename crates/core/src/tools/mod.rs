@@ -163,7 +163,7 @@ pub struct ToolContext {
     /// What no Read may return whatever was approved (deny rules, secrets no rule of the user's names), checked
     /// against the real place of the file opened ([`refuse_hidden_opened`]).
     pub unreadable: Option<HiddenPaths>,
-    /// The resolved path a file call nobody approved was judged on just before it ran ([`ToolContext::write_target`]).
+    /// The resolved path a file call nobody approved was judged on just before it ran ([`ToolContext::judged_or_resolved`]).
     pub judged_path: Option<PathBuf>,
     /// The sandbox this call's Bash command runs in (set per call from its grant); `None` runs it with tandem's
     /// own rights.
@@ -216,7 +216,7 @@ impl ToolContext {
 
     /// Where a file tool writes: the path its call was judged on just before it ran, when nobody approved it
     /// (resolved then, free of links: a link put in the way since fails the write), else `path` resolved now.
-    pub fn write_target(&self, path: &str) -> PathBuf {
+    pub fn judged_or_resolved(&self, path: &str) -> PathBuf {
         self.judged_path.clone().unwrap_or_else(|| self.resolve(path))
     }
 }

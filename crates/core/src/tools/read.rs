@@ -84,13 +84,15 @@ impl TypedTool for ReadTool {
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let path = ctx.resolve(&input.file_path);
+            let judged = ctx.judged_path.is_some();
+            let path = ctx.judged_or_resolved(&input.file_path);
             let shown = display_path(&path, &ctx.cwd);
             let files = ctx.files.clone();
             let unreadable = ctx.unreadable.clone();
             let start = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
             let limit = usize::try_from(input.limit.unwrap_or(DEFAULT_LIMIT as u64)).unwrap_or(usize::MAX);
-            let job = move || read_file(&path, &shown, (start, limit), &files, unreadable.as_ref());
+            let guard = Guard { unreadable, judged };
+            let job = move || read_file(&path, &shown, (start, limit), &files, &guard);
             match tokio::task::spawn_blocking(job).await {
                 Ok(Ok((text, Some(structured)))) => ToolOutput::ok(text).with_structured(structured),
                 Ok(Ok((text, None))) => ToolOutput::ok(text),
@@ -124,6 +126,14 @@ fn read_view(content: &str) -> ResultView {
     ResultView::FileRead { lines, total }
 }
 
+/// What a Read may not reach: `unreadable` is checked against the real place of the file opened; a `judged`
+/// path (resolved when the call was judged, just before it ran) is opened without following any link.
+#[derive(Default)]
+struct Guard {
+    unreadable: Option<crate::tools::HiddenPaths>,
+    judged: bool,
+}
+
 /// Reads lines `start..start+limit` (1-based) of `path` and records the file in `files`.
 /// Returns the text the model sees and, when lines were shown, Claude Code's structured `file` result.
 fn read_file(
@@ -131,7 +141,7 @@ fn read_file(
     shown: &str,
     (start, limit): (usize, usize),
     files: &FileState,
-    unreadable: Option<&crate::tools::HiddenPaths>,
+    guard: &Guard,
 ) -> Result<(String, Option<Value>), String> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
@@ -144,8 +154,9 @@ fn read_file(
             path.display()
         ));
     }
-    let file = fs_util::open_regular(path).map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
-    crate::tools::refuse_hidden_opened(&file, shown, unreadable)?;
+    let opened = if guard.judged { fs_util::open_regular_resolved(path) } else { fs_util::open_regular(path) };
+    let file = opened.map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    crate::tools::refuse_hidden_opened(&file, shown, guard.unreadable.as_ref())?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
     if fs_util::looks_binary(path, head) {
@@ -370,16 +381,22 @@ mod dedup_tests {
         let path = dir.path().join("a.txt");
         std::fs::write(&path, "one\ntwo\n").unwrap();
         let files = FileState::default();
-        assert!(read_file(&path, "a.txt", (1, 2000), &files, None).unwrap().0.contains("one"));
-        assert!(read_file(&path, "a.txt", (1, 2000), &files, None).unwrap().0.contains("unchanged"));
+        assert!(read_file(&path, "a.txt", (1, 2000), &files, &Guard::default()).unwrap().0.contains("one"));
+        assert!(read_file(&path, "a.txt", (1, 2000), &files, &Guard::default()).unwrap().0.contains("unchanged"));
         assert!(
-            read_file(&path, "a.txt", (2, 2000), &files, None).unwrap().0.contains("two"),
+            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().0.contains("two"),
             "another window is read"
         );
         std::fs::write(&path, "one\nTWO\n").unwrap();
-        assert!(read_file(&path, "a.txt", (2, 2000), &files, None).unwrap().0.contains("TWO"), "a change is read");
+        assert!(
+            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().0.contains("TWO"),
+            "a change is read"
+        );
         files.forget_reads();
-        assert!(read_file(&path, "a.txt", (2, 2000), &files, None).unwrap().0.contains("TWO"), "after compaction");
+        assert!(
+            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().0.contains("TWO"),
+            "after compaction"
+        );
     }
 }
 
@@ -571,5 +588,22 @@ mod tests {
         let output = read(&ctx, json!({ "file_path": "sub/x/id_rsa" })).await;
         assert!(output.is_error && output.content.contains("now leads to"), "{}", output.content);
         assert!(!output.content.contains("KEY"));
+    }
+
+    /// Found by the thirty-fifth red-team round: the check by descriptor sees secrets and denied paths only; a
+    /// path judged inside the workspace must not lead outside by the time it is opened either.
+    #[tokio::test]
+    async fn a_judged_path_is_opened_without_following_a_link_put_in_its_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("f.txt"), "OUTSIDE\n").unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("sub/x")).unwrap();
+        let mut ctx = ctx(&root);
+        ctx.judged_path = Some(root.join("sub/x/f.txt"));
+        let output = read(&ctx, json!({ "file_path": "sub/x/f.txt" })).await;
+        assert!(output.is_error, "{}", output.content);
+        assert!(!output.content.contains("OUTSIDE"));
     }
 }

@@ -61,7 +61,7 @@ impl Plan<'_> {
 }
 
 fn plan<'a>(input: &'a Input, ctx: &ToolContext) -> Result<Plan<'a>, String> {
-    let path = ctx.write_target(&input.file_path);
+    let path = ctx.judged_or_resolved(&input.file_path);
     let shown = display_path(&path, &ctx.cwd);
     if path.is_dir() {
         return Err(format!("{} is a directory; Write needs a file path.", path.display()));
