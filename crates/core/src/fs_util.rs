@@ -204,14 +204,7 @@ pub fn open_regular_resolved(path: &Path) -> io::Result<fs::File> {
         Err(rustix::io::Errno::NOSYS) => return open_regular(path),
         opened => fs::File::from(opened?),
     };
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = special_file_kind(&kind);
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}, not a regular file")));
-    }
-    let flags = rustix::fs::fcntl_getfl(&file)?;
-    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
-    Ok(file)
+    regular_and_blocking(file)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -225,6 +218,11 @@ pub fn open_regular_resolved(path: &Path) -> io::Result<fs::File> {
 pub fn open_regular(path: &Path) -> io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)?;
+    regular_and_blocking(file)
+}
+
+/// A file opened non-blocking, kept only if it is a regular file, then made blocking for reading.
+fn regular_and_blocking(file: fs::File) -> io::Result<fs::File> {
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         let what = special_file_kind(&kind);

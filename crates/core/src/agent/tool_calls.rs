@@ -220,13 +220,10 @@ impl ToolRunner<'_> {
             notes = outcome.context;
             verdict = outcome.verdict;
         }
-        let (judged, mode) = {
-            let policy = lock(&self.shared.policy);
-            (policy.decide_with_grant(tool.as_ref(), &input), policy.mode)
+        let (judged, mode) = match self.judge(tool.as_ref(), &input) {
+            Ok(judged) => judged,
+            Err(message) => return failed(message),
         };
-        if let Err(message) = plan_approval_in_mode(tool.as_ref(), &judged.0, mode) {
-            return failed(message);
-        }
         let (decision, grant) = hook_verdicts::after_pre_tool_use(&call.name, judged, verdict, mode);
         match decision {
             Decision::Allow => {
@@ -271,13 +268,10 @@ impl ToolRunner<'_> {
                                 Ok(tool) => tool,
                                 Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
                             };
-                            let (judged, mode) = {
-                                let policy = lock(&self.shared.policy);
-                                (policy.decide_with_grant(tool.as_ref(), &updated), policy.mode)
+                            let (judged, mode) = match self.judge(tool.as_ref(), &updated) {
+                                Ok(judged) => judged,
+                                Err(message) => return failed(message),
                             };
-                            if let Err(message) = plan_approval_in_mode(tool.as_ref(), &judged.0, mode) {
-                                return failed(message);
-                            }
                             return match hook_verdicts::after_permission_request_allow(judged, mode) {
                                 (Decision::Allow, grant) => Prepared::Ready { tool, input: updated, notes, grant },
                                 (Decision::Deny { reason }, _) => deny(call, reason, denials),
@@ -305,6 +299,17 @@ impl ToolRunner<'_> {
                 self.ask(call, tool, input, notes, suggested_rule, reason, denials).await
             }
         }
+    }
+
+    /// The policy's decision and grant for `input`, with the session's mode; a plan approval outside plan mode is
+    /// an error, not a permission matter.
+    fn judge(&self, tool: &dyn Tool, input: &Value) -> Result<((Decision, Grant), PermissionMode), String> {
+        let (judged, mode) = {
+            let policy = lock(&self.shared.policy);
+            (policy.decide_with_grant(tool, input), policy.mode)
+        };
+        plan_approval_in_mode(tool, &judged.0, mode)?;
+        Ok((judged, mode))
     }
 
     /// A file call nobody approved is judged again just before it runs: its path was resolved when the message's
