@@ -327,18 +327,16 @@ impl ToolRunner<'_> {
         };
         let policy = lock(&self.shared.policy);
         let resolved = access.path.as_deref().and_then(|path| policy.workspace.resolve_strict(path));
+        // A file's path, or a search's root (Grep checks that what it opens lies beneath the root so judged).
+        let field = ["file_path", "path"].into_iter().find(|field| input.get(*field).is_some());
         let mut judged_input = input.clone();
-        if let (Some(resolved), Some(fields)) = (&resolved, judged_input.as_object_mut())
-            && fields.contains_key("file_path")
-        {
-            fields.insert("file_path".into(), Value::String(resolved.display().to_string()));
+        if let (Some(resolved), Some(field), Some(fields)) = (&resolved, field, judged_input.as_object_mut()) {
+            fields.insert(field.into(), Value::String(resolved.display().to_string()));
         }
         let why = match policy.decide(tool, &judged_input) {
             Decision::Deny { reason } => reason,
             Decision::Ask { reason: Some(reason), .. } => reason,
-            Decision::Allow | Decision::Ask { reason: None, .. } => {
-                return Ok(resolved.filter(|_| input.get("file_path").is_some()));
-            }
+            Decision::Allow | Decision::Ask { reason: None, .. } => return Ok(resolved.filter(|_| field.is_some())),
         };
         Err(ToolOutput::error(format!(
             "{} was not run: what its path leads to changed since the call was judged ({why}).",

@@ -9,7 +9,6 @@
 //! the working directory, each with `CLAUDE.md`, `.claude/CLAUDE.md`, `AGENTS.md`, `CLAUDE.local.md`.
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -127,10 +126,10 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads) -> Guideline
         if !user_file && (!real.starts_with(&walk.real_root) || (walk.reads.hidden)(&real)) {
             continue;
         }
-        if !walk.seen.insert(real) {
+        if !walk.seen.insert(real.clone()) {
             continue;
         }
-        walk.include(&path, None, user_file, 0);
+        walk.include(&path, &real, None, user_file, 0);
     }
     let mut guidelines = assemble(&walk.sources);
     if !walk.problems.is_empty() {
@@ -176,9 +175,10 @@ impl Walk<'_> {
         }
     }
 
-    /// Adds `path` (already checked) and, below [`super::imports::MAX_DEPTH`], what it imports.
-    fn include(&mut self, path: &Path, imported_by: Option<&Path>, user_file: bool, depth: usize) {
-        let Some(mut source) = read_source(path) else { return };
+    /// Adds `path` (already checked, on its real place `real`) and, below [`super::imports::MAX_DEPTH`], what it
+    /// imports (found relative to `path`, as written).
+    fn include(&mut self, path: &Path, real: &Path, imported_by: Option<&Path>, user_file: bool, depth: usize) {
+        let Some(mut source) = read_source(path, real) else { return };
         source.imported_by = imported_by.map(Path::to_path_buf);
         let targets = super::imports::targets(&source.text);
         self.sources.push(source);
@@ -204,10 +204,10 @@ impl Walk<'_> {
                 continue;
             }
             // Already included (or a cycle back to an importer): once is enough.
-            if !self.seen.insert(real) {
+            if !self.seen.insert(real.clone()) {
                 continue;
             }
-            self.include(&resolved, Some(path), user_file, depth + 1);
+            self.include(&resolved, &real, Some(path), user_file, depth + 1);
         }
     }
 }
@@ -224,16 +224,12 @@ struct Source {
     imported_by: Option<PathBuf>,
 }
 
-fn read_source(path: &Path) -> Option<Source> {
-    // Checked before opening: opening a FIFO named CLAUDE.md would wait for a writer forever.
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let file = File::open(path).ok()?;
+/// The file `path` names, read from `real`, the place that was checked: opened without following a link (one put
+/// in its way since, by a command in the background, would lead to a file nobody checked), and only if it is a
+/// regular file (a FIFO named CLAUDE.md would wait for a writer forever).
+fn read_source(path: &Path, real: &Path) -> Option<Source> {
+    let file = crate::fs_util::open_regular_resolved(real).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_READ).read_to_end(&mut bytes).ok()?;
     let text = String::from_utf8_lossy(&bytes).trim_end().to_owned();
@@ -499,6 +495,31 @@ mod tests {
         assert!(load_from(&dirs, &cwd, &reads).files.is_empty(), "a project file a read may not reach is not read");
     }
 
+    /// Found by the thirty-sixth red-team round: an import was checked on its real path and then opened by its
+    /// spelled name, following whatever link a command in the background had swapped in meanwhile (with
+    /// `renameat2(RENAME_EXCHANGE)`), so `~/.ssh/id_rsa` went into a request. Here the swap happens while the
+    /// import is checked.
+    #[test]
+    fn an_import_swapped_for_a_link_after_its_check_is_not_read() {
+        let (tmp, config, repo, cwd) = setup();
+        fs::create_dir_all(repo.join("sub")).unwrap();
+        fs::write(repo.join("sub/notes.md"), "decoy notes").unwrap();
+        fs::write(tmp.path().join("id_rsa"), "CANARY-SSH").unwrap();
+        fs::write(cwd.join("CLAUDE.md"), "@../../sub/notes.md").unwrap();
+        let (notes, secret) = (repo.join("sub/notes.md"), tmp.path().join("id_rsa"));
+        let swap = |path: &Path| {
+            if path.ends_with("notes.md") && !notes.is_symlink() {
+                fs::remove_file(&notes).unwrap();
+                std::os::unix::fs::symlink(&secret, &notes).unwrap();
+            }
+            true
+        };
+        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None };
+        let g = load_from(&dirs, &cwd, &ProjectReads { hidden: &|_| false, importable: &swap });
+        assert!(notes.is_symlink(), "the swap happened");
+        assert!(!g.text.contains("CANARY"), "{}", g.text);
+    }
+
     #[test]
     fn cut_at_cap_with_note() {
         let (_tmp, config, repo, cwd) = setup();
@@ -580,6 +601,6 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let fifo = tmp.path().join("CLAUDE.md");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        assert!(read_source(&fifo).is_none());
+        assert!(read_source(&fifo, &fifo).is_none());
     }
 }

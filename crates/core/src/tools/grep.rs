@@ -131,7 +131,8 @@ impl TypedTool for GrepTool {
         Box::pin(async move {
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
-            let guards = Guards { hidden: ctx.hidden.clone(), unreadable: ctx.unreadable.clone() };
+            let judged_root = ctx.judged_path.clone();
+            let guards = Guards { hidden: ctx.hidden.clone(), unreadable: ctx.unreadable.clone(), judged_root };
             match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel, guards)).await {
                 Ok(Ok(text)) => ToolOutput::ok(text),
                 Ok(Err(message)) => ToolOutput::error(message),
@@ -187,15 +188,18 @@ enum Line {
 }
 
 /// What a search may not see: `hidden` is what the walk skips by name; `unreadable` is checked against the real
-/// place of each file opened (a link put in the way after the walk judged its name leads elsewhere).
+/// place of each file opened (a link put in the way after the walk judged its name leads elsewhere), and so is the
+/// root: a file opened must really lie beneath the root as it was judged (`judged_root`, when nobody approved the
+/// call) or as it resolves when the search starts.
 struct Guards {
     hidden: Option<HiddenPaths>,
     unreadable: Option<HiddenPaths>,
+    judged_root: Option<PathBuf>,
 }
 
 /// Runs the search and formats the result.
 fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) -> Result<String, String> {
-    let Guards { hidden, unreadable } = guards;
+    let Guards { hidden, unreadable, judged_root } = guards;
     if !root.exists() {
         return Err(format!("Path does not exist: {}", root.display()));
     }
@@ -209,6 +213,10 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) 
     }
     let mut walker = build_walker(input, root)?;
     super::skip_hidden(&mut walker, root, hidden);
+    let beneath = judged_root
+        .or_else(|| crate::fs_util::resolve_like_kernel(root))
+        .unwrap_or_else(|| crate::fs_util::normalize(root));
+    let beneath = beneath.as_path();
     let limit = input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |n| usize::try_from(n).unwrap_or(usize::MAX));
 
     let results = Mutex::new(Vec::new());
@@ -226,7 +234,7 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) 
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let file = Opened { path: entry.path(), unreadable: unreadable.as_ref() };
+            let file = Opened { path: entry.path(), beneath, unreadable: unreadable.as_ref() };
             if let Some(result) = search_file(&mut searcher, &matcher, file, mode, limit, stored) {
                 let mtime = match mode {
                     Mode::FilesWithMatches => entry.metadata().ok().and_then(|m| m.modified().ok()),
@@ -315,13 +323,15 @@ fn split_globs(globs: &str) -> Vec<String> {
     out
 }
 
-/// A file the walk found, and what its opened descriptor may not lead to.
+/// A file the walk found, where its opened descriptor must lead (beneath the search's root) and where not.
 struct Opened<'a> {
     path: &'a Path,
+    beneath: &'a Path,
     unreadable: Option<&'a HiddenPaths>,
 }
 
-/// Searches one file; `None` when it has no match, could not be read, or now leads where no Read may look.
+/// Searches one file; `None` when it has no match, could not be read, or now leads out of the search's root or
+/// where no Read may look.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -330,8 +340,11 @@ fn search_file(
     limit: usize,
     stored: &AtomicUsize,
 ) -> Option<FileResult> {
-    let Opened { path, unreadable } = file;
+    let Opened { path, beneath, unreadable } = file;
     let opened = crate::fs_util::open_regular(path).ok()?;
+    if !super::opened_beneath(&opened, beneath) {
+        return None;
+    }
     super::refuse_hidden_opened(&opened, "", unreadable).ok()?;
     let mut sink = FileSink { mode, limit, stored, matched: 0, entries: 0, lines: Vec::new() };
     searcher.search_file(matcher, &opened, &mut sink).ok()?;

@@ -143,6 +143,15 @@ pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&H
     Ok(())
 }
 
+/// Whether a file just opened really lies at or beneath `root` (read back from its descriptor). A walk judged
+/// the names it found beneath `root`, and opens them later, by name: a directory swapped for a link since (by a
+/// command in the background) leads the open out of the root, to a file nobody judged. Where the descriptor can't
+/// tell (no `/proc`), no.
+pub fn opened_beneath(file: &std::fs::File, root: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).is_ok_and(|real| real.starts_with(root))
+}
+
 /// What a tool call runs with.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -163,7 +172,8 @@ pub struct ToolContext {
     /// What no Read may return whatever was approved (deny rules, secrets no rule of the user's names), checked
     /// against the real place of the file opened ([`refuse_hidden_opened`]).
     pub unreadable: Option<HiddenPaths>,
-    /// The resolved path a file call nobody approved was judged on just before it ran ([`ToolContext::judged_or_resolved`]).
+    /// The resolved path a file call nobody approved was judged on just before it ran: the file a file tool opens
+    /// ([`ToolContext::judged_or_resolved`]), the root beneath which a search's files must lie.
     pub judged_path: Option<PathBuf>,
     /// The sandbox this call's Bash command runs in (set per call from its grant); `None` runs it with tandem's
     /// own rights.

@@ -190,3 +190,31 @@ async fn result_view_reads_back_every_mode() {
         ResultView::Found { count: 0, unit: FoundUnit::File, items: Vec::new() }
     );
 }
+
+/// Found by the thirty-sixth red-team round: the walk judged `sub/x/secret.txt` while `sub/x` was a directory, and
+/// the file was opened later by name, after a background command had swapped `sub/x` for a link to a directory
+/// outside the workspace; the descriptor check knew secrets only. Here the swap happens while the name is judged.
+#[tokio::test]
+async fn a_file_opened_out_of_the_root_after_the_walk_judged_it_is_not_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let (work, outside) = (base.join("work"), base.join("outside"));
+    fs::create_dir_all(work.join("sub/x")).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(work.join("sub/x/secret.txt"), "decoy\n").unwrap();
+    fs::write(outside.join("secret.txt"), "CANARY-OUTSIDE\n").unwrap();
+    let swap_in = work.join("sub");
+    let hidden: HiddenPaths = std::sync::Arc::new(move |path: &Path| {
+        if path.ends_with("x/secret.txt") && !swap_in.join("y").exists() {
+            fs::rename(swap_in.join("x"), swap_in.join("y")).unwrap();
+            std::os::unix::fs::symlink(&outside, swap_in.join("x")).unwrap();
+        }
+        false
+    });
+    let mut ctx = ToolContext::new(work.clone());
+    ctx.hidden = Some(hidden);
+    let input = json!({"pattern": "CANARY", "path": "sub", "output_mode": "content"});
+    let out = GrepTool.run(input, &ctx).await;
+    assert!(work.join("sub/y").exists(), "the swap happened");
+    assert!(!out.content.contains("CANARY-OUTSIDE"), "{}", out.content);
+}
