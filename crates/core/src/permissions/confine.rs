@@ -2,11 +2,12 @@
 //! may ever read or write (secrets, profiles, what deny rules and the settings name), the workspace it may
 //! write, the caches a rule-allowed command may write. Front ends and tests build it the same way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::PermissionPolicy;
+use super::rules::path_globs;
 use super::settings::{RuleKind, resolve_path_pattern};
-use crate::sandbox::{Confinement, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths};
+use crate::sandbox::{Confinement, PathGlob, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths};
 
 /// The session-wide choices: whether unapproved commands are sandboxed, and what approved ones run in.
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +42,9 @@ fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> st
     let secrets = workspace.secret_paths();
     base.deny_read = secrets.clone();
     base.deny_read.extend(settings.deny_read.iter().cloned());
-    base.deny_read.extend(rule_paths(permissions, RuleKind::Deny, "Read"));
+    let (read_paths, read_globs) = denied_by_rules(permissions, "Read");
+    base.deny_read.extend(read_paths);
+    base.deny_read_globs = read_globs;
     base.allow_read = settings.allow_read.clone();
     // An allow rule naming a secret (`Read(~/.ssh/known_hosts)`) lets the analyser through; the sandbox too.
     base.allow_read.extend(
@@ -52,8 +55,33 @@ fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> st
     base.deny_write = secrets;
     base.deny_write.extend(workspace.profile_paths());
     base.deny_write.extend(settings.deny_write.iter().cloned());
-    base.deny_write.extend(rule_paths(permissions, RuleKind::Deny, "Edit"));
+    let (edit_paths, edit_globs) = denied_by_rules(permissions, "Edit");
+    base.deny_write.extend(edit_paths);
+    base.deny_write_globs = edit_globs;
     Ok(base)
+}
+
+/// What the deny rules for `tool` name, read the wide way, as the analyser applies them (`/x` in the project and
+/// at the root, a name without `/` at any depth): the paths they name outright, and the patterns the sandbox
+/// searches for before each command.
+fn denied_by_rules(permissions: &PermissionPolicy, tool: &str) -> (Vec<PathBuf>, Vec<PathGlob>) {
+    let cwd = permissions.workspace.cwd().to_path_buf();
+    let (mut paths, mut globs) = (Vec::new(), Vec::new());
+    let rules = permissions.rules.iter().filter(|rule| rule.kind == RuleKind::Deny && rule.rule.tool == tool);
+    for rule in rules {
+        let Some(spec) = rule.rule.specifier.as_deref() else { continue };
+        for pattern in path_globs(spec, &rule.root, &cwd, &permissions.home, true) {
+            let text = pattern.to_string_lossy();
+            let literal = Path::new(text.strip_suffix("/**").unwrap_or(&text));
+            match PathGlob::new(&pattern) {
+                Some(glob) if glob.has_wildcard() && PathGlob::new(literal).is_some_and(|l| l.has_wildcard()) => {
+                    globs.push(glob)
+                }
+                _ => paths.push(literal.to_path_buf()),
+            }
+        }
+    }
+    (paths, globs)
 }
 
 /// The paths the rules of `kind` for `tool` name literally (`Read(.env)`, `Read(~/secrets/**)` → `~/secrets`); a

@@ -370,6 +370,47 @@ fn read_deny_rules_reach_shell_reads_and_directory_searches() {
     assert!(setup.policy(DefaultMode, &[]).hidden_paths().is_none());
 }
 
+/// The sandbox carved out only the deny rules that name a path outright (`Read(./.env)`): `Read(.env)` (any depth),
+/// `Read(./.env.*)` and `Read(/etc/x)` read as the absolute path were left to the analyser, which judges the command
+/// line alone, so a build a rule allowed printed every `.env` they name. Patterns are searched for before each
+/// command and denied like paths.
+#[test]
+fn the_sandbox_denies_what_deny_rules_with_patterns_match() {
+    use crate::sandbox::{SandboxSettings, Support, support};
+    let setup = Setup::new();
+    let cwd = setup.cwd();
+    std::fs::create_dir_all(cwd.join("sub")).unwrap();
+    for file in ["sub/.env", ".env.prod", "src/keep.rs"] {
+        std::fs::write(cwd.join(file), "CANARY").unwrap();
+    }
+    let rules = [(RuleKind::Deny, "Read(.env)"), (RuleKind::Deny, "Read(./.env.*)"), (RuleKind::Deny, "Edit(/etc/x)")];
+    let policy = setup.policy(AcceptEdits, &rules);
+    let shape = crate::permissions::confine::ConfinementShape {
+        enabled: true,
+        approved: crate::sandbox::SandboxMode::Off,
+        approved_network: true,
+    };
+    let confinement = crate::permissions::confine::confinement(&policy, &SandboxSettings::default(), shape).unwrap();
+    assert_eq!(confinement.base.deny_read_globs.len(), 2, "{:?}", confinement.base.deny_read_globs);
+    assert!(confinement.base.deny_write.contains(&PathBuf::from("/etc/x")), "the absolute reading of `/x` too");
+    let sandboxed = confinement.policy_for(crate::sandbox::Grant::UserRule).unwrap();
+    if !matches!(support(), Support::Full { .. } | Support::Partial { .. }) {
+        return;
+    }
+    let run = |script: &str| {
+        let mut command = tokio::process::Command::new("bash");
+        command.arg("-c").arg(script).current_dir(&cwd);
+        crate::sandbox::apply(&mut command, &sandboxed).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async { command.output().await.unwrap() })
+    };
+    for secret in ["sub/.env", ".env.prod"] {
+        let out = run(&format!("cat {secret}"));
+        assert!(!out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("CANARY"), "{secret} was read");
+    }
+    assert!(run("cat src/keep.rs").status.success());
+}
+
 /// Found by the eighteenth red-team round: bash expands a glob in a `for` loop's list, so `for f in ~/.ssh/*; do
 /// echo $f; done` listed a denied directory and `for f in ../*/*` another project, unasked; and `tree` said
 /// whether a link's target exists (its colours, `-F`, its directory count).

@@ -6,7 +6,7 @@
 //! ending in `/` matches everything below that directory. `Edit` rules cover every tool that edits files
 //! (Edit, Write); `Read` rules cover every tool that reads them (Read, Grep, Glob).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::tools::task::{AGENT_ALIAS, TASK_TOOL};
 
@@ -69,37 +69,41 @@ impl std::fmt::Display for Rule {
 }
 
 /// Whether the resolved path `path` matches a path specifier resolved against `rule_root` (the settings
-/// file's project) and `cwd`. A `/x` pattern means "x in the project" (Claude Code's reading); with `broad`
-/// (deny and ask rules, where the wider reading is the safe one) it also matches the absolute path `/x`, which
-/// is what `Write(/etc/**)` means to most people.
+/// file's project) and `cwd` ([`path_globs`]).
 pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, home: &Path, broad: bool) -> bool {
-    if broad && specifier.starts_with('/') && !specifier.starts_with("//") {
-        let absolute = format!("/{specifier}");
-        if path_matches(&absolute, path, rule_root, cwd, home, false) {
+    path_globs(specifier, rule_root, cwd, home, broad).iter().any(|resolved| {
+        let glob = globset::GlobBuilder::new(&resolved.to_string_lossy()).literal_separator(true).build();
+        let Ok(glob) = glob else { return false };
+        if glob.compile_matcher().is_match(path) {
             return true;
         }
-    }
+        // `dir/**` also covers `dir` itself: searching the directory reads what is below it.
+        resolved.to_string_lossy().strip_suffix("/**").is_some_and(|base| Path::new(base) == path)
+    })
+}
+
+/// The absolute glob patterns a path specifier stands for (matched with `/` matched only by `/`, `**` any
+/// depth). A `/x` pattern means "x in the project" (Claude Code's reading); with `broad` (deny and ask rules,
+/// where the wider reading is the safe one) it also stands for the absolute path `/x`, which is what
+/// `Write(/etc/**)` means to most people. A pattern without `/` matches at any depth below `cwd`, like
+/// .gitignore's; a trailing `/` means everything below.
+pub fn path_globs(specifier: &str, rule_root: &Path, cwd: &Path, home: &Path, broad: bool) -> Vec<PathBuf> {
     let mut pattern = specifier.trim().to_owned();
     if pattern.ends_with('/') {
         pattern.push_str("**");
     }
+    let mut globs = Vec::new();
+    if broad && pattern.starts_with('/') && !pattern.starts_with("//") {
+        globs.push(super::settings::resolve_path_pattern(&format!("/{pattern}"), rule_root, cwd, home));
+    }
     let anchored =
         pattern.starts_with('/') || pattern.starts_with("~/") || pattern.starts_with("./") || pattern.contains('/');
-    let resolved = if anchored {
+    globs.push(if anchored {
         super::settings::resolve_path_pattern(&pattern, rule_root, cwd, home)
     } else {
-        // No slash: like .gitignore, the name matches at any depth below the working directory.
         cwd.join("**").join(&pattern)
-    };
-    let glob = globset::GlobBuilder::new(&resolved.to_string_lossy()).literal_separator(true).build();
-    let Ok(glob) = glob else { return false };
-    let matcher = glob.compile_matcher();
-    if matcher.is_match(path) {
-        return true;
-    }
-    // `dir/**` also covers `dir` itself: searching the directory reads what is below it.
-    let text = resolved.to_string_lossy();
-    text.strip_suffix("/**").is_some_and(|base| Path::new(base) == path)
+    });
+    globs
 }
 
 #[cfg(test)]

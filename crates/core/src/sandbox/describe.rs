@@ -38,6 +38,14 @@ pub fn describe(confinement: Option<&Confinement>, support: &Support) -> String 
     }
     let _ = writeln!(out, "Workspace: {}", paths(&base.writable_roots));
     let _ = writeln!(out, "Never readable: {}", paths(&base.deny_read));
+    let patterns = |globs: &[super::PathGlob]| globs.iter().map(|glob| glob.pattern().to_owned()).collect::<Vec<_>>();
+    if !base.deny_read_globs.is_empty() {
+        let _ = writeln!(
+            out,
+            "Never readable, what matches (searched before each command): {}",
+            patterns(&base.deny_read_globs).join(", ")
+        );
+    }
     if !base.allow_read.is_empty() {
         let _ = writeln!(out, "Readable again inside those: {}", paths(&base.allow_read));
     }
@@ -46,6 +54,13 @@ pub fn describe(confinement: Option<&Confinement>, support: &Support) -> String 
         "Never writable: {} (and .git config and hooks, .claude, .tandem, .mcp.json, put back after each command)",
         paths(&base.deny_write)
     );
+    if !base.deny_write_globs.is_empty() {
+        let _ = writeln!(
+            out,
+            "Never writable, what matches (searched before each command): {}",
+            patterns(&base.deny_write_globs).join(", ")
+        );
+    }
     let _ = write!(out, "Also writable under your rules: {}", paths(&confinement.rule_write));
     out
 }

@@ -7,7 +7,9 @@
 //! itself gets only the right to list its entries (see [`ReadGrants::list_only`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::path_globs::with_matches;
 use super::{SandboxMode, SandboxPolicy};
 
 /// Devices a normal command writes to whatever the mode: discarding output. Not the terminals (`/dev/tty`,
@@ -18,11 +20,9 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 /// The paths a policy makes readable and writable.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Grants {
-    /// Readable (read, list, execute), with everything beneath them.
-    pub(super) read: Vec<PathBuf>,
-    /// Directories above a denied path: their entries can be listed, nothing more (their other entries are in
-    /// `read`).
-    pub(super) list_only: Vec<PathBuf>,
+    /// What may be read: the same for every command while the directories it splits stay as they were
+    /// ([`super::read_cache`]).
+    pub(super) reads: Arc<ReadGrants>,
     /// Files and directories writable, with everything beneath them (writing, not reading: reads come from
     /// `read`, so a write grant never reopens a denied path).
     pub(super) write: Vec<PathBuf>,
@@ -30,14 +30,15 @@ pub(super) struct Grants {
 
 impl Grants {
     pub(super) fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
-        let reads = read_grants(&policy.deny_read, &policy.allow_read);
+        let reads = read_grants(&with_matches(&policy.deny_read, &policy.deny_read_globs), &policy.allow_read);
         let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
         // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
         // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).
         write.extend(canonical_unique(policy.temp_root()));
         if policy.mode == SandboxMode::WorkspaceWrite {
             let roots = policy.roots(cwd);
-            let denied = anchored_unique(policy.deny_write.iter().map(PathBuf::as_path));
+            let deny_write = with_matches(&policy.deny_write, &policy.deny_write_globs);
+            let denied = anchored_unique(deny_write.iter().map(PathBuf::as_path));
             if policy.restore_protected {
                 // The protected entries are put back after the command (`guard`): only the denied paths are
                 // carved out, so entries can be created at the top of the workspace.
@@ -50,25 +51,31 @@ impl Grants {
             let extra = canonical_unique(policy.extra_write.iter().map(PathBuf::as_path));
             write.extend(extra.into_iter().filter(|path| !denied.iter().any(|d| d.starts_with(path))));
         }
-        Grants { read: reads.read, list_only: reads.list_only, write }
+        Grants { reads, write }
     }
 }
 
 /// What [`read_grants`] found.
-#[derive(Debug, Default)]
-struct ReadGrants {
-    read: Vec<PathBuf>,
-    list_only: Vec<PathBuf>,
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct ReadGrants {
+    /// Readable (read, list, execute), with everything beneath them.
+    pub(super) read: Vec<PathBuf>,
+    /// Directories above a denied path: their entries can be listed, nothing more (their other entries are in
+    /// `read`).
+    pub(super) list_only: Vec<PathBuf>,
 }
 
 /// Everything readable but `deny` (and what lies beneath), with `allow` readable again even inside a denied path
-/// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole.
-fn read_grants(deny: &[PathBuf], allow: &[PathBuf]) -> ReadGrants {
+/// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole. Kept for later commands while the
+/// directories split stay as they were ([`super::read_cache`]).
+fn read_grants(deny: &[PathBuf], allow: &[PathBuf]) -> Arc<ReadGrants> {
     let denied = anchored_unique(deny.iter().map(PathBuf::as_path));
-    let mut grants = ReadGrants::default();
-    split_for_reads(Path::new("/"), &denied, &mut grants);
-    grants.read.extend(canonical_unique(allow.iter().map(PathBuf::as_path)));
-    grants
+    let allowed = canonical_unique(allow.iter().map(PathBuf::as_path));
+    super::read_cache::read_grants_with(denied, allowed, |denied| {
+        let mut grants = ReadGrants::default();
+        split_for_reads(Path::new("/"), denied, &mut grants);
+        grants
+    })
 }
 
 /// Grants `path` whole when no denied path is at or beneath it; otherwise lists it only and recurses into its
@@ -76,6 +83,7 @@ fn read_grants(deny: &[PathBuf], allow: &[PathBuf]) -> ReadGrants {
 /// would grant its target, denied or not.
 fn split_for_reads(path: &Path, denied: &[PathBuf], grants: &mut ReadGrants) {
     if denied.iter().any(|d| d == path) {
+        super::denied_files::remember(path);
         return;
     }
     if !denied.iter().any(|d| d.starts_with(path)) {
@@ -85,8 +93,11 @@ fn split_for_reads(path: &Path, denied: &[PathBuf], grants: &mut ReadGrants) {
     grants.list_only.push(path.to_path_buf());
     let Ok(entries) = std::fs::read_dir(path) else { return };
     for entry in entries.flatten() {
-        // Landlock grants a file's inode: a second hard link to a denied file would open the file itself.
-        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) && !shares_inode(&entry) {
+        let Ok(meta) = entry.metadata() else { continue };
+        // Landlock grants a file's inode: a second hard link to a denied file would open the file itself. And a
+        // denied file renamed since is still denied.
+        let shares_inode = meta.is_file() && std::os::unix::fs::MetadataExt::nlink(&meta) > 1;
+        if !meta.file_type().is_symlink() && !shares_inode && !super::denied_files::is_denied(&meta) {
             split_for_reads(&entry.path(), denied, grants);
         }
     }

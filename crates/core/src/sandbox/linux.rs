@@ -2,13 +2,15 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
+    ABI, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
 };
 use rustix::thread::{CapabilitySet, CapabilitySets};
 
+use super::grants::ReadGrants;
 use super::{Grants, SandboxPolicy, Support};
 
 /// The file-system rights handled (denied unless granted). Pinned rather than "the newest the crate knows", as
@@ -88,26 +90,29 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
     if let Support::Unavailable(reason) = super::support() {
         return Err(io::Error::new(io::ErrorKind::Unsupported, format!("sandbox {}: {reason}", policy.mode)));
     }
-    let ruleset = build(policy, grants).map_err(|err| {
+    let built = read_layer(&grants.reads).and_then(|reads| Ok((reads, write_layer(policy, &grants.write)?)));
+    let (reads, writes) = built.map_err(|err| {
         io::Error::other(format!("sandbox {}: could not build the Landlock ruleset: {err}", policy.mode))
     })?;
-    let mut ruleset = Some(ruleset);
+    let mut layers = Some([reads, writes]);
     let sockets = if policy.network { None } else { Some(network_filter()?) };
     let group = group_filter()?;
     let kept =
         rustix::thread::capabilities(None).map_or(CapabilitySet::empty(), |own| own.permitted & KEPT_CAPABILITIES);
     let restrict = move || -> io::Result<()> {
-        let Some(ruleset) = ruleset.take() else {
+        let Some(layers) = layers.take() else {
             return Err(io::Error::from_raw_os_error(EINVAL));
         };
-        match ruleset.restrict_self() {
-            Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
-            // Fail closed: the child must not run the command unsandboxed.
-            Ok(_) => return Err(io::Error::from_raw_os_error(ENOSYS)),
-            Err(_) => {
-                return Err(io::Error::from_raw_os_error(
-                    io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
-                ));
+        for layer in layers {
+            match layer.restrict_self() {
+                Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
+                // Fail closed: the child must not run the command unsandboxed.
+                Ok(_) => return Err(io::Error::from_raw_os_error(ENOSYS)),
+                Err(_) => {
+                    return Err(io::Error::from_raw_os_error(
+                        io::Error::last_os_error().raw_os_error().filter(|&errno| errno != 0).unwrap_or(EPERM),
+                    ));
+                }
             }
         }
         for filter in sockets.iter().chain([&group]) {
@@ -119,9 +124,9 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
         }
         drop_capabilities(kept)
     };
-    // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the prepared ruleset
-    // (a file descriptor and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self, then
-    // closes the descriptor; it installs the filters compiled above (prctl and seccomp over slices it only reads:
+    // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the two prepared
+    // rulesets (file descriptors and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self for
+    // each, then closes the descriptors; it installs the filters compiled above (prctl and seccomp over slices it only reads:
     // the process-group one, and the socket one with the network off); then it drops capabilities (prctl and
     // capset): system calls only. No
     // allocation, no locks; the errors are `Os` errors, which don't allocate either.
@@ -195,32 +200,74 @@ const EPERM: i32 = 1;
 const EINVAL: i32 = 22;
 const ENOSYS: i32 = 38;
 
-/// The ruleset: reads (and exec) of what [`Grants::read`] names, listing of [`Grants::list_only`], writes of
-/// [`Grants::write`], TCP denied unless allowed, no signals to and no abstract Unix sockets of processes outside
-/// the sandbox. Best effort: rights the kernel lacks are left out (that is what [`Support::Partial`] reports)
-/// rather than failing.
-fn build(policy: &SandboxPolicy, grants: &Grants) -> Result<RulesetCreated, RulesetError> {
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
+/// The sandbox is two Landlock layers, which the kernel enforces together: a right handled by one layer must be
+/// granted by it, whatever the other grants. The read layer handles reading, listing and executing, and grants
+/// them on [`ReadGrants::read`] (listing only on [`ReadGrants::list_only`]); it is the same for every command while
+/// the directories it splits stay as they were, so it is built once and kept: its hundreds of rules (one per entry
+/// of the home directory, of `/tmp` when the home is there) cost more than all the rest of a command's set-up. The
+/// write layer, built for each command, handles writing and TCP and grants writes on [`Grants::write`]; it also
+/// scopes signals and abstract Unix sockets to the sandbox.
+///
+/// Moving a file to another directory (`Refer`) is refused by every layer unless granted, and never lets a file gain
+/// a right it lacked where it was: the read layer grants it wherever it grants reading or listing, so it is the
+/// write layer that decides which moves happen, and the read layer that no file moves out of a denied place.
+fn read_layer(grants: &Arc<ReadGrants>) -> Result<RulesetCreated, RulesetError> {
+    let mut kept = READ_LAYERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.retain(|(of, _)| of.strong_count() > 0);
+    let same = |of: &Weak<ReadGrants>| of.upgrade().is_some_and(|of| Arc::ptr_eq(&of, grants));
+    if let Some(Ok(copy)) = kept.iter().find(|(of, _)| same(of)).map(|(_, layer)| layer.try_clone()) {
+        return Ok(copy);
+    }
+    kept.retain(|(of, _)| !same(of));
+    let read = AccessFs::from_read(FS_ABI) | AccessFs::Refer;
+    let layer = Ruleset::default()
+        .handle_access(read)?
+        .create()?
+        .add_rules(rules(&grants.read, read))?
+        .add_rules(rules(&grants.list_only, AccessFs::ReadDir | AccessFs::Refer))?;
+    if let Ok(copy) = layer.try_clone() {
+        kept.push((Arc::downgrade(grants), copy));
+    }
+    Ok(layer)
+}
+
+/// The read layers built, for the read grants they were built from (see [`read_layer`]).
+static READ_LAYERS: Mutex<Vec<(Weak<ReadGrants>, RulesetCreated)>> = Mutex::new(Vec::new());
+
+/// The write layer: writes of what `write` names, TCP denied unless the policy allows the network, no signals to
+/// and no abstract Unix sockets of processes outside the sandbox. Best effort: rights the kernel lacks are left
+/// out (that is what [`Support::Partial`] reports) rather than failing.
+fn write_layer(policy: &SandboxPolicy, write: &[PathBuf]) -> Result<RulesetCreated, RulesetError> {
+    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_write(FS_ABI))?;
     if !policy.network {
         ruleset = ruleset.handle_access(net_access())?;
     }
-    let ruleset = ruleset
+    ruleset
         .scope(Scope::AbstractUnixSocket | Scope::Signal)?
         // `no_new_privs` is on by default for a created ruleset: restrict_self sets it, as Landlock requires.
-        .create()?;
-    let read = AccessFs::from_read(FS_ABI);
-    let write = AccessFs::from_write(FS_ABI);
-    ruleset
-        .add_rules(rules(&grants.read, read))?
-        .add_rules(rules(&grants.list_only, BitFlags::from(AccessFs::ReadDir)))?
-        .add_rules(rules(&grants.write, write))
+        .create()?
+        .add_rules(rules(write, AccessFs::from_write(FS_ABI)))
 }
 
 /// A rule per path that can still be opened: one removed since the grants were worked out is left out (it
-/// grants nothing then) instead of failing the command.
+/// grants nothing then) instead of failing the command. Opened without following a link: every granted path was
+/// canonical when the grants were worked out (or kept, [`super::read_cache`]), so a link in its way now was put
+/// there since, and would grant what it leads to.
 fn rules(
     paths: &[PathBuf],
     access: BitFlags<AccessFs>,
-) -> impl Iterator<Item = Result<PathBeneath<PathFd>, RulesetError>> + '_ {
-    paths.iter().filter_map(move |path| PathFd::new(path).ok()).map(move |fd| Ok(PathBeneath::new(fd, access)))
+) -> impl Iterator<Item = Result<PathBeneath<std::os::fd::OwnedFd>, RulesetError>> + '_ {
+    paths.iter().filter_map(|path| open_unfollowed(path)).map(move |fd| Ok(PathBeneath::new(fd, access)))
+}
+
+/// `path` opened as a place only (`O_PATH`), refusing any link on the way (`openat2` with `RESOLVE_NO_SYMLINKS`);
+/// where the kernel has no `openat2` (before 5.6), opened following links, as the crate's `PathFd` does.
+fn open_unfollowed(path: &std::path::Path) -> Option<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    match rustix::fs::openat2(rustix::fs::CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        Ok(fd) => Some(fd),
+        Err(rustix::io::Errno::NOSYS) => rustix::fs::open(path, flags, Mode::empty()).ok(),
+        Err(_) => None,
+    }
 }

@@ -41,6 +41,7 @@
 #![allow(unsafe_code)]
 
 mod confinement;
+mod denied_files;
 mod describe;
 mod gitlinks;
 mod grants;
@@ -49,10 +50,13 @@ mod guard;
 mod linux;
 #[cfg(target_os = "linux")]
 mod own_environment;
+mod path_globs;
+mod read_cache;
 #[cfg(test)]
 mod tests;
 
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
+pub use denied_files::is_denied as is_denied_file;
 pub use describe::describe;
 pub use gitlinks::{pointed_git_dir, pointed_repositories, submodule_repositories, submodules_of};
 use grants::Grants;
@@ -61,6 +65,7 @@ use grants::{canonical_unique, workspace_grants};
 pub use guard::{Guard, History, NestedSettings};
 #[cfg(target_os = "linux")]
 pub use own_environment::hide as hide_own_environment;
+pub use path_globs::PathGlob;
 
 use std::fmt;
 use std::io;
@@ -122,12 +127,17 @@ pub struct SandboxPolicy {
     /// Paths the command may not read (nor list beneath them): secrets, tandem's own files, what deny rules and
     /// `sandbox.filesystem.denyRead` name. Empty: everything is readable.
     pub deny_read: Vec<PathBuf>,
+    /// Patterns of paths the command may not read (deny rules with a wildcard, or a name at any depth): what they
+    /// match when the command starts is denied like [`SandboxPolicy::deny_read`].
+    pub deny_read_globs: Vec<PathGlob>,
     /// Paths readable again inside a denied one (an allow rule naming `~/.ssh/known_hosts`).
     pub allow_read: Vec<PathBuf>,
     /// Writable besides the workspace in [`SandboxMode::WorkspaceWrite`]: tool caches, `sandbox.filesystem.allowWrite`.
     pub extra_write: Vec<PathBuf>,
     /// Never writable, wherever they are: carved out of the workspace and the extra paths.
     pub deny_write: Vec<PathBuf>,
+    /// Patterns of paths never writable: what they match when the command starts is carved out too.
+    pub deny_write_globs: Vec<PathGlob>,
     /// In [`SandboxMode::WorkspaceWrite`]: the workspace is granted whole and its protected entries (`.git`
     /// configuration and hooks, `.claude`, `.tandem`, `.mcp.json`) are put back when the command ends
     /// ([`Guard`]), instead of being kept read-only by splitting the workspace (which forbids creating
@@ -145,9 +155,11 @@ impl SandboxPolicy {
             network,
             temp_dir: Some(std::sync::Arc::new(temp)),
             deny_read: Vec::new(),
+            deny_read_globs: Vec::new(),
             allow_read: Vec::new(),
             extra_write: Vec::new(),
             deny_write: Vec::new(),
+            deny_write_globs: Vec::new(),
             restore_protected: false,
         })
     }

@@ -369,6 +369,29 @@ async fn denied_paths_cant_be_read_by_any_route() {
     assert!(!ws.join("src/copy").exists());
 }
 
+/// A denial names a path, and a command allowed to write the workspace could rename the `.env` a Read deny rule
+/// names to `notes.txt`, in the same directory (Landlock refuses moving it elsewhere, where it would gain the right
+/// to be read): the next command's grants, made by name, granted `notes.txt`. A denied file stays denied, and the
+/// Read tool refuses it too.
+#[tokio::test]
+async fn a_denied_file_renamed_in_its_directory_stays_denied() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    std::fs::write(ws.join("src/.env"), "API=CANARY-ENV\n").unwrap();
+    std::fs::create_dir(ws.join("lib")).unwrap();
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], false);
+    p.deny_read = vec![ws.join("src/.env")];
+    allowed(&p, ws, "mv src/.env src/notes.txt").await;
+    let (ok, _) = sh(&p, ws, "grep -q CANARY src/notes.txt").await;
+    assert!(!ok, "the renamed denied file was read");
+    let (ok, _) = sh(&p, ws, "mv src/notes.txt lib/notes.txt").await;
+    assert!(!ok, "the renamed denied file was moved where it could be read");
+    allowed(&p, ws, "mv src/main.rs lib/main.rs && cat lib/main.rs").await;
+    let file = std::fs::File::open(ws.join("src/notes.txt")).unwrap();
+    assert!(crate::tools::refuse_hidden_opened(&file, "notes.txt", None).is_err());
+}
+
 /// Found by the twenty-third red-team round: a denied path that did not exist yet was dropped from the grants, so
 /// its existing parent was granted whole: with the home directory as the workspace, a build a rule allowed
 /// created `~/.config/git/config` (a git profile every later `git status` obeys) and a missing secret directory
