@@ -160,6 +160,35 @@ fn the_sandbox_stops_writes_outside_the_workspace() {
     assert!(content.contains("sandbox"), "the model is told the sandbox blocked it: {content}");
 }
 
+/// A Read deny rule names a path, and a build a rule allowed renamed the `.env` it names to `notes.txt` in one
+/// session; the next session's sandbox grants and its Read tool, judging names, read `notes.txt`. What lay at a
+/// denied path is remembered by what it is, in tandem's data directory, across sessions.
+#[test]
+fn a_denied_file_a_build_renamed_stays_denied_in_the_next_session() {
+    let workspace = Workspace::new();
+    workspace.write(".env", "API=CANARY-ENV\n");
+    workspace.write("Makefile", "all:\n\tmv .env notes.txt\n");
+    let rules = json!({"permissions": {"allow": ["Bash(make:*)"], "deny": ["Read(./.env)"]}});
+    workspace.write(".claude/settings.json", &rules.to_string());
+    let first = FakeServer::spawn(one_command("make -s")).unwrap();
+    let Some(run) = run_sandboxed(workspace.anthropic(&first), &["--permission-mode", "acceptEdits"]) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(workspace.path().join("notes.txt").exists(), "the build renamed the file");
+    let second = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_cat", "name": "Bash", "input": {"command": "cat notes.txt"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let Some(run) = run_sandboxed(workspace.anthropic(&second), &["--permission-mode", "acceptEdits"]) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = second.requests();
+    assert_eq!(requests.len(), 3);
+    for request in &requests {
+        assert!(!request.body.to_string().contains("CANARY-ENV"), "the renamed denied file reached the model");
+    }
+}
+
 /// A sandboxed command can't read tandem's environment (its API key) through `/proc`, even as root, which Linux
 /// lets read another root process's `environ` whatever Landlock and "not dumpable" say.
 #[test]

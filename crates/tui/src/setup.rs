@@ -198,6 +198,7 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     // Every project's transcripts are off limits to reads, except this session's own saved outputs.
     let own_outputs = session_log.path().with_extension("");
     permissions.workspace = permissions.workspace.clone().with_data_dir(&paths.data_dir, &[own_outputs]);
+    tandem_core::sandbox::keep_denied_files_in(&paths.data_dir.join("denied-files"));
     let sandbox = crate::setup_sandbox::confinement(cli, &file, &settings, &mut permissions, &mut notices)?;
     let mut shell_env = file.shell_environment_policy.clone().unwrap_or_default();
     shell_env.secrets.extend(resolved.endpoint.api_key_env.iter().cloned());
