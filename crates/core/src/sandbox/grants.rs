@@ -30,7 +30,9 @@ pub(super) struct Grants {
 
 impl Grants {
     pub(super) fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
-        let reads = read_grants(&with_matches(&policy.deny_read, &policy.deny_read_globs), &policy.allow_read);
+        let mut deny_read = with_matches(&policy.deny_read, &policy.deny_read_globs);
+        deny_read.extend(super::denied_files::where_they_are());
+        let reads = read_grants(&deny_read, &policy.allow_read);
         let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
         // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
         // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).

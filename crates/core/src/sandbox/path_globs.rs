@@ -3,9 +3,9 @@
 //! pattern's literal part, and what is found is denied like a path named outright. Without this a build a rule
 //! allows could `cat` every `.env` that a deny rule, which the analyser applies to the command line alone, names.
 //!
-//! The search is bounded ([`MAX_ENTRIES`] per pattern): beyond it, matches are not found (the analyser still
-//! judges every command line against the rule). It doesn't follow links (a link's target is denied where it is, if
-//! it matches there) and doesn't descend into what it found (denied whole).
+//! The search is bounded ([`MAX_ENTRIES`] per pattern): what it could not finish is denied whole. It doesn't follow
+//! links (a link's target is denied where it is, if it matches there), doesn't descend into what it found (denied
+//! whole), nor into a repository's `.git`, `node_modules` or `target`.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -58,33 +58,46 @@ impl PathGlob {
         self.matcher.is_match(path) || self.whole.as_deref() == Some(path)
     }
 
-    /// Adds what the pattern matches now to `out`, searching breadth first below its base.
+    /// Adds what the pattern matches now to `out`, searching breadth first below its base. Where the search runs
+    /// out of [`MAX_ENTRIES`], what it did not finish is added whole (fail closed: a match may lie there). It
+    /// doesn't enter [`NOT_SEARCHED`] directories (nor deny them).
     pub(super) fn expand_into(&self, out: &mut Vec<PathBuf>) {
-        let mut budget = MAX_ENTRIES;
-        let mut level = vec![self.base.clone()];
         if self.matches(&self.base) {
             out.push(self.base.clone());
             return;
         }
+        let mut budget = MAX_ENTRIES;
+        let mut level = vec![self.base.clone()];
         while !level.is_empty() {
             let mut next = Vec::new();
-            for dir in &level {
+            for (at, dir) in level.iter().enumerate() {
                 let Ok(entries) = std::fs::read_dir(dir) else { continue };
+                let mut found = Vec::new();
                 for entry in entries.flatten() {
-                    let Some(left) = budget.checked_sub(1) else { return };
+                    let Some(left) = budget.checked_sub(1) else {
+                        out.extend(level[at..].iter().cloned().chain(next));
+                        return;
+                    };
                     budget = left;
                     let path = entry.path();
                     if self.matches(&path) {
-                        out.push(path);
-                    } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                        found.push(path);
+                    } else if entry.file_type().is_ok_and(|kind| kind.is_dir())
+                        && !NOT_SEARCHED.iter().any(|name| entry.file_name() == *name)
+                    {
                         next.push(path);
                     }
                 }
+                out.append(&mut found);
             }
             level = next;
         }
     }
 }
+
+/// Directories the search never enters: a repository's own data, and what package managers and builds put in the
+/// workspace (often most of its entries), where nobody keeps a file of their own that a deny rule names.
+const NOT_SEARCHED: &[&str] = &[".git", "node_modules", "target"];
 
 /// The paths `globs` match now, added to the named `paths`.
 pub(super) fn with_matches(paths: &[PathBuf], globs: &[PathGlob]) -> Vec<PathBuf> {
@@ -120,5 +133,23 @@ mod tests {
         assert_eq!(found(root.join("secrets/**")), vec![root.join("secrets")]);
         assert!(PathGlob::new(&root.join("keep.txt")).is_some_and(|glob| !glob.has_wildcard()));
         assert!(PathGlob::new(Path::new("relative/*")).is_none());
+    }
+
+    /// Found by the thirty-seventh red-team round: a build made 50,001 files, the search gave up before it reached
+    /// `sub/.env`, and `sub` was granted whole. What the search could not finish is denied.
+    #[test]
+    fn what_the_search_could_not_finish_is_denied() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("a-gen")).unwrap();
+        for i in 0..MAX_ENTRIES {
+            std::fs::write(root.join("a-gen").join(i.to_string()), "").unwrap();
+        }
+        std::fs::create_dir_all(root.join("sub/x")).unwrap();
+        std::fs::write(root.join("sub/x/.env"), "x").unwrap();
+        let glob = PathGlob::new(&root.join("**/.env")).unwrap();
+        let mut out = Vec::new();
+        glob.expand_into(&mut out);
+        assert!(out.iter().any(|path| root.join("sub/x/.env").starts_with(path)), "{out:?}");
     }
 }

@@ -392,6 +392,25 @@ async fn a_denied_file_renamed_in_its_directory_stays_denied() {
     assert!(crate::tools::refuse_hidden_opened(&file, "notes.txt", None).is_err());
 }
 
+/// Found by the thirty-seventh red-team round: a file a pattern denies (`Read(.env)` at any depth) renamed by a
+/// build matched nothing any more, so its directory was granted whole to the next command; moving the directory
+/// too hides it from any split by names. A denied file is followed wherever it goes.
+#[tokio::test]
+async fn a_file_a_pattern_denies_is_followed_through_renames() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    std::fs::create_dir_all(ws.join("src/inner")).unwrap();
+    std::fs::write(ws.join("src/inner/.env"), "API=CANARY-ENV\n").unwrap();
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], false);
+    p.deny_read_globs = vec![PathGlob::new(&ws.join("**/.env")).unwrap()];
+    denied(&p, ws, "cat src/inner/.env").await;
+    allowed(&p, ws, "mv src/inner/.env src/inner/notes.txt && mv src/inner src/moved").await;
+    let (ok, _) = sh(&p, ws, "grep -q CANARY src/moved/notes.txt").await;
+    assert!(!ok, "the renamed denied file was read");
+    allowed(&p, ws, "cat src/main.rs").await;
+}
+
 /// Found by the twenty-third red-team round: a denied path that did not exist yet was dropped from the grants, so
 /// its existing parent was granted whole: with the home directory as the workspace, a build a rule allowed
 /// created `~/.config/git/config` (a git profile every later `git status` obeys) and a missing secret directory
