@@ -189,6 +189,35 @@ fn a_denied_file_a_build_renamed_stays_denied_in_the_next_session() {
     }
 }
 
+/// Found by the thirty-eighth red-team round: only so many denied files are followed wherever they go, and a build
+/// that made 300 decoy `.env` files pushed the user's renamed one out of them, so the next command read it. The
+/// files first seen are kept followed; those beyond stay where they are (their directory unwritable).
+#[test]
+fn decoys_cant_push_a_renamed_denied_file_out_of_the_followed_ones() {
+    let workspace = Workspace::new();
+    workspace.write("sub/.env", "API=CANARY-ENV\n");
+    let make = "prep:\n\t@for i in $$(seq 300); do mkdir -p decoy/$$i && echo x > decoy/$$i/.env; done\n\
+                \t@mv sub/.env sub/notes && echo renamed\nshow:\n\t@cat sub/notes\n";
+    workspace.write("Makefile", make);
+    let rules = json!({"permissions": {"allow": ["Bash(make:*)"], "deny": ["Read(.env)"]}});
+    workspace.write(".claude/settings.json", &rules.to_string());
+    let command = |id: &str, line: &str| json!({"blocks": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": line}}]});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        command("toolu_first", "ls sub"),
+        command("toolu_prep", "make -s prep"),
+        command("toolu_show", "make -s show"),
+        command("toolu_again", "make -s show"),
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &[]) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(workspace.path().join("sub/notes").exists(), "the build renamed the file");
+    for request in server.requests() {
+        assert!(!request.body.to_string().contains("CANARY-ENV"), "the renamed denied file reached the model");
+    }
+}
+
 /// A sandboxed command can't read tandem's environment (its API key) through `/proc`, even as root, which Linux
 /// lets read another root process's `environ` whatever Landlock and "not dumpable" say.
 #[test]

@@ -4,16 +4,19 @@
 //! rename it — or the directory holding it — to a name nobody denied, and the next command's read grants, made
 //! by names, granted it; the Read tool, judging names, read it.
 //!
-//! Each one is held open as a place (`O_PATH`, at most [`MAX_HELD`]) so that where it is now can be read back from
-//! the kernel (`/proc/self/fd`): those paths are denied too ([`where_they_are`]). The Read tool refuses what it
-//! opens when it is one of them ([`is_denied`]). Moving a denied file to a place where it could be read is
+//! Each one is held open as a place (`O_PATH`, at most [`MAX_HELD`]; any more are kept where they are, see
+//! [`followed`]) so that where it is now can be read back from the kernel (`/proc/self/fd`): those paths are
+//! denied too ([`where_they_are`]). The Read tool refuses what it
+//! opens when it is one of them ([`origin_of`]). Each keeps the denied path it was found at (its origin), and is
+//! denied only while the rules of the moment still deny that path: removing a rule lifts it again, and a file
+//! another project's rules denied is not denied here. Moving a denied file to a place where it could be read is
 //! refused by Landlock itself (it would gain a right it lacked, see `linux.rs`).
 //!
 //! What is remembered is also written down ([`keep_in`], a file in tandem's data directory, which no sandboxed
 //! command may write), with where it was last seen, so that a later session still follows the file a build
 //! renamed in an earlier one (looked for near where it was last seen when it is not there any more).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fs::Metadata;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
@@ -33,76 +36,80 @@ fn identity(meta: &Metadata) -> Identity {
 struct Held {
     place: OwnedFd,
     identity: Identity,
+    origin: PathBuf,
     seen_at: PathBuf,
 }
 
 #[derive(Default)]
 struct Remembered {
-    denied: BTreeSet<Identity>,
+    /// What was found at a denied path, and that path.
+    denied: BTreeMap<Identity, PathBuf>,
     held: Vec<Held>,
     record: Option<PathBuf>,
 }
 
 static REMEMBERED: Mutex<Remembered> =
-    Mutex::new(Remembered { denied: BTreeSet::new(), held: Vec::new(), record: None });
+    Mutex::new(Remembered { denied: BTreeMap::new(), held: Vec::new(), record: None });
 
 fn remembered() -> std::sync::MutexGuard<'static, Remembered> {
     REMEMBERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Identities written down at most: the oldest are forgotten beyond it.
-const MAX_RECORDED: usize = 10_000;
-
-/// Denied files held open at most (the oldest are let go, still known by what they are).
+/// Denied files held open (and written down) at most. Beyond, a denied file is not followed, and is kept where
+/// it is instead ([`followed`]: the sandbox makes its directory unwritable), so that a build can't push the
+/// user's files out by making hundreds of denied decoys.
 const MAX_HELD: usize = 256;
 
-/// Remembers what the file `record` holds (following each file to where it was last seen) and writes there what
-/// is remembered from now on.
+/// Entries looked at, at most, at start, looking for every denied file not found where it was last seen.
+const MAX_SEARCHED_AT_START: usize = 200_000;
+
+/// Remembers what the file `record` holds (following each file to where it was last seen, first seen first) and
+/// writes there, from now on, what is remembered; the record is rewritten with the files found.
 pub fn keep_in(record: &Path) {
     let text = std::fs::read_to_string(record).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    let kept = &lines[lines.len().saturating_sub(MAX_RECORDED)..];
-    let mut state = remembered();
-    let mut last_seen: Vec<(Identity, PathBuf)> = Vec::new();
-    for (identity, seen_at) in kept.iter().filter_map(|line| parse(line)) {
-        state.denied.insert(identity);
-        last_seen.retain(|(known, _)| *known != identity);
-        last_seen.push((identity, seen_at));
-    }
-    state.record = Some(record.to_path_buf());
-    for (identity, seen_at) in last_seen {
-        let there = open_place(&seen_at).filter(|(_, meta)| self::identity(meta) == identity);
-        let found = there.map(|(place, _)| (place, seen_at.clone())).or_else(|| find_near(&seen_at, &identity));
-        if let Some((place, now)) = found {
-            if now != seen_at {
-                write_down(&state, &identity, &now);
-            }
-            state.held.push(Held { place, identity, seen_at: now });
+    let mut last_seen: Vec<Sighting> = Vec::new();
+    for sighting in text.lines().filter_map(|line| serde_json::from_str::<Sighting>(line).ok()) {
+        match last_seen.iter_mut().find(|known| known.identity() == sighting.identity()) {
+            Some(known) => *known = sighting,
+            None => last_seen.push(sighting),
         }
     }
-    let excess = state.held.len().saturating_sub(MAX_HELD);
-    state.held.drain(..excess);
-    if kept.len() < lines.len() {
-        let _ = crate::fs_util::write_atomic(record, format!("{}\n", kept.join("\n")).as_bytes());
+    let mut state = remembered();
+    let mut budget = MAX_SEARCHED_AT_START;
+    for sighting in last_seen {
+        let (identity, seen_at) = (sighting.identity(), sighting.seen_at);
+        if state.held.len() >= MAX_HELD || state.held.iter().any(|held| held.identity == identity) {
+            continue;
+        }
+        let there = open_place(&seen_at).filter(|(_, meta)| self::identity(meta) == identity);
+        let found =
+            there.map(|(place, _)| (place, seen_at.clone())).or_else(|| find_near(&seen_at, &identity, &mut budget));
+        if let Some((place, now)) = found {
+            state.denied.insert(identity, sighting.origin.clone());
+            state.held.push(Held { place, identity, origin: sighting.origin, seen_at: now });
+        }
     }
+    let lines: Vec<String> =
+        state.held.iter().filter_map(|held| serde_json::to_string(&Sighting::of(held)).ok()).collect();
+    let rewritten = crate::fs_util::write_atomic(record, format!("{}\n", lines.join("\n")).as_bytes());
+    if let Err(err) = rewritten.or_else(|err| if text.is_empty() { Ok(()) } else { Err(err) }) {
+        tracing::warn!("could not rewrite the record of denied files {}: {err}", record.display());
+    }
+    state.record = Some(record.to_path_buf());
 }
-
-/// Entries looked at, at most, when looking for a denied file that is no longer where it was last seen.
-const MAX_SEARCHED: usize = 100_000;
 
 /// Looks for a denied file that is not where it was last seen (moved while no tandem watched, or after the last
 /// command of the session that saw it): breadth first from the closest directory above that still exists, not
-/// following links, within [`MAX_SEARCHED`] entries.
-fn find_near(seen_at: &Path, identity: &Identity) -> Option<(OwnedFd, PathBuf)> {
+/// following links, within what is left of `budget`.
+fn find_near(seen_at: &Path, identity: &Identity, budget: &mut usize) -> Option<(OwnedFd, PathBuf)> {
     let start = seen_at.ancestors().skip(1).find(|dir| dir.is_dir())?;
-    let mut budget = MAX_SEARCHED;
     let mut level = vec![start.to_path_buf()];
     while !level.is_empty() {
         let mut next = Vec::new();
         for dir in &level {
             let Ok(entries) = std::fs::read_dir(dir) else { continue };
             for entry in entries.flatten() {
-                budget = budget.checked_sub(1)?;
+                *budget = budget.checked_sub(1)?;
                 let Ok(meta) = entry.metadata() else { continue };
                 if (meta.dev(), meta.ino()) == (identity.0, identity.1) && self::identity(&meta) == *identity {
                     let path = entry.path();
@@ -133,33 +140,48 @@ pub(super) fn remember(path: &Path) {
     let Some((place, meta)) = open_place(path) else { return };
     let identity = identity(&meta);
     let mut state = remembered();
-    if !state.denied.insert(identity) {
+    if state.held.iter().any(|held| held.identity == identity) {
         return;
     }
+    state.denied.insert(identity, path.to_path_buf());
     if state.held.len() >= MAX_HELD {
-        state.held.remove(0);
+        return;
     }
-    state.held.push(Held { place, identity, seen_at: path.to_path_buf() });
-    write_down(&state, &identity, path);
+    let held = Held { place, identity, origin: path.to_path_buf(), seen_at: path.to_path_buf() };
+    write_down(&state, &held);
+    state.held.push(held);
 }
 
-/// Where the denied files held are now (those deleted since are let go); a file found elsewhere than last seen
-/// is written down there.
-pub(super) fn where_they_are() -> Vec<PathBuf> {
+/// Whether a file (its metadata, not following a link) is one followed wherever it goes; one that is not must
+/// stay where it is.
+pub(super) fn followed(meta: &Metadata) -> bool {
+    let identity = identity(meta);
+    remembered().held.iter().any(|held| held.identity == identity)
+}
+
+/// Writes down where each followed file is now (after a command: one that moved it is followed by the next
+/// session from there, even if no other command runs in this one).
+pub fn note_where_denied_files_are() {
+    where_they_are(&|_| false);
+}
+
+/// Where the denied files held are now, those whose origin `denied` still denies (those deleted since are let
+/// go); a file found elsewhere than last seen is written down there.
+pub(super) fn where_they_are(denied: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut state = remembered();
     let mut moved = Vec::new();
     state.held.retain_mut(|held| {
         let Ok(now) = current_path(&held.place) else { return false };
         if now != held.seen_at {
             held.seen_at.clone_from(&now);
-            moved.push((held.identity, now));
+            moved.push(held.identity);
         }
         true
     });
-    for (identity, now) in &moved {
-        write_down(&state, identity, now);
+    for held in state.held.iter().filter(|held| moved.contains(&held.identity)) {
+        write_down(&state, held);
     }
-    state.held.iter().map(|held| held.seen_at.clone()).collect()
+    state.held.iter().filter(|held| denied(&held.origin)).map(|held| held.seen_at.clone()).collect()
 }
 
 /// Where a place is now, read back from the kernel; an error once it has no name left.
@@ -171,44 +193,65 @@ fn current_path(place: &OwnedFd) -> std::io::Result<PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{}", place.as_raw_fd()))
 }
 
-/// Whether a file (its metadata, not following a link) is one remembered at a denied path, under whatever name.
-pub fn is_denied(meta: &Metadata) -> bool {
+/// The denied path a file (its metadata, not following a link) was found at, under whatever name it has now.
+pub fn origin_of(meta: &Metadata) -> Option<PathBuf> {
     let state = remembered();
-    !state.denied.is_empty() && state.denied.contains(&identity(meta))
+    if state.denied.is_empty() {
+        return None;
+    }
+    state.denied.get(&identity(meta)).cloned()
 }
 
-fn write_down(state: &Remembered, identity: &Identity, seen_at: &Path) {
+fn write_down(state: &Remembered, held: &Held) {
     let Some(record) = state.record.as_deref() else { return };
-    let appended =
-        std::fs::OpenOptions::new().create(true).append(true).open(record).and_then(|mut file| {
-            std::io::Write::write_all(&mut file, format!("{}\n", line(identity, seen_at)).as_bytes())
-        });
+    let Ok(line) = serde_json::to_string(&Sighting::of(held)) else { return };
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(record)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()));
     if let Err(err) = appended {
         tracing::warn!("could not write down a denied file in {}: {err}", record.display());
     }
 }
 
-fn line((device, inode, born): &Identity, seen_at: &Path) -> String {
-    let born = born.and_then(|born| born.duration_since(SystemTime::UNIX_EPOCH).ok());
-    let born = born.map_or_else(|| "-".to_owned(), |born| format!("{}.{:09}", born.as_secs(), born.subsec_nanos()));
-    format!("{device} {inode} {born} {}", seen_at.display())
+/// One line of the record: what a denied file is, the denied path it was found at, and where it was last seen.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sighting {
+    device: u64,
+    inode: u64,
+    /// Seconds and nanoseconds since the epoch.
+    born: Option<(u64, u32)>,
+    origin: PathBuf,
+    seen_at: PathBuf,
 }
 
-fn parse(line: &str) -> Option<(Identity, PathBuf)> {
-    let mut fields = line.splitn(4, ' ');
-    let (device, inode, born) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?, fields.next()?);
-    let seen_at = PathBuf::from(fields.next()?);
-    let born = match born.split_once('.') {
-        _ if born == "-" => None,
-        Some((secs, nanos)) => Some(SystemTime::UNIX_EPOCH + Duration::new(secs.parse().ok()?, nanos.parse().ok()?)),
-        None => return None,
-    };
-    Some(((device, inode, born), seen_at))
+impl Sighting {
+    fn of(held: &Held) -> Sighting {
+        let (device, inode, born) = held.identity;
+        let born = born.and_then(|born| born.duration_since(SystemTime::UNIX_EPOCH).ok());
+        Sighting {
+            device,
+            inode,
+            born: born.map(|born| (born.as_secs(), born.subsec_nanos())),
+            origin: held.origin.clone(),
+            seen_at: held.seen_at.clone(),
+        }
+    }
+
+    fn identity(&self) -> Identity {
+        let born = self.born.map(|(secs, nanos)| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos));
+        (self.device, self.inode, born)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn everything(_: &Path) -> bool {
+        true
+    }
 
     #[test]
     fn a_denied_file_is_known_under_a_new_name_and_a_new_file_is_not() {
@@ -217,19 +260,9 @@ mod tests {
         std::fs::write(&env, "SECRET").unwrap();
         remember(&env);
         std::fs::rename(&env, dir.path().join("notes.txt")).unwrap();
-        assert!(is_denied(&std::fs::metadata(dir.path().join("notes.txt")).unwrap()));
+        assert_eq!(origin_of(&std::fs::metadata(dir.path().join("notes.txt")).unwrap()), Some(env.clone()));
         std::fs::write(&env, "new").unwrap();
-        assert!(!is_denied(&std::fs::metadata(&env).unwrap()));
-    }
-
-    #[test]
-    fn identities_read_back_as_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let meta = std::fs::metadata(dir.path()).unwrap();
-        let place = Path::new("/a b/c");
-        assert_eq!(parse(&line(&identity(&meta), place)), Some((identity(&meta), place.to_path_buf())));
-        assert_eq!(parse("1 2 - /x"), Some(((1, 2, None), PathBuf::from("/x"))));
-        assert_eq!(parse("1 x - /x"), None);
+        assert_eq!(origin_of(&std::fs::metadata(&env).unwrap()), None);
     }
 
     /// Found by the thirty-seventh red-team round: a build renamed a denied file after the last command of its
@@ -240,15 +273,19 @@ mod tests {
         let root = std::fs::canonicalize(dir.path()).unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/.env"), "x").unwrap();
-        let meta = std::fs::metadata(root.join("sub/.env")).unwrap();
-        std::fs::write(root.join("record"), format!("{}\n", line(&identity(&meta), &root.join("sub/.env")))).unwrap();
+        let (place, meta) = open_place(&root.join("sub/.env")).unwrap();
+        let origin = root.join("sub/.env");
+        let held = Held { place, identity: identity(&meta), origin: origin.clone(), seen_at: origin.clone() };
+        let line = serde_json::to_string(&Sighting::of(&held)).unwrap();
+        std::fs::write(root.join("record"), format!("{line}\n")).unwrap();
         std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
         std::fs::rename(root.join("moved/.env"), root.join("moved/notes.txt")).unwrap();
         keep_in(&root.join("record"));
-        assert!(where_they_are().contains(&root.join("moved/notes.txt")));
-        let written = std::fs::read_to_string(root.join("record")).unwrap();
-        assert!(written.ends_with(&format!("{}\n", root.join("moved/notes.txt").display())), "{written}");
         super::remembered().record = None;
+        assert!(where_they_are(&everything).contains(&root.join("moved/notes.txt")));
+        assert!(!where_they_are(&|denied: &Path| denied != origin).contains(&root.join("moved/notes.txt")));
+        let written = std::fs::read_to_string(root.join("record")).unwrap();
+        assert!(written.contains(&format!("{}", root.join("moved/notes.txt").display())), "{written}");
     }
 
     #[test]
@@ -258,8 +295,8 @@ mod tests {
         std::fs::create_dir_all(root.join("sub/secrets")).unwrap();
         remember(&root.join("sub/secrets"));
         std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
-        assert!(where_they_are().contains(&root.join("moved/secrets")));
+        assert!(where_they_are(&everything).contains(&root.join("moved/secrets")));
         std::fs::remove_dir_all(root.join("moved")).unwrap();
-        assert!(!where_they_are().iter().any(|path| path.starts_with(&root)), "a deleted one is let go");
+        assert!(!where_they_are(&everything).iter().any(|path| path.starts_with(&root)), "a deleted one is let go");
     }
 }

@@ -31,15 +31,26 @@ pub(super) struct Grants {
 impl Grants {
     pub(super) fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
         let mut deny_read = with_matches(&policy.deny_read, &policy.deny_read_globs);
-        deny_read.extend(super::denied_files::where_they_are());
-        let reads = read_grants(&deny_read, &policy.allow_read);
+        let anchored = anchored_unique(policy.deny_read.iter().map(PathBuf::as_path));
+        let denies = |origin: &Path| {
+            anchored.iter().any(|denied| origin.starts_with(denied))
+                || policy.deny_read_globs.iter().any(|glob| glob.covers(origin))
+        };
+        deny_read.extend(super::denied_files::where_they_are(&denies));
+        let reads = read_grants(&deny_read, &policy.allow_read, &denies);
+        // A denied file that is not followed wherever it goes (beyond what is held) must stay where it is.
+        let unfollowed = deny_read
+            .into_iter()
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| !super::denied_files::followed(&meta)));
+        let unfollowed: Vec<PathBuf> = unfollowed.collect();
         let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
         // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
         // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).
         write.extend(canonical_unique(policy.temp_root()));
         if policy.mode == SandboxMode::WorkspaceWrite {
             let roots = policy.roots(cwd);
-            let deny_write = with_matches(&policy.deny_write, &policy.deny_write_globs);
+            let mut deny_write = with_matches(&policy.deny_write, &policy.deny_write_globs);
+            deny_write.extend(unfollowed);
             let denied = anchored_unique(deny_write.iter().map(PathBuf::as_path));
             if policy.restore_protected {
                 // The protected entries are put back after the command (`guard`): only the denied paths are
@@ -70,25 +81,32 @@ pub(super) struct ReadGrants {
 /// Everything readable but `deny` (and what lies beneath), with `allow` readable again even inside a denied path
 /// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole. Kept for later commands while the
 /// directories split stay as they were ([`super::read_cache`]).
-fn read_grants(deny: &[PathBuf], allow: &[PathBuf]) -> Arc<ReadGrants> {
+fn read_grants(deny: &[PathBuf], allow: &[PathBuf], denies: &dyn Fn(&Path) -> bool) -> Arc<ReadGrants> {
     let denied = anchored_unique(deny.iter().map(PathBuf::as_path));
     let allowed = canonical_unique(allow.iter().map(PathBuf::as_path));
     super::read_cache::read_grants_with(denied, allowed, |denied| {
         let mut grants = ReadGrants::default();
-        split_for_reads(Path::new("/"), denied, &mut grants);
+        split_for_reads(Path::new("/"), &Denied { paths: denied, origins: denies }, &mut grants);
         grants
     })
+}
+
+/// What [`split_for_reads`] leaves out: the denied paths, and files found at a denied path before (renamed
+/// since) whose origin is still denied.
+struct Denied<'a> {
+    paths: &'a [PathBuf],
+    origins: &'a dyn Fn(&Path) -> bool,
 }
 
 /// Grants `path` whole when no denied path is at or beneath it; otherwise lists it only and recurses into its
 /// entries. Symlinks are never granted: what they lead to is granted (or not) where it is, and granting a link
 /// would grant its target, denied or not.
-fn split_for_reads(path: &Path, denied: &[PathBuf], grants: &mut ReadGrants) {
-    if denied.iter().any(|d| d == path) {
+fn split_for_reads(path: &Path, denied: &Denied<'_>, grants: &mut ReadGrants) {
+    if denied.paths.iter().any(|d| d == path) {
         super::denied_files::remember(path);
         return;
     }
-    if !denied.iter().any(|d| d.starts_with(path)) {
+    if !denied.paths.iter().any(|d| d.starts_with(path)) {
         grants.read.push(path.to_path_buf());
         return;
     }
@@ -99,7 +117,8 @@ fn split_for_reads(path: &Path, denied: &[PathBuf], grants: &mut ReadGrants) {
         // Landlock grants a file's inode: a second hard link to a denied file would open the file itself. And a
         // denied file renamed since is still denied.
         let shares_inode = meta.is_file() && std::os::unix::fs::MetadataExt::nlink(&meta) > 1;
-        if !meta.file_type().is_symlink() && !shares_inode && !super::denied_files::is_denied(&meta) {
+        let renamed = super::denied_files::origin_of(&meta).is_some_and(|origin| (denied.origins)(&origin));
+        if !meta.file_type().is_symlink() && !shares_inode && !renamed {
             split_for_reads(&entry.path(), denied, grants);
         }
     }
@@ -303,7 +322,7 @@ mod tests {
         std::fs::create_dir_all(root.join("home/project")).unwrap();
         std::fs::write(root.join("home/.ssh/known_hosts"), "h").unwrap();
         std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/ssh-link")).unwrap();
-        let grants = read_grants(&[root.join("home/.ssh")], &[root.join("home/.ssh/known_hosts")]);
+        let grants = read_grants(&[root.join("home/.ssh")], &[root.join("home/.ssh/known_hosts")], &|_| true);
         assert!(!grants.read.contains(&PathBuf::from("/")));
         assert!(grants.list_only.contains(&PathBuf::from("/")) && grants.list_only.contains(&root.join("home")));
         assert!(grants.read.contains(&root.join("home/project")));
@@ -311,7 +330,7 @@ mod tests {
         assert!(!grants.read.iter().any(|path| path == &root.join("home/.ssh") || path.ends_with("ssh-link")));
         assert!(grants.read.contains(&PathBuf::from("/usr")) || !Path::new("/usr").exists());
         // A denied path that does not exist yet splits its existing parent, so it can't be made and then read.
-        let missing = read_grants(&[root.join("missing")], &[]);
+        let missing = read_grants(&[root.join("missing")], &[], &|_| true);
         assert!(missing.list_only.contains(&root) && missing.read.contains(&root.join("home")), "{missing:?}");
         assert!(!missing.read.iter().any(|path| path == &root || root.starts_with(path)));
     }

@@ -56,7 +56,7 @@ mod read_cache;
 mod tests;
 
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
-pub use denied_files::{is_denied as is_denied_file, keep_in as keep_denied_files_in};
+pub use denied_files::{keep_in as keep_denied_files_in, note_where_denied_files_are, origin_of as denied_origin_of};
 pub use describe::describe;
 pub use gitlinks::{pointed_git_dir, pointed_repositories, submodule_repositories, submodules_of};
 use grants::Grants;

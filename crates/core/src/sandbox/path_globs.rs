@@ -58,6 +58,11 @@ impl PathGlob {
         self.matcher.is_match(path) || self.whole.as_deref() == Some(path)
     }
 
+    /// Whether the pattern denies `path`: it matches it or a directory above it.
+    pub(super) fn covers(&self, path: &Path) -> bool {
+        path.ancestors().any(|ancestor| self.matches(ancestor))
+    }
+
     /// Adds what the pattern matches now to `out`, searching breadth first below its base. Where the search runs
     /// out of [`MAX_ENTRIES`], what it did not finish is added whole (fail closed: a match may lie there). It
     /// doesn't enter [`NOT_SEARCHED`] directories (nor deny them).

@@ -389,7 +389,10 @@ async fn a_denied_file_renamed_in_its_directory_stays_denied() {
     assert!(!ok, "the renamed denied file was moved where it could be read");
     allowed(&p, ws, "mv src/main.rs lib/main.rs && cat lib/main.rs").await;
     let file = std::fs::File::open(ws.join("src/notes.txt")).unwrap();
-    assert!(crate::tools::refuse_hidden_opened(&file, "notes.txt", None).is_err());
+    let env: crate::tools::HiddenPaths = std::sync::Arc::new(|path: &Path| path.ends_with(".env"));
+    assert!(crate::tools::refuse_hidden_opened(&file, "notes.txt", Some(&env)).is_err());
+    let nothing: crate::tools::HiddenPaths = std::sync::Arc::new(|_: &Path| false);
+    assert!(crate::tools::refuse_hidden_opened(&file, "notes.txt", Some(&nothing)).is_ok(), "no rule denies it now");
 }
 
 /// Found by the thirty-seventh red-team round: a file a pattern denies (`Read(.env)` at any depth) renamed by a

@@ -127,15 +127,19 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
 }
 
 /// Refuses a file just opened whose real place, read back from its descriptor, is one a Read may not see unasked
-/// (`hidden`), or that is a file found at such a place before, renamed since ([`crate::sandbox::is_denied_file`]). The path was judged before the call ran; a link made since (by a command in the background) may
+/// (`hidden`), or that is a file found at such a place before, renamed since ([`crate::sandbox::denied_origin_of`]). The path was judged before the call ran; a link made since (by a command in the background) may
 /// lead elsewhere now, and only the descriptor says where the kernel really went.
 pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&HiddenPaths>) -> Result<(), String> {
-    if file.metadata().is_ok_and(|meta| crate::sandbox::is_denied_file(&meta)) {
+    let Some(hidden) = hidden else { return Ok(()) };
+    if let Some(origin) = file.metadata().ok().and_then(|meta| crate::sandbox::denied_origin_of(&meta))
+        && hidden(&origin)
+    {
         return Err(format!(
-            "Read of {shown} is refused: it is a file that lay at a path no Read may see unasked (renamed since)."
+            "Read of {shown} is refused: it is the file that lay at {}, which a Read may not see unasked (renamed \
+             since).",
+            origin.display()
         ));
     }
-    let Some(hidden) = hidden else { return Ok(()) };
     use std::os::fd::AsRawFd;
     let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) else { return Ok(()) };
     if hidden(&real) {

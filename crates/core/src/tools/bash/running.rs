@@ -172,6 +172,7 @@ impl Registration {
     pub(crate) fn finish(self) -> Vec<String> {
         let guard = running().get_mut(&self.0).and_then(|entry| entry.protected.take());
         let restored = guard.map(|mut guard| guard.restore()).unwrap_or_default();
+        crate::sandbox::note_where_denied_files_are();
         let entry = running().remove(&self.0);
         std::mem::forget(self);
         ended(entry.is_some_and(|entry| entry.exclusive));
@@ -186,6 +187,7 @@ impl Drop for Registration {
         if let Some(entry) = entry {
             let exclusive = entry.exclusive;
             end(vec![entry]);
+            crate::sandbox::note_where_denied_files_are();
             ended(exclusive);
         }
     }
