@@ -22,9 +22,9 @@ const SETTLED: Duration = Duration::from_secs(2);
 /// Answers kept at most (a session has one set of denied paths, hooks and subagents rarely another).
 const KEPT: usize = 4;
 
-/// One split directory as the split saw it.
+/// One directory as a listing of it saw it (the read split's, or a pattern search's).
 #[derive(Debug, PartialEq, Eq)]
-struct Seen {
+pub(super) struct Seen {
     path: PathBuf,
     device: u64,
     inode: u64,
@@ -32,17 +32,17 @@ struct Seen {
 }
 
 impl Seen {
-    fn now(path: &Path) -> Option<Seen> {
+    pub(super) fn now(path: &Path) -> Option<Seen> {
         let meta = std::fs::symlink_metadata(path).ok()?;
         let modified = (meta.mtime(), meta.mtime_nsec());
         Some(Seen { path: path.to_path_buf(), device: meta.dev(), inode: meta.ino(), modified })
     }
 
-    fn unchanged(&self) -> bool {
+    pub(super) fn unchanged(&self) -> bool {
         Seen::now(&self.path).is_some_and(|now| now == *self)
     }
 
-    fn settled_before(&self, split: SystemTime) -> bool {
+    pub(super) fn settled_before(&self, split: SystemTime) -> bool {
         let Ok(since_epoch) = split.duration_since(SystemTime::UNIX_EPOCH) else { return false };
         let settled = since_epoch.saturating_sub(SETTLED);
         let (secs, nanos) = self.modified;
