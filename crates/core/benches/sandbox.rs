@@ -68,13 +68,7 @@ fn bench(c: &mut Criterion) {
     ] {
         let mut context = ToolContext::new(work.clone());
         context.sandbox = confinement.policy_for(grant);
-        let input = json!({ "command": "true" });
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let output = runtime.block_on(bash.run(input.clone(), &context));
-                assert!(!output.is_error, "{}", output.content);
-            })
-        });
+        run_true(&mut group, name, &runtime, bash.as_ref(), &context);
     }
     group.finish();
 }
@@ -108,15 +102,26 @@ fn pattern_search(c: &mut Criterion) {
         let confinement = confinement(&policy, &SandboxSettings::default(), shape).unwrap();
         let mut context = ToolContext::new(work.clone());
         context.sandbox = confinement.policy_for(Grant::ReadOnly);
-        let input = json!({ "command": "true" });
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let output = runtime.block_on(bash.run(input.clone(), &context));
-                assert!(!output.is_error, "{}", output.content);
-            })
-        });
+        run_true(&mut group, name, &runtime, bash.as_ref(), &context);
     }
     group.finish();
+}
+
+/// Times the Bash tool running `true` in `context`.
+fn run_true(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    runtime: &tokio::runtime::Runtime,
+    bash: &dyn tandem_core::tools::Tool,
+    context: &ToolContext,
+) {
+    let input = json!({ "command": "true" });
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            let output = runtime.block_on(bash.run(input.clone(), context));
+            assert!(!output.is_error, "{}", output.content);
+        })
+    });
 }
 
 criterion_group!(benches, bench, pattern_search);
