@@ -163,6 +163,12 @@ pub fn write_atomic_resolved(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_create_dirs(path, bytes)
 }
 
+/// Where the file or directory an open descriptor refers to is now, as the kernel names it (`/proc/self/fd`): a name
+/// looked at before may have been swapped for a link, or the file renamed, since it was opened.
+pub fn opened_path(descriptor: &impl std::os::fd::AsRawFd) -> io::Result<PathBuf> {
+    fs::read_link(format!("/proc/self/fd/{}", descriptor.as_raw_fd()))
+}
+
 /// How many leading bytes [`looks_binary`] inspects, like git and ripgrep do.
 pub const BINARY_SNIFF_LEN: usize = 8192;
 

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use super::PermissionPolicy;
 use super::rules::path_globs;
 use super::settings::{RuleKind, resolve_path_pattern};
-use crate::sandbox::{Confinement, PathGlob, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths};
+use crate::sandbox::{
+    Confinement, PathGlob, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths, is_pattern,
+};
 
 /// The session-wide choices: whether unapproved commands are sandboxed, and what approved ones run in.
 #[derive(Clone, Copy, Debug)]
@@ -48,7 +50,7 @@ fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> st
     base.allow_read = settings.allow_read.clone();
     // An allow rule naming a secret (`Read(~/.ssh/known_hosts)`) lets the analyser through; the sandbox too.
     base.allow_read.extend(
-        rule_paths(permissions, RuleKind::Allow, "Read")
+        allowed_read_paths(permissions)
             .into_iter()
             .filter(|path| secrets.iter().any(|secret| path.starts_with(secret))),
     );
@@ -71,34 +73,31 @@ fn denied_by_rules(permissions: &PermissionPolicy, tool: &str) -> (Vec<PathBuf>,
     for rule in rules {
         let Some(spec) = rule.rule.specifier.as_deref() else { continue };
         for pattern in path_globs(spec, &rule.root, &cwd, &permissions.home, true) {
+            // `dir/**` names `dir` and all below it: a path.
             let text = pattern.to_string_lossy();
             let literal = Path::new(text.strip_suffix("/**").unwrap_or(&text));
-            match PathGlob::new(&pattern) {
-                Some(glob) if glob.has_wildcard() && PathGlob::new(literal).is_some_and(|l| l.has_wildcard()) => {
-                    globs.push(glob)
-                }
-                _ => paths.push(literal.to_path_buf()),
+            match PathGlob::new(&pattern).filter(|_| is_pattern(literal)) {
+                Some(glob) => globs.push(glob),
+                None => paths.push(literal.to_path_buf()),
             }
         }
     }
     (paths, globs)
 }
 
-/// The paths the rules of `kind` for `tool` name literally (`Read(.env)`, `Read(~/secrets/**)` → `~/secrets`); a
-/// rule with a wildcard elsewhere is left to the analyser, which applies every rule.
-fn rule_paths(permissions: &PermissionPolicy, kind: RuleKind, tool: &str) -> Vec<PathBuf> {
+/// The paths the user's own `Read` allow rules name literally (`Read(~/.ssh/known_hosts)`, `Read(~/keys/**)` →
+/// `~/keys`): only those may make part of a denied path readable again (see `read_rule_names`); a rule with a
+/// wildcard, or a name without `/` (any depth), names no single path.
+fn allowed_read_paths(permissions: &PermissionPolicy) -> Vec<PathBuf> {
     let cwd = permissions.workspace.cwd().to_path_buf();
     permissions
         .rules
         .iter()
-        .filter(|rule| rule.kind == kind && rule.rule.tool == tool)
-        // Only the user's own allow rules lift a secret (see `read_rule_names`).
-        .filter(|rule| kind != RuleKind::Allow || rule.scope.lifts_secrets())
+        .filter(|rule| rule.kind == RuleKind::Allow && rule.rule.tool == "Read" && rule.scope.lifts_secrets())
         .filter_map(|rule| {
             let spec = rule.rule.specifier.as_deref()?;
             let literal = spec.strip_suffix("/**").unwrap_or(spec);
-            // A name without `/` matches at any depth: no single path to carve out.
-            if literal.contains(['*', '?', '[']) || !literal.contains('/') && !literal.starts_with('~') {
+            if is_pattern(Path::new(literal)) || !literal.contains('/') && !literal.starts_with('~') {
                 return None;
             }
             Some(resolve_path_pattern(literal, &rule.root, &cwd, &permissions.home))

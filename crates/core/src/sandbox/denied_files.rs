@@ -6,8 +6,8 @@
 //!
 //! Each one is held open as a place (`O_PATH`, at most [`MAX_HELD`]; any more are kept where they are, see
 //! [`followed`]) so that where it is now can be read back from the kernel (`/proc/self/fd`): those paths are
-//! denied too ([`where_they_are`]). The Read tool refuses what it
-//! opens when it is one of them ([`origin_of`]). Each keeps the denied path it was found at (its origin), and is
+//! denied too ([`where_they_are`]). The Read tool refuses what it opens when it is one of them ([`origin_of`]).
+//! Each keeps the denied path it was found at (its origin), and is
 //! denied only while the rules of the moment still deny that path: removing a rule lifts it again, and a file
 //! another project's rules denied is not denied here. Moving a denied file to a place where it could be read is
 //! refused by Landlock itself (it would gain a right it lacked, see `linux.rs`).
@@ -18,11 +18,13 @@
 
 use std::collections::BTreeMap;
 use std::fs::Metadata;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
+
+use super::walk::{Visit, breadth_first};
 
 /// What a file is, whatever its name: a new file that reuses the inode number of a deleted one has another birth
 /// time, where the file system records one.
@@ -89,10 +91,15 @@ pub fn keep_in(record: &Path) {
             state.held.push(Held { place, identity, origin: sighting.origin, seen_at: now });
         }
     }
-    let lines: Vec<String> =
-        state.held.iter().filter_map(|held| serde_json::to_string(&Sighting::of(held)).ok()).collect();
-    let rewritten = crate::fs_util::write_atomic(record, format!("{}\n", lines.join("\n")).as_bytes());
-    if let Err(err) = rewritten.or_else(|err| if text.is_empty() { Ok(()) } else { Err(err) }) {
+    let lines: String = state
+        .held
+        .iter()
+        .filter_map(|held| serde_json::to_string(&Sighting::of(held)).ok())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    if lines != text
+        && let Err(err) = crate::fs_util::write_atomic(record, lines.as_bytes())
+    {
         tracing::warn!("could not rewrite the record of denied files {}: {err}", record.display());
     }
     state.record = Some(record.to_path_buf());
@@ -103,26 +110,25 @@ pub fn keep_in(record: &Path) {
 /// following links, within what is left of `budget`.
 fn find_near(seen_at: &Path, identity: &Identity, budget: &mut usize) -> Option<(OwnedFd, PathBuf)> {
     let start = seen_at.ancestors().skip(1).find(|dir| dir.is_dir())?;
-    let mut level = vec![start.to_path_buf()];
-    while !level.is_empty() {
-        let mut next = Vec::new();
-        for dir in &level {
-            let Ok(entries) = std::fs::read_dir(dir) else { continue };
-            for entry in entries.flatten() {
-                *budget = budget.checked_sub(1)?;
-                let Ok(meta) = entry.metadata() else { continue };
-                if (meta.dev(), meta.ino()) == (identity.0, identity.1) && self::identity(&meta) == *identity {
-                    let path = entry.path();
-                    return open_place(&path).map(|(place, _)| (place, path));
-                }
-                if meta.is_dir() && meta.dev() == identity.0 {
-                    next.push(entry.path());
-                }
+    let mut found = None;
+    breadth_first(
+        start,
+        budget,
+        |_| {},
+        |entry| {
+            let Ok(meta) = entry.metadata() else { return Visit::Pass };
+            if self::identity(&meta) == *identity {
+                found = Some(entry.path());
+                Visit::Stop
+            } else if meta.is_dir() && meta.dev() == identity.0 {
+                Visit::Enter
+            } else {
+                Visit::Pass
             }
-        }
-        level = next;
-    }
-    None
+        },
+    );
+    let path = found?;
+    open_place(&path).map(|(place, _)| (place, path))
 }
 
 /// `path` opened as a place, not following a link, with what it is.
@@ -162,26 +168,31 @@ pub(super) fn followed(meta: &Metadata) -> bool {
 /// Writes down where each followed file is now (after a command: one that moved it is followed by the next
 /// session from there, even if no other command runs in this one).
 pub fn note_where_denied_files_are() {
-    where_they_are(&|_| false);
+    follow(&mut remembered());
 }
 
-/// Where the denied files held are now, those whose origin `denied` still denies (those deleted since are let
-/// go); a file found elsewhere than last seen is written down there.
+/// Where the denied files held are now, those whose origin `denied` still denies.
 pub(super) fn where_they_are(denied: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut state = remembered();
+    follow(&mut state);
+    state.held.iter().filter(|held| denied(&held.origin)).map(|held| held.seen_at.clone()).collect()
+}
+
+/// Reads back where each held file is (those deleted since are let go) and writes down those found elsewhere
+/// than last seen.
+fn follow(state: &mut Remembered) {
     let mut moved = Vec::new();
     state.held.retain_mut(|held| {
         let Ok(now) = current_path(&held.place) else { return false };
         if now != held.seen_at {
-            held.seen_at.clone_from(&now);
+            held.seen_at = now;
             moved.push(held.identity);
         }
         true
     });
     for held in state.held.iter().filter(|held| moved.contains(&held.identity)) {
-        write_down(&state, held);
+        write_down(state, held);
     }
-    state.held.iter().filter(|held| denied(&held.origin)).map(|held| held.seen_at.clone()).collect()
 }
 
 /// Where a place is now, read back from the kernel; an error once it has no name left.
@@ -190,16 +201,12 @@ fn current_path(place: &OwnedFd) -> std::io::Result<PathBuf> {
     if links == 0 {
         return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
     }
-    std::fs::read_link(format!("/proc/self/fd/{}", place.as_raw_fd()))
+    crate::fs_util::opened_path(place)
 }
 
 /// The denied path a file (its metadata, not following a link) was found at, under whatever name it has now.
 pub fn origin_of(meta: &Metadata) -> Option<PathBuf> {
-    let state = remembered();
-    if state.denied.is_empty() {
-        return None;
-    }
-    state.denied.get(&identity(meta)).cloned()
+    remembered().denied.get(&identity(meta)).cloned()
 }
 
 fn write_down(state: &Remembered, held: &Held) {

@@ -30,19 +30,7 @@ pub(super) struct Grants {
 
 impl Grants {
     pub(super) fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
-        let mut deny_read = with_matches(&policy.deny_read, &policy.deny_read_globs);
-        let anchored = anchored_unique(policy.deny_read.iter().map(PathBuf::as_path));
-        let denies = |origin: &Path| {
-            anchored.iter().any(|denied| origin.starts_with(denied))
-                || policy.deny_read_globs.iter().any(|glob| glob.covers(origin))
-        };
-        deny_read.extend(super::denied_files::where_they_are(&denies));
-        let reads = read_grants(&deny_read, &policy.allow_read, &denies);
-        // A denied file that is not followed wherever it goes (beyond what is held) must stay where it is.
-        let unfollowed = deny_read
-            .into_iter()
-            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| !super::denied_files::followed(&meta)));
-        let unfollowed: Vec<PathBuf> = unfollowed.collect();
+        let (reads, deny_read) = reads_for(policy);
         let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
         // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
         // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).
@@ -50,7 +38,10 @@ impl Grants {
         if policy.mode == SandboxMode::WorkspaceWrite {
             let roots = policy.roots(cwd);
             let mut deny_write = with_matches(&policy.deny_write, &policy.deny_write_globs);
-            deny_write.extend(unfollowed);
+            // A denied file that is not followed wherever it goes (beyond what is held) must stay where it is.
+            deny_write.extend(deny_read.into_iter().filter(|path| {
+                std::fs::symlink_metadata(path).is_ok_and(|meta| !super::denied_files::followed(&meta))
+            }));
             let denied = anchored_unique(deny_write.iter().map(PathBuf::as_path));
             if policy.restore_protected {
                 // The protected entries are put back after the command (`guard`): only the denied paths are
@@ -66,6 +57,19 @@ impl Grants {
         }
         Grants { reads, write }
     }
+}
+
+/// What the policy lets a command read, and every path it denies now: those it names, what its patterns match,
+/// and where denied files found before are now (while the policy still denies where they were found).
+fn reads_for(policy: &SandboxPolicy) -> (Arc<ReadGrants>, Vec<PathBuf>) {
+    let mut deny_read = with_matches(&policy.deny_read, &policy.deny_read_globs);
+    let named = anchored_unique(policy.deny_read.iter().map(PathBuf::as_path));
+    let denies = |origin: &Path| {
+        named.iter().any(|denied| origin.starts_with(denied))
+            || policy.deny_read_globs.iter().any(|glob| glob.covers(origin))
+    };
+    deny_read.extend(super::denied_files::where_they_are(&denies));
+    (read_grants(&deny_read, &policy.allow_read, &denies), deny_read)
 }
 
 /// What [`read_grants`] found.

@@ -125,11 +125,11 @@ pub(super) fn apply(command: &mut tokio::process::Command, policy: &SandboxPolic
         drop_capabilities(kept)
     };
     // SAFETY: between fork and exec only async-signal-safe work is allowed. The closure takes the two prepared
-    // rulesets (file descriptors and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self for
-    // each, then closes the descriptors; it installs the filters compiled above (prctl and seccomp over slices it only reads:
-    // the process-group one, and the socket one with the network off); then it drops capabilities (prctl and
-    // capset): system calls only. No
-    // allocation, no locks; the errors are `Os` errors, which don't allocate either.
+    // rulesets (file descriptors and plain data) and calls prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self
+    // for each, then closes the descriptors; it installs the filters compiled above (prctl and seccomp over slices
+    // it only reads: the process-group one, and the socket one with the network off); then it drops capabilities
+    // (prctl and capset): system calls only. No allocation, no locks; the errors are `Os` errors, which don't
+    // allocate either.
     unsafe {
         command.pre_exec(restrict);
     }

@@ -54,6 +54,7 @@ mod path_globs;
 mod read_cache;
 #[cfg(test)]
 mod tests;
+mod walk;
 
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
 pub use denied_files::{keep_in as keep_denied_files_in, note_where_denied_files_are, origin_of as denied_origin_of};
@@ -65,7 +66,7 @@ use grants::{canonical_unique, workspace_grants};
 pub use guard::{Guard, History, NestedSettings};
 #[cfg(target_os = "linux")]
 pub use own_environment::hide as hide_own_environment;
-pub use path_globs::PathGlob;
+pub use path_globs::{PathGlob, is_pattern};
 
 use std::fmt;
 use std::io;

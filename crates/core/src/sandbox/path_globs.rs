@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::read_cache::Seen;
+use super::walk::{Seen, Visit, Walked, breadth_first};
 
 /// Entries looked at, at most, per pattern and command.
 const MAX_ENTRIES: usize = 50_000;
@@ -46,22 +46,9 @@ impl PathGlob {
             return None;
         }
         let matcher = globset::GlobBuilder::new(&text).literal_separator(true).build().ok()?.compile_matcher();
-        let mut base = PathBuf::new();
-        for component in pattern.components() {
-            match component {
-                Component::Normal(name) if name.to_str().is_some_and(|name| name.contains(['*', '?', '[', '{'])) => {
-                    break;
-                }
-                other => base.push(other),
-            }
-        }
+        let base = pattern.components().take_while(|component| !is_wildcard(component)).collect();
         let whole = text.strip_suffix("/**").map(PathBuf::from);
         Some(PathGlob { base, matcher, whole, pattern: text, last: Arc::default() })
-    }
-
-    /// Whether the pattern has a wildcard at all (a literal one is a plain path).
-    pub fn has_wildcard(&self) -> bool {
-        self.base.as_os_str().len() < self.pattern.len()
     }
 
     /// The pattern as written, resolved.
@@ -104,33 +91,37 @@ impl PathGlob {
             found.push(self.base.clone());
             return true;
         }
-        let mut budget = MAX_ENTRIES;
-        let mut level = vec![self.base.clone()];
-        while !level.is_empty() {
-            let mut next = Vec::new();
-            for (at, dir) in level.iter().enumerate() {
-                listed.push(Seen::now(dir));
-                let Ok(entries) = std::fs::read_dir(dir) else { continue };
-                for entry in entries.flatten() {
-                    let Some(left) = budget.checked_sub(1) else {
-                        found.extend(level[at..].iter().cloned().chain(next));
-                        return false;
-                    };
-                    budget = left;
-                    let path = entry.path();
-                    if self.matches(&path) {
-                        found.push(path);
-                    } else if entry.file_type().is_ok_and(|kind| kind.is_dir())
-                        && !NOT_SEARCHED.iter().any(|name| entry.file_name() == *name)
-                    {
-                        next.push(path);
-                    }
-                }
+        let visit = |entry: &std::fs::DirEntry| {
+            let path = entry.path();
+            if self.matches(&path) {
+                found.push(path);
+                Visit::Pass
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir())
+                && !NOT_SEARCHED.iter().any(|name| entry.file_name() == *name)
+            {
+                Visit::Enter
+            } else {
+                Visit::Pass
             }
-            level = next;
+        };
+        let mut budget = MAX_ENTRIES;
+        match breadth_first(&self.base, &mut budget, |dir| listed.push(Seen::now(dir)), visit) {
+            Walked::Done => true,
+            Walked::OutOfBudget(unfinished) => {
+                found.extend(unfinished);
+                false
+            }
         }
-        true
     }
+}
+
+/// Whether a path holds a wildcard (a pattern), or is a plain path.
+pub fn is_pattern(path: &Path) -> bool {
+    path.components().any(|component| is_wildcard(&component))
+}
+
+fn is_wildcard(component: &Component<'_>) -> bool {
+    matches!(component, Component::Normal(name) if name.to_str().is_some_and(|name| name.contains(['*', '?', '[', '{'])))
 }
 
 /// Directories the search never enters: a repository's own data, and what package managers and builds put in the
@@ -169,7 +160,7 @@ mod tests {
         assert_eq!(found(root.join("**/.env")), vec![root.join("a/.env"), root.join("a/b/c/.env")]);
         assert_eq!(found(root.join(".env.*")), vec![root.join(".env.prod")]);
         assert_eq!(found(root.join("secrets/**")), vec![root.join("secrets")]);
-        assert!(PathGlob::new(&root.join("keep.txt")).is_some_and(|glob| !glob.has_wildcard()));
+        assert!(!is_pattern(&root.join("keep.txt")) && is_pattern(&root.join("**/.env")));
         assert!(PathGlob::new(Path::new("relative/*")).is_none());
     }
 

@@ -4,52 +4,20 @@
 //!
 //! An answer is reused only while the denied and allowed paths resolve as they did (so a denied path created since,
 //! or a link on its way re-pointed, splits anew) and every directory it split still is the same directory with the
-//! same modification time. A directory modified less than [`SETTLED`] before the split is never trusted: file
+//! same modification time. A directory modified less than two seconds before the split is never trusted ([`Seen::settled_before`]): file
 //! system clocks are coarse, so a change in the same tick as the listing would keep the listed time. Reusing an
 //! answer is never wider than splitting again: the grants name paths, opened without following links when the
 //! ruleset is built; what was added to a split directory since is simply not granted until the next split.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use super::grants::ReadGrants;
-
-/// How long before a split a directory it lists must have last changed for the answer to be kept.
-const SETTLED: Duration = Duration::from_secs(2);
+use super::walk::Seen;
 
 /// Answers kept at most (a session has one set of denied paths, hooks and subagents rarely another).
 const KEPT: usize = 4;
-
-/// One directory as a listing of it saw it (the read split's, or a pattern search's).
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct Seen {
-    path: PathBuf,
-    device: u64,
-    inode: u64,
-    modified: (i64, i64),
-}
-
-impl Seen {
-    pub(super) fn now(path: &Path) -> Option<Seen> {
-        let meta = std::fs::symlink_metadata(path).ok()?;
-        let modified = (meta.mtime(), meta.mtime_nsec());
-        Some(Seen { path: path.to_path_buf(), device: meta.dev(), inode: meta.ino(), modified })
-    }
-
-    pub(super) fn unchanged(&self) -> bool {
-        Seen::now(&self.path).is_some_and(|now| now == *self)
-    }
-
-    pub(super) fn settled_before(&self, split: SystemTime) -> bool {
-        let Ok(since_epoch) = split.duration_since(SystemTime::UNIX_EPOCH) else { return false };
-        let settled = since_epoch.saturating_sub(SETTLED);
-        let (secs, nanos) = self.modified;
-        let modified = Duration::new(u64::try_from(secs).unwrap_or(0), u32::try_from(nanos).unwrap_or(0));
-        secs >= 0 && modified < settled
-    }
-}
 
 struct Known {
     denied: Vec<PathBuf>,
@@ -103,6 +71,8 @@ fn keep(answer: Known) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use std::time::Duration;
 
     fn age(dir: &Path) {
         let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);

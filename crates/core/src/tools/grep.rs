@@ -342,10 +342,13 @@ fn search_file(
 ) -> Option<FileResult> {
     let Opened { path, beneath, unreadable } = file;
     let opened = crate::fs_util::open_regular(path).ok()?;
-    if !super::opened_beneath(&opened, beneath) {
-        return None;
+    // The walk judged the name beneath the root, but a directory swapped for a link since (by a command in the
+    // background) leads the open out of it, to a file nobody judged. Where the descriptor can't tell (no `/proc`),
+    // the file is not searched.
+    let real = crate::fs_util::opened_path(&opened).ok().filter(|real| real.starts_with(beneath))?;
+    if let Some(unreadable) = unreadable {
+        super::refuse_hidden_at(&opened, Some(&real), "", unreadable).ok()?;
     }
-    super::refuse_hidden_opened(&opened, "", unreadable).ok()?;
     let mut sink = FileSink { mode, limit, stored, matched: 0, entries: 0, lines: Vec::new() };
     searcher.search_file(matcher, &opened, &mut sink).ok()?;
     (sink.matched > 0).then(|| FileResult {

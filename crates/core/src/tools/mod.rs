@@ -127,10 +127,21 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
 }
 
 /// Refuses a file just opened whose real place, read back from its descriptor, is one a Read may not see unasked
-/// (`hidden`), or that is a file found at such a place before, renamed since ([`crate::sandbox::denied_origin_of`]). The path was judged before the call ran; a link made since (by a command in the background) may
-/// lead elsewhere now, and only the descriptor says where the kernel really went.
+/// (`hidden`), or that is a file found at such a place before, renamed since ([`crate::sandbox::denied_origin_of`]).
+/// The path was judged before the call ran; a link made since (by a command in the background) may lead elsewhere
+/// now, and only the descriptor says where the kernel really went.
 pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&HiddenPaths>) -> Result<(), String> {
     let Some(hidden) = hidden else { return Ok(()) };
+    refuse_hidden_at(file, crate::fs_util::opened_path(file).ok().as_deref(), shown, hidden)
+}
+
+/// [`refuse_hidden_opened`] for a file whose real place (`real`) was read back already.
+pub fn refuse_hidden_at(
+    file: &std::fs::File,
+    real: Option<&Path>,
+    shown: &str,
+    hidden: &HiddenPaths,
+) -> Result<(), String> {
     if let Some(origin) = file.metadata().ok().and_then(|meta| crate::sandbox::denied_origin_of(&meta))
         && hidden(&origin)
     {
@@ -140,9 +151,7 @@ pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&H
             origin.display()
         ));
     }
-    use std::os::fd::AsRawFd;
-    let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) else { return Ok(()) };
-    if hidden(&real) {
+    if let Some(real) = real.filter(|real| hidden(real)) {
         return Err(format!(
             "Read of {shown} is refused: it now leads to {}, which a Read may not see unasked (a link changed since \
              the call was judged).",
@@ -150,15 +159,6 @@ pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&H
         ));
     }
     Ok(())
-}
-
-/// Whether a file just opened really lies at or beneath `root` (read back from its descriptor). A walk judged
-/// the names it found beneath `root`, and opens them later, by name: a directory swapped for a link since (by a
-/// command in the background) leads the open out of the root, to a file nobody judged. Where the descriptor can't
-/// tell (no `/proc`), no.
-pub fn opened_beneath(file: &std::fs::File, root: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).is_ok_and(|real| real.starts_with(root))
 }
 
 /// What a tool call runs with.

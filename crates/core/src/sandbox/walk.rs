@@ -1,0 +1,88 @@
+//! Looking at directories: a breadth-first walk with a budget (the searches for what a deny pattern matches and
+//! for a denied file moved away), and a directory as a listing saw it, to tell later whether a listing still holds.
+
+use std::fs::DirEntry;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// How long before a split a directory it lists must have last changed for the answer to be kept.
+const SETTLED: Duration = Duration::from_secs(2);
+
+/// One directory as a listing of it saw it (the read split's, or a pattern search's).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Seen {
+    path: PathBuf,
+    device: u64,
+    inode: u64,
+    modified: (i64, i64),
+}
+
+impl Seen {
+    pub(super) fn now(path: &Path) -> Option<Seen> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        let modified = (meta.mtime(), meta.mtime_nsec());
+        Some(Seen { path: path.to_path_buf(), device: meta.dev(), inode: meta.ino(), modified })
+    }
+
+    pub(super) fn unchanged(&self) -> bool {
+        Seen::now(&self.path).is_some_and(|now| now == *self)
+    }
+
+    pub(super) fn settled_before(&self, split: SystemTime) -> bool {
+        let Ok(since_epoch) = split.duration_since(SystemTime::UNIX_EPOCH) else { return false };
+        let settled = since_epoch.saturating_sub(SETTLED);
+        let (secs, nanos) = self.modified;
+        let modified = Duration::new(u64::try_from(secs).unwrap_or(0), u32::try_from(nanos).unwrap_or(0));
+        secs >= 0 && modified < settled
+    }
+}
+
+/// What a walk does with an entry.
+pub(super) enum Visit {
+    /// Lists it too (a directory), one level down.
+    Enter,
+    /// Goes on with the next entry.
+    Pass,
+    /// Ends the walk.
+    Stop,
+}
+
+/// How a walk ended.
+pub(super) enum Walked {
+    /// Every directory was listed, or `visit` stopped it.
+    Done,
+    /// The budget ran out: these directories were not listed to the end (or at all).
+    OutOfBudget(Vec<PathBuf>),
+}
+
+/// Walks below `start` breadth first, not following links, telling `listing` of each directory before listing it
+/// and asking `visit` about each entry, within `budget` entries.
+pub(super) fn breadth_first(
+    start: &Path,
+    budget: &mut usize,
+    mut listing: impl FnMut(&Path),
+    mut visit: impl FnMut(&DirEntry) -> Visit,
+) -> Walked {
+    let mut level = vec![start.to_path_buf()];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for (at, dir) in level.iter().enumerate() {
+            listing(dir);
+            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            for entry in entries.flatten() {
+                let Some(left) = budget.checked_sub(1) else {
+                    return Walked::OutOfBudget(level[at..].iter().cloned().chain(next).collect());
+                };
+                *budget = left;
+                match visit(&entry) {
+                    Visit::Enter => next.push(entry.path()),
+                    Visit::Pass => {}
+                    Visit::Stop => return Walked::Done,
+                }
+            }
+        }
+        level = next;
+    }
+    Walked::Done
+}
