@@ -68,9 +68,20 @@ const MAX_SEARCHED_AT_START: usize = 200_000;
 /// Remembers what the file `record` holds (following each file to where it was last seen, first seen first) and
 /// writes there, from now on, what is remembered; the record is rewritten with the files found.
 pub fn keep_in(record: &Path) {
-    let text = std::fs::read_to_string(record).unwrap_or_default();
+    let text = match std::fs::read_to_string(record) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => {
+            tracing::warn!("could not read the record of denied files {}: {err}", record.display());
+            String::new()
+        }
+    };
     let mut last_seen: Vec<Sighting> = Vec::new();
-    for sighting in text.lines().filter_map(|line| serde_json::from_str::<Sighting>(line).ok()) {
+    for line in text.lines() {
+        let Ok(sighting) = serde_json::from_str::<Sighting>(line) else {
+            tracing::warn!("a damaged line in the record of denied files {} was left out", record.display());
+            continue;
+        };
         match last_seen.iter_mut().find(|known| known.identity() == sighting.identity()) {
             Some(known) => *known = sighting,
             None => last_seen.push(sighting),
