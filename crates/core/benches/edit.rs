@@ -47,7 +47,7 @@ fn source(lines: usize) -> String {
 
 fn tool_output(rt: &Runtime, tool: &str, input: Value, ctx: &ToolContext) -> ToolOutput {
     let tool = ToolRegistry::builtin().get(tool).expect("a built-in tool");
-    rt.block_on(tool.run(input, ctx))
+    rt.block_on(tool.run(input.into(), ctx))
 }
 
 struct Fixture {
@@ -122,7 +122,7 @@ fn bench_edit(c: &mut Criterion) {
                 fixture.session()
             },
             |ctx| {
-                let out = rt.block_on(edit_tool.run(fixture.edit.clone(), &ctx));
+                let out = rt.block_on(edit_tool.run(fixture.edit.clone().into(), &ctx));
                 assert!(!out.is_error, "{}", out.content);
                 ctx
             },
@@ -147,14 +147,14 @@ fn bench_edit(c: &mut Criterion) {
     let windows = [("last_2000_lines", LINES - WINDOW + 1), ("first_2000_lines", 1)];
     for (name, offset) in windows {
         let input = json!({"file_path": file_path, "offset": offset, "limit": WINDOW});
-        let out = rt.block_on(read_tool.run(input.clone(), &ctx));
+        let out = rt.block_on(read_tool.run(input.clone().into(), &ctx));
         assert!(!out.is_error, "{}", out.content);
         // Read stops at its output cap (100,000 characters), which these lines reach before 2000 of them.
         let shown = out.content.lines().filter(|l| l.trim_start().split('\t').next().is_some_and(is_number)).count();
         eprintln!("read {name}: {shown} numbered lines, {} chars of output", out.content.len());
         group.bench_function(name, |b| {
             b.iter(|| {
-                let out = rt.block_on(read_tool.run(input.clone(), &ctx));
+                let out = rt.block_on(read_tool.run(input.clone().into(), &ctx));
                 assert!(!out.is_error);
                 out
             })

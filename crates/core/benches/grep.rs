@@ -225,7 +225,7 @@ fn bench_grep(c: &mut Criterion) {
 
     // Check once that each search does the work measured: ignored files skipped, matches found.
     for &(name, mode, pattern) in SEARCHES {
-        let out = rt.block_on(grep.run(input(&root, mode, pattern), &ctx));
+        let out = rt.block_on(grep.run(input(&root, mode, pattern).into(), &ctx));
         assert!(!out.is_error, "{name}: {}", out.content);
         let relative = out.content.replace(root.to_str().expect("a UTF-8 path"), "");
         for skipped in ["/target/", "/node_modules/", "/.cache/", "/logs/"] {
@@ -245,7 +245,7 @@ fn bench_grep(c: &mut Criterion) {
         .throughput(Throughput::Bytes(bytes));
     for &(name, mode, pattern) in SEARCHES {
         let input = input(&root, mode, pattern);
-        group.bench_function(name, |b| b.iter(|| rt.block_on(grep.run(input.clone(), &ctx))));
+        group.bench_function(name, |b| b.iter(|| rt.block_on(grep.run(input.clone().into(), &ctx))));
     }
     group.finish();
 }

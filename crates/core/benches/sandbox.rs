@@ -118,7 +118,7 @@ fn run_true(
     let input = json!({ "command": "true" });
     group.bench_function(name, |b| {
         b.iter(|| {
-            let output = runtime.block_on(bash.run(input.clone(), context));
+            let output = runtime.block_on(bash.run(input.clone().into(), context));
             assert!(!output.is_error, "{}", output.content);
         })
     });

@@ -83,7 +83,7 @@ fn write_turn(writer: &mut SessionWriter, turn: usize) {
             ContentBlock::ToolUse {
                 id: read_id.clone(),
                 name: "Read".into(),
-                input: json!({"file_path": format!("src/module_{turn}.rs")}),
+                input: json!({"file_path": format!("src/module_{turn}.rs")}).into(),
             },
         ]))
         .expect("append");
@@ -97,9 +97,9 @@ fn write_turn(writer: &mut SessionWriter, turn: usize) {
             ContentBlock::ToolUse {
                 id: edit_id.clone(),
                 name: "Edit".into(),
-                input: json!({"file_path": format!("src/module_{turn}.rs"), "old_string": source_listing(turn, 12), "new_string": source_listing(turn + 1, 14)}),
+                input: json!({"file_path": format!("src/module_{turn}.rs"), "old_string": source_listing(turn, 12), "new_string": source_listing(turn + 1, 14)}).into(),
             },
-            ContentBlock::ToolUse { id: bash_id.clone(), name: "Bash".into(), input: json!({"command": format!("cargo test -p module_{turn} -- --test-threads 1")}) },
+            ContentBlock::ToolUse { id: bash_id.clone(), name: "Bash".into(), input: json!({"command": format!("cargo test -p module_{turn} -- --test-threads 1")}).into() },
         ]))
         .expect("append");
     writer.append(&usage_line).expect("append");

@@ -40,7 +40,11 @@ impl Tool for Rendezvous {
     fn risk(&self) -> Risk {
         Risk::Low
     }
-    fn run<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(
+        &'a self,
+        input: tandem_core::conversation::ToolInput,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             match tokio::time::timeout(Duration::from_secs(10), self.barrier.wait()).await {
                 Ok(_) => ToolOutput::ok(format!("met {}", input["n"])),
@@ -73,7 +77,11 @@ impl Tool for Recorder {
     fn risk(&self) -> Risk {
         Risk::Medium
     }
-    fn run<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(
+        &'a self,
+        input: tandem_core::conversation::ToolInput,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             if self.running.fetch_add(1, Ordering::SeqCst) > 0 {
                 self.overlapped.fetch_add(1, Ordering::SeqCst);

@@ -95,7 +95,11 @@ fn tool_turn(id: &str, result: &str) -> [Message; 2] {
             role: Role::Assistant,
             content: vec![
                 ContentBlock::text("Reading."),
-                ContentBlock::ToolUse { id: id.into(), name: "Read".into(), input: json!({"file_path":"a.txt"}) },
+                ContentBlock::ToolUse {
+                    id: id.into(),
+                    name: "Read".into(),
+                    input: json!({"file_path":"a.txt"}).into(),
+                },
             ],
         },
         Message {
@@ -130,7 +134,7 @@ async fn anthropic_streams_thinking_text_and_a_tool_call() {
             ContentBlock::ToolUse {
                 id: "toolu_1".into(),
                 name: "Read".into(),
-                input: json!({"file_path":"/tmp/a.txt"})
+                input: json!({"file_path":"/tmp/a.txt"}).into()
             },
         ]
     );
@@ -321,12 +325,12 @@ async fn openai_streams_text_and_tool_calls() {
             ContentBlock::ToolUse {
                 id: "call_1".into(),
                 name: "Read".into(),
-                input: json!({"file_path":"/tmp/a.txt"})
+                input: json!({"file_path":"/tmp/a.txt"}).into()
             },
             ContentBlock::ToolUse {
                 id: "call_2".into(),
                 name: "Read".into(),
-                input: json!({"file_path":"/tmp/b.txt"})
+                input: json!({"file_path":"/tmp/b.txt"}).into()
             },
         ]
     );

@@ -48,7 +48,7 @@ fn decide(url: &str, rules: &[&str]) -> Decision {
 
 async fn fetch_with(tool: &WebFetchTool, url: &str, ctx: &ToolContext) -> ToolOutput {
     assert_eq!(decide(url, &["WebFetch(domain:127.0.0.1)"]), Decision::Allow, "{url}");
-    tool.run(json!({"url": url, "prompt": "What does it say?"}), ctx).await
+    tool.run(json!({"url": url, "prompt": "What does it say?"}).into(), ctx).await
 }
 
 async fn fetch(tool: &WebFetchTool, url: &str) -> ToolOutput {
@@ -138,8 +138,9 @@ async fn a_private_host_the_permission_check_never_saw_is_not_fetched() {
     let site = site();
     // 127.0.0.2 is loopback too, but nothing judged it: the tool refuses rather than connect.
     let url = format!("http://127.0.0.2:{}/article", site.addr().port());
-    let output =
-        WebFetchTool::default().run(json!({"url": url, "prompt": "p"}), &ToolContext::new(std::env::temp_dir())).await;
+    let output = WebFetchTool::default()
+        .run(json!({"url": url, "prompt": "p"}).into(), &ToolContext::new(std::env::temp_dir()))
+        .await;
     assert!(output.is_error, "{}", output.content);
     assert!(output.content.contains("127.0.0.2 is a loopback address"), "{}", output.content);
     assert!(site.hits().is_empty());

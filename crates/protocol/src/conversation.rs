@@ -4,8 +4,14 @@
 //! protocols (thinking signatures, tool results with error flags) and the one our transcripts and
 //! stream-json output speak. The OpenAI provider translates to and from it.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// A tool call's input, shared: a Write's can be hundreds of megabytes, and the conversation, the events to front
+/// ends and the tool runner all hold it at once, so they share one copy.
+pub type ToolInput = Arc<Value>;
 
 /// Who said a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +40,7 @@ pub enum ContentBlock {
     ToolUse {
         id: String,
         name: String,
-        input: Value,
+        input: ToolInput,
     },
     ToolResult {
         tool_use_id: String,
@@ -79,7 +85,7 @@ impl Message {
     }
 
     /// The tool calls the message asks for, in order: (id, name, input).
-    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &ToolInput)> {
         tool_uses(&self.content)
     }
 }
@@ -164,12 +170,12 @@ impl AssistantMessage {
     }
 
     /// The tool calls the reply asks for, in order: (id, name, input).
-    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &ToolInput)> {
         tool_uses(&self.content)
     }
 }
 
-fn tool_uses(content: &[ContentBlock]) -> impl Iterator<Item = (&str, &str, &Value)> {
+fn tool_uses(content: &[ContentBlock]) -> impl Iterator<Item = (&str, &str, &ToolInput)> {
     content.iter().filter_map(|block| match block {
         ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
         _ => None,
@@ -187,8 +193,11 @@ mod tests {
             serde_json::to_value(&block).unwrap(),
             serde_json::json!({"type":"tool_result","tool_use_id":"t1","content":"ok"})
         );
-        let block =
-            ContentBlock::ToolUse { id: "t".into(), name: "Read".into(), input: serde_json::json!({"file_path":"a"}) };
+        let block = ContentBlock::ToolUse {
+            id: "t".into(),
+            name: "Read".into(),
+            input: serde_json::json!({"file_path":"a"}).into(),
+        };
         assert_eq!(serde_json::to_value(&block).unwrap()["type"], "tool_use");
     }
 

@@ -21,7 +21,7 @@ mod rewind;
 pub mod stream;
 pub mod tools;
 
-use crate::conversation::{AssistantMessage, Message, StopReason, Usage};
+use crate::conversation::{AssistantMessage, Message, StopReason, ToolInput, Usage};
 use crate::permissions::PermissionMode;
 use crate::stream::StreamEvent;
 use crate::tools::{CallDisplay, Preview, ResultView, Risk};
@@ -281,7 +281,7 @@ pub struct BackgroundTask {
 pub struct PermissionDenial {
     pub tool_name: String,
     pub tool_use_id: String,
-    pub tool_input: Value,
+    pub tool_input: ToolInput,
 }
 
 /// The end of a turn, with everything a result line needs.
@@ -416,7 +416,7 @@ pub enum Event {
     ToolCallStarted {
         call_id: String,
         name: String,
-        input: Value,
+        input: ToolInput,
         /// How to show the call: its kind, whether it only looks something up, its risk class and summary.
         display: CallDisplay,
     },
@@ -431,7 +431,7 @@ pub enum Event {
         call_id: String,
         tool: String,
         risk: Risk,
-        input: Value,
+        input: ToolInput,
         preview: Option<Preview>,
         /// The rule an "always" answer would add (e.g. `Bash(npm test:*)`, `Edit`; several separated by ", ";
         /// empty when no rule could allow this call).

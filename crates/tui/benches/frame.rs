@@ -147,7 +147,7 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
         stream(app, StreamEvent::BlockStop { index: 1 }, now);
         let content = vec![
             ContentBlock::text(preamble),
-            ContentBlock::ToolUse { id: call_id.clone(), name: name.into(), input: input.clone() },
+            ContentBlock::ToolUse { id: call_id.clone(), name: name.into(), input: input.clone().into() },
         ];
         core(app, message(turn, content, StopReason::ToolUse), now);
         let context = tandem_core::tools::ToolContext::new(std::path::PathBuf::from("/work/project"));
@@ -155,7 +155,11 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
         let display = tools.describe(name, &input, &context);
         let view = tools.result_view(name, &input, &output);
         let display = tandem_core::tools::CallDisplay { risk: tandem_core::tools::Risk::Low, ..display };
-        core(app, Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input, display }, now);
+        core(
+            app,
+            Event::ToolCallStarted { call_id: call_id.clone(), name: name.into(), input: input.into(), display },
+            now,
+        );
         let finished = Event::ToolCallFinished {
             call_id,
             content: output,

@@ -64,7 +64,7 @@ impl Session {
             let mut ctx = ToolContext::new(self.config.cwd.clone());
             ctx.shell_env = self.config.shell_env.clone();
             ctx.sandbox = self.config.sandbox.as_ref().and_then(|confinement| confinement.policy_for(grant));
-            let output = bash.run(input, &ctx).await;
+            let output = bash.run(input.into(), &ctx).await;
             out.push_str(output.content.trim_end());
         }
         out.push_str(&prompt[last..]);

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::tool_hooks::suggestions;
 use super::{Shared, lock};
-use crate::conversation::{AssistantMessage, ContentBlock, StopReason};
+use crate::conversation::{AssistantMessage, ContentBlock, StopReason, ToolInput};
 use crate::diff;
 use crate::hooks::{HookBase, HookEngine, HookEvent, Verdict};
 use crate::permissions::PermissionMode;
@@ -21,7 +21,7 @@ use crate::permissions::{Decision, hook_verdicts};
 use crate::protocol::{Event, PermissionDenial, ToolCallStatus};
 use crate::sandbox::Grant;
 use crate::tools::write::WriteTool;
-use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolRegistry};
+use crate::tools::{FileAccess, Tool, ToolContext, ToolKind, ToolOutput, ToolRegistry};
 
 mod ask;
 
@@ -52,7 +52,7 @@ pub(super) struct ToolRunner<'a> {
 pub(super) struct Call {
     pub(super) id: String,
     pub(super) name: String,
-    pub(super) input: Value,
+    pub(super) input: ToolInput,
     /// Why the streamed input could not be used, if it couldn't.
     invalid_input: Option<String>,
 }
@@ -62,7 +62,7 @@ enum Prepared {
     /// context) to its result.
     Ready {
         tool: Arc<dyn Tool>,
-        input: Value,
+        input: ToolInput,
         notes: Vec<String>,
         /// Why it runs: the sandbox holds a Bash command to it.
         grant: Grant,
@@ -70,7 +70,7 @@ enum Prepared {
     /// The user allowed an Edit/Write with content of their own (some hunks, or edited in $EDITOR).
     Modified {
         /// The call's input as it was asked about (a PreToolUse hook may have changed the model's).
-        input: Value,
+        input: ToolInput,
         content: String,
         note: String,
     },
@@ -207,7 +207,7 @@ impl ToolRunner<'_> {
                 match self.tools.prepare(&call.name, &updated) {
                     Ok(updated_tool) => {
                         tool = updated_tool;
-                        input = updated;
+                        input = updated.into();
                     }
                     Err(output) => {
                         return failed(format!(
@@ -263,7 +263,7 @@ impl ToolRunner<'_> {
                         Some((Verdict::Allow, _)) => {
                             // The hook's input is judged like the model's: it runs only if the policy would let
                             // a hook allow it, and otherwise comes to the dialog (or is denied).
-                            let updated = outcome.updated_input.unwrap_or_else(|| input.clone());
+                            let updated = outcome.updated_input.map(ToolInput::new).unwrap_or_else(|| input.clone());
                             let tool = match self.tools.prepare(&call.name, &updated) {
                                 Ok(tool) => tool,
                                 Err(output) => return Prepared::Finished { output, status: ToolCallStatus::Failed },
@@ -328,15 +328,12 @@ impl ToolRunner<'_> {
         let policy = lock(&self.shared.policy);
         let resolved = access.path.as_deref().and_then(|path| policy.workspace.resolve_strict(path));
         // A file's path, or a search's root (Grep checks that what it opens lies beneath the root so judged).
-        let field = ["file_path", "path"].into_iter().find(|field| input.get(*field).is_some());
-        let mut judged_input = input.clone();
-        if let (Some(resolved), Some(field), Some(fields)) = (&resolved, field, judged_input.as_object_mut()) {
-            fields.insert(field.into(), Value::String(resolved.display().to_string()));
-        }
-        let why = match policy.decide(tool, &judged_input) {
+        let names_a_path = ["file_path", "path"].into_iter().any(|field| input.get(field).is_some());
+        let judged = FileAccess { path: resolved.as_ref().map(|path| path.display().to_string()), ..access };
+        let why = match policy.decide_file_access(tool, &judged) {
             Decision::Deny { reason } => reason,
             Decision::Ask { reason: Some(reason), .. } => reason,
-            Decision::Allow | Decision::Ask { reason: None, .. } => return Ok(resolved.filter(|_| field.is_some())),
+            Decision::Allow | Decision::Ask { reason: None, .. } => return Ok(resolved.filter(|_| names_a_path)),
         };
         Err(ToolOutput::error(format!(
             "{} was not run: what its path leads to changed since the call was judged ({why}).",
@@ -401,7 +398,7 @@ async fn write_modified(input: &Value, content: String, note: &str, context: &To
     let resolved = context.resolve(path);
     let before = std::fs::read_to_string(&resolved).unwrap_or_default();
     let input = serde_json::json!({ "file_path": path, "content": content });
-    let written = WriteTool.run(input, context).await;
+    let written = WriteTool.run(input.into(), context).await;
     if written.is_error {
         return ToolOutput::error(format!("{note}\n\nBut writing the user's version failed: {}", written.content));
     }

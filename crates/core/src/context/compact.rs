@@ -199,7 +199,7 @@ fn shrink_for_summary(message: &Message) -> Message {
             ContentBlock::ToolUse { id, name, input } => Some(ContentBlock::ToolUse {
                 id: id.clone(),
                 name: name.clone(),
-                input: truncate_strings(input, TOOL_OUTPUT_LIMIT),
+                input: truncate_strings(input, TOOL_OUTPUT_LIMIT).into(),
             }),
             ContentBlock::Text { .. } => Some(block.clone()),
         })

@@ -263,7 +263,11 @@ mod tests {
                 role: Role::Assistant,
                 content: vec![
                     ContentBlock::Thinking { thinking: "hmm".into(), signature: "s".repeat(1_000) },
-                    ContentBlock::ToolUse { id: "t1".into(), name: "Read".into(), input: json!({"file_path": "a.rs"}) },
+                    ContentBlock::ToolUse {
+                        id: "t1".into(),
+                        name: "Read".into(),
+                        input: json!({"file_path": "a.rs"}).into(),
+                    },
                 ],
             },
             Message {

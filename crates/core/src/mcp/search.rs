@@ -117,7 +117,7 @@ impl Tool for ToolSearchTool {
         Risk::Low
     }
 
-    fn run<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, input: crate::conversation::ToolInput, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let Some(manager) = self.manager.upgrade() else { return ToolOutput::error("No MCP server is running.") };
             let query = input.get("query").and_then(Value::as_str).unwrap_or_default();

@@ -119,7 +119,7 @@ impl Tool for McpTool {
         text.trim_end().to_owned()
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, input: crate::conversation::ToolInput, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let Some(manager) = self.manager.upgrade() else {
                 return ToolOutput::error(format!("The MCP server {} is no longer part of this session.", self.server));
@@ -131,7 +131,8 @@ impl Tool for McpTool {
             let Some(apart) = crate::tools::bash::running::register_apart(&mark, Some(&ctx.cancel)).await else {
                 return ToolOutput::error(crate::tools::CALL_INTERRUPTED.to_owned());
             };
-            let output = manager.call(&self.server, &self.remote.name, input, ctx).await;
+            let output =
+                manager.call(&self.server, &self.remote.name, std::sync::Arc::unwrap_or_clone(input), ctx).await;
             apart.finish();
             output
         })

@@ -178,6 +178,11 @@ impl PermissionPolicy {
         Decision::Ask { suggested_rule: String::new(), reason: Some("only the user can answer it".to_owned()) }
     }
 
+    /// The decision on a file call's access as given (its path already resolved where the caller resolved it).
+    pub fn decide_file_access(&self, tool: &dyn Tool, access: &FileAccess) -> Decision {
+        self.decide_file_tool(tool, access)
+    }
+
     fn decide_file_tool(&self, tool: &dyn Tool, access: &FileAccess) -> Decision {
         if let Some(start) = &access.starts_at {
             let at_start = FileAccess { path: Some(start.clone()), starts_at: None, ..access.clone() };

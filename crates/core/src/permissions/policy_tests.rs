@@ -527,17 +527,17 @@ async fn directory_searches_skip_secrets_and_what_a_read_would_ask_for() {
     let mut context = crate::tools::ToolContext::new(home.clone());
     context.hidden = Some(policy.walk_hidden());
     let input = json!({"pattern": "CANARY", "glob": "*", "output_mode": "content"});
-    let out = crate::tools::grep::GrepTool.run(input, &context).await;
+    let out = crate::tools::grep::GrepTool.run(input.into(), &context).await;
     assert!(out.content.contains("CANARY-OK"), "{}", out.content);
     assert!(!out.content.contains("CANARY-SSH") && !out.content.contains("CANARY-AWS"), "{}", out.content);
     assert!(!out.content.contains("CANARY-ASK"), "{}", out.content);
-    let out = crate::tools::glob::GlobTool.run(json!({"pattern": "**/.*/*"}), &context).await;
+    let out = crate::tools::glob::GlobTool.run(json!({"pattern": "**/.*/*"}).into(), &context).await;
     assert!(!out.content.contains("id_rsa") && !out.content.contains("credentials"), "{}", out.content);
     // Through a link to the home directory, too.
     let link = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(&home, link.path().join("h")).unwrap();
     let input = json!({"pattern": "CANARY", "glob": "*", "path": link.path().join("h")});
-    let out = crate::tools::grep::GrepTool.run(input, &context).await;
+    let out = crate::tools::grep::GrepTool.run(input.into(), &context).await;
     assert!(!out.content.contains(".ssh"), "{}", out.content);
 }
 

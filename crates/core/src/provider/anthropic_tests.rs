@@ -40,7 +40,7 @@ fn conversation(turns: usize) -> Vec<Message> {
                 ContentBlock::ToolUse {
                     id: id.clone(),
                     name: "Read".into(),
-                    input: json!({"file_path":"a","limit":2}),
+                    input: json!({"file_path":"a","limit":2}).into(),
                 },
             ],
         });
@@ -242,7 +242,11 @@ fn recorded_stream_assembles_into_a_message() {
     assert_eq!(done.message.content.len(), 3);
     assert_eq!(
         done.message.content[2],
-        ContentBlock::ToolUse { id: "toolu_1".into(), name: "Read".into(), input: json!({"file_path":"/tmp/a.txt"}) }
+        ContentBlock::ToolUse {
+            id: "toolu_1".into(),
+            name: "Read".into(),
+            input: json!({"file_path":"/tmp/a.txt"}).into()
+        }
     );
 }
 
@@ -388,7 +392,11 @@ fn a_whole_message_document_is_the_answer_and_an_error_document_the_streams_erro
     assert_eq!(done.message.content.len(), 3, "{:?}", done.message.content);
     assert_eq!(
         done.message.content[2],
-        ContentBlock::ToolUse { id: "toolu_1".into(), name: "Read".into(), input: json!({"file_path":"/tmp/a.txt"}) }
+        ContentBlock::ToolUse {
+            id: "toolu_1".into(),
+            name: "Read".into(),
+            input: json!({"file_path":"/tmp/a.txt"}).into()
+        }
     );
 
     let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;

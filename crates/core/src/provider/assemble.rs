@@ -162,7 +162,7 @@ impl MessageAssembler {
                             Value::Object(serde_json::Map::new())
                         }
                     };
-                    ContentBlock::ToolUse { id, name, input }
+                    ContentBlock::ToolUse { id, name, input: input.into() }
                 }
             };
             content.push(block);
@@ -277,8 +277,8 @@ mod tests {
             vec![
                 ContentBlock::Thinking { thinking: "let me think".into(), signature: "sig==".into() },
                 ContentBlock::text("Hello world"),
-                ContentBlock::ToolUse { id: "t2".into(), name: "Grep".into(), input: json!({"pattern":"fn"}) },
-                ContentBlock::ToolUse { id: "t3".into(), name: "Glob".into(), input: json!({}) },
+                ContentBlock::ToolUse { id: "t2".into(), name: "Grep".into(), input: json!({"pattern":"fn"}).into() },
+                ContentBlock::ToolUse { id: "t3".into(), name: "Glob".into(), input: json!({}).into() },
             ]
         );
     }
@@ -300,7 +300,7 @@ mod tests {
         ];
         let done = assemble(&events);
         for block in &done.message.content {
-            assert!(matches!(block, ContentBlock::ToolUse { input, .. } if *input == json!({})));
+            assert!(matches!(block, ContentBlock::ToolUse { input, .. } if *input == json!({}).into()));
         }
         let ids: Vec<&str> = done.invalid_tool_inputs.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(ids, ["cut", "list", "bad"]);

@@ -23,9 +23,9 @@ fn request() -> ModelRequest {
                     ContentBlock::ToolUse {
                         id: "call_1".into(),
                         name: "get_weather".into(),
-                        input: json!({"city":"Oslo"}),
+                        input: json!({"city":"Oslo"}).into(),
                     },
-                    ContentBlock::ToolUse { id: "call_2".into(), name: "get_weather".into(), input: json!({}) },
+                    ContentBlock::ToolUse { id: "call_2".into(), name: "get_weather".into(), input: json!({}).into() },
                 ],
             },
             Message {
@@ -45,7 +45,7 @@ fn request() -> ModelRequest {
                 content: vec![ContentBlock::ToolUse {
                     id: "call_3".into(),
                     name: "get_weather".into(),
-                    input: json!({"city":"Oslo"}),
+                    input: json!({"city":"Oslo"}).into(),
                 }],
             },
         ],
@@ -137,7 +137,7 @@ fn calls(message: &crate::conversation::AssistantMessage) -> Vec<(&str, &str, Va
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input.clone())),
+            ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), (**input).clone())),
             _ => None,
         })
         .collect()

@@ -318,15 +318,15 @@ async fn bash_tool_runs_sandboxed_and_notes_blocked_writes() {
     ctx.sandbox = Some(p.clone());
 
     let target = outside.path().join("f");
-    let out = BashTool.run(json!({"command": format!("echo x > {}", target.display())}), &ctx).await;
+    let out = BashTool.run(json!({"command": format!("echo x > {}", target.display())}).into(), &ctx).await;
     assert!(out.is_error, "{}", out.content);
     assert!(out.content.contains("Permission denied"), "{}", out.content);
     assert!(out.content.ends_with(&format!("Exit code: 1\n{}", blocked_note(&p))), "{}", out.content);
     assert!(!target.exists());
 
-    let out = BashTool.run(json!({"command": "echo x > src/new && cat src/new"}), &ctx).await;
+    let out = BashTool.run(json!({"command": "echo x > src/new && cat src/new"}).into(), &ctx).await;
     assert_eq!(out.content, "x");
-    let out = BashTool.run(json!({"command": "echo nope >&2; exit 3"}), &ctx).await;
+    let out = BashTool.run(json!({"command": "echo nope >&2; exit 3"}).into(), &ctx).await;
     assert_eq!(out.content, "[stderr]\nnope\nExit code: 3", "a failure that isn't the sandbox's gets no note");
 }
 

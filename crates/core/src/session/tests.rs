@@ -39,7 +39,7 @@ fn exchange() -> Vec<Message> {
             ContentBlock::ToolUse {
                 id: "toolu_1".into(),
                 name: "Read".into(),
-                input: json!({"file_path": "src/parser.rs", "limit": 20}),
+                input: json!({"file_path": "src/parser.rs", "limit": 20}).into(),
             },
         ]),
         Message {
@@ -376,7 +376,7 @@ fn search_finds_old_phrases_with_context_ranked_and_capped() {
     let call = ContentBlock::ToolUse {
         id: "t".into(),
         name: "Bash".into(),
-        input: json!({"command": "grep -r 'connection pool' ."}),
+        input: json!({"command": "grep -r 'connection pool' ."}).into(),
     };
     new.append(&SessionLine::Message { message: assistant(vec![call]), at: now - day }).unwrap();
     drop(new);

@@ -103,7 +103,7 @@ impl TypedTool for EditTool {
     }
 
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
-        let input: Input = parse_input("Edit", input.clone()).map_err(|out| out.content)?;
+        let input: Input = parse_input("Edit", input).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
         let texts = DiffTexts::within_limit(plan.old_text, plan.new_text);
         Ok(Some(Preview::Diff { path: plan.path, diff: plan.diff, new_file: plan.new_file, texts }))

@@ -20,7 +20,7 @@ fn seeded(dir: &Path, name: &str, content: &[u8]) -> (ToolContext, PathBuf) {
 }
 
 async fn edit(ctx: &ToolContext, input: Value) -> ToolOutput {
-    EditTool.run(input, ctx).await
+    EditTool.run(input.into(), ctx).await
 }
 
 #[tokio::test]

@@ -234,7 +234,7 @@ mod tests {
     use std::time::Duration;
 
     async fn glob_tool(dir: &Path, input: Value) -> ToolOutput {
-        GlobTool.run(input, &ToolContext::new(dir.to_path_buf())).await
+        GlobTool.run(input.into(), &ToolContext::new(dir.to_path_buf())).await
     }
 
     /// The card's count comes from Glob's own text, also the total its note gives when the list is cut.

@@ -38,6 +38,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::ToolInput;
+
 pub use file_state::FileState;
 pub use registry::ToolRegistry;
 
@@ -372,8 +374,9 @@ pub trait Tool: Send + Sync {
         None
     }
 
-    /// Runs the call. The input has already been validated against [`Tool::input_schema`].
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+    /// Runs the call. The input has already been validated against [`Tool::input_schema`]; it is the one the
+    /// conversation holds, shared rather than copied (a Write's can be hundreds of megabytes).
+    fn run<'a>(&'a self, input: ToolInput, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 }
 
 /// The first sentence of a file tool's result ("The file x has been updated.", without Edit's snippet that
@@ -410,10 +413,10 @@ pub fn display_summary(input: &Value, ctx: &ToolContext) -> String {
     if text == "{}" { String::new() } else { text }
 }
 
-/// Parses a validated input into the tool's typed input; a mismatch the schema did not catch becomes an error
-/// result naming the problem.
-pub fn parse_input<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolOutput> {
-    serde_json::from_value(input).map_err(|err| ToolOutput::error(format!("Invalid input for {tool}: {err}")))
+/// Parses a validated input into the tool's typed input (borrowing from it where `T` borrows); a mismatch the
+/// schema did not catch becomes an error result naming the problem.
+pub fn parse_input<'de, T: serde::Deserialize<'de>>(tool: &str, input: &'de Value) -> Result<T, ToolOutput> {
+    T::deserialize(input).map_err(|err| ToolOutput::error(format!("Invalid input for {tool}: {err}")))
 }
 
 /// Display form of a path relative to the working directory when it is inside it.

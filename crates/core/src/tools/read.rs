@@ -412,7 +412,7 @@ mod tests {
     }
 
     async fn read(ctx: &ToolContext, input: Value) -> ToolOutput {
-        ReadTool.run(input, ctx).await
+        ReadTool.run(input.into(), ctx).await
     }
 
     /// The card's line counts come from Read's own text: whole, cut, empty and unchanged.

@@ -117,7 +117,7 @@ impl TypedTool for SaveMemoryTool {
 
     /// The topic file's diff; the index line is updated by the same call (its path is in the result).
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
-        let input: Input = parse_input("SaveMemory", input.clone()).map_err(|out| out.content)?;
+        let input: Input = parse_input("SaveMemory", input).map_err(|out| out.content)?;
         let plan = self.plan(&input)?;
         let label = display_path(&plan.topic_path, &ctx.cwd);
         let diff = match &plan.old_topic {
@@ -248,7 +248,7 @@ mod tests {
         assert_eq!(diff, want);
         assert!(!topic.exists(), "the preview writes nothing");
 
-        let out = tool.run(input, &ctx).await;
+        let out = tool.run(input.into(), &ctx).await;
         let index = tmp.path().join("repo/.tandem/memory/MEMORY.md");
         let expected =
             format!("Saved memory \"Test command\" to {} (index: {}, 1 entry).", topic.display(), index.display());
@@ -266,17 +266,18 @@ mod tests {
         };
         assert!(!new_file && old.as_deref() == Some(new.as_str()));
         assert!(diff.contains("-Run `just test`.") && diff.contains("+Run `just test -q`."), "{diff}");
-        let out = tool.run(update.clone(), &ctx).await;
+        let out = tool.run(update.clone().into(), &ctx).await;
         assert!(!out.is_error && out.content.ends_with("1 entry)."), "{}", out.content);
         assert_eq!(fs::read_to_string(&index).unwrap(), "- [Test command](test-command.md) — Tests: just test\n");
-        let out = tool.run(update, &ctx).await;
+        let out = tool.run(update.into(), &ctx).await;
         assert!(out.content.contains("nothing changed"), "{}", out.content);
     }
 
     #[tokio::test]
     async fn user_scope_and_limit_errors() {
         let (tmp, tool, ctx) = setup();
-        let out = tool.run(json!({"title": "Terse", "description": "d", "content": "c", "scope": "user"}), &ctx).await;
+        let out =
+            tool.run(json!({"title": "Terse", "description": "d", "content": "c", "scope": "user"}).into(), &ctx).await;
         assert!(!out.is_error, "{}", out.content);
         assert!(tmp.path().join("config/memory/terse.md").exists());
         assert!(tool.store.index_text().contains("- [Terse](terse.md) — d"));
@@ -288,7 +289,7 @@ mod tests {
         let input = json!({"title": "Another", "description": "d", "content": "c"});
         let err = Tool::preview(&tool, &input, &ctx).unwrap_err();
         assert!(err.contains("Consolidate"), "{err}");
-        let out = tool.run(input, &ctx).await;
+        let out = tool.run(input.into(), &ctx).await;
         assert!(out.is_error && out.content.contains("Consolidate"), "{}", out.content);
         assert!(!tmp.path().join("repo/.tandem/memory/another.md").exists());
     }

@@ -125,11 +125,11 @@ mod tests {
         let tool = SkillTool { catalog: Arc::new(catalog) };
         assert!(Tool::description(&tool).contains("- release: Cut a release."));
         let ctx = ToolContext::new(dir.path().to_path_buf());
-        let output = Tool::run(&tool, serde_json::json!({"skill": "release"}), &ctx).await;
+        let output = Tool::run(&tool, serde_json::json!({"skill": "release"}).into(), &ctx).await;
         assert!(!output.is_error, "{}", output.content);
         assert!(output.content.contains("Run scripts/bump.sh first.") && output.content.contains("scripts/bump.sh\n"));
         assert!(!output.content.contains("description:"), "front matter is not repeated");
-        let missing = Tool::run(&tool, serde_json::json!({"skill": "deploy"}), &ctx).await;
+        let missing = Tool::run(&tool, serde_json::json!({"skill": "deploy"}).into(), &ctx).await;
         assert!(missing.is_error && missing.content.contains("release"));
     }
 }

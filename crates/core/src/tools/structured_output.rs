@@ -69,7 +69,7 @@ impl Tool for StructuredOutputTool {
         Risk::Low
     }
 
-    fn run<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, input: crate::conversation::ToolInput, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let problems: Vec<String> = self
                 .validator
@@ -86,6 +86,7 @@ impl Tool for StructuredOutputTool {
                     problems.join("; ")
                 ));
             }
+            let input = std::sync::Arc::unwrap_or_clone(input);
             *self.accepted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(input.clone());
             ToolOutput::ok("Structured output accepted.").with_structured(input)
         })

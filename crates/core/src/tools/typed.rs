@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Preview, ResultView, Risk, Subject, Tool, ToolContext, ToolKind, ToolOutput, parse_input};
+use crate::conversation::ToolInput;
 
 /// A tool with a typed input. Implementing it implements [`Tool`].
 pub trait TypedTool: Send + Sync {
@@ -69,6 +70,18 @@ pub trait TypedTool: Send + Sync {
 
     /// Runs the call with its parsed input.
     fn call<'a>(&'a self, input: Self::Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+
+    /// Runs the call on its input as the conversation holds it: parsed into `Input`, which copies its strings.
+    /// A tool whose input can be huge (Write's content) reads it in place instead.
+    fn call_shared<'a>(&'a self, input: ToolInput, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>
+    where
+        Self: Sized,
+    {
+        match parse_input::<Self::Input>(Self::NAME, &input) {
+            Ok(input) => self.call(input, ctx),
+            Err(error) => Box::pin(async move { error }),
+        }
+    }
 }
 
 impl<T: TypedTool> Tool for T {
@@ -124,11 +137,8 @@ impl<T: TypedTool> Tool for T {
         TypedTool::result_view(self, input, content)
     }
 
-    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        match parse_input::<T::Input>(T::NAME, input) {
-            Ok(input) => self.call(input, ctx),
-            Err(error) => Box::pin(async move { error }),
-        }
+    fn run<'a>(&'a self, input: ToolInput, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        TypedTool::call_shared(self, input, ctx)
     }
 }
 

@@ -162,9 +162,9 @@ mod tests {
             WebSearchTool { backend: SearchBackend::Engine(Engine::Searxng { url: "http://127.0.0.1:1".into() }) };
         let ctx = ToolContext::new(std::env::temp_dir());
         let both = json!({"query": "rust", "allowed_domains": ["a.com"], "blocked_domains": ["b.com"]});
-        let output = super::super::Tool::run(&tool, both, &ctx).await;
+        let output = super::super::Tool::run(&tool, both.into(), &ctx).await;
         assert!(output.is_error && output.content.contains("not both"), "{}", output.content);
-        let output = super::super::Tool::run(&tool, json!({"query": " x "}), &ctx).await;
+        let output = super::super::Tool::run(&tool, json!({"query": " x "}).into(), &ctx).await;
         assert!(output.is_error && output.content.contains("at least 2"), "{}", output.content);
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::file_state::{read_if_exists, staleness_message};
 use super::typed::TypedTool;
 use super::{DiffTexts, Preview, Risk, ToolContext, ToolOutput, display_path, parse_input};
+use crate::conversation::ToolInput;
 use crate::diff::{self, DEFAULT_CONTEXT};
 use crate::fs_util;
 
@@ -31,6 +32,14 @@ pub struct Input {
     file_path: String,
     /// The complete content to write to the file
     content: String,
+}
+
+/// [`Input`] read in place from the call's input, so that a huge content is never copied.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args<'a> {
+    file_path: &'a str,
+    content: &'a str,
 }
 
 pub struct WriteTool;
@@ -60,8 +69,8 @@ impl Plan<'_> {
     }
 }
 
-fn plan<'a>(input: &'a Input, ctx: &ToolContext) -> Result<Plan<'a>, String> {
-    let path = ctx.judged_or_resolved(&input.file_path);
+fn plan<'a>(input: &Args<'a>, ctx: &ToolContext) -> Result<Plan<'a>, String> {
+    let path = ctx.judged_or_resolved(input.file_path);
     let shown = display_path(&path, &ctx.cwd);
     if path.is_dir() {
         return Err(format!("{} is a directory; Write needs a file path.", path.display()));
@@ -70,7 +79,7 @@ fn plan<'a>(input: &'a Input, ctx: &ToolContext) -> Result<Plan<'a>, String> {
     if let Some(old) = &old {
         ctx.files.check_unchanged(&path, old).map_err(|s| staleness_message(s, &path, "writing"))?;
     }
-    Ok(Plan { path, shown, old, content: &input.content })
+    Ok(Plan { path, shown, old, content: input.content })
 }
 
 fn line_count(text: &str) -> usize {
@@ -112,7 +121,7 @@ impl TypedTool for WriteTool {
     }
 
     fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
-        let input: Input = parse_input("Write", input.clone()).map_err(|out| out.content)?;
+        let input: Args = parse_input("Write", input).map_err(|out| out.content)?;
         let plan = plan(&input, ctx)?;
         let texts = DiffTexts::fit(plan.old.as_ref().map_or(0, Vec::len), plan.content.len()).then(|| DiffTexts {
             old: plan.old.as_deref().map(|old| String::from_utf8_lossy(old).into_owned()),
@@ -122,18 +131,28 @@ impl TypedTool for WriteTool {
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let ctx = ctx.clone();
-            match tokio::task::spawn_blocking(move || write(&input, &ctx)).await {
-                Ok(Ok((text, structured))) => ToolOutput::ok(text).with_structured(structured),
-                Ok(Err(message)) => ToolOutput::error(message),
-                Err(err) => ToolOutput::error(format!("Write failed: {err}")),
-            }
-        })
+        let ctx = ctx.clone();
+        written(move || write(&Args { file_path: &input.file_path, content: &input.content }, &ctx))
+    }
+
+    fn call_shared<'a>(&'a self, input: ToolInput, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        let ctx = ctx.clone();
+        written(move || write(&parse_input("Write", &input).map_err(|out| out.content)?, &ctx))
     }
 }
 
-fn write(input: &Input, ctx: &ToolContext) -> Result<(String, Value), String> {
+/// The result of `write`, run off the async workers.
+fn written(write: impl FnOnce() -> Result<(String, Value), String> + Send + 'static) -> BoxFuture<'static, ToolOutput> {
+    Box::pin(async move {
+        match tokio::task::spawn_blocking(write).await {
+            Ok(Ok((text, structured))) => ToolOutput::ok(text).with_structured(structured),
+            Ok(Err(message)) => ToolOutput::error(message),
+            Err(err) => ToolOutput::error(format!("Write failed: {err}")),
+        }
+    })
+}
+
+fn write(input: &Args, ctx: &ToolContext) -> Result<(String, Value), String> {
     let plan = plan(input, ctx)?;
     let old_text = plan.old.as_ref().map(|old| String::from_utf8_lossy(old));
     let structured = serde_json::json!({
@@ -206,11 +225,11 @@ mod tests {
         assert!(new_file);
         assert_eq!(path, dir.path().join("a/b/c.txt"));
         assert_eq!(diff, "--- /dev/null\n+++ b/a/b/c.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n");
-        let out = WriteTool.run(input, &ctx).await;
+        let out = WriteTool.run(input.into(), &ctx).await;
         assert_eq!(out, ToolOutput::ok("Created file a/b/c.txt (2 lines)."));
         assert_eq!(fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(), "x\ny\n");
         // Written counts as seen: a second write needs no Read.
-        let out = WriteTool.run(json!({"file_path": "a/b/c.txt", "content": "x\nz\n"}), &ctx).await;
+        let out = WriteTool.run(json!({"file_path": "a/b/c.txt", "content": "x\nz\n"}).into(), &ctx).await;
         assert_eq!(out, ToolOutput::ok("Updated a/b/c.txt (2 lines; +1 -1)."));
     }
 
@@ -223,17 +242,17 @@ mod tests {
         let input = json!({"file_path": "f.txt", "content": "new\n"});
         let err = Tool::preview(&WriteTool, &input, &ctx).unwrap_err();
         assert!(err.contains("has not been read") && err.contains("Read it first"), "{err}");
-        let out = WriteTool.run(input.clone(), &ctx).await;
+        let out = WriteTool.run(input.clone().into(), &ctx).await;
         assert!(out.is_error);
         assert_eq!(fs::read_to_string(&path).unwrap(), "original\n");
 
         ctx.files.record_content(&path, b"original\n");
         fs::write(&path, "changed by the user\n").unwrap();
-        let out = WriteTool.run(input.clone(), &ctx).await;
+        let out = WriteTool.run(input.clone().into(), &ctx).await;
         assert!(out.is_error && out.content.contains("modified since it was last read"), "{}", out.content);
 
         ctx.files.record_content(&path, b"changed by the user\n");
-        let out = WriteTool.run(input, &ctx).await;
+        let out = WriteTool.run(input.into(), &ctx).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(fs::read_to_string(&path).unwrap(), "new\n");
     }
@@ -248,8 +267,9 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
         let ctx = ctx(dir.path());
         ctx.files.record_content(&path, b"#!/bin/sh\n");
-        let out =
-            WriteTool.run(json!({"file_path": path.to_str().unwrap(), "content": "#!/bin/sh\necho hi\n"}), &ctx).await;
+        let out = WriteTool
+            .run(json!({"file_path": path.to_str().unwrap(), "content": "#!/bin/sh\necho hi\n"}).into(), &ctx)
+            .await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -260,11 +280,11 @@ mod tests {
     async fn directory_and_unchanged_content() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
-        let out = WriteTool.run(json!({"file_path": ".", "content": "x"}), &ctx).await;
+        let out = WriteTool.run(json!({"file_path": ".", "content": "x"}).into(), &ctx).await;
         assert!(out.is_error && out.content.contains("is a directory"));
         fs::write(dir.path().join("same"), "x").unwrap();
         ctx.files.record_content(&dir.path().join("same"), b"x");
-        let out = WriteTool.run(json!({"file_path": "same", "content": "x"}), &ctx).await;
+        let out = WriteTool.run(json!({"file_path": "same", "content": "x"}).into(), &ctx).await;
         assert_eq!(out, ToolOutput::ok("same already has this content; nothing changed."));
         assert_eq!(Tool::target_path(&WriteTool, &json!({"file_path": "same"}), &ctx), Some(dir.path().join("same")));
     }

@@ -352,7 +352,7 @@ pub(crate) fn file_attack(mode: PermissionMode, tool: &str, input: &serde_json::
         outcome.allowed_steps += 1;
         let context = tandem_core::tools::ToolContext::new(tree.work.clone());
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let output = runtime.block_on(tool.run(input.clone(), &context));
+        let output = runtime.block_on(tool.run(input.clone().into(), &context));
         if output.content.contains(SECRET) {
             outcome.violations.push(format!("{} {input} printed a secret: {:?}", tool.name(), output.content));
         }

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::Value;
 use tandem_core::tools::{CallDisplay, Preview};
 use tandem_protocol::ToolCallStatus;
+use tandem_protocol::conversation::ToolInput;
 use tandem_protocol::tools::{ResultView, ToolKind};
 
 /// Where a tool call is in its life.
@@ -29,7 +29,7 @@ pub enum ToolState {
 pub struct ToolCard {
     pub call_id: String,
     pub name: String,
-    pub input: Value,
+    pub input: ToolInput,
     pub state: ToolState,
     /// The diff or command shown in the permission request, kept so the card can show what was applied.
     pub preview: Option<Preview>,
@@ -50,7 +50,7 @@ pub struct ToolCard {
 }
 
 impl ToolCard {
-    pub fn new(call_id: String, name: String, input: Value) -> ToolCard {
+    pub fn new(call_id: String, name: String, input: ToolInput) -> ToolCard {
         ToolCard {
             call_id,
             name,

@@ -30,7 +30,7 @@ fn asking(width: u16, height: u16) -> App {
             call_id: "b1".into(),
             tool: "Bash".into(),
             risk: Risk::High,
-            input,
+            input: input.into(),
             preview: Some(Preview::Command { command: "make deploy ENV=staging".into(), cwd: "/work/project".into() }),
             suggested_rule: "Bash(make deploy:*)".into(),
             reason: None,

@@ -121,7 +121,7 @@ impl App {
             Event::ToolInputStarted { call_id, name } => {
                 self.delivering();
                 self.transcript.push(CellKind::Tool(Box::new(
-                    ToolCard::new(call_id, name, serde_json::json!({})).in_dir(&self.cwd),
+                    ToolCard::new(call_id, name, serde_json::json!({}).into()).in_dir(&self.cwd),
                 )));
             }
             Event::CompactionStarted { .. } => self.status.compacting = true,
@@ -325,7 +325,7 @@ impl App {
     }
 
     /// Finds the card for a call (created while streaming) or adds one; sets its final input.
-    fn upsert_tool(&mut self, call_id: &str, name: &str, input: serde_json::Value) -> usize {
+    fn upsert_tool(&mut self, call_id: &str, name: &str, input: tandem_protocol::conversation::ToolInput) -> usize {
         match self.transcript.find_tool(call_id) {
             Some(index) => {
                 self.transcript.update(index, |cell| {

@@ -44,7 +44,7 @@ fn bash_dialog(app: &mut App, id: &str) {
             call_id: id.into(),
             tool: "Bash".into(),
             risk: Risk::High,
-            input: json!({"command": "make deploy"}),
+            input: json!({"command": "make deploy"}).into(),
             preview: Some(Preview::Command { command: "make deploy".into(), cwd: "/work/project".into() }),
             suggested_rule: "Bash(make deploy:*)".into(),
             reason: None,

@@ -125,7 +125,11 @@ mod tests {
                 content: vec![
                     ContentBlock::Thinking { thinking: "hmm".into(), signature: "s".into() },
                     ContentBlock::text("Reading."),
-                    ContentBlock::ToolUse { id: "t".into(), name: "Read".into(), input: json!({"file_path": "a.rs"}) },
+                    ContentBlock::ToolUse {
+                        id: "t".into(),
+                        name: "Read".into(),
+                        input: json!({"file_path": "a.rs"}).into(),
+                    },
                 ],
             },
             Message {
@@ -163,7 +167,7 @@ mod tests {
         let messages = vec![
             Message {
                 role: Role::Assistant,
-                content: vec![ContentBlock::ToolUse { id: "t".into(), name: "TodoWrite".into(), input: todos }],
+                content: vec![ContentBlock::ToolUse { id: "t".into(), name: "TodoWrite".into(), input: todos.into() }],
             },
             Message {
                 role: Role::User,
@@ -212,7 +216,7 @@ mod tests {
         let call = |id: &str| ContentBlock::ToolUse {
             id: id.into(),
             name: "Bash".into(),
-            input: json!({"command": "sleep 30"}),
+            input: json!({"command": "sleep 30"}).into(),
         };
         let result = |id: &str, content: &str| ContentBlock::ToolResult {
             tool_use_id: id.into(),

@@ -66,7 +66,7 @@ pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Ev
     let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
     let display = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
     let display = tandem_core::tools::CallDisplay { risk: Risk::High, ..display };
-    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input, display }
+    Event::ToolCallStarted { call_id: id.into(), name: name.into(), input: input.into(), display }
 }
 
 /// `ToolCallFinished` of a successful call as core sends it, with the tool's view of `content`.
@@ -182,7 +182,7 @@ fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
                 call_id: id.into(),
                 tool: "Bash".into(),
                 risk: Risk::High,
-                input: json!({"command": "ls"}),
+                input: json!({"command": "ls"}).into(),
                 preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
                 suggested_rule: "Bash(ls:*)".into(),
                 reason: None,
@@ -353,7 +353,7 @@ fn assistant_messages_fill_in_tool_inputs_and_interrupts_mark_cards() {
             content: vec![ContentBlock::ToolUse {
                 id: "x".into(),
                 name: "Bash".into(),
-                input: json!({"command": "sleep 5"}),
+                input: json!({"command": "sleep 5"}).into(),
             }],
             stop_reason: Some(StopReason::ToolUse),
             usage: Usage::default(),

@@ -145,7 +145,7 @@ impl PermissionDialog {
         call_id: String,
         tool: String,
         risk: Risk,
-        input: Value,
+        input: tandem_protocol::conversation::ToolInput,
         preview: Option<Preview>,
         suggested_rule: String,
         cwd: PathBuf,

@@ -9,6 +9,7 @@ use tokio::sync::oneshot;
 
 use super::super::lock;
 use super::{Call, Prepared, ToolRunner, deny, failed, not_run};
+use crate::conversation::ToolInput;
 use crate::permissions::PermissionMode;
 use crate::permissions::{RuleKind, Scope, settings, split_rule_list};
 use crate::protocol::{AlwaysScope, Event, PermissionAnswer, PermissionDenial, ToolCallStatus};
@@ -32,7 +33,7 @@ impl ToolRunner<'_> {
         &self,
         call: &Call,
         tool: Arc<dyn Tool>,
-        input: Value,
+        input: ToolInput,
         notes: Vec<String>,
         suggested_rule: String,
         reason: Option<String>,
@@ -130,7 +131,7 @@ impl ToolRunner<'_> {
                     lock(&self.shared.policy).mode = PermissionMode::Default;
                 }
                 match self.tools.prepare(&call.name, &updated) {
-                    Ok(tool) => Prepared::Ready { tool, input: updated, notes, grant: Grant::Approved },
+                    Ok(tool) => Prepared::Ready { tool, input: updated.into(), notes, grant: Grant::Approved },
                     Err(output) => Prepared::Finished { output, status: ToolCallStatus::Failed },
                 }
             }

@@ -25,7 +25,7 @@ fn results(pairs: &[(&str, &str)]) -> Message {
 }
 
 fn call(id: &str, name: &str, input: Value) -> ContentBlock {
-    ContentBlock::ToolUse { id: id.into(), name: name.into(), input }
+    ContentBlock::ToolUse { id: id.into(), name: name.into(), input: input.into() }
 }
 
 fn read(id: &str, path: &str) -> ContentBlock {

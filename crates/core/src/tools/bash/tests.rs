@@ -10,7 +10,7 @@ fn ctx(dir: &Path) -> ToolContext {
 }
 
 async fn bash(ctx: &ToolContext, input: Value) -> ToolOutput {
-    BashTool.run(input, ctx).await
+    BashTool.run(input.into(), ctx).await
 }
 
 /// Whether a process is gone (a zombie nobody reaped yet counts as gone: it runs nothing).
@@ -177,7 +177,7 @@ async fn big_output_is_saved_to_the_session_directory() {
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = ToolContext::new(dir.path().to_path_buf());
     ctx.output_dir = Some(dir.path().join("session-outputs"));
-    let out = BashTool.run(serde_json::json!({"command": "seq 1 100000"}), &ctx).await;
+    let out = BashTool.run(serde_json::json!({"command": "seq 1 100000"}).into(), &ctx).await;
     assert!(!out.is_error, "{}", out.content);
     let line = out.content.lines().find(|line| line.contains("was saved to")).expect("the saved file is named");
     let path = line.split("saved to ").nth(1).unwrap().split(':').next().unwrap();

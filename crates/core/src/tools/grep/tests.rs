@@ -31,7 +31,7 @@ fn set_age(path: &Path, seconds_ago: u64) {
 }
 
 async fn grep(dir: &Path, input: Value) -> ToolOutput {
-    GrepTool.run(input, &ToolContext::new(dir.to_path_buf())).await
+    GrepTool.run(input.into(), &ToolContext::new(dir.to_path_buf())).await
 }
 
 #[tokio::test]
@@ -214,7 +214,7 @@ async fn a_file_opened_out_of_the_root_after_the_walk_judged_it_is_not_searched(
     let mut ctx = ToolContext::new(work.clone());
     ctx.hidden = Some(hidden);
     let input = json!({"pattern": "CANARY", "path": "sub", "output_mode": "content"});
-    let out = GrepTool.run(input, &ctx).await;
+    let out = GrepTool.run(input.into(), &ctx).await;
     assert!(work.join("sub/y").exists(), "the swap happened");
     assert!(!out.content.contains("CANARY-OUTSIDE"), "{}", out.content);
 }

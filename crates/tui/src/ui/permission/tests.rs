@@ -40,7 +40,15 @@ pub(super) fn edit_dialog() -> PermissionDialog {
     let diff = tandem_core::diff::unified_diff("src/words.rs", &old, &new, 3);
     let preview = Preview::Diff { path, diff, new_file: false, texts: Some(DiffTexts { old: Some(old), new }) };
     let input = json!({"file_path": "/home/dev/project/src/words.rs", "old_string": "…", "new_string": "…"});
-    PermissionDialog::new("call_1".into(), "Edit".into(), Risk::Medium, input, Some(preview), "Edit".into(), cwd())
+    PermissionDialog::new(
+        "call_1".into(),
+        "Edit".into(),
+        Risk::Medium,
+        input.into(),
+        Some(preview),
+        "Edit".into(),
+        cwd(),
+    )
 }
 
 pub(super) fn write_dialog() -> PermissionDialog {
@@ -49,7 +57,15 @@ pub(super) fn write_dialog() -> PermissionDialog {
     let diff = tandem_core::diff::new_file_diff("NOTES.md", &new);
     let preview = Preview::Diff { path, diff, new_file: true, texts: Some(DiffTexts { old: None, new }) };
     let input = json!({"file_path": "/home/dev/project/NOTES.md", "content": "…"});
-    PermissionDialog::new("call_2".into(), "Write".into(), Risk::Medium, input, Some(preview), "Write".into(), cwd())
+    PermissionDialog::new(
+        "call_2".into(),
+        "Write".into(),
+        Risk::Medium,
+        input.into(),
+        Some(preview),
+        "Write".into(),
+        cwd(),
+    )
 }
 
 pub(super) fn bash_dialog() -> PermissionDialog {
@@ -59,7 +75,7 @@ pub(super) fn bash_dialog() -> PermissionDialog {
         "call_3".into(),
         "Bash".into(),
         Risk::High,
-        json!({"command": command}),
+        json!({"command": command}).into(),
         Some(preview),
         "Bash(npm test:*)".into(),
         cwd(),
@@ -284,8 +300,15 @@ fn single_hunk_and_new_files_have_no_review() {
         new_file: false,
         texts: Some(DiffTexts { old: Some("a\nb\n".into()), new: "a\nc\n".into() }),
     };
-    let dialog =
-        PermissionDialog::new("c".into(), "Edit".into(), Risk::Medium, json!({}), Some(preview), "Edit".into(), cwd());
+    let dialog = PermissionDialog::new(
+        "c".into(),
+        "Edit".into(),
+        Risk::Medium,
+        json!({}).into(),
+        Some(preview),
+        "Edit".into(),
+        cwd(),
+    );
     assert!(dialog.review().is_none());
     let text = screen(&draw(&dialog, 60, 12, &Theme::new(ColorDepth::None)));
     assert!(text.contains("/elsewhere/a.txt"), "{text}");
@@ -369,7 +392,7 @@ fn diff_cells_carry_the_theme_styles() {
 fn other_tools_show_their_input() {
     let input = json!({"url": "https://example.com/docs", "prompt": "summarise"});
     let dialog =
-        PermissionDialog::new("c9".into(), "WebFetch".into(), Risk::Low, input, None, "WebFetch".into(), cwd());
+        PermissionDialog::new("c9".into(), "WebFetch".into(), Risk::Low, input.into(), None, "WebFetch".into(), cwd());
     let text = screen(&draw(&dialog, 80, 16, &Theme::new(ColorDepth::Ansi16)));
     assert!(text.contains("Allow WebFetch? low risk"), "{text}");
     assert!(text.contains("\"url\": \"https://example.com/docs\""), "{text}");

@@ -24,7 +24,7 @@ fn theme() -> Theme {
 
 /// A card as the app holds it once core described the call (kind, summary), as for a live call.
 fn card(name: &str, input: serde_json::Value, state: ToolState) -> ToolCard {
-    let mut card = ToolCard::new("call_1".into(), name.into(), input);
+    let mut card = ToolCard::new("call_1".into(), name.into(), input.into());
     card.state = state;
     let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
     card.kind = tandem_core::tools::ToolRegistry::builtin().describe(name, &card.input, &context).kind;
