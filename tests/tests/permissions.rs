@@ -218,6 +218,33 @@ fn decoys_cant_push_a_renamed_denied_file_out_of_the_followed_ones() {
     }
 }
 
+/// Found by the thirty-ninth red-team round: `.env` is a link to `config/prod.env` and a rule denies `Read(.env)`.
+/// The sandbox denied the target to commands, but the Read tool, judging names, read `config/prod.env` unasked.
+/// The files a rule denies through a link are known to the tools from the session's start.
+#[test]
+fn the_target_of_a_denied_link_is_refused_to_the_first_read() {
+    let workspace = Workspace::new();
+    workspace.write("config/prod.env", "API=CANARY-ENV\n");
+    std::os::unix::fs::symlink("config/prod.env", workspace.path().join(".env")).unwrap();
+    let rules = json!({"permissions": {"deny": ["Read(.env)"]}});
+    workspace.write(".claude/settings.json", &rules.to_string());
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "config/prod.env"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_cat", "name": "Bash", "input": {"command": "cat config/prod.env"}}]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &[]) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let refused = tool_results(&requests[1].body)[0]["content"].as_str().unwrap().to_owned();
+    assert!(refused.contains("is refused"), "{refused}");
+    for request in &requests {
+        assert!(!request.body.to_string().contains("CANARY-ENV"), "the denied link's target reached the model");
+    }
+}
+
 /// A sandboxed command can't read tandem's environment (its API key) through `/proc`, even as root, which Linux
 /// lets read another root process's `environ` whatever Landlock and "not dumpable" say.
 #[test]

@@ -200,6 +200,9 @@ pub fn build(cli: &Cli, cwd: PathBuf) -> Result<AgentConfig, SetupError> {
     permissions.workspace = permissions.workspace.clone().with_data_dir(&paths.data_dir, &[own_outputs]);
     tandem_core::sandbox::keep_denied_files_in(&paths.data_dir.join("denied-files"));
     let sandbox = crate::setup_sandbox::confinement(cli, &file, &settings, &mut permissions, &mut notices)?;
+    if let Some(confinement) = &sandbox {
+        tandem_core::sandbox::find_denied_files(confinement, &cwd);
+    }
     let mut shell_env = file.shell_environment_policy.clone().unwrap_or_default();
     shell_env.secrets.extend(resolved.endpoint.api_key_env.iter().cloned());
     shell_env.secrets.extend(file.providers.values().filter_map(|entry| entry.api_key_env.clone()));

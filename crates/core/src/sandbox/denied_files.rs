@@ -21,10 +21,10 @@ use std::fs::Metadata;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
-use super::walk::{Visit, breadth_first};
+use super::walk::{Visit, Walked, breadth_first};
 
 /// What a file is, whatever its name: a new file that reuses the inode number of a deleted one has another birth
 /// time, where the file system records one.
@@ -40,6 +40,16 @@ struct Held {
     identity: Identity,
     origin: PathBuf,
     seen_at: PathBuf,
+    /// Where it lies when its path can't be read back (nested past `PATH_MAX` by a command): the directories it
+    /// may be in, denied whole instead.
+    within: Vec<PathBuf>,
+}
+
+/// A denied file the record names that was not found at start, with the directories a search could not finish
+/// (where it may be): denied whole, while the policy denies its origin.
+struct Unfound {
+    origin: PathBuf,
+    within: Vec<PathBuf>,
 }
 
 #[derive(Default)]
@@ -47,11 +57,12 @@ struct Remembered {
     /// What was found at a denied path, and that path.
     denied: BTreeMap<Identity, PathBuf>,
     held: Vec<Held>,
+    unfound: Vec<Unfound>,
     record: Option<PathBuf>,
 }
 
 static REMEMBERED: Mutex<Remembered> =
-    Mutex::new(Remembered { denied: BTreeMap::new(), held: Vec::new(), record: None });
+    Mutex::new(Remembered { denied: BTreeMap::new(), held: Vec::new(), unfound: Vec::new(), record: None });
 
 fn remembered() -> std::sync::MutexGuard<'static, Remembered> {
     REMEMBERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -89,17 +100,29 @@ pub fn keep_in(record: &Path) {
     }
     let mut state = remembered();
     let mut budget = MAX_SEARCHED_AT_START;
+    let mut kept_lines = String::new();
     for sighting in last_seen {
-        let (identity, seen_at) = (sighting.identity(), sighting.seen_at);
+        let (identity, seen_at) = (sighting.identity(), sighting.seen_at.clone());
         if state.held.len() >= MAX_HELD || state.held.iter().any(|held| held.identity == identity) {
             continue;
         }
         let there = open_place(&seen_at).filter(|(_, meta)| self::identity(meta) == identity);
-        let found =
-            there.map(|(place, _)| (place, seen_at.clone())).or_else(|| find_near(&seen_at, &identity, &mut budget));
-        if let Some((place, now)) = found {
-            state.denied.insert(identity, sighting.origin.clone());
-            state.held.push(Held { place, identity, origin: sighting.origin, seen_at: now });
+        let found = match there {
+            Some((place, _)) => Ok((place, seen_at.clone())),
+            None => find_near(&seen_at, &identity, &mut budget),
+        };
+        match found {
+            Ok((place, now)) => {
+                state.denied.insert(identity, sighting.origin.clone());
+                let held = Held { place, identity, origin: sighting.origin, seen_at: now, within: Vec::new() };
+                state.held.push(held);
+            }
+            // Maybe in a directory the search could not finish: kept in the record, looked for next time too.
+            Err(within) if !within.is_empty() => {
+                kept_lines.extend(serde_json::to_string(&sighting).ok().map(|line| format!("{line}\n")));
+                state.unfound.push(Unfound { origin: sighting.origin, within });
+            }
+            Err(_) => {}
         }
     }
     let lines: String = state
@@ -107,6 +130,7 @@ pub fn keep_in(record: &Path) {
         .iter()
         .filter_map(|held| serde_json::to_string(&Sighting::of(held)).ok())
         .map(|line| format!("{line}\n"))
+        .chain(std::iter::once(kept_lines))
         .collect();
     if lines != text
         && let Err(err) = crate::fs_util::write_atomic(record, lines.as_bytes())
@@ -118,11 +142,12 @@ pub fn keep_in(record: &Path) {
 
 /// Looks for a denied file that is not where it was last seen (moved while no tandem watched, or after the last
 /// command of the session that saw it): breadth first from the closest directory above that still exists, not
-/// following links, within what is left of `budget`.
-fn find_near(seen_at: &Path, identity: &Identity, budget: &mut usize) -> Option<(OwnedFd, PathBuf)> {
-    let start = seen_at.ancestors().skip(1).find(|dir| dir.is_dir())?;
+/// following links, within what is left of `budget`. Not found: the directories the search could not finish,
+/// where it may be (none: it is nowhere near).
+fn find_near(seen_at: &Path, identity: &Identity, budget: &mut usize) -> Result<(OwnedFd, PathBuf), Vec<PathBuf>> {
+    let Some(start) = seen_at.ancestors().skip(1).find(|dir| dir.is_dir()) else { return Err(Vec::new()) };
     let mut found = None;
-    breadth_first(
+    let walked = breadth_first(
         start,
         budget,
         |_| {},
@@ -138,8 +163,12 @@ fn find_near(seen_at: &Path, identity: &Identity, budget: &mut usize) -> Option<
             }
         },
     );
-    let path = found?;
-    open_place(&path).map(|(place, _)| (place, path))
+    let unfinished = match walked {
+        Walked::Done => Vec::new(),
+        Walked::Unfinished(dirs) => dirs,
+    };
+    let path = found.ok_or(unfinished)?;
+    open_place(&path).map(|(place, _)| (place, path.clone())).ok_or_else(|| vec![path])
 }
 
 /// `path` opened as a place, not following a link, with what it is.
@@ -151,20 +180,21 @@ fn open_place(path: &Path) -> Option<(OwnedFd, Metadata)> {
     (!meta.file_type().is_symlink()).then_some((place, meta))
 }
 
-/// Remembers what is at `path` (not following a link), a path denied to reads, for the rest of the session and,
-/// once [`keep_in`] named a record, for later ones.
-pub(super) fn remember(path: &Path) {
+/// Remembers what is at `path` (not following a link), a path denied to reads as `origin` (the path itself, or
+/// a link to it the policy names), for the rest of the session and, once [`keep_in`] named a record, for later
+/// ones.
+pub(super) fn remember(path: &Path, origin: &Path) {
     let Some((place, meta)) = open_place(path) else { return };
     let identity = identity(&meta);
     let mut state = remembered();
     if state.held.iter().any(|held| held.identity == identity) {
         return;
     }
-    state.denied.insert(identity, path.to_path_buf());
+    state.denied.insert(identity, origin.to_path_buf());
     if state.held.len() >= MAX_HELD {
         return;
     }
-    let held = Held { place, identity, origin: path.to_path_buf(), seen_at: path.to_path_buf() };
+    let held = Held { place, identity, origin: origin.to_path_buf(), seen_at: path.to_path_buf(), within: Vec::new() };
     write_down(&state, &held);
     state.held.push(held);
 }
@@ -182,19 +212,45 @@ pub fn note_where_denied_files_are() {
     follow(&mut remembered());
 }
 
-/// Where the denied files held are now, those whose origin `denied` still denies.
+/// Where the denied files held are now, those whose origin `denied` still denies (a file whose path can't be
+/// read back: the directories it may be in), and the directories a denied file the record names may be in.
 pub(super) fn where_they_are(denied: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut state = remembered();
     follow(&mut state);
-    state.held.iter().filter(|held| denied(&held.origin)).map(|held| held.seen_at.clone()).collect()
+    let held = state.held.iter().filter(|held| denied(&held.origin)).flat_map(|held| match held.within.is_empty() {
+        true => vec![held.seen_at.clone()],
+        false => held.within.clone(),
+    });
+    let unfound = state.unfound.iter().filter(|unfound| denied(&unfound.origin)).flat_map(|u| u.within.clone());
+    held.chain(unfound).collect()
 }
 
 /// Reads back where each held file is (those deleted since are let go) and writes down those found elsewhere
-/// than last seen.
+/// than last seen. One whose path can't be read back is looked for near where it was last seen; where that
+/// can't finish, the directories it may be in are denied whole (`within`).
 fn follow(state: &mut Remembered) {
     let mut moved = Vec::new();
     state.held.retain_mut(|held| {
-        let Ok(now) = current_path(&held.place) else { return false };
+        let now = match current_path(&held.place) {
+            Now::At(now) => now,
+            Now::Gone => return false,
+            // Still where it was looked for: out of a directory denied whole it can't be moved (it would gain
+            // the right to be read, which Landlock refuses).
+            Now::Unnamed if !held.within.is_empty() => return true,
+            Now::Unnamed => {
+                let mut budget = MAX_SEARCHED_AT_START;
+                match find_near(&held.seen_at, &held.identity, &mut budget) {
+                    Ok((_, now)) => now,
+                    Err(within) => {
+                        let start = held.seen_at.ancestors().skip(1).find(|dir| dir.is_dir());
+                        held.within =
+                            if within.is_empty() { start.into_iter().map(Path::to_path_buf).collect() } else { within };
+                        return true;
+                    }
+                }
+            }
+        };
+        held.within.clear();
         if now != held.seen_at {
             held.seen_at = now;
             moved.push(held.identity);
@@ -206,18 +262,144 @@ fn follow(state: &mut Remembered) {
     }
 }
 
-/// Where a place is now, read back from the kernel; an error once it has no name left.
-fn current_path(place: &OwnedFd) -> std::io::Result<PathBuf> {
-    let links = std::fs::File::from(place.try_clone()?).metadata()?.nlink();
-    if links == 0 {
-        return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
-    }
-    crate::fs_util::opened_path(place)
+/// Where a held place is now.
+enum Now {
+    At(PathBuf),
+    /// It has no name left (deleted).
+    Gone,
+    /// It has one, but it can't be read back (longer than `PATH_MAX`).
+    Unnamed,
 }
 
-/// The denied path a file (its metadata, not following a link) was found at, under whatever name it has now.
+/// Where a place is now, read back from the kernel.
+fn current_path(place: &OwnedFd) -> Now {
+    let links = place.try_clone().and_then(|place| std::fs::File::from(place).metadata()).map(|meta| meta.nlink());
+    match links {
+        Ok(0) | Err(_) => Now::Gone,
+        // A name of a file with several was removed: the kernel still names the removed one.
+        Ok(_) => match crate::fs_util::opened_path(place) {
+            Ok(path) if path.as_os_str().as_encoded_bytes().ends_with(b" (deleted)") => Now::Unnamed,
+            Ok(path) => Now::At(path),
+            Err(_) => Now::Unnamed,
+        },
+    }
+}
+
+/// Entries looked at, at most, per denied file with other names, looking for them.
+const MAX_SEARCHED_FOR_LINKS: usize = 50_000;
+
+/// The other names of each denied file that has several (hard links), with the denied path they are names of:
+/// Landlock grants a file wherever a name of it is granted, and a command may have linked a file before any rule
+/// denied it (`cp .env.example .env && ln .env cache/env.txt` in one build). Looked for in `roots`, the places a
+/// command may write (and so link) in: the workspace and the session's temp dir (not the tool caches a rule may
+/// write, which hold hundreds of thousands of files); what the search could not finish is returned whole.
+pub(super) fn other_names(denied: &[PathBuf], roots: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    let mut budget = MAX_SEARCHED_FOR_LINKS;
+    let mut out = Vec::new();
+    let linked: Vec<_> = denied.iter().flat_map(|path| linked_files(path, roots, &mut budget)).collect();
+    for (file, meta, origin) in linked {
+        let mut left = meta.nlink() - 1;
+        for root in roots {
+            let walked = breadth_first(
+                root,
+                &mut budget,
+                |_| {},
+                |entry| {
+                    let Ok(found) = entry.metadata() else { return Visit::Pass };
+                    if (found.dev(), found.ino()) == (meta.dev(), meta.ino()) && entry.path() != file {
+                        out.push((entry.path(), origin.clone()));
+                        left -= 1;
+                        if left == 0 { Visit::Stop } else { Visit::Pass }
+                    } else if found.is_dir() && found.dev() == meta.dev() {
+                        Visit::Enter
+                    } else {
+                        Visit::Pass
+                    }
+                },
+            );
+            if let Walked::Unfinished(dirs) = walked {
+                out.extend(dirs.into_iter().map(|dir| (dir, origin.clone())));
+            }
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The files with other names at a denied path in `roots` (where a command could have linked it before anything
+/// denied it): the file itself, or those in a denied directory (made there and linked out by the command that made
+/// the directory), each with the denied path it is known by; canonical, with its metadata.
+fn linked_files(path: &Path, roots: &[PathBuf], budget: &mut usize) -> Vec<(PathBuf, Metadata, PathBuf)> {
+    let Ok(canonical) = std::fs::canonicalize(path) else { return Vec::new() };
+    if !roots.iter().any(|root| canonical.starts_with(root)) {
+        return Vec::new();
+    }
+    let Ok(meta) = std::fs::metadata(&canonical) else { return Vec::new() };
+    if meta.is_file() {
+        return if meta.nlink() > 1 { vec![(canonical, meta, path.to_path_buf())] } else { Vec::new() };
+    }
+    let mut out = Vec::new();
+    if meta.is_dir() {
+        breadth_first(
+            &canonical,
+            budget,
+            |_| {},
+            |entry| match entry.metadata() {
+                Ok(found) if found.is_file() && found.nlink() > 1 => {
+                    let origin =
+                        entry.path().strip_prefix(&canonical).map_or(path.to_path_buf(), |rest| path.join(rest));
+                    out.push((entry.path(), found, origin));
+                    Visit::Pass
+                }
+                Ok(found) if found.is_dir() => Visit::Enter,
+                _ => Visit::Pass,
+            },
+        );
+    }
+    out
+}
+
+/// The denied path a file (its metadata, not following a link) was found at, under whatever name it has now:
+/// after the search the session started with ([`search_at_start`]), so that a file denied through a link that
+/// was there before any command ran is known by the first Read.
 pub fn origin_of(meta: &Metadata) -> Option<PathBuf> {
+    let mut searching = SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    while *searching {
+        searching = SEARCHED.wait(searching).unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+    drop(searching);
+    known_origin(meta)
+}
+
+/// [`origin_of`] as far as is known now (the split itself, which the first search is).
+pub(super) fn known_origin(meta: &Metadata) -> Option<PathBuf> {
     remembered().denied.get(&identity(meta)).cloned()
+}
+
+/// Whether the search the session started with still runs.
+static SEARCHING: Mutex<bool> = Mutex::new(false);
+static SEARCHED: Condvar = Condvar::new();
+
+/// Runs `search` (which remembers what the policy denies now) on a thread of its own; [`origin_of`] waits for it.
+pub(super) fn search_at_start(search: impl FnOnce() + Send + 'static) {
+    /// Ends the wait however the search ends.
+    struct Ended;
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            *SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+            SEARCHED.notify_all();
+        }
+    }
+    *SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+    let started = std::thread::Builder::new().name("denied-files".into()).spawn(move || {
+        let _ended = Ended;
+        search();
+    });
+    if started.is_err() {
+        drop(Ended);
+    }
 }
 
 fn write_down(state: &Remembered, held: &Held) {
@@ -276,7 +458,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = dir.path().join(".env");
         std::fs::write(&env, "SECRET").unwrap();
-        remember(&env);
+        remember(&env, &env);
         std::fs::rename(&env, dir.path().join("notes.txt")).unwrap();
         assert_eq!(origin_of(&std::fs::metadata(dir.path().join("notes.txt")).unwrap()), Some(env.clone()));
         std::fs::write(&env, "new").unwrap();
@@ -293,7 +475,13 @@ mod tests {
         std::fs::write(root.join("sub/.env"), "x").unwrap();
         let (place, meta) = open_place(&root.join("sub/.env")).unwrap();
         let origin = root.join("sub/.env");
-        let held = Held { place, identity: identity(&meta), origin: origin.clone(), seen_at: origin.clone() };
+        let held = Held {
+            place,
+            identity: identity(&meta),
+            origin: origin.clone(),
+            seen_at: origin.clone(),
+            within: Vec::new(),
+        };
         let line = serde_json::to_string(&Sighting::of(&held)).unwrap();
         std::fs::write(root.join("record"), format!("{line}\n")).unwrap();
         std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
@@ -311,7 +499,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         std::fs::create_dir_all(root.join("sub/secrets")).unwrap();
-        remember(&root.join("sub/secrets"));
+        remember(&root.join("sub/secrets"), &root.join("sub/secrets"));
         std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
         assert!(where_they_are(&everything).contains(&root.join("moved/secrets")));
         std::fs::remove_dir_all(root.join("moved")).unwrap();

@@ -30,7 +30,7 @@ pub(super) struct Grants {
 
 impl Grants {
     pub(super) fn for_policy(policy: &SandboxPolicy, cwd: Option<&Path>) -> Grants {
-        let (reads, deny_read) = reads_for(policy);
+        let (reads, deny_read) = reads_for(policy, cwd);
         let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
         // The session's own temp dir, never the system's: a workspace inside /tmp keeps its protection, and
         // nothing lands in other programs' temp files. Even a read-only command gets it (its `$TMPDIR`).
@@ -59,17 +59,40 @@ impl Grants {
     }
 }
 
+/// Works out what `policy` lets a command read before any command runs, on a thread of its own: the files it
+/// denies are then known to the Read tool from the start (one denied through a link a rule names, `.env` →
+/// `config/prod.env`), and the first command finds its read grants made.
+pub(super) fn search_at_start(policy: SandboxPolicy, cwd: PathBuf) {
+    super::denied_files::search_at_start(move || {
+        reads_for(&policy, Some(&cwd));
+    });
+}
+
 /// What the policy lets a command read, and every path it denies now: those it names, what its patterns match,
 /// and where denied files found before are now (while the policy still denies where they were found).
-fn reads_for(policy: &SandboxPolicy) -> (Arc<ReadGrants>, Vec<PathBuf>) {
+fn reads_for(policy: &SandboxPolicy, cwd: Option<&Path>) -> (Arc<ReadGrants>, Vec<PathBuf>) {
     let mut deny_read = with_matches(&policy.deny_read, &policy.deny_read_globs);
     let named = anchored_unique(policy.deny_read.iter().map(PathBuf::as_path));
+    // A denied file is known by the path the policy named it by, which may lead through a link (`.env` →
+    // `config/prod.env`): the policy keeps denying that path once the link is gone, while the target's own path
+    // is one it never named.
     let denies = |origin: &Path| {
-        named.iter().any(|denied| origin.starts_with(denied))
+        named.iter().chain(&policy.deny_read).any(|denied| origin.starts_with(denied))
             || policy.deny_read_globs.iter().any(|glob| glob.covers(origin))
     };
+    let mut named_as: Vec<(PathBuf, PathBuf)> =
+        deny_read.iter().filter_map(|spelled| Some((anchored(spelled)?, spelled.clone()))).collect();
     deny_read.extend(super::denied_files::where_they_are(&denies));
-    (read_grants(&deny_read, &policy.allow_read, &denies), deny_read)
+    let written: Vec<PathBuf> =
+        policy.roots(cwd).into_iter().chain(policy.temp_root().map(Path::to_path_buf)).collect();
+    for (other, origin) in super::denied_files::other_names(&deny_read, &written) {
+        let origin =
+            named_as.iter().find(|(canonical, _)| *canonical == origin).map_or(origin, |(_, named)| named.clone());
+        named_as.extend(anchored(&other).map(|canonical| (canonical, origin)));
+        deny_read.push(other);
+    }
+    let denied = Denied { paths: &[], named_as: &named_as, origins: &denies };
+    (read_grants(&deny_read, &policy.allow_read, denied), deny_read)
 }
 
 /// What [`read_grants`] found.
@@ -85,21 +108,32 @@ pub(super) struct ReadGrants {
 /// Everything readable but `deny` (and what lies beneath), with `allow` readable again even inside a denied path
 /// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole. Kept for later commands while the
 /// directories split stay as they were ([`super::read_cache`]).
-fn read_grants(deny: &[PathBuf], allow: &[PathBuf], denies: &dyn Fn(&Path) -> bool) -> Arc<ReadGrants> {
-    let denied = anchored_unique(deny.iter().map(PathBuf::as_path));
+fn read_grants(deny: &[PathBuf], allow: &[PathBuf], denied: Denied<'_>) -> Arc<ReadGrants> {
+    let paths = anchored_unique(deny.iter().map(PathBuf::as_path));
     let allowed = canonical_unique(allow.iter().map(PathBuf::as_path));
-    super::read_cache::read_grants_with(denied, allowed, |denied| {
+    super::read_cache::read_grants_with(paths, allowed, |paths| {
         let mut grants = ReadGrants::default();
-        split_for_reads(Path::new("/"), &Denied { paths: denied, origins: denies }, &mut grants);
+        split_for_reads(Path::new("/"), &Denied { paths, ..denied }, &mut grants);
         grants
     })
 }
 
 /// What [`split_for_reads`] leaves out: the denied paths, and files found at a denied path before (renamed
 /// since) whose origin is still denied.
+#[derive(Clone, Copy)]
 struct Denied<'a> {
+    /// Canonical.
     paths: &'a [PathBuf],
+    /// A denied path as the policy named it (second), for each canonical one it leads to (first).
+    named_as: &'a [(PathBuf, PathBuf)],
     origins: &'a dyn Fn(&Path) -> bool,
+}
+
+impl Denied<'_> {
+    /// The path the policy denies `path` (canonical, denied) by.
+    fn origin<'p>(&'p self, path: &'p Path) -> &'p Path {
+        self.named_as.iter().find(|(canonical, _)| canonical == path).map_or(path, |(_, named)| named)
+    }
 }
 
 /// Grants `path` whole when no denied path is at or beneath it; otherwise lists it only and recurses into its
@@ -107,7 +141,7 @@ struct Denied<'a> {
 /// would grant its target, denied or not.
 fn split_for_reads(path: &Path, denied: &Denied<'_>, grants: &mut ReadGrants) {
     if denied.paths.iter().any(|d| d == path) {
-        super::denied_files::remember(path);
+        super::denied_files::remember(path, denied.origin(path));
         return;
     }
     if !denied.paths.iter().any(|d| d.starts_with(path)) {
@@ -121,9 +155,14 @@ fn split_for_reads(path: &Path, denied: &Denied<'_>, grants: &mut ReadGrants) {
         // Landlock grants a file's inode: a second hard link to a denied file would open the file itself. And a
         // denied file renamed since is still denied.
         let shares_inode = meta.is_file() && std::os::unix::fs::MetadataExt::nlink(&meta) > 1;
-        let renamed = super::denied_files::origin_of(&meta).is_some_and(|origin| (denied.origins)(&origin));
-        if !meta.file_type().is_symlink() && !shares_inode && !renamed {
+        let renamed = super::denied_files::known_origin(&meta).is_some_and(|origin| (denied.origins)(&origin));
+        if meta.file_type().is_symlink() || renamed {
+            continue;
+        }
+        if !shares_inode {
             split_for_reads(&entry.path(), denied, grants);
+        } else if denied.paths.contains(&entry.path()) {
+            super::denied_files::remember(&entry.path(), denied.origin(&entry.path()));
         }
     }
 }
@@ -326,7 +365,11 @@ mod tests {
         std::fs::create_dir_all(root.join("home/project")).unwrap();
         std::fs::write(root.join("home/.ssh/known_hosts"), "h").unwrap();
         std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/ssh-link")).unwrap();
-        let grants = read_grants(&[root.join("home/.ssh")], &[root.join("home/.ssh/known_hosts")], &|_| true);
+        let grants = read_grants(
+            &[root.join("home/.ssh")],
+            &[root.join("home/.ssh/known_hosts")],
+            Denied { paths: &[], named_as: &[], origins: &|_| true },
+        );
         assert!(!grants.read.contains(&PathBuf::from("/")));
         assert!(grants.list_only.contains(&PathBuf::from("/")) && grants.list_only.contains(&root.join("home")));
         assert!(grants.read.contains(&root.join("home/project")));
@@ -334,7 +377,8 @@ mod tests {
         assert!(!grants.read.iter().any(|path| path == &root.join("home/.ssh") || path.ends_with("ssh-link")));
         assert!(grants.read.contains(&PathBuf::from("/usr")) || !Path::new("/usr").exists());
         // A denied path that does not exist yet splits its existing parent, so it can't be made and then read.
-        let missing = read_grants(&[root.join("missing")], &[], &|_| true);
+        let missing =
+            read_grants(&[root.join("missing")], &[], Denied { paths: &[], named_as: &[], origins: &|_| true });
         assert!(missing.list_only.contains(&root) && missing.read.contains(&root.join("home")), "{missing:?}");
         assert!(!missing.read.iter().any(|path| path == &root || root.starts_with(path)));
     }

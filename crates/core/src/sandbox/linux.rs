@@ -208,9 +208,12 @@ const ENOSYS: i32 = 38;
 /// write layer, built for each command, handles writing and TCP and grants writes on [`Grants::write`]; it also
 /// scopes signals and abstract Unix sockets to the sandbox.
 ///
-/// Moving a file to another directory (`Refer`) is refused by every layer unless granted, and never lets a file gain
-/// a right it lacked where it was: the read layer grants it wherever it grants reading or listing, so it is the
-/// write layer that decides which moves happen, and the read layer that no file moves out of a denied place.
+/// Moving or linking a file to another directory (`Refer`) is refused by every layer unless granted, and never lets
+/// a file gain a right it lacked where it was: the read layer grants it where it grants reading, so it is the write
+/// layer that decides which moves happen, and the read layer that no file moves out of a denied place. Not on the
+/// directories listed only: a rule covers everything beneath, denied paths included, and a file moved out of a
+/// denied directory into one a command had just made there (which has no more rights) was readable to the next
+/// command. A file directly in such a directory moves to another one by copy (`mv` does that by itself).
 fn read_layer(grants: &Arc<ReadGrants>) -> Result<RulesetCreated, RulesetError> {
     let mut kept = READ_LAYERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     kept.retain(|(of, _)| of.strong_count() > 0);
@@ -224,7 +227,7 @@ fn read_layer(grants: &Arc<ReadGrants>) -> Result<RulesetCreated, RulesetError> 
         .handle_access(read)?
         .create()?
         .add_rules(rules(&grants.read, read))?
-        .add_rules(rules(&grants.list_only, AccessFs::ReadDir | AccessFs::Refer))?;
+        .add_rules(rules(&grants.list_only, AccessFs::ReadDir.into()))?;
     if let Ok(copy) = layer.try_clone() {
         kept.push((Arc::downgrade(grants), copy));
     }

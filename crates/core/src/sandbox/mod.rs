@@ -68,6 +68,14 @@ pub use guard::{Guard, History, NestedSettings};
 pub use own_environment::hide as hide_own_environment;
 pub use path_globs::{PathGlob, is_pattern};
 
+/// Finds the files the session's sandbox denies to reads before any command runs (in the background; the Read
+/// tool waits for it), so that the tools refuse them as the sandbox does from the first call.
+pub fn find_denied_files(confinement: &Confinement, cwd: &Path) {
+    if confinement.enabled {
+        grants::search_at_start(confinement.base.clone(), cwd.to_path_buf());
+    }
+}
+
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};

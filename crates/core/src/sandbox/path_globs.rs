@@ -83,9 +83,9 @@ impl PathGlob {
     }
 
     /// Searches breadth first below the base, adding matches to `found` and each directory listed to `listed`.
-    /// Where it runs out of [`MAX_ENTRIES`], what it did not finish is added to `found` whole (fail closed: a
-    /// match may lie there), and the search is not complete. It doesn't enter [`NOT_SEARCHED`] directories (nor
-    /// deny them).
+    /// What it did not finish (out of [`MAX_ENTRIES`], or a directory it could not list) is added to `found`
+    /// whole (fail closed: a match may lie there), and the search is not complete. It doesn't enter
+    /// [`NOT_SEARCHED`] directories (nor deny them).
     fn search(&self, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
         if self.matches(&self.base) {
             found.push(self.base.clone());
@@ -107,7 +107,7 @@ impl PathGlob {
         let mut budget = MAX_ENTRIES;
         match breadth_first(&self.base, &mut budget, |dir| listed.push(Seen::now(dir)), visit) {
             Walked::Done => true,
-            Walked::OutOfBudget(unfinished) => {
+            Walked::Unfinished(unfinished) => {
                 found.extend(unfinished);
                 false
             }

@@ -538,3 +538,133 @@ fn each_grant_gets_what_its_decision_assumed() {
     let off = Confinement { enabled: false, ..confinement };
     assert!(off.policy_for(Grant::ReadOnly).is_none(), "switched off: nothing is sandboxed");
 }
+
+/// Found by the thirty-ninth red-team round: a build a rule allowed made `.env` and a second name of it in
+/// another directory in one command (before anything denied it); the user then filled `.env` in. Landlock grants
+/// a file wherever a name of it is granted: the other name's directory, holding no denied path, was granted whole.
+#[tokio::test]
+async fn a_second_name_a_build_gave_a_denied_file_before_it_was_denied_is_denied_too() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], false);
+    p.deny_read_globs = vec![PathGlob::new(&ws.join("**/.env")).unwrap()];
+    allowed(&p, ws, "touch src/.env && mkdir src/cache && ln src/.env src/cache/env.txt").await;
+    std::fs::write(ws.join("src/.env"), "API=CANARY-ENV\n").unwrap();
+    denied(&p, ws, "cat src/.env").await;
+    let (ok, _) = sh(&p, ws, "grep -q CANARY src/cache/env.txt").await;
+    assert!(!ok, "the denied file was read through its second name");
+    let file = std::fs::File::open(ws.join("src/cache/env.txt")).unwrap();
+    let env: crate::tools::HiddenPaths = std::sync::Arc::new(|path: &Path| path.ends_with(".env"));
+    assert!(crate::tools::refuse_hidden_opened(&file, "src/cache/env.txt", Some(&env)).is_err());
+    allowed(&p, ws, "cat src/main.rs").await;
+}
+
+/// Found by the thirty-ninth red-team round: a denied path that is a link (`.env` → `config/prod.env`, or
+/// `secrets` → a directory outside) was remembered by its target's path, which no rule names: the Read tool read
+/// the target, and once a build removed the link the target was readable to commands too.
+#[tokio::test]
+async fn a_denied_link_s_target_stays_denied_without_the_link() {
+    let (Some(_abi), Some(root)) = (landlock_abi(), scratch()) else { return };
+    let (ws, outside) = (root.path().join("ws"), root.path().join("outside"));
+    std::fs::create_dir_all(&outside).unwrap();
+    repo(&ws);
+    std::fs::write(outside.join("secret.txt"), "CANARY-OUTSIDE\n").unwrap();
+    std::os::unix::fs::symlink("../../outside", ws.join("src/secrets")).unwrap();
+    std::fs::create_dir_all(ws.join("config")).unwrap();
+    std::fs::write(ws.join("config/prod.env"), "API=CANARY-ENV\n").unwrap();
+    std::os::unix::fs::symlink("../config/prod.env", ws.join("src/.env")).unwrap();
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.clone()], false);
+    p.deny_read_globs =
+        vec![PathGlob::new(&ws.join("src/secrets/**")).unwrap(), PathGlob::new(&ws.join("**/.env")).unwrap()];
+    denied(&p, &ws, "cat ../outside/secret.txt").await;
+    denied(&p, &ws, "cat config/prod.env").await;
+    let rules: crate::tools::HiddenPaths = {
+        let ws = ws.clone();
+        std::sync::Arc::new(move |path: &Path| path.starts_with(ws.join("src/secrets")) || path.ends_with(".env"))
+    };
+    let file = std::fs::File::open(ws.join("config/prod.env")).unwrap();
+    assert!(crate::tools::refuse_hidden_opened(&file, "config/prod.env", Some(&rules)).is_err());
+    allowed(&p, &ws, "rm src/secrets src/.env").await;
+    denied(&p, &ws, "cat ../outside/secret.txt").await;
+    denied(&p, &ws, "cat config/prod.env").await;
+    allowed(&p, &ws, "cat src/main.rs").await;
+}
+
+/// Found by the thirty-ninth red-team round: a build nested the directory holding a denied file under new
+/// directories with long names until its path passed `PATH_MAX`; the path of the file held could not be read back,
+/// so it was let go as if deleted, and a command reached it by `cd`-ing down one level at a time. Moving the
+/// directory into another is refused now (it lies in a directory listed only); renaming each of its ancestors in
+/// place to a long name still pushes the path past `PATH_MAX`, and the file stays denied.
+#[tokio::test]
+async fn a_denied_file_nested_past_path_max_stays_denied() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    let deep: PathBuf = (1..=18).map(|level| format!("n{level}")).collect();
+    std::fs::create_dir_all(ws.join("src").join(&deep)).unwrap();
+    std::fs::write(ws.join("src").join(&deep).join(".env"), "API=CANARY-ENV\n").unwrap();
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], false);
+    p.deny_read = vec![ws.join("src").join(&deep).join(".env")];
+    denied(&p, ws, &format!("cat src/{}/.env", deep.display())).await;
+    let long = "d".repeat(240);
+    let (moved, _) = sh(&p, ws, &format!("set -e; cd src; mkdir w{long}; mv n1 w{long}/")).await;
+    assert!(!moved, "a directory holding a denied file was moved into another");
+    let hide = format!("set -e; cd src; for i in $(seq 18); do mv n$i w${{i}}{long}; cd w${{i}}{long}; done");
+    allowed(&p, ws, &hide).await;
+    let show = format!("set -e; cd src; for i in $(seq 18); do cd w${{i}}{long}; done; grep -q CANARY .env");
+    let (ok, _) = sh(&p, ws, &show).await;
+    assert!(!ok, "the denied file nested past PATH_MAX was read");
+    allowed(&p, ws, "cat src/main.rs").await;
+}
+
+/// Found by the fortieth red-team round: a rule denying a directory (`Read(secrets/)`) followed the directory,
+/// not the files in it: a build a rule allowed linked or moved `secrets/key` into a directory it had just made
+/// (which has no more rights than the denied one, so Landlock let it), and the next command, the Read tool and
+/// Grep read it there. Nothing may leave a denied directory; one a command made, with a file it linked out before
+/// anything denied it, has that file denied under its other name too.
+#[tokio::test]
+async fn nothing_leaves_a_denied_directory() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    std::fs::create_dir_all(ws.join("src/keep/secrets")).unwrap();
+    std::fs::create_dir_all(ws.join("lib")).unwrap();
+    for key in ["linked", "moved", "kept"] {
+        std::fs::write(ws.join("src/keep/secrets").join(key), "KEY=CANARY-ENV\n").unwrap();
+    }
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], false);
+    p.deny_read_globs =
+        vec![PathGlob::new(&ws.join("src/keep/secrets/**")).unwrap(), PathGlob::new(&ws.join("**/vault/**")).unwrap()];
+    denied(&p, ws, "cat src/keep/secrets/kept").await;
+    let leaks = [
+        "mkdir -p src/cache && mv src/keep/secrets/moved src/cache/moved",
+        "mkdir -p src/cache && ln src/keep/secrets/linked src/cache/linked",
+        "mv src/keep/secrets src/keep/public",
+    ];
+    for leak in leaks {
+        sh(&p, ws, leak).await;
+    }
+    for put in ["src/cache/moved", "src/cache/linked", "src/keep/public/kept"] {
+        let (ok, _) = sh(&p, ws, &format!("grep -q CANARY {put}")).await;
+        assert!(!ok, "a file of the denied directory was read where a command put it: {put}");
+    }
+    let secrets: crate::tools::HiddenPaths = {
+        let secrets = ws.join("src/keep/secrets");
+        std::sync::Arc::new(move |path: &Path| path.starts_with(&secrets))
+    };
+    let file = std::fs::File::open(ws.join("src/keep/public/kept")).unwrap();
+    assert!(crate::tools::refuse_hidden_opened(&file, "src/keep/public/kept", Some(&secrets)).is_err());
+    allowed(&p, ws, "mkdir -p lib/vault lib/cache && touch lib/vault/key && ln lib/vault/key lib/cache/vault-key")
+        .await;
+    std::fs::write(ws.join("lib/vault/key"), "KEY=CANARY-ENV\n").unwrap();
+    let (ok, _) = sh(&p, ws, "grep -q CANARY lib/cache/vault-key").await;
+    assert!(!ok, "the denied directory's file was read through its other name");
+    let file = std::fs::File::open(ws.join("lib/cache/vault-key")).unwrap();
+    let vault: crate::tools::HiddenPaths = {
+        let vault = ws.join("lib/vault");
+        std::sync::Arc::new(move |path: &Path| path.starts_with(&vault))
+    };
+    assert!(crate::tools::refuse_hidden_opened(&file, "lib/cache/vault-key", Some(&vault)).is_err());
+    allowed(&p, ws, "cat src/main.rs && touch src/cache/new").await;
+}

@@ -52,8 +52,10 @@ pub(super) enum Visit {
 pub(super) enum Walked {
     /// Every directory was listed, or `visit` stopped it.
     Done,
-    /// The budget ran out: these directories were not listed to the end (or at all).
-    OutOfBudget(Vec<PathBuf>),
+    /// These directories were not listed to the end, or at all: the budget ran out, or one could not be listed
+    /// (its path grown past `PATH_MAX` by a command nesting it deep, or its mode changed), though a command may
+    /// still reach into it.
+    Unfinished(Vec<PathBuf>),
 }
 
 /// Walks below `start` breadth first, not following links, telling `listing` of each directory before listing it
@@ -65,14 +67,23 @@ pub(super) fn breadth_first(
     mut visit: impl FnMut(&DirEntry) -> Visit,
 ) -> Walked {
     let mut level = vec![start.to_path_buf()];
+    let mut unlisted = Vec::new();
     while !level.is_empty() {
         let mut next = Vec::new();
         for (at, dir) in level.iter().enumerate() {
             listing(dir);
-            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            let entries = match std::fs::read_dir(dir) {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => {
+                    unlisted.push(dir.clone());
+                    continue;
+                }
+            };
             for entry in entries.flatten() {
                 let Some(left) = budget.checked_sub(1) else {
-                    return Walked::OutOfBudget(level[at..].iter().cloned().chain(next).collect());
+                    unlisted.extend(level[at..].iter().cloned().chain(next));
+                    return Walked::Unfinished(unlisted);
                 };
                 *budget = left;
                 match visit(&entry) {
@@ -84,5 +95,5 @@ pub(super) fn breadth_first(
         }
         level = next;
     }
-    Walked::Done
+    if unlisted.is_empty() { Walked::Done } else { Walked::Unfinished(unlisted) }
 }

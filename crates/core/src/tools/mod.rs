@@ -117,6 +117,7 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
         |path: &Path| crate::fs_util::resolve_like_kernel(path).unwrap_or_else(|| crate::fs_util::normalize(path));
     let resolved = resolve(root);
     let root = root.to_path_buf();
+    let in_denied = denied_directory_around(&resolved, &hidden).is_some();
     walker.filter_entry(move |entry| {
         let path = entry.path();
         let judged = match path.strip_prefix(&root) {
@@ -124,17 +125,45 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
             Ok(rest) => resolved.join(rest),
             Err(_) => resolve(path),
         };
-        !hidden(&judged)
+        // A denied directory renamed since (found at a denied place, under another name now) is not entered.
+        let renamed_denied = || {
+            entry.file_type().is_some_and(|kind| kind.is_dir())
+                && entry
+                    .metadata()
+                    .ok()
+                    .and_then(|meta| crate::sandbox::denied_origin_of(&meta))
+                    .is_some_and(|o| hidden(&o))
+        };
+        !in_denied && !hidden(&judged) && !renamed_denied()
     });
 }
 
+/// The denied place a directory at or above `real` was found at, when that place (or `real` there) is hidden: a
+/// denied directory renamed since (by a command in place: the sandbox follows it) still hides what it holds.
+pub fn denied_directory_around(real: &Path, hidden: &HiddenPaths) -> Option<PathBuf> {
+    real.ancestors().find_map(|dir| {
+        let meta = std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir)?;
+        let origin = crate::sandbox::denied_origin_of(&meta)?;
+        let there = real.strip_prefix(dir).map_or_else(|_| origin.clone(), |rest| origin.join(rest));
+        (hidden(&origin) || hidden(&there)).then_some(origin)
+    })
+}
+
 /// Refuses a file just opened whose real place, read back from its descriptor, is one a Read may not see unasked
-/// (`hidden`), or that is a file found at such a place before, renamed since ([`crate::sandbox::denied_origin_of`]).
-/// The path was judged before the call ran; a link made since (by a command in the background) may lead elsewhere
-/// now, and only the descriptor says where the kernel really went.
+/// (`hidden`), or that is a file found at such a place, known here by another name
+/// ([`crate::sandbox::denied_origin_of`]). The path was judged before the call ran; a link made since (by a command
+/// in the background) may lead elsewhere now, and only the descriptor says where the kernel really went.
 pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&HiddenPaths>) -> Result<(), String> {
     let Some(hidden) = hidden else { return Ok(()) };
-    refuse_hidden_at(file, crate::fs_util::opened_path(file).ok().as_deref(), shown, hidden)
+    let real = crate::fs_util::opened_path(file).ok();
+    if let Some(origin) = real.as_deref().and_then(|real| denied_directory_around(real, hidden)) {
+        return Err(format!(
+            "Read of {shown} is refused: it lies in the directory found at {}, which a Read may not see unasked \
+             (renamed since).",
+            origin.display()
+        ));
+    }
+    refuse_hidden_at(file, real.as_deref(), shown, hidden)
 }
 
 /// [`refuse_hidden_opened`] for a file whose real place (`real`) was read back already.
@@ -148,8 +177,8 @@ pub fn refuse_hidden_at(
         && hidden(&origin)
     {
         return Err(format!(
-            "Read of {shown} is refused: it is the file that lay at {}, which a Read may not see unasked (renamed \
-             since).",
+            "Read of {shown} is refused: it is the file found at {}, which a Read may not see unasked (under another \
+             name here: renamed, linked, or a link's target).",
             origin.display()
         ));
     }
