@@ -153,7 +153,7 @@ impl PermissionPolicy {
             Subject::Command { command, unsandboxed } => return self.decide_bash(&command, unsandboxed),
             Subject::Fetch { url } => self.decide_web_fetch(&url),
             Subject::WebSearch => self.decide_web_search(),
-            Subject::File(access) => self.decide_file_tool(tool, &access),
+            Subject::File(access) => self.decide_file_access(tool, &access),
             Subject::UserAnswer => self.decide_user_answer(tool.name()),
         };
         (decision, Grant::ReadOnly)
@@ -178,15 +178,11 @@ impl PermissionPolicy {
         Decision::Ask { suggested_rule: String::new(), reason: Some("only the user can answer it".to_owned()) }
     }
 
-    /// The decision on a file call's access as given (its path already resolved where the caller resolved it).
+    /// The decision on a file call's access as given (the re-check before a call runs passes its path resolved).
     pub fn decide_file_access(&self, tool: &dyn Tool, access: &FileAccess) -> Decision {
-        self.decide_file_tool(tool, access)
-    }
-
-    fn decide_file_tool(&self, tool: &dyn Tool, access: &FileAccess) -> Decision {
         if let Some(start) = &access.starts_at {
             let at_start = FileAccess { path: Some(start.clone()), starts_at: None, ..access.clone() };
-            let decision = self.decide_file_tool(tool, &at_start);
+            let decision = self.decide_file_access(tool, &at_start);
             if decision != Decision::Allow {
                 return decision;
             }

@@ -145,30 +145,47 @@ pub fn keep_in(record: &Path) {
 /// following links, within what is left of `budget`. Not found: the directories the search could not finish,
 /// where it may be (none: it is nowhere near).
 fn find_near(seen_at: &Path, identity: &Identity, budget: &mut usize) -> Result<(OwnedFd, PathBuf), Vec<PathBuf>> {
-    let Some(start) = seen_at.ancestors().skip(1).find(|dir| dir.is_dir()) else { return Err(Vec::new()) };
+    let Some(start) = nearest_directory(seen_at) else { return Err(Vec::new()) };
     let mut found = None;
+    let walked = names_of(start, (identity.0, identity.1), budget, |path, meta| {
+        if self::identity(meta) != *identity {
+            return Visit::Pass;
+        }
+        found = Some(path);
+        Visit::Stop
+    });
+    let path = found.ok_or(walked)?;
+    open_place(&path).map(|(place, _)| (place, path.clone())).ok_or_else(|| vec![path])
+}
+
+/// The closest directory above `path` that still exists, where a search for what was there starts.
+fn nearest_directory(path: &Path) -> Option<&Path> {
+    path.ancestors().skip(1).find(|dir| dir.is_dir())
+}
+
+/// Walks below `start` (same device, not following links, within `budget`) for the names of the file `(device,
+/// inode)`, telling `found` of each (it says whether to go on); returns the directories the walk could not
+/// finish (none: it finished).
+fn names_of(
+    start: &Path,
+    (device, inode): (u64, u64),
+    budget: &mut usize,
+    mut found: impl FnMut(PathBuf, &Metadata) -> Visit,
+) -> Vec<PathBuf> {
     let walked = breadth_first(
         start,
         budget,
         |_| {},
-        |entry| {
-            let Ok(meta) = entry.metadata() else { return Visit::Pass };
-            if self::identity(&meta) == *identity {
-                found = Some(entry.path());
-                Visit::Stop
-            } else if meta.is_dir() && meta.dev() == identity.0 {
-                Visit::Enter
-            } else {
-                Visit::Pass
-            }
+        |entry| match entry.metadata() {
+            Ok(meta) if (meta.dev(), meta.ino()) == (device, inode) => found(entry.path(), &meta),
+            Ok(meta) if meta.is_dir() && meta.dev() == device => Visit::Enter,
+            _ => Visit::Pass,
         },
     );
-    let unfinished = match walked {
+    match walked {
         Walked::Done => Vec::new(),
         Walked::Unfinished(dirs) => dirs,
-    };
-    let path = found.ok_or(unfinished)?;
-    open_place(&path).map(|(place, _)| (place, path.clone())).ok_or_else(|| vec![path])
+    }
 }
 
 /// `path` opened as a place, not following a link, with what it is.
@@ -217,12 +234,11 @@ pub fn note_where_denied_files_are() {
 pub(super) fn where_they_are(denied: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut state = remembered();
     follow(&mut state);
-    let held = state.held.iter().filter(|held| denied(&held.origin)).flat_map(|held| match held.within.is_empty() {
-        true => vec![held.seen_at.clone()],
-        false => held.within.clone(),
+    let held = state.held.iter().filter(|held| denied(&held.origin)).flat_map(|held| {
+        if held.within.is_empty() { std::slice::from_ref(&held.seen_at) } else { held.within.as_slice() }
     });
-    let unfound = state.unfound.iter().filter(|unfound| denied(&unfound.origin)).flat_map(|u| u.within.clone());
-    held.chain(unfound).collect()
+    let unfound = state.unfound.iter().filter(|unfound| denied(&unfound.origin)).flat_map(|u| u.within.as_slice());
+    held.chain(unfound).cloned().collect()
 }
 
 /// Reads back where each held file is (those deleted since are let go) and writes down those found elsewhere
@@ -241,10 +257,13 @@ fn follow(state: &mut Remembered) {
                 let mut budget = MAX_SEARCHED_AT_START;
                 match find_near(&held.seen_at, &held.identity, &mut budget) {
                     Ok((_, now)) => now,
+                    // Not near (nor anywhere a search could not finish): the closest place above it is denied.
+                    Err(within) if within.is_empty() => {
+                        held.within = nearest_directory(&held.seen_at).map(Path::to_path_buf).into_iter().collect();
+                        return true;
+                    }
                     Err(within) => {
-                        let start = held.seen_at.ancestors().skip(1).find(|dir| dir.is_dir());
-                        held.within =
-                            if within.is_empty() { start.into_iter().map(Path::to_path_buf).collect() } else { within };
+                        held.within = within;
                         return true;
                     }
                 }
@@ -300,26 +319,15 @@ pub(super) fn other_names(denied: &[PathBuf], roots: &[PathBuf]) -> Vec<(PathBuf
     for (file, meta, origin) in linked {
         let mut left = meta.nlink() - 1;
         for root in roots {
-            let walked = breadth_first(
-                root,
-                &mut budget,
-                |_| {},
-                |entry| {
-                    let Ok(found) = entry.metadata() else { return Visit::Pass };
-                    if (found.dev(), found.ino()) == (meta.dev(), meta.ino()) && entry.path() != file {
-                        out.push((entry.path(), origin.clone()));
-                        left -= 1;
-                        if left == 0 { Visit::Stop } else { Visit::Pass }
-                    } else if found.is_dir() && found.dev() == meta.dev() {
-                        Visit::Enter
-                    } else {
-                        Visit::Pass
-                    }
-                },
-            );
-            if let Walked::Unfinished(dirs) = walked {
-                out.extend(dirs.into_iter().map(|dir| (dir, origin.clone())));
-            }
+            let unfinished = names_of(root, (meta.dev(), meta.ino()), &mut budget, |path, _| {
+                if path == file {
+                    return Visit::Pass;
+                }
+                out.push((path, origin.clone()));
+                left -= 1;
+                if left == 0 { Visit::Stop } else { Visit::Pass }
+            });
+            out.extend(unfinished.into_iter().map(|dir| (dir, origin.clone())));
             if left == 0 {
                 break;
             }

@@ -86,13 +86,10 @@ fn reads_for(policy: &SandboxPolicy, cwd: Option<&Path>) -> (Arc<ReadGrants>, Ve
     let written: Vec<PathBuf> =
         policy.roots(cwd).into_iter().chain(policy.temp_root().map(Path::to_path_buf)).collect();
     for (other, origin) in super::denied_files::other_names(&deny_read, &written) {
-        let origin =
-            named_as.iter().find(|(canonical, _)| *canonical == origin).map_or(origin, |(_, named)| named.clone());
         named_as.extend(anchored(&other).map(|canonical| (canonical, origin)));
         deny_read.push(other);
     }
-    let denied = Denied { paths: &[], named_as: &named_as, origins: &denies };
-    (read_grants(&deny_read, &policy.allow_read, denied), deny_read)
+    (read_grants(&deny_read, &policy.allow_read, &named_as, &denies), deny_read)
 }
 
 /// What [`read_grants`] found.
@@ -108,19 +105,23 @@ pub(super) struct ReadGrants {
 /// Everything readable but `deny` (and what lies beneath), with `allow` readable again even inside a denied path
 /// (an allow rule that names `~/.ssh/known_hosts`). No denied path: `/` whole. Kept for later commands while the
 /// directories split stay as they were ([`super::read_cache`]).
-fn read_grants(deny: &[PathBuf], allow: &[PathBuf], denied: Denied<'_>) -> Arc<ReadGrants> {
+fn read_grants(
+    deny: &[PathBuf],
+    allow: &[PathBuf],
+    named_as: &[(PathBuf, PathBuf)],
+    origins: &dyn Fn(&Path) -> bool,
+) -> Arc<ReadGrants> {
     let paths = anchored_unique(deny.iter().map(PathBuf::as_path));
     let allowed = canonical_unique(allow.iter().map(PathBuf::as_path));
     super::read_cache::read_grants_with(paths, allowed, |paths| {
         let mut grants = ReadGrants::default();
-        split_for_reads(Path::new("/"), &Denied { paths, ..denied }, &mut grants);
+        split_for_reads(Path::new("/"), &Denied { paths, named_as, origins }, &mut grants);
         grants
     })
 }
 
 /// What [`split_for_reads`] leaves out: the denied paths, and files found at a denied path before (renamed
 /// since) whose origin is still denied.
-#[derive(Clone, Copy)]
 struct Denied<'a> {
     /// Canonical.
     paths: &'a [PathBuf],
@@ -152,17 +153,12 @@ fn split_for_reads(path: &Path, denied: &Denied<'_>, grants: &mut ReadGrants) {
     let Ok(entries) = std::fs::read_dir(path) else { return };
     for entry in entries.flatten() {
         let Ok(meta) = entry.metadata() else { continue };
-        // Landlock grants a file's inode: a second hard link to a denied file would open the file itself. And a
-        // denied file renamed since is still denied.
-        let shares_inode = meta.is_file() && std::os::unix::fs::MetadataExt::nlink(&meta) > 1;
+        // A denied file renamed since is still denied. A file with another name is not granted (a denied one is
+        // remembered, as any denied path).
         let renamed = super::denied_files::known_origin(&meta).is_some_and(|origin| (denied.origins)(&origin));
-        if meta.file_type().is_symlink() || renamed {
-            continue;
-        }
-        if !shares_inode {
+        let denied_here = || denied.paths.contains(&entry.path());
+        if !meta.file_type().is_symlink() && !renamed && (!shares_inode(&meta) || denied_here()) {
             split_for_reads(&entry.path(), denied, grants);
-        } else if denied.paths.contains(&entry.path()) {
-            super::denied_files::remember(&entry.path(), denied.origin(&entry.path()));
         }
     }
 }
@@ -302,16 +298,16 @@ fn grant_around(path: &Path, protected: &[PathBuf], out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(path) else { return };
     for entry in entries.flatten() {
         // A file with another hard link would make that other name writable too (Landlock grants the inode).
-        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) && !shares_inode(&entry) {
+        if entry.metadata().is_ok_and(|meta| !meta.file_type().is_symlink() && !shares_inode(&meta)) {
             grant_around(&entry.path(), protected, out);
         }
     }
 }
 
 /// A file with more than one name: granting it by one name grants every other (Landlock rules hold inodes).
-fn shares_inode(entry: &std::fs::DirEntry) -> bool {
+fn shares_inode(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    entry.metadata().is_ok_and(|meta| meta.is_file() && meta.nlink() > 1)
+    meta.is_file() && meta.nlink() > 1
 }
 
 #[cfg(test)]
@@ -365,11 +361,7 @@ mod tests {
         std::fs::create_dir_all(root.join("home/project")).unwrap();
         std::fs::write(root.join("home/.ssh/known_hosts"), "h").unwrap();
         std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/ssh-link")).unwrap();
-        let grants = read_grants(
-            &[root.join("home/.ssh")],
-            &[root.join("home/.ssh/known_hosts")],
-            Denied { paths: &[], named_as: &[], origins: &|_| true },
-        );
+        let grants = read_grants(&[root.join("home/.ssh")], &[root.join("home/.ssh/known_hosts")], &[], &|_| true);
         assert!(!grants.read.contains(&PathBuf::from("/")));
         assert!(grants.list_only.contains(&PathBuf::from("/")) && grants.list_only.contains(&root.join("home")));
         assert!(grants.read.contains(&root.join("home/project")));
@@ -377,8 +369,7 @@ mod tests {
         assert!(!grants.read.iter().any(|path| path == &root.join("home/.ssh") || path.ends_with("ssh-link")));
         assert!(grants.read.contains(&PathBuf::from("/usr")) || !Path::new("/usr").exists());
         // A denied path that does not exist yet splits its existing parent, so it can't be made and then read.
-        let missing =
-            read_grants(&[root.join("missing")], &[], Denied { paths: &[], named_as: &[], origins: &|_| true });
+        let missing = read_grants(&[root.join("missing")], &[], &[], &|_| true);
         assert!(missing.list_only.contains(&root) && missing.read.contains(&root.join("home")), "{missing:?}");
         assert!(!missing.read.iter().any(|path| path == &root || root.starts_with(path)));
     }
