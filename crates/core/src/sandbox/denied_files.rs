@@ -310,8 +310,9 @@ const MAX_SEARCHED_FOR_LINKS: usize = 50_000;
 /// The other names of each denied file that has several (hard links), with the denied path they are names of:
 /// Landlock grants a file wherever a name of it is granted, and a command may have linked a file before any rule
 /// denied it (`cp .env.example .env && ln .env cache/env.txt` in one build). Looked for in `roots`, the places a
-/// command may write (and so link) in: the workspace and the session's temp dir (not the tool caches a rule may
-/// write, which hold hundreds of thousands of files); what the search could not finish is returned whole.
+/// command of this policy may write (and so link) in: the workspace, the session's temp dir, and the tool caches
+/// its rule may write (searched last: they can hold hundreds of thousands of files); what the search could not
+/// finish within its budget is returned whole, denied until the other names are gone.
 pub(super) fn other_names(denied: &[PathBuf], roots: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
     let mut budget = MAX_SEARCHED_FOR_LINKS;
     let mut out = Vec::new();

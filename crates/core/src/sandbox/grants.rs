@@ -83,8 +83,10 @@ fn reads_for(policy: &SandboxPolicy, cwd: Option<&Path>) -> (Arc<ReadGrants>, Ve
     let mut named_as: Vec<(PathBuf, PathBuf)> =
         deny_read.iter().filter_map(|spelled| Some((anchored(spelled)?, spelled.clone()))).collect();
     deny_read.extend(super::denied_files::where_they_are(&denies));
-    let written: Vec<PathBuf> =
-        policy.roots(cwd).into_iter().chain(policy.temp_root().map(Path::to_path_buf)).collect();
+    let mut written = policy.roots(cwd);
+    written.extend(canonical_unique(
+        policy.temp_root().into_iter().chain(policy.extra_write.iter().map(PathBuf::as_path)),
+    ));
     for (other, origin) in super::denied_files::other_names(&deny_read, &written) {
         named_as.extend(anchored(&other).map(|canonical| (canonical, origin)));
         deny_read.push(other);

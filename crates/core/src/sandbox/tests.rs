@@ -655,6 +655,9 @@ async fn nothing_leaves_a_denied_directory() {
     };
     let file = std::fs::File::open(ws.join("src/keep/public/kept")).unwrap();
     assert!(crate::tools::refuse_hidden_opened(&file, "src/keep/public/kept", Some(&secrets)).is_err());
+    let kept = ws.join("src/keep/public/kept");
+    let walked = crate::tools::skip_hidden(&mut ignore::WalkBuilder::new(&kept), &kept, Some(secrets.clone()));
+    assert!(walked.is_err(), "a search of a file in the renamed denied directory was let through");
     allowed(&p, ws, "mkdir -p lib/vault lib/cache && touch lib/vault/key && ln lib/vault/key lib/cache/vault-key")
         .await;
     std::fs::write(ws.join("lib/vault/key"), "KEY=CANARY-ENV\n").unwrap();
@@ -667,4 +670,22 @@ async fn nothing_leaves_a_denied_directory() {
     };
     assert!(crate::tools::refuse_hidden_opened(&file, "lib/cache/vault-key", Some(&vault)).is_err());
     allowed(&p, ws, "cat src/main.rs && touch src/cache/new").await;
+}
+
+/// Found by a red-team review of the fortieth round's fixes: a build a rule allowed made `.env` and hard-linked it
+/// into a tool cache it may write (`~/.cache`), which lies outside the workspace; the other names of a denied file
+/// were looked for in the workspace only.
+#[tokio::test]
+async fn a_second_name_in_a_cache_a_rule_may_write_is_denied_too() {
+    let (Some(_abi), Some(ws), Some(cache)) = (landlock_abi(), scratch(), scratch()) else { return };
+    let (ws, cache) = (ws.path(), cache.path());
+    repo(ws);
+    let mut p = policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], true);
+    p.extra_write = vec![cache.to_path_buf()];
+    p.deny_read_globs = vec![PathGlob::new(&ws.join("**/.env")).unwrap()];
+    allowed(&p, ws, &format!("touch src/.env && ln src/.env {}/env.txt", cache.display())).await;
+    std::fs::write(ws.join("src/.env"), "API=CANARY-ENV\n").unwrap();
+    denied(&p, ws, "cat src/.env").await;
+    let (ok, _) = sh(&p, ws, &format!("grep -q CANARY {}/env.txt", cache.display())).await;
+    assert!(!ok, "the denied file was read through its name in the cache");
 }

@@ -124,7 +124,7 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<H
 
     let mut walker = WalkBuilder::new(&root);
     walker.require_git(false).threads(0).hidden(!names_hidden(&rest));
-    super::skip_hidden(&mut walker, &root, hidden);
+    super::skip_hidden(&mut walker, &root, hidden)?;
     if !rest.contains("**") {
         walker.max_depth(Some(rest.split('/').count()));
     }

@@ -212,7 +212,7 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) 
         searcher.before_context(before.unwrap_or(0) as usize).after_context(after.unwrap_or(0) as usize);
     }
     let mut walker = build_walker(input, root)?;
-    super::skip_hidden(&mut walker, root, hidden);
+    super::skip_hidden(&mut walker, root, hidden)?;
     let beneath = judged_root
         .or_else(|| crate::fs_util::resolve_like_kernel(root))
         .unwrap_or_else(|| crate::fs_util::normalize(root));

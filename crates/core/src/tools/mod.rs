@@ -110,14 +110,21 @@ pub type HiddenPaths = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// Makes a directory walk from `root` skip what `hidden` hides. The walk's paths are judged as the kernel resolves
 /// them (the root's links followed once, up front; the walk follows none), so a root reached through a link
-/// can't walk into a secret that its spelled-out paths would not name.
-pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option<HiddenPaths>) {
-    let Some(hidden) = hidden else { return };
+/// can't walk into a secret that its spelled-out paths would not name. A root in a denied directory renamed since
+/// is refused (the walk never asks about its root).
+pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option<HiddenPaths>) -> Result<(), String> {
+    let Some(hidden) = hidden else { return Ok(()) };
     let resolve =
         |path: &Path| crate::fs_util::resolve_like_kernel(path).unwrap_or_else(|| crate::fs_util::normalize(path));
     let resolved = resolve(root);
+    if let Some(origin) = denied_directory_around(&resolved, &hidden) {
+        return Err(format!(
+            "{} lies in the directory found at {}, which a Read may not see unasked (renamed since).",
+            root.display(),
+            origin.display()
+        ));
+    }
     let root = root.to_path_buf();
-    let in_denied = denied_directory_around(&resolved, &hidden).is_some();
     walker.filter_entry(move |entry| {
         let path = entry.path();
         let judged = match path.strip_prefix(&root) {
@@ -134,8 +141,9 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
                     .and_then(|meta| crate::sandbox::denied_origin_of(&meta))
                     .is_some_and(|o| hidden(&o))
         };
-        !in_denied && !hidden(&judged) && !renamed_denied()
+        !hidden(&judged) && !renamed_denied()
     });
+    Ok(())
 }
 
 /// The denied place a directory at or above `real` was found at, when that place (or `real` there) is hidden: a
