@@ -5,7 +5,8 @@
 //! [`Assembled::invalid_tool_inputs`] so the agent can answer it with an error result instead of running it,
 //! and empty text blocks (which the Anthropic API rejects) are left out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
 
 use serde_json::Value;
 
@@ -15,12 +16,15 @@ use crate::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
 /// How much of a bad tool input is quoted in its error.
 const QUOTE_CHARS: usize = 120;
 
+/// The largest piece a tool input's JSON text is kept in while it streams (see [`JsonPieces`]).
+const PIECE_BYTES: usize = 1 << 20;
+
 #[derive(Debug)]
 enum Partial {
     Text(String),
     Thinking { thinking: String, signature: String },
     RedactedThinking(String),
-    ToolUse { id: String, name: String, json: String },
+    ToolUse { id: String, name: String, json: JsonPieces },
 }
 
 impl Partial {
@@ -81,7 +85,7 @@ impl MessageAssembler {
                     BlockStart::Thinking => Partial::Thinking { thinking: String::new(), signature: String::new() },
                     BlockStart::RedactedThinking { data } => Partial::RedactedThinking(data.clone()),
                     BlockStart::ToolUse { id, name } => {
-                        Partial::ToolUse { id: id.clone(), name: name.clone(), json: String::new() }
+                        Partial::ToolUse { id: id.clone(), name: name.clone(), json: JsonPieces::default() }
                     }
                 };
                 self.blocks.insert(*index, Slot { partial, stopped: false });
@@ -99,7 +103,7 @@ impl MessageAssembler {
                 other => return Err(mismatch("signature_delta", *index, other)),
             },
             StreamEvent::ToolInputDelta { index, partial_json } => match self.open(*index, "input_json_delta")? {
-                Partial::ToolUse { json, .. } => json.push_str(partial_json),
+                Partial::ToolUse { json, .. } => json.push(partial_json),
                 other => return Err(mismatch("input_json_delta", *index, other)),
             },
             StreamEvent::BlockStop { index } => {
@@ -155,7 +159,7 @@ impl MessageAssembler {
                 Partial::Thinking { thinking, signature } => ContentBlock::Thinking { thinking, signature },
                 Partial::RedactedThinking(data) => ContentBlock::RedactedThinking { data },
                 Partial::ToolUse { id, name, json } => {
-                    let input = match parse_tool_input(&json) {
+                    let input = match parse_tool_input(json) {
                         Ok(input) => input,
                         Err(why) => {
                             invalid_tool_inputs.push((id.clone(), why));
@@ -180,17 +184,85 @@ impl MessageAssembler {
     }
 }
 
-fn parse_tool_input(json: &str) -> Result<Value, String> {
-    if json.trim().is_empty() {
+/// A tool input's JSON text as it streams in, in pieces of at most [`PIECE_BYTES`]: a large input (a Write of a
+/// 300 MB file) is parsed from the pieces, each freed once read, so the text and the parsed value are never held
+/// whole at once (the peak was the text, the parser's scratch copy of the content and the value's, 3× the file).
+#[derive(Debug, Default)]
+struct JsonPieces {
+    full: VecDeque<String>,
+    last: String,
+}
+
+impl JsonPieces {
+    fn push(&mut self, text: &str) {
+        if !self.last.is_empty() && self.last.len() + text.len() > PIECE_BYTES {
+            self.full.push_back(std::mem::take(&mut self.last));
+        }
+        self.last.push_str(text);
+    }
+
+    fn is_blank(&self) -> bool {
+        self.full.iter().chain([&self.last]).all(|piece| piece.trim().is_empty())
+    }
+
+    /// The start of the text, enough to quote it in an error.
+    fn head(&self) -> String {
+        let mut head = String::new();
+        for piece in self.full.iter().chain([&self.last]) {
+            if head.trim_start().len() > QUOTE_CHARS * 4 {
+                break;
+            }
+            head.push_str(piece);
+        }
+        head
+    }
+
+    fn into_reader(mut self) -> PieceReader {
+        self.full.push_back(self.last);
+        PieceReader { pieces: self.full, at: 0 }
+    }
+}
+
+/// Reads the pieces in order, dropping each one when it has been read.
+struct PieceReader {
+    pieces: VecDeque<String>,
+    at: usize,
+}
+
+impl io::Read for PieceReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while let Some(piece) = self.pieces.front() {
+            let rest = &piece.as_bytes()[self.at..];
+            if !rest.is_empty() {
+                let count = rest.len().min(buf.len());
+                buf[..count].copy_from_slice(&rest[..count]);
+                self.at += count;
+                return Ok(count);
+            }
+            self.pieces.pop_front();
+            self.at = 0;
+        }
+        Ok(0)
+    }
+}
+
+fn parse_tool_input(json: JsonPieces) -> Result<Value, String> {
+    if json.is_blank() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
-    match serde_json::from_str::<Value>(json) {
+    let (parsed, head) = if json.full.is_empty() {
+        (serde_json::from_str::<Value>(&json.last), json.last)
+    } else {
+        let head = json.head();
+        (serde_json::from_reader(json.into_reader()), head)
+    };
+    match parsed {
         Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(_) => Err(format!("the tool input is not a JSON object: {}", quote(json))),
+        Ok(_) => Err(format!("the tool input is not a JSON object: {}", quote(&head))),
         Err(err) if err.is_eof() => {
-            Err(format!("the tool input JSON is incomplete (the reply was probably cut off): {}", quote(json)))
+            Err(format!("the tool input JSON is incomplete (the reply was probably cut off): {}", quote(&head)))
         }
-        Err(err) => Err(format!("the tool input is not valid JSON ({err}): {}", quote(json))),
+        Err(err) => Err(format!("the tool input is not valid JSON ({err}): {}", quote(&head))),
     }
 }
 
@@ -312,9 +384,56 @@ mod tests {
 
     #[test]
     fn long_bad_input_is_quoted_briefly() {
-        let why = parse_tool_input(&format!("{{\"content\":\"{}", "é".repeat(1000))).unwrap_err();
+        let why = parse_tool_input(pieces(&[&format!("{{\"content\":\"{}", "é".repeat(1000))])).unwrap_err();
         assert!(why.chars().count() < 300, "{why}");
         assert!(why.ends_with("…`"));
+    }
+
+    fn pieces(deltas: &[&str]) -> JsonPieces {
+        let mut json = JsonPieces::default();
+        for delta in deltas {
+            json.push(delta);
+        }
+        json
+    }
+
+    /// A 3 MB input streamed in small deltas, with escapes and multi-byte characters across the pieces' edges.
+    fn large_input_deltas() -> (Value, Vec<String>) {
+        let content: String = (0..120_000).map(|n| format!("line {n}: \"é\" \\ tab\t 😀\n")).collect();
+        let input = json!({"file_path": "/tmp/big.rs", "content": content});
+        let text = input.to_string();
+        let chars: Vec<char> = text.chars().collect();
+        let deltas = chars.chunks(997).map(|chunk| chunk.iter().collect()).collect();
+        (input, deltas)
+    }
+
+    #[test]
+    fn a_large_input_is_read_from_pieces_each_freed_when_read() {
+        let (input, deltas) = large_input_deltas();
+        let json = pieces(&deltas.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(json.full.len() >= 2, "the input is kept in pieces");
+        let mut reader = json.into_reader();
+        let pieces_at_start = reader.pieces.len();
+        io::copy(&mut io::Read::take(&mut reader, PIECE_BYTES as u64 + 1), &mut io::sink()).unwrap();
+        assert_eq!(reader.pieces.len(), pieces_at_start - 1, "the first piece is dropped once read");
+
+        let parsed = parse_tool_input(pieces(&deltas.iter().map(String::as_str).collect::<Vec<_>>())).unwrap();
+        assert_eq!(parsed, input);
+    }
+
+    #[test]
+    fn a_large_bad_input_is_reported_with_its_start() {
+        let (_, mut deltas) = large_input_deltas();
+        let last = deltas.pop().unwrap();
+        let cut = parse_tool_input(pieces(&deltas.iter().map(String::as_str).collect::<Vec<_>>())).unwrap_err();
+        assert!(cut.starts_with("the tool input JSON is incomplete"), "{cut}");
+        assert!(cut.contains("`{\"file_path\":\"/tmp/big.rs\""), "{cut}");
+        assert!(cut.chars().count() < 300, "{cut}");
+
+        deltas.extend([last, " trailing".into()]);
+        let bad = parse_tool_input(pieces(&deltas.iter().map(String::as_str).collect::<Vec<_>>())).unwrap_err();
+        assert!(bad.starts_with("the tool input is not valid JSON"), "{bad}");
+        assert!(parse_tool_input(pieces(&[" ", "\n"])).unwrap() == json!({}));
     }
 
     #[test]
