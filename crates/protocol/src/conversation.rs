@@ -13,6 +13,10 @@ use serde_json::Value;
 /// ends and the tool runner all hold it at once, so they share one copy.
 pub type ToolInput = Arc<Value>;
 
+/// An answer's text, shared: the conversation keeps it for the next request and the app shows it, and a long
+/// answer (tens of megabytes) should cost its size once, not once per holder.
+pub type SharedText = Arc<String>;
+
 /// Who said a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -26,7 +30,7 @@ pub enum Role {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     Text {
-        text: String,
+        text: SharedText,
     },
     /// Extended thinking. The signature must be sent back unchanged with the assistant turn that had it.
     Thinking {
@@ -57,7 +61,7 @@ pub enum ContentBlock {
 
 impl ContentBlock {
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into() }
+        ContentBlock::Text { text: Arc::new(text.into()) }
     }
 }
 

@@ -21,7 +21,7 @@ mod rewind;
 pub mod stream;
 pub mod tools;
 
-use crate::conversation::{AssistantMessage, Message, StopReason, ToolInput, Usage};
+use crate::conversation::{AssistantMessage, Message, SharedText, StopReason, ToolInput, Usage};
 use crate::permissions::PermissionMode;
 use crate::stream::StreamEvent;
 use crate::tools::{CallDisplay, Preview, ResultView, Risk};
@@ -364,9 +364,12 @@ pub enum Event {
         item_id: String,
         text: String,
     },
+    /// `text` is the whole text when the block completed, shared with the conversation: a front end that kept
+    /// its own copy from the deltas can hold this one instead.
     MessageCompleted {
         item_id: String,
         outcome: ItemOutcome,
+        text: Option<SharedText>,
     },
     /// A thinking block began (`redacted`: its content is encrypted and never shown).
     ThinkingStarted {

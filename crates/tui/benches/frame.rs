@@ -85,9 +85,11 @@ fn stream(app: &mut App, event: StreamEvent, now: Instant) {
             Event::ToolInputStarted { call_id: id, name }
         }
         StreamEvent::TextDelta { index, text } => Event::MessageDelta { item_id: id(index), text },
-        StreamEvent::BlockStop { index } => {
-            Event::MessageCompleted { item_id: id(index), outcome: tandem_core::protocol::ItemOutcome::Completed }
-        }
+        StreamEvent::BlockStop { index } => Event::MessageCompleted {
+            item_id: id(index),
+            outcome: tandem_core::protocol::ItemOutcome::Completed,
+            text: None,
+        },
         _ => return,
     };
     core(app, event, now);

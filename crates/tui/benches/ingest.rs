@@ -107,7 +107,11 @@ fn turn_events(answers: &[String]) -> Vec<Event> {
         for text in pieces(answer, DELTA_CHARS) {
             events.push(Event::MessageDelta { item_id: item_id.clone(), text });
         }
-        events.push(Event::MessageCompleted { item_id, outcome: tandem_core::protocol::ItemOutcome::Completed });
+        events.push(Event::MessageCompleted {
+            item_id,
+            outcome: tandem_core::protocol::ItemOutcome::Completed,
+            text: None,
+        });
         events.push(Event::AssistantMessage(AssistantMessage {
             id: format!("msg_{round}"),
             model: "claude-sonnet-4-5".into(),

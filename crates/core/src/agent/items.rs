@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::mpsc;
 
+use crate::conversation::SharedText;
 use crate::protocol::{Event, ItemOutcome};
+use crate::provider::assemble::MessageAssembler;
 use crate::provider::{BlockStart, StreamEvent};
 
 /// Item ids are unique in the process: `item_1`, `item_2`, …
@@ -28,7 +30,13 @@ pub(super) struct Items {
 
 impl Items {
     /// Turns one raw stream event into item events.
-    pub(super) fn on(&mut self, event: &StreamEvent, events: &mpsc::UnboundedSender<Event>) {
+    /// `assembler` has already taken `event`: a completed message item carries the text it assembled.
+    pub(super) fn on(
+        &mut self,
+        event: &StreamEvent,
+        assembler: &MessageAssembler,
+        events: &mpsc::UnboundedSender<Event>,
+    ) {
         let send = |event: Event| {
             let _ = events.send(event);
         };
@@ -66,7 +74,7 @@ impl Items {
             }
             StreamEvent::BlockStop { index } => {
                 if let Some((item_id, kind)) = self.open.remove(index) {
-                    complete(item_id, kind, ItemOutcome::Completed, events);
+                    complete(item_id, kind, ItemOutcome::Completed, assembler.text(*index), events);
                 }
             }
             StreamEvent::MessageStart { .. }
@@ -82,14 +90,20 @@ impl Items {
         let mut open: Vec<(usize, (String, Kind))> = self.open.drain().collect();
         open.sort_by_key(|(index, _)| *index);
         for (_, (item_id, kind)) in open {
-            complete(item_id, kind, outcome, events);
+            complete(item_id, kind, outcome, None, events);
         }
     }
 }
 
-fn complete(item_id: String, kind: Kind, outcome: ItemOutcome, events: &mpsc::UnboundedSender<Event>) {
+fn complete(
+    item_id: String,
+    kind: Kind,
+    outcome: ItemOutcome,
+    text: Option<SharedText>,
+    events: &mpsc::UnboundedSender<Event>,
+) {
     let event = match kind {
-        Kind::Message => Event::MessageCompleted { item_id, outcome },
+        Kind::Message => Event::MessageCompleted { item_id, outcome, text },
         Kind::Thinking => Event::ThinkingCompleted { item_id, outcome },
         Kind::Tool => return,
     };
@@ -100,20 +114,35 @@ fn complete(item_id: String, kind: Kind, outcome: ItemOutcome, events: &mpsc::Un
 mod tests {
     use super::*;
 
-    #[test]
-    fn blocks_become_items_with_ids_and_an_interrupt_closes_what_is_open() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let mut items = Items::default();
-        items.on(&StreamEvent::BlockStart { index: 0, block: BlockStart::Thinking }, &tx);
-        items.on(&StreamEvent::ThinkingDelta { index: 0, thinking: "hmm".into() }, &tx);
-        items.on(&StreamEvent::BlockStop { index: 0 }, &tx);
-        items.on(&StreamEvent::BlockStart { index: 1, block: BlockStart::Text }, &tx);
-        items.on(&StreamEvent::TextDelta { index: 1, text: "Hel".into() }, &tx);
-        items.close_all(ItemOutcome::Interrupted, &tx);
+    fn feed(
+        items: &mut Items,
+        assembler: &mut MessageAssembler,
+        event: StreamEvent,
+        tx: &mpsc::UnboundedSender<Event>,
+    ) {
+        assembler.push(&event).unwrap();
+        items.on(&event, assembler, tx);
+    }
+
+    fn received(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
         let mut seen = Vec::new();
         while let Ok(event) = rx.try_recv() {
             seen.push(event);
         }
+        seen
+    }
+
+    #[test]
+    fn blocks_become_items_with_ids_and_an_interrupt_closes_what_is_open() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (mut items, mut assembler) = (Items::default(), MessageAssembler::new());
+        feed(&mut items, &mut assembler, StreamEvent::BlockStart { index: 0, block: BlockStart::Thinking }, &tx);
+        feed(&mut items, &mut assembler, StreamEvent::ThinkingDelta { index: 0, thinking: "hmm".into() }, &tx);
+        feed(&mut items, &mut assembler, StreamEvent::BlockStop { index: 0 }, &tx);
+        feed(&mut items, &mut assembler, StreamEvent::BlockStart { index: 1, block: BlockStart::Text }, &tx);
+        feed(&mut items, &mut assembler, StreamEvent::TextDelta { index: 1, text: "Hel".into() }, &tx);
+        items.close_all(ItemOutcome::Interrupted, &tx);
+        let seen = received(&mut rx);
         let thinking_id = match &seen[0] {
             Event::ThinkingStarted { item_id, redacted: false } => item_id.clone(),
             other => panic!("{other:?}"),
@@ -123,8 +152,25 @@ mod tests {
         let Event::MessageStarted { item_id: message_id } = &seen[3] else { panic!("{:?}", seen[3]) };
         assert_ne!(*message_id, thinking_id);
         assert!(matches!(&seen[4], Event::MessageDelta { text, .. } if text == "Hel"));
-        assert!(
-            matches!(&seen[5], Event::MessageCompleted { item_id, outcome: ItemOutcome::Interrupted } if item_id == message_id)
-        );
+        assert!(matches!(
+            &seen[5],
+            Event::MessageCompleted { item_id, outcome: ItemOutcome::Interrupted, text: None } if item_id == message_id
+        ));
+    }
+
+    #[test]
+    fn a_completed_message_item_shares_its_text_with_the_conversation() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (mut items, mut assembler) = (Items::default(), MessageAssembler::new());
+        feed(&mut items, &mut assembler, StreamEvent::BlockStart { index: 0, block: BlockStart::Text }, &tx);
+        for piece in ["Hello, ", "world."] {
+            feed(&mut items, &mut assembler, StreamEvent::TextDelta { index: 0, text: piece.into() }, &tx);
+        }
+        feed(&mut items, &mut assembler, StreamEvent::BlockStop { index: 0 }, &tx);
+        let Some(Event::MessageCompleted { text: Some(shown), .. }) = received(&mut rx).pop() else { panic!() };
+        let message = assembler.finish().message;
+        let [crate::conversation::ContentBlock::Text { text: kept }] = &message.content[..] else { panic!() };
+        assert_eq!(shown.as_str(), "Hello, world.");
+        assert!(SharedText::ptr_eq(&shown, kept), "one copy of the text, held by both");
     }
 }

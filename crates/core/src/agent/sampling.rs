@@ -114,7 +114,7 @@ async fn stream_once(
             record.event(&event);
         }
         assembler.push(&event)?;
-        items.on(&event, events);
+        items.on(&event, assembler, events);
         if raw {
             let _ = events.send(Event::RawStream(event));
         }

@@ -11,7 +11,7 @@ use std::io;
 use serde_json::Value;
 
 use super::{BlockStart, ProviderError, StreamEvent};
-use crate::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
+use crate::conversation::{AssistantMessage, ContentBlock, SharedText, StopReason, Usage};
 
 /// How much of a bad tool input is quoted in its error.
 const QUOTE_CHARS: usize = 120;
@@ -21,10 +21,18 @@ const PIECE_BYTES: usize = 1 << 20;
 
 #[derive(Debug)]
 enum Partial {
-    Text(String),
-    Thinking { thinking: String, signature: String },
+    /// Shared once the block stops ([`MessageAssembler::text`]); until then this is the only holder.
+    Text(SharedText),
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
     RedactedThinking(String),
-    ToolUse { id: String, name: String, json: JsonPieces },
+    ToolUse {
+        id: String,
+        name: String,
+        json: JsonPieces,
+    },
 }
 
 impl Partial {
@@ -81,7 +89,7 @@ impl MessageAssembler {
                     return Err(malformed(format!("content block {index} started twice")));
                 }
                 let partial = match block {
-                    BlockStart::Text => Partial::Text(String::new()),
+                    BlockStart::Text => Partial::Text(SharedText::default()),
                     BlockStart::Thinking => Partial::Thinking { thinking: String::new(), signature: String::new() },
                     BlockStart::RedactedThinking { data } => Partial::RedactedThinking(data.clone()),
                     BlockStart::ToolUse { id, name } => {
@@ -91,7 +99,7 @@ impl MessageAssembler {
                 self.blocks.insert(*index, Slot { partial, stopped: false });
             }
             StreamEvent::TextDelta { index, text } => match self.open(*index, "text_delta")? {
-                Partial::Text(out) => out.push_str(text),
+                Partial::Text(out) => SharedText::make_mut(out).push_str(text),
                 other => return Err(mismatch("text_delta", *index, other)),
             },
             StreamEvent::ThinkingDelta { index, thinking } => match self.open(*index, "thinking_delta")? {
@@ -107,7 +115,10 @@ impl MessageAssembler {
                 other => return Err(mismatch("input_json_delta", *index, other)),
             },
             StreamEvent::BlockStop { index } => {
-                self.open(*index, "content_block_stop")?;
+                if let Partial::Text(text) = self.open(*index, "content_block_stop")? {
+                    // It grew by doubling: a long answer would keep up to as much room again unused.
+                    SharedText::make_mut(text).shrink_to_fit();
+                }
                 if let Some(slot) = self.blocks.get_mut(index) {
                     slot.stopped = true;
                 }
@@ -130,6 +141,14 @@ impl MessageAssembler {
                 Err(malformed(format!("{what} for content block {index} after it stopped")))
             }
             None => Err(malformed(format!("{what} for unknown content block {index}"))),
+        }
+    }
+
+    /// The text of a text block that has stopped, to share with front ends.
+    pub fn text(&self, index: usize) -> Option<SharedText> {
+        match self.blocks.get(&index) {
+            Some(Slot { stopped: true, partial: Partial::Text(text) }) => Some(text.clone()),
+            _ => None,
         }
     }
 

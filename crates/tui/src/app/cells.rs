@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use tandem_core::tools::{CallDisplay, Preview};
 use tandem_protocol::ToolCallStatus;
-use tandem_protocol::conversation::ToolInput;
+use tandem_protocol::conversation::{SharedText, ToolInput};
 use tandem_protocol::tools::{ResultView, ToolKind};
 
 /// Where a tool call is in its life.
@@ -121,9 +121,10 @@ pub enum CellKind {
     User {
         text: String,
     },
-    /// Markdown; while `streaming`, only completed lines are shown.
+    /// Markdown; while `streaming`, only completed lines are shown. Once complete, the text is the conversation's
+    /// own (one copy of a long answer, not two).
     Assistant {
-        text: String,
+        text: SharedText,
         streaming: bool,
     },
     /// Collapsed to one line unless the cell is expanded.

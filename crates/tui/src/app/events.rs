@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use tandem_core::permissions::PermissionMode;
-use tandem_protocol::conversation::ContentBlock;
+use tandem_protocol::conversation::{ContentBlock, SharedText};
 use tandem_protocol::{Event, RunOutcome, ToolCallStatus};
 
 use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
@@ -82,7 +82,7 @@ impl App {
             }
             Event::MessageStarted { item_id } => {
                 self.delivering();
-                let cell = self.transcript.push(CellKind::Assistant { text: String::new(), streaming: true });
+                let cell = self.transcript.push(CellKind::Assistant { text: SharedText::default(), streaming: true });
                 self.stream_cells.insert(item_id, cell);
             }
             Event::ThinkingStarted { item_id, redacted } => {
@@ -99,22 +99,33 @@ impl App {
                 self.delivering();
                 if let Some(&cell) = self.stream_cells.get(&item_id) {
                     self.transcript.update(cell, |cell| match &mut cell.kind {
-                        CellKind::Assistant { text: body, .. } | CellKind::Thinking { text: body, .. } => {
-                            body.push_str(&text)
-                        }
+                        CellKind::Assistant { text: body, .. } => SharedText::make_mut(body).push_str(&text),
+                        CellKind::Thinking { text: body, .. } => body.push_str(&text),
                         _ => {}
                     });
                 }
             }
-            Event::MessageCompleted { item_id, .. } | Event::ThinkingCompleted { item_id, .. } => {
+            Event::MessageCompleted { item_id, text: complete, .. } => {
                 if let Some(&cell) = self.stream_cells.get(&item_id) {
-                    self.transcript.update(cell, |cell| match &mut cell.kind {
-                        CellKind::Assistant { streaming, text } | CellKind::Thinking { streaming, text } => {
+                    self.transcript.update(cell, |cell| {
+                        if let CellKind::Assistant { streaming, text } = &mut cell.kind {
+                            *streaming = false;
+                            match complete {
+                                Some(complete) if *complete == **text => *text = complete,
+                                _ => SharedText::make_mut(text).shrink_to_fit(),
+                            }
+                        }
+                    });
+                }
+            }
+            Event::ThinkingCompleted { item_id, .. } => {
+                if let Some(&cell) = self.stream_cells.get(&item_id) {
+                    self.transcript.update(cell, |cell| {
+                        if let CellKind::Thinking { streaming, text } = &mut cell.kind {
                             *streaming = false;
                             // It grew by doubling: a long answer would keep up to as much room again unused.
                             text.shrink_to_fit();
                         }
-                        _ => {}
                     });
                 }
             }

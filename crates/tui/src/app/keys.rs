@@ -419,11 +419,11 @@ impl App {
         let at_cursor = self.transcript.cell_at_line(cursor, width, &self.theme, Instant::now());
         let text = at_cursor
             .and_then(|index| match &self.transcript.cells()[index].kind {
-                CellKind::Assistant { text, .. } => Some(text.clone()),
+                CellKind::Assistant { text, .. } => Some(text.as_str()),
                 _ => None,
             })
-            .or_else(|| self.transcript.last_answer().map(str::to_owned));
-        let blocks = text.map(|text| code_blocks(&text)).unwrap_or_default();
+            .or_else(|| self.transcript.last_answer());
+        let blocks = text.map(code_blocks).unwrap_or_default();
         if blocks.is_empty() {
             self.flash("no code block here");
             return Vec::new();

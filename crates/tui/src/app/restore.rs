@@ -149,7 +149,7 @@ mod tests {
         assert!(
             matches!(kinds[3], CellKind::Tool(card) if card.output == "1\tx" && card.state == ToolState::Finished(ToolCallStatus::Completed))
         );
-        assert!(matches!(kinds[4], CellKind::Assistant { text, .. } if text == "Done."));
+        assert!(matches!(kinds[4], CellKind::Assistant { text, .. } if text.as_str() == "Done."));
     }
 
     /// A resumed card shows what a live one shows: the tool's view of its result, not the instructions the model

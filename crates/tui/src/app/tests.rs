@@ -9,8 +9,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tandem_core::permissions::PermissionMode;
 use tandem_core::tools::{Preview, Risk};
-use tandem_protocol::conversation::{AssistantMessage, ContentBlock, StopReason, Usage};
-use tandem_protocol::{Event, Op, PermissionAnswer, RunOutcome, ToolCallStatus, TurnSummary};
+use tandem_protocol::conversation::{AssistantMessage, ContentBlock, SharedText, StopReason, Usage};
+use tandem_protocol::{Event, ItemOutcome, Op, PermissionAnswer, RunOutcome, ToolCallStatus, TurnSummary};
 
 use super::cells::CellKind;
 use super::editor::Editor;
@@ -86,7 +86,8 @@ pub(super) fn stream_text(app: &mut App, index: usize, text: &str) {
     let item_id = format!("item_{index}");
     core(app, Event::MessageStarted { item_id: item_id.clone() });
     core(app, Event::MessageDelta { item_id: item_id.clone(), text: text.into() });
-    core(app, Event::MessageCompleted { item_id, outcome: tandem_protocol::ItemOutcome::Completed });
+    let text = Some(SharedText::new(text.into()));
+    core(app, Event::MessageCompleted { item_id, outcome: tandem_protocol::ItemOutcome::Completed, text });
 }
 
 /// The end of a turn; an error starting with "Interrupted" marks it interrupted, as core does.
@@ -168,6 +169,26 @@ fn a_retry_after_partial_output_discards_it() {
     let text = screen(&app);
     assert!(!text.contains("partial answer that"), "{text}");
     assert!(text.contains("retrying") && text.contains("the real answer"), "{text}");
+}
+
+#[test]
+fn a_completed_answer_holds_the_conversation_s_copy_of_its_text() {
+    let mut app = app(80, 20);
+    let shared = SharedText::new("A long answer.".into());
+    core(&mut app, Event::MessageStarted { item_id: "item_1".into() });
+    for piece in ["A long ", "answer."] {
+        core(&mut app, Event::MessageDelta { item_id: "item_1".into(), text: piece.into() });
+    }
+    let completed = Some(shared.clone());
+    core(
+        &mut app,
+        Event::MessageCompleted { item_id: "item_1".into(), outcome: ItemOutcome::Completed, text: completed },
+    );
+    let held = app.transcript.cells().iter().find_map(|cell| match &cell.kind {
+        CellKind::Assistant { text, streaming: false } => Some(text.clone()),
+        _ => None,
+    });
+    assert!(held.is_some_and(|held| SharedText::ptr_eq(&held, &shared)), "the app keeps its own copy");
 }
 
 #[test]

@@ -164,7 +164,10 @@ mod tests {
         and on past the width of the terminal so that it wraps onto a second line.\n";
 
     fn whole(text: &str, width: usize, theme: &Theme) -> Vec<String> {
-        let cell = Cell::new(CellKind::Assistant { text: text.into(), streaming: false });
+        let cell = Cell::new(CellKind::Assistant {
+            text: tandem_protocol::conversation::SharedText::new(text.into()),
+            streaming: false,
+        });
         crate::ui::cell::render(&cell, width, theme, Instant::now())
             .iter()
             .map(|line| crate::ui::wrap::line_text(&line))
