@@ -129,3 +129,29 @@ fn settings_a_background_command_nests_in_the_workspace_are_taken_out_when_it_en
     assert!(output.contains("planted") && output.contains("taken out"), "{output}");
     assert!(!workspace.path().join("sub/.claude").exists(), "the planted settings are gone");
 }
+
+/// Found by the forty-first red-team round: the settings and repository a background command nests were taken out
+/// only by the task waiting for its shell, which the session's end did not wait for — a command still running then
+/// left `sub/.claude/settings.json` (and `sub/.git`, whose `core.fsmonitor` the user's own `git status` would
+/// run) for the next session started in `sub/`. They are taken out however the command ends.
+#[test]
+fn settings_a_background_command_nests_are_taken_out_when_the_session_ends_first() {
+    let workspace = Workspace::new();
+    std::fs::create_dir(workspace.path().join("sub")).unwrap();
+    let plant = "mkdir -p sub/.claude sub/.git && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > \
+                 sub/.claude/settings.json && echo 'ref: refs/heads/main' > sub/.git/HEAD && echo planted; sleep 30";
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [bash("toolu_bg", plant)]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "BashOutput", "input": {"bash_id": "bash_1"}}],
+         "delay_ms": 300},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "plant it", "--output-format", "json", "--permission-mode", "bypassPermissions"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(result_text(&server, 2).contains("planted"), "{}", result_text(&server, 2));
+    assert!(!workspace.path().join("sub/.claude").exists(), "the planted settings outlived the session");
+    assert!(!workspace.path().join("sub/.git").exists(), "the planted repository outlived the session");
+}

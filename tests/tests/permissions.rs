@@ -245,6 +245,49 @@ fn the_target_of_a_denied_link_is_refused_to_the_first_read() {
     }
 }
 
+/// Found by the forty-first red-team round: what tandem reads for the model itself, unasked — a guideline file's
+/// `@import`, a custom command's `@file`, the files compaction brings back — judged the path only, so a denied
+/// `.env` under another name (a hard link or rename a rule-allowed build made) went into the requests, which the
+/// Read tool refuses. Compaction also re-opened the path following links, which a background command could swap
+/// for a link to `~/.ssh`. Each reads now as an unasked Read does.
+#[test]
+fn a_denied_file_under_another_name_reaches_no_request_through_imports_commands_or_compaction() {
+    let workspace = Workspace::new();
+    workspace.write(".env", "API=CANARY-ENV\n");
+    std::fs::hard_link(workspace.path().join(".env"), workspace.path().join("notes.txt")).unwrap();
+    workspace.write("CLAUDE.md", "Project notes: @notes.txt\n");
+    workspace.write(".claude/commands/notes.md", "Summarise @notes.txt for me.\n");
+    workspace.write(".claude/settings.json", &json!({"permissions": {"deny": ["Read(.env)"]}}).to_string());
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"usage": {"input_tokens": 195000, "output_tokens": 5},
+         "blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        {"blocks": [{"type": "text", "text": "<summary>Worked on notes.txt.</summary>"}]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/notes", "--output-format", "json", "--sandbox", "workspace-write"]);
+    let run = execute(command);
+    if run.code == 2 && run.stderr.contains("unavailable") {
+        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
+        return;
+    }
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "a request, the summary's, and the one after compaction");
+    let leaks: Vec<&str> = [
+        ("the guideline file's import", requests[0].body["system"].to_string()),
+        ("the command's @file", requests[0].body["messages"].to_string()),
+        ("the Read tool", tool_results(&requests[1].body).iter().map(|r| r.to_string()).collect()),
+        ("compaction", requests[2].body["messages"].to_string()),
+    ]
+    .iter()
+    .filter(|(_, sent)| sent.contains("CANARY-ENV"))
+    .map(|(through, _)| *through)
+    .collect();
+    assert!(leaks.is_empty(), "the denied file reached the model through {leaks:?}");
+}
+
 /// A sandboxed command can't read tandem's environment (its API key) through `/proc`, even as root, which Linux
 /// lets read another root process's `environ` whatever Landlock and "not dumpable" say.
 #[test]

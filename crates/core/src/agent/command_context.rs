@@ -94,7 +94,13 @@ impl Session {
                 });
                 continue;
             }
-            match std::fs::read_to_string(&resolved) {
+            let hidden = lock(&self.shared.policy).walk_hidden();
+            let contents = crate::tools::open_unasked(&resolved, &*hidden).and_then(|mut file| {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut file, &mut text).map_err(|err| err.to_string())?;
+                Ok(text)
+            });
+            match contents {
                 Ok(text) => {
                     let mut text: String = text.chars().take(MAX_FILE_CHARS).collect();
                     if text.len() < std::fs::metadata(&resolved).map_or(0, |meta| meta.len() as usize) {

@@ -201,16 +201,23 @@ impl Session {
             return ItemOutcome::Failed;
         };
 
+        let hidden = lock(&self.shared.policy).walk_hidden();
         let files: Vec<(std::path::PathBuf, String)> = compact::recent_file_paths(&self.messages, MAX_RESTORED_FILES)
             .into_iter()
             .filter_map(|path| {
                 let path = if path.is_absolute() { path } else { self.config.cwd.join(path) };
                 // Only what a Read would be allowed to read now: a path named by a denied call, or only in the
-                // model's text, is not brought back into the conversation.
+                // model's text, is not brought back into the conversation; nor a denied file under this name.
                 let input = serde_json::json!({ "file_path": path.to_string_lossy() });
                 let allowed = lock(&self.shared.policy).decide(&crate::tools::read::ReadTool, &input)
                     == crate::permissions::Decision::Allow;
-                allowed.then(|| std::fs::read_to_string(&path).ok().map(|content| (path, content))).flatten()
+                if !allowed {
+                    return None;
+                }
+                let mut content = String::new();
+                let mut file = crate::tools::open_unasked(&path, &*hidden).ok()?;
+                std::io::Read::read_to_string(&mut file, &mut content).ok()?;
+                Some((path, content))
             })
             .collect();
         let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);

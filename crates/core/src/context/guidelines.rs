@@ -178,7 +178,8 @@ impl Walk<'_> {
     /// Adds `path` (already checked, on its real place `real`) and, below [`super::imports::MAX_DEPTH`], what it
     /// imports (found relative to `path`, as written).
     fn include(&mut self, path: &Path, real: &Path, imported_by: Option<&Path>, user_file: bool, depth: usize) {
-        let Some(mut source) = read_source(path, real) else { return };
+        let hidden = (!user_file).then_some(self.reads.hidden);
+        let Some(mut source) = read_source(path, real, hidden) else { return };
         source.imported_by = imported_by.map(Path::to_path_buf);
         let targets = super::imports::targets(&source.text);
         self.sources.push(source);
@@ -226,9 +227,12 @@ struct Source {
 
 /// The file `path` names, read from `real`, the place that was checked: opened without following a link (one put
 /// in its way since, by a command in the background, would lead to a file nobody checked), and only if it is a
-/// regular file (a FIFO named CLAUDE.md would wait for a writer forever).
-fn read_source(path: &Path, real: &Path) -> Option<Source> {
+/// regular file (a FIFO named CLAUDE.md would wait for a writer forever). A project's file is not read when the
+/// file opened is one `hidden` covers under another name: a denied file a command renamed or linked to
+/// `CLAUDE.md` or to what it imports.
+fn read_source(path: &Path, real: &Path, hidden: Option<&dyn Fn(&Path) -> bool>) -> Option<Source> {
     let file = crate::fs_util::open_regular_resolved(real).ok()?;
+    crate::tools::refuse_hidden_opened(&file, "", hidden).ok()?;
     let meta = file.metadata().ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_READ).read_to_end(&mut bytes).ok()?;
@@ -601,6 +605,6 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let fifo = tmp.path().join("CLAUDE.md");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        assert!(read_source(&fifo, &fifo).is_none());
+        assert!(read_source(&fifo, &fifo, None).is_none());
     }
 }

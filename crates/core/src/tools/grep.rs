@@ -347,7 +347,7 @@ fn search_file(
     // the file is not searched.
     let real = crate::fs_util::opened_path(&opened).ok().filter(|real| real.starts_with(beneath))?;
     if let Some(unreadable) = unreadable {
-        super::refuse_hidden_at(&opened, Some(&real), "", unreadable).ok()?;
+        super::refuse_hidden_at(&opened, Some(&real), "", &**unreadable).ok()?;
     }
     let mut sink = FileSink { mode, limit, stored, matched: 0, entries: 0, lines: Vec::new() };
     searcher.search_file(matcher, &opened, &mut sink).ok()?;

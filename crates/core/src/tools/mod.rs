@@ -117,7 +117,7 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
     let resolve =
         |path: &Path| crate::fs_util::resolve_like_kernel(path).unwrap_or_else(|| crate::fs_util::normalize(path));
     let resolved = resolve(root);
-    if let Some(origin) = denied_directory_around(&resolved, &hidden) {
+    if let Some(origin) = denied_directory_around(&resolved, &*hidden) {
         return Err(format!(
             "{} lies in the directory found at {}, which a Read may not see unasked (renamed since).",
             root.display(),
@@ -148,7 +148,7 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
 
 /// The denied place a directory at or above `real` was found at, when that place (or `real` there) is hidden: a
 /// denied directory renamed since (by a command in place: the sandbox follows it) still hides what it holds.
-pub fn denied_directory_around(real: &Path, hidden: &HiddenPaths) -> Option<PathBuf> {
+pub fn denied_directory_around(real: &Path, hidden: &(impl Fn(&Path) -> bool + ?Sized)) -> Option<PathBuf> {
     real.ancestors().find_map(|dir| {
         let meta = std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir)?;
         let origin = crate::sandbox::denied_origin_of(&meta)?;
@@ -161,16 +161,13 @@ pub fn denied_directory_around(real: &Path, hidden: &HiddenPaths) -> Option<Path
 /// (`hidden`), or that is a file found at such a place, known here by another name
 /// ([`crate::sandbox::denied_origin_of`]). The path was judged before the call ran; a link made since (by a command
 /// in the background) may lead elsewhere now, and only the descriptor says where the kernel really went.
-pub fn refuse_hidden_opened(file: &std::fs::File, shown: &str, hidden: Option<&HiddenPaths>) -> Result<(), String> {
+pub fn refuse_hidden_opened(
+    file: &std::fs::File,
+    shown: &str,
+    hidden: Option<&(impl Fn(&Path) -> bool + ?Sized)>,
+) -> Result<(), String> {
     let Some(hidden) = hidden else { return Ok(()) };
     let real = crate::fs_util::opened_path(file).ok();
-    if let Some(origin) = real.as_deref().and_then(|real| denied_directory_around(real, hidden)) {
-        return Err(format!(
-            "Read of {shown} is refused: it lies in the directory found at {}, which a Read may not see unasked \
-             (renamed since).",
-            origin.display()
-        ));
-    }
     refuse_hidden_at(file, real.as_deref(), shown, hidden)
 }
 
@@ -179,8 +176,15 @@ pub fn refuse_hidden_at(
     file: &std::fs::File,
     real: Option<&Path>,
     shown: &str,
-    hidden: &HiddenPaths,
+    hidden: &(impl Fn(&Path) -> bool + ?Sized),
 ) -> Result<(), String> {
+    if let Some(origin) = real.and_then(|real| denied_directory_around(real, hidden)) {
+        return Err(format!(
+            "Read of {shown} is refused: it lies in the directory found at {}, which a Read may not see unasked \
+             (renamed since).",
+            origin.display()
+        ));
+    }
     if let Some(origin) = file.metadata().ok().and_then(|meta| crate::sandbox::denied_origin_of(&meta))
         && hidden(&origin)
     {
@@ -198,6 +202,19 @@ pub fn refuse_hidden_at(
         ));
     }
     Ok(())
+}
+
+/// Opens a file whose content goes to the model without anyone asked about it (a guideline file's import, a file
+/// compaction brings back, a custom command's `@file`) as an unasked Read does, after its path was judged: by its
+/// real place without following a link (one put in its way since fails the open), only a regular file, and refused
+/// when the file opened is one `hidden` covers under another name (renamed, linked) or in a denied directory
+/// renamed since.
+pub fn open_unasked(path: &Path, hidden: &(impl Fn(&Path) -> bool + ?Sized)) -> Result<std::fs::File, String> {
+    let shown = path.display().to_string();
+    let real = path.canonicalize().map_err(|err| format!("{shown}: {err}"))?;
+    let file = crate::fs_util::open_regular_resolved(&real).map_err(|err| format!("{shown}: {err}"))?;
+    refuse_hidden_opened(&file, &shown, Some(hidden))?;
+    Ok(file)
 }
 
 /// What a tool call runs with.

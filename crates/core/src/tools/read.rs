@@ -156,7 +156,7 @@ fn read_file(
     }
     let opened = if guard.judged { fs_util::open_regular_resolved(path) } else { fs_util::open_regular(path) };
     let file = opened.map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
-    crate::tools::refuse_hidden_opened(&file, shown, guard.unreadable.as_ref())?;
+    crate::tools::refuse_hidden_opened(&file, shown, guard.unreadable.as_deref())?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
     if fs_util::looks_binary(path, head) {

@@ -102,6 +102,7 @@ impl BackgroundShells {
         let registration = running::register_apart(&mark, Some(cancel))
             .await
             .ok_or_else(|| "Interrupted before the command started.".to_owned())?;
+        registration.remove_nested_at_end(nested);
         let spawning = running::spawning();
         let mut child = spawn(shell(), command, cwd, sandbox.as_ref(), launch.env, started)
             .map_err(|err| format!("Could not start bash: {err}"))?;
@@ -161,11 +162,9 @@ impl BackgroundShells {
             let registration = shells
                 .upgrade()
                 .and_then(|shells| lock(&shells.shells).get_mut(&waited).and_then(|shell| shell.registration.take()));
-            let scan = move || {
-                // Ends what the shell left running, before the nested settings it may have made are looked for.
-                drop(registration);
-                nested.remove_new()
-            };
+            // Ends what the shell left running, before the nested settings it may have made are looked for (when the
+            // session ended first, that end took them out).
+            let scan = move || registration.map(running::Registration::end_with_nested).unwrap_or_default();
             let removed = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
             if let Some(shells) = shells.upgrade() {
                 if let Some(shell) = lock(&shells.shells).get_mut(&waited)

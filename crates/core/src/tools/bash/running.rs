@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::process::{Pid, Signal, kill_process_group};
 
 use super::CALL_MARK;
-use crate::sandbox::Guard;
+use crate::sandbox::{Guard, NestedSettings};
 
 struct Entry {
     mark: String,
@@ -34,6 +34,9 @@ struct Entry {
     protected: Option<Guard>,
     /// Granted the whole workspace: see the module's doc.
     exclusive: bool,
+    /// The nested settings and repositories a background command may make, taken out however it ends: when its
+    /// shell exits, or when the session ends with it still running.
+    nested: Option<NestedSettings>,
 }
 
 /// Woken whenever an exclusive command leaves the registry.
@@ -125,7 +128,7 @@ async fn when_no_exclusive<T>(
 
 impl Entry {
     fn new(mark: &str) -> Entry {
-        Entry { mark: mark.to_owned(), group: None, protected: None, exclusive: false }
+        Entry { mark: mark.to_owned(), group: None, protected: None, exclusive: false, nested: None }
     }
 }
 
@@ -158,6 +161,27 @@ impl Registration {
     /// Whether the command's protected entries are put back when it ends (it was granted the workspace whole).
     pub(crate) fn is_protected(&self) -> bool {
         running().get(&self.0).is_some_and(|entry| entry.protected.is_some())
+    }
+
+    /// What the command may nest below the workspace, to be taken out when it ends.
+    pub(crate) fn remove_nested_at_end(&self, nested: NestedSettings) {
+        if let Some(entry) = running().get_mut(&self.0) {
+            entry.nested = Some(nested);
+        }
+    }
+
+    /// Ends the command (its shell has exited): ends what it left running, then takes out what it nested; what
+    /// was taken out, one path each.
+    pub(crate) fn end_with_nested(self) -> Vec<String> {
+        let entry = running().remove(&self.0);
+        std::mem::forget(self);
+        let Some(mut entry) = entry else { return Vec::new() };
+        let nested = entry.nested.take();
+        let exclusive = entry.exclusive;
+        end(vec![entry]);
+        crate::sandbox::note_where_denied_files_are();
+        ended(exclusive);
+        nested.map(NestedSettings::remove_new).unwrap_or_default()
     }
 
     /// The command's process group, once it is spawned.
@@ -212,6 +236,9 @@ fn end(mut entries: Vec<Entry>) {
     sweep_orphans();
     for guard in entries.iter_mut().filter_map(|entry| entry.protected.as_mut()) {
         guard.restore();
+    }
+    for nested in entries.iter_mut().filter_map(|entry| entry.nested.take()) {
+        nested.remove_new();
     }
 }
 
