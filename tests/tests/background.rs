@@ -111,9 +111,17 @@ fn what_a_finished_command_left_running_is_killed_too() {
 /// session started in `sub/`) are taken out when it ends, and the model is told.
 #[test]
 fn settings_a_background_command_nests_in_the_workspace_are_taken_out_when_it_ends() {
+    let plant = "mkdir -p sub/.claude && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > sub/.claude/settings.json; echo planted";
+    let (workspace, server) = plant_in_the_background(plant);
+    let output = result_text(&server, 2);
+    assert!(output.contains("planted") && output.contains("taken out"), "{output}");
+    assert!(!workspace.path().join("sub/.claude").exists(), "the planted settings are gone");
+}
+
+/// Runs `plant` in the background in a workspace with `sub/`, reads its output 300 ms later, then ends the session.
+fn plant_in_the_background(plant: &str) -> (Workspace, FakeServer) {
     let workspace = Workspace::new();
     std::fs::create_dir(workspace.path().join("sub")).unwrap();
-    let plant = "mkdir -p sub/.claude && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > sub/.claude/settings.json; echo planted";
     let server = FakeServer::spawn(scenario(json!({"replies": [
         {"blocks": [bash("toolu_bg", plant)]},
         {"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "BashOutput", "input": {"bash_id": "bash_1"}}],
@@ -125,9 +133,7 @@ fn settings_a_background_command_nests_in_the_workspace_are_taken_out_when_it_en
     command.args(["-p", "plant it", "--output-format", "json", "--permission-mode", "bypassPermissions"]);
     let run = execute(command);
     assert_eq!(run.code, 0, "{run:?}");
-    let output = result_text(&server, 2);
-    assert!(output.contains("planted") && output.contains("taken out"), "{output}");
-    assert!(!workspace.path().join("sub/.claude").exists(), "the planted settings are gone");
+    (workspace, server)
 }
 
 /// Found by the forty-first red-team round: the settings and repository a background command nests were taken out
@@ -136,21 +142,9 @@ fn settings_a_background_command_nests_in_the_workspace_are_taken_out_when_it_en
 /// run) for the next session started in `sub/`. They are taken out however the command ends.
 #[test]
 fn settings_a_background_command_nests_are_taken_out_when_the_session_ends_first() {
-    let workspace = Workspace::new();
-    std::fs::create_dir(workspace.path().join("sub")).unwrap();
     let plant = "mkdir -p sub/.claude sub/.git && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > \
                  sub/.claude/settings.json && echo 'ref: refs/heads/main' > sub/.git/HEAD && echo planted; sleep 30";
-    let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [bash("toolu_bg", plant)]},
-        {"blocks": [{"type": "tool_use", "id": "toolu_out", "name": "BashOutput", "input": {"bash_id": "bash_1"}}],
-         "delay_ms": 300},
-        {"blocks": [{"type": "text", "text": "Done."}]}
-    ]})))
-    .unwrap();
-    let mut command = workspace.anthropic(&server);
-    command.args(["-p", "plant it", "--output-format", "json", "--permission-mode", "bypassPermissions"]);
-    let run = execute(command);
-    assert_eq!(run.code, 0, "{run:?}");
+    let (workspace, server) = plant_in_the_background(plant);
     assert!(result_text(&server, 2).contains("planted"), "{}", result_text(&server, 2));
     assert!(!workspace.path().join("sub/.claude").exists(), "the planted settings outlived the session");
     assert!(!workspace.path().join("sub/.git").exists(), "the planted repository outlived the session");
