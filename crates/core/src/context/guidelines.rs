@@ -232,7 +232,7 @@ struct Source {
 /// `CLAUDE.md` or to what it imports.
 fn read_source(path: &Path, real: &Path, hidden: Option<&dyn Fn(&Path) -> bool>) -> Option<Source> {
     let file = crate::fs_util::open_regular_resolved(real).ok()?;
-    crate::tools::refuse_hidden_opened(&file, "", hidden).ok()?;
+    crate::sandbox::refuse_hidden_opened(&file, "", hidden).ok()?;
     let meta = file.metadata().ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_READ).read_to_end(&mut bytes).ok()?;

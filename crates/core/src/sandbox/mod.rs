@@ -43,6 +43,7 @@
 mod confinement;
 mod denied_files;
 mod describe;
+mod followed_reads;
 mod gitlinks;
 mod grants;
 mod guard;
@@ -59,6 +60,7 @@ mod walk;
 pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
 pub use denied_files::{keep_in as keep_denied_files_in, note_where_denied_files_are, origin_of as denied_origin_of};
 pub use describe::describe;
+pub use followed_reads::{denied_directory_around, open_unasked, refuse_hidden_at, refuse_hidden_opened};
 pub use gitlinks::{pointed_git_dir, pointed_repositories, submodule_repositories, submodules_of};
 use grants::Grants;
 #[cfg(test)]

@@ -659,6 +659,22 @@ async fn nothing_leaves_a_denied_directory() {
     // between the walk's check of its name and the open must meet the same refusal (round 41).
     let real = ws.join("src/keep/public/kept").canonicalize().unwrap();
     assert!(crate::tools::refuse_hidden_at(&file, Some(&real), "", &*secrets).is_err(), "Grep's check let it through");
+    // A command swapping the names of the denied directory and a harmless one in a loop: the file was opened in
+    // the denied one, its place read back, and by the time the directories are looked at the name holds the
+    // harmless one (round 41's review). The directories are judged by identity, not by name.
+    std::fs::create_dir_all(ws.join("src/keep/other")).unwrap();
+    std::fs::write(ws.join("src/keep/other/kept"), "harmless\n").unwrap();
+    let swap = || {
+        let (public, other) = (ws.join("src/keep/public"), ws.join("src/keep/other"));
+        rustix::fs::renameat_with(rustix::fs::CWD, &public, rustix::fs::CWD, &other, rustix::fs::RenameFlags::EXCHANGE)
+            .unwrap();
+    };
+    let real = ws.join("src/keep/public/kept").canonicalize().unwrap();
+    let denied = std::fs::File::open(&real).unwrap();
+    swap();
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "harmless\n", "the name holds the harmless directory now");
+    assert!(crate::tools::refuse_hidden_at(&denied, Some(&real), "", &*secrets).is_err(), "the swap let it through");
+    swap();
     let kept = ws.join("src/keep/public/kept");
     let walked = crate::tools::skip_hidden(&mut ignore::WalkBuilder::new(&kept), &kept, Some(secrets.clone()));
     assert!(walked.is_err(), "a search of a file in the renamed denied directory was let through");

@@ -146,76 +146,7 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
     Ok(())
 }
 
-/// The denied place a directory at or above `real` was found at, when that place (or `real` there) is hidden: a
-/// denied directory renamed since (by a command in place: the sandbox follows it) still hides what it holds.
-pub fn denied_directory_around(real: &Path, hidden: &(impl Fn(&Path) -> bool + ?Sized)) -> Option<PathBuf> {
-    real.ancestors().find_map(|dir| {
-        let meta = std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir)?;
-        let origin = crate::sandbox::denied_origin_of(&meta)?;
-        let there = real.strip_prefix(dir).map_or_else(|_| origin.clone(), |rest| origin.join(rest));
-        (hidden(&origin) || hidden(&there)).then_some(origin)
-    })
-}
-
-/// Refuses a file just opened whose real place, read back from its descriptor, is one a Read may not see unasked
-/// (`hidden`), or that is a file found at such a place, known here by another name
-/// ([`crate::sandbox::denied_origin_of`]). The path was judged before the call ran; a link made since (by a command
-/// in the background) may lead elsewhere now, and only the descriptor says where the kernel really went.
-pub fn refuse_hidden_opened(
-    file: &std::fs::File,
-    shown: &str,
-    hidden: Option<&(impl Fn(&Path) -> bool + ?Sized)>,
-) -> Result<(), String> {
-    let Some(hidden) = hidden else { return Ok(()) };
-    let real = crate::fs_util::opened_path(file).ok();
-    refuse_hidden_at(file, real.as_deref(), shown, hidden)
-}
-
-/// [`refuse_hidden_opened`] for a file whose real place (`real`) was read back already.
-pub fn refuse_hidden_at(
-    file: &std::fs::File,
-    real: Option<&Path>,
-    shown: &str,
-    hidden: &(impl Fn(&Path) -> bool + ?Sized),
-) -> Result<(), String> {
-    if let Some(origin) = real.and_then(|real| denied_directory_around(real, hidden)) {
-        return Err(format!(
-            "Read of {shown} is refused: it lies in the directory found at {}, which a Read may not see unasked \
-             (renamed since).",
-            origin.display()
-        ));
-    }
-    if let Some(origin) = file.metadata().ok().and_then(|meta| crate::sandbox::denied_origin_of(&meta))
-        && hidden(&origin)
-    {
-        return Err(format!(
-            "Read of {shown} is refused: it is the file found at {}, which a Read may not see unasked (under another \
-             name here: renamed, linked, or a link's target).",
-            origin.display()
-        ));
-    }
-    if let Some(real) = real.filter(|real| hidden(real)) {
-        return Err(format!(
-            "Read of {shown} is refused: it now leads to {}, which a Read may not see unasked (a link changed since \
-             the call was judged).",
-            real.display()
-        ));
-    }
-    Ok(())
-}
-
-/// Opens a file whose content goes to the model without anyone asked about it (a guideline file's import, a file
-/// compaction brings back, a custom command's `@file`) as an unasked Read does, after its path was judged: by its
-/// real place without following a link (one put in its way since fails the open), only a regular file, and refused
-/// when the file opened is one `hidden` covers under another name (renamed, linked) or in a denied directory
-/// renamed since.
-pub fn open_unasked(path: &Path, hidden: &(impl Fn(&Path) -> bool + ?Sized)) -> Result<std::fs::File, String> {
-    let shown = path.display().to_string();
-    let real = path.canonicalize().map_err(|err| format!("{shown}: {err}"))?;
-    let file = crate::fs_util::open_regular_resolved(&real).map_err(|err| format!("{shown}: {err}"))?;
-    refuse_hidden_opened(&file, &shown, Some(hidden))?;
-    Ok(file)
-}
+pub use crate::sandbox::{denied_directory_around, open_unasked, refuse_hidden_at, refuse_hidden_opened};
 
 /// What a tool call runs with.
 #[derive(Clone)]

@@ -48,6 +48,29 @@ static RUNNING: Mutex<BTreeMap<u64, Entry>> = Mutex::new(BTreeMap::new());
 /// the registry nor its mark in `/proc`, and must not be taken for an orphan.
 static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 static NEXT: AtomicU64 = AtomicU64::new(0);
+/// How many commands are out of the registry with what they nested not yet taken out
+/// ([`Registration::end_with_nested`]); [`end_all`] waits for them, so that a session ending then leaves nothing.
+static ENDING: Mutex<usize> = Mutex::new(0);
+static ENDING_DONE: std::sync::Condvar = std::sync::Condvar::new();
+/// How long [`end_all`] waits for those.
+const ENDING_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Counts one command in [`ENDING`] while it lives.
+struct Ending;
+
+impl Ending {
+    fn start() -> Ending {
+        *ENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+        Ending
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        *ENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) -= 1;
+        ENDING_DONE.notify_all();
+    }
+}
 
 fn running() -> std::sync::MutexGuard<'static, BTreeMap<u64, Entry>> {
     RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -173,15 +196,17 @@ impl Registration {
     /// Ends the command (its shell has exited): ends what it left running, then takes out what it nested; what
     /// was taken out, one path each.
     pub(crate) fn end_with_nested(self) -> Vec<String> {
+        let _ending = Ending::start();
         let entry = running().remove(&self.0);
         std::mem::forget(self);
         let Some(mut entry) = entry else { return Vec::new() };
         let nested = entry.nested.take();
         let exclusive = entry.exclusive;
         end(vec![entry]);
+        let removed = nested.map(NestedSettings::remove_new).unwrap_or_default();
         crate::sandbox::note_where_denied_files_are();
         ended(exclusive);
-        nested.map(NestedSettings::remove_new).unwrap_or_default()
+        removed
     }
 
     /// The command's process group, once it is spawned.
@@ -224,6 +249,8 @@ pub fn end_all() -> usize {
     let count = entries.len();
     end(entries);
     EXCLUSIVE_ENDED.notify_waiters();
+    let ending = ENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    drop(ENDING_DONE.wait_timeout_while(ending, ENDING_WAIT, |ending| *ending > 0));
     count
 }
 
