@@ -146,8 +146,12 @@ impl Guard {
                 Ok(_) => std::fs::remove_file(&place),
                 Err(_) => continue,
             };
-            if removed.is_ok() || std::fs::symlink_metadata(&place).is_err() {
-                done.push(format!("removed {}", path.display()));
+            match removed {
+                Ok(()) => done.push(format!("removed {}", path.display())),
+                Err(_) if std::fs::symlink_metadata(&place).is_err() => {
+                    done.push(format!("removed {}", path.display()))
+                }
+                Err(err) => done.push(format!("could not remove {}: {err}", path.display())),
             }
         }
         for (path, entry) in &mut self.entries {
@@ -380,8 +384,9 @@ impl NestedSettings {
                 Ok(_) => std::fs::remove_file(path),
                 Err(_) => continue,
             };
-            if removed.is_ok() {
-                done.push(format!("removed {}", path.display()));
+            match removed {
+                Ok(()) => done.push(format!("removed {}", path.display())),
+                Err(err) => done.push(format!("could not remove {}: {err}", path.display())),
             }
         }
         done
@@ -389,16 +394,26 @@ impl NestedSettings {
 }
 
 /// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a
-/// directory, on what is in it, so that it can be put back or removed.
+/// directory, on what is in it, so that it can be put back or removed; and gives the owner back the rights a
+/// command took away with `chmod` (`chmod 555 .git` or `.claude`, `chmod 000` on a planted directory), which
+/// Landlock does not govern, on the directory holding `path` and on the directories below it.
 fn unpin(path: &Path) {
+    if let Some(parent) = path.parent() {
+        let _ = let_owner_change(parent);
+    }
+    unpin_tree(path);
+}
+
+fn unpin_tree(path: &Path) {
     use rustix::fs::IFlags;
     let Ok(meta) = std::fs::symlink_metadata(path) else { return };
     if meta.file_type().is_symlink() {
         return;
     }
     if meta.is_dir() {
+        let _ = let_owner_change(path);
         for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-            unpin(&entry.path());
+            unpin_tree(&entry.path());
         }
     }
     use std::os::unix::fs::OpenOptionsExt;
@@ -410,6 +425,24 @@ fn unpin(path: &Path) {
     {
         let _ = rustix::fs::ioctl_setflags(&file, flags - IFlags::IMMUTABLE - IFlags::APPEND);
     }
+}
+
+/// Adds the owner's read, write and search rights to the directory `dir` where a command took them away; opened
+/// without following a link (but an anchored descriptor's name), so a link put there changes nothing elsewhere.
+fn let_owner_change(dir: &Path) -> rustix::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    use std::os::fd::AsRawFd;
+    // A protected path's parent is reached through its anchored descriptor's `/proc` name ([`Anchored`]), which
+    // is a link to follow; any other is not followed.
+    let follow = if dir.starts_with("/proc/self/fd") { OFlags::empty() } else { OFlags::NOFOLLOW };
+    let opened = rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | follow, Mode::empty())?;
+    let mode = Mode::from_raw_mode(rustix::fs::fstat(&opened)?.st_mode & 0o7777);
+    let owner = Mode::RUSR | Mode::WUSR | Mode::XUSR;
+    if !mode.contains(owner) {
+        // A descriptor opened only for its path can't be changed itself; its `/proc` name reaches the same inode.
+        rustix::fs::chmod(format!("/proc/self/fd/{}", opened.as_raw_fd()), mode | owner)?;
+    }
+    Ok(())
 }
 
 impl Entry {

@@ -398,3 +398,39 @@ fn an_object_store_moved_aside_is_kept() {
     let done = guard.restore();
     assert!(root.join(".git/objects.bak").is_dir(), "{done:?}");
 }
+
+/// Found by the review of the forty-first red-team round: a command may `chmod` what Landlock lets it write
+/// (Landlock does not govern modes), and a user other than root then can't put back or remove what it planted —
+/// `chmod 555 .git` after writing `core.fsmonitor`, `chmod 555 .claude` over planted settings, `chmod 555 sub`
+/// over nested ones. The owner's rights come back on the directories in the way first (root ignores modes, so
+/// this is checked on the modes themselves).
+#[test]
+fn directories_a_command_made_unwritable_are_made_writable_again_before_putting_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let chmod = |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
+    let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+
+    std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = ./evil\n").unwrap();
+    chmod(&root.join(".git"), 0o555);
+    std::fs::create_dir_all(root.join(".claude/deep")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+    chmod(&root.join(".claude/deep"), 0o000);
+    chmod(&root.join(".claude"), 0o555);
+    std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+    chmod(&root.join("sub"), 0o555);
+
+    let done = guard.restore();
+    assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n", "{done:?}");
+    assert!(!root.join(".claude").exists(), "{done:?}");
+    assert_eq!(mode(&root.join(".git")), 0o755, "the owner may write .git again");
+    let done = nested.remove_new();
+    assert!(!root.join("sub/.claude").exists(), "{done:?}");
+    assert_eq!(mode(&root.join("sub")), 0o755, "the owner may write sub/ again");
+}
