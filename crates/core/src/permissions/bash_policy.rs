@@ -496,7 +496,7 @@ impl PermissionPolicy {
             rule.rule
                 .specifier
                 .as_deref()
-                .is_some_and(|spec| path_matches(spec, path, &rule.root, self.workspace.cwd(), &self.home, false))
+                .is_some_and(|spec| path_matches(spec, path, &rule.root, self.workspace.roots(), &self.home, false))
         })
     }
 }

@@ -67,12 +67,12 @@ fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> st
 /// at the root, a name without `/` at any depth): the paths they name outright, and the patterns the sandbox
 /// searches for before each command.
 fn denied_by_rules(permissions: &PermissionPolicy, tool: &str) -> (Vec<PathBuf>, Vec<PathGlob>) {
-    let cwd = permissions.workspace.cwd().to_path_buf();
+    let roots = permissions.workspace.roots();
     let (mut paths, mut globs) = (Vec::new(), Vec::new());
     let rules = permissions.rules.iter().filter(|rule| rule.kind == RuleKind::Deny && rule.rule.tool == tool);
     for rule in rules {
         let Some(spec) = rule.rule.specifier.as_deref() else { continue };
-        for pattern in path_globs(spec, &rule.root, &cwd, &permissions.home, true) {
+        for pattern in path_globs(spec, &rule.root, roots, &permissions.home, true) {
             // `dir/**` names `dir` and all below it: a path.
             let text = pattern.to_string_lossy();
             let literal = Path::new(text.strip_suffix("/**").unwrap_or(&text));

@@ -128,12 +128,12 @@ impl PermissionPolicy {
                 && (rule.kind != RuleKind::Allow || rule.scope.lifts_secrets())
         };
         let rules: Vec<SourcedRule> = self.rules.iter().filter(counts).cloned().collect();
-        let (cwd, home) = (self.workspace.cwd().to_path_buf(), self.home.clone());
+        let (roots, home) = (self.workspace.roots().to_vec(), self.home.clone());
         let broad = !kinds.contains(&RuleKind::Allow);
         move |path: &Path| {
             rules.iter().any(|rule| {
                 let spec = rule.rule.specifier.as_deref().unwrap_or_default();
-                path_matches(spec, path, &rule.root, &cwd, &home, broad)
+                path_matches(spec, path, &rule.root, &roots, &home, broad)
             })
         }
     }
@@ -299,7 +299,7 @@ impl PermissionPolicy {
         }
         match (&rule.rule.specifier, path) {
             (None, _) => true,
-            (Some(spec), Some(path)) => path_matches(spec, path, &rule.root, self.workspace.cwd(), &self.home, broad),
+            (Some(spec), Some(path)) => path_matches(spec, path, &rule.root, self.workspace.roots(), &self.home, broad),
             (Some(_), None) => false,
         }
     }

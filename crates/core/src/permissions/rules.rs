@@ -69,9 +69,16 @@ impl std::fmt::Display for Rule {
 }
 
 /// Whether the resolved path `path` matches a path specifier resolved against `rule_root` (the settings
-/// file's project) and `cwd` ([`path_globs`]).
-pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, home: &Path, broad: bool) -> bool {
-    path_globs(specifier, rule_root, cwd, home, broad).iter().any(|resolved| {
+/// file's project) and the workspace's directories `roots` ([`path_globs`]).
+pub fn path_matches(
+    specifier: &str,
+    path: &Path,
+    rule_root: &Path,
+    roots: &[PathBuf],
+    home: &Path,
+    broad: bool,
+) -> bool {
+    path_globs(specifier, rule_root, roots, home, broad).iter().any(|resolved| {
         let glob = globset::GlobBuilder::new(&resolved.to_string_lossy()).literal_separator(true).build();
         let Ok(glob) = glob else { return false };
         if glob.compile_matcher().is_match(path) {
@@ -85,9 +92,12 @@ pub fn path_matches(specifier: &str, path: &Path, rule_root: &Path, cwd: &Path, 
 /// The absolute glob patterns a path specifier stands for (matched with `/` matched only by `/`, `**` any
 /// depth). A `/x` pattern means "x in the project" (Claude Code's reading); with `broad` (deny and ask rules,
 /// where the wider reading is the safe one) it also stands for the absolute path `/x`, which is what
-/// `Write(/etc/**)` means to most people. A pattern without `/` matches at any depth below `cwd`, like
-/// .gitignore's; a trailing `/` means everything below.
-pub fn path_globs(specifier: &str, rule_root: &Path, cwd: &Path, home: &Path, broad: bool) -> Vec<PathBuf> {
+/// `Write(/etc/**)` means to most people. A pattern without `/` matches at any depth below the working directory
+/// (`roots[0]`), like .gitignore's, and for a deny or ask rule (`broad`) below every `--add-dir` directory too
+/// (`roots[1..]`: `Read(.env)` keeps an added directory's `.env` from being read unasked); a trailing `/` means
+/// everything below. Other relative patterns are the working directory's.
+pub fn path_globs(specifier: &str, rule_root: &Path, roots: &[PathBuf], home: &Path, broad: bool) -> Vec<PathBuf> {
+    let Some(cwd) = roots.first() else { return Vec::new() };
     let mut pattern = specifier.trim().to_owned();
     if pattern.ends_with('/') {
         pattern.push_str("**");
@@ -98,11 +108,12 @@ pub fn path_globs(specifier: &str, rule_root: &Path, cwd: &Path, home: &Path, br
     }
     let anchored =
         pattern.starts_with('/') || pattern.starts_with("~/") || pattern.starts_with("./") || pattern.contains('/');
-    globs.push(if anchored {
-        super::settings::resolve_path_pattern(&pattern, rule_root, cwd, home)
+    if anchored {
+        globs.push(super::settings::resolve_path_pattern(&pattern, rule_root, cwd, home));
     } else {
-        cwd.join("**").join(&pattern)
-    });
+        let below = if broad { roots } else { &roots[..1] };
+        globs.extend(below.iter().map(|root| root.join("**").join(&pattern)));
+    }
     globs
 }
 
@@ -138,11 +149,26 @@ mod tests {
         );
     }
 
+    /// Found by the forty-first red-team round: `Read(.env)` with `--add-dir ../lib` left `../lib/.env` to Read,
+    /// `cat` and Grep unasked. A name without `/` in a deny or ask rule covers every workspace directory; an allow
+    /// rule's stays the working directory's (a rule allows exactly what it says).
+    #[test]
+    fn a_bare_name_in_a_deny_rule_covers_added_directories_too() {
+        let roots = [PathBuf::from("/work/project"), PathBuf::from("/work/lib")];
+        let home = PathBuf::from("/home/me");
+        let matches = |broad| path_matches(".env", Path::new("/work/lib/sub/.env"), &roots[0], &roots, &home, broad);
+        assert!(matches(true), "deny and ask rules");
+        assert!(!matches(false), "allow rules");
+        assert!(path_matches(".env", Path::new("/work/project/.env"), &roots[0], &roots, &home, false));
+        assert!(!path_matches("src/.env", Path::new("/work/lib/src/.env"), &roots[0], &roots, &home, true));
+    }
+
     #[test]
     fn path_globs() {
         let cwd = PathBuf::from("/work/project");
         let home = PathBuf::from("/home/me");
-        let matches = |spec: &str, path: &str| path_matches(spec, Path::new(path), &cwd, &cwd, &home, false);
+        let roots = [cwd.clone()];
+        let matches = |spec: &str, path: &str| path_matches(spec, Path::new(path), &cwd, &roots, &home, false);
         assert!(matches("src/**", "/work/project/src/a/b.rs"));
         assert!(!matches("src/**", "/work/project/tests/a.rs"));
         assert!(matches("src/*.rs", "/work/project/src/main.rs"));
@@ -156,7 +182,7 @@ mod tests {
         assert!(matches("/etc/**", "/work/project/etc/x"), "project-relative");
         assert!(!matches("/etc/**", "/etc/passwd"), "not absolute for allow rules");
         assert!(
-            path_matches("/etc/**", Path::new("/etc/passwd"), &cwd, &cwd, &home, true),
+            path_matches("/etc/**", Path::new("/etc/passwd"), &cwd, &roots, &home, true),
             "absolute too for deny rules"
         );
     }
