@@ -216,7 +216,7 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
         roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
     protected.extend(denied.iter().cloned());
     for root in roots {
-        nested_read_only(root, &mut protected);
+        nested_read_only(root, Listing::AsItIs, &mut protected);
     }
     let mut out = Vec::new();
     for root in roots {
@@ -225,9 +225,30 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
     out
 }
 
+/// How a scan treats a directory it can't list.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Listing {
+    /// Skipped: before a command, the directories are the user's.
+    AsItIs,
+    /// Given the owner's rights back and listed: after a command, which may have made a directory unlistable
+    /// (`chmod 311`: searchable and writable, not readable) to hide what it planted in it.
+    Mended,
+}
+
+/// Lists `dir`; with [`Listing::Mended`], a directory that can't be listed is given the owner's rights back first.
+pub(super) fn list_dir(dir: &Path, listing: Listing) -> std::io::Result<std::fs::ReadDir> {
+    match std::fs::read_dir(dir) {
+        Err(err) if listing == Listing::Mended && err.kind() == std::io::ErrorKind::PermissionDenied => {
+            super::guard::let_owner_change(dir).map_err(std::io::Error::from)?;
+            std::fs::read_dir(dir)
+        }
+        listed => listed,
+    }
+}
+
 /// Adds the read-only entries nested below `root` (not its own) to `out`, within the scan's limits.
-pub(super) fn nested_read_only(root: &Path, out: &mut Vec<PathBuf>) {
-    find_nested_read_only(root, MAX_NESTED_SCAN, out);
+pub(super) fn nested_read_only(root: &Path, listing: Listing, out: &mut Vec<PathBuf>) {
+    find_nested_read_only(root, MAX_NESTED_SCAN, listing, out);
     let repositories = super::gitlinks::submodule_repositories(root);
     for repository in repositories.into_iter().chain(super::gitlinks::pointed_repositories(root)) {
         if !out.contains(&repository) {
@@ -255,12 +276,12 @@ const MAX_NESTED_DEPTH: usize = 6;
 /// is asked for the read-only names directly before its entries are listed: a big directory (a `.venv`, 50,000
 /// generated files) uses up the budget only for what lies below the directories already found, and never hides
 /// `sub/.claude` next to it.
-fn find_nested_read_only(root: &Path, mut budget: usize, out: &mut Vec<PathBuf>) {
+fn find_nested_read_only(root: &Path, mut budget: usize, listing: Listing, out: &mut Vec<PathBuf>) {
     let mut level = vec![root.to_path_buf()];
     for _ in 0..MAX_NESTED_DEPTH {
         let mut next = Vec::new();
         'listing: for dir in &level {
-            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            let Ok(entries) = list_dir(dir, listing) else { continue };
             for entry in entries.flatten() {
                 if budget == 0 {
                     break 'listing;
@@ -328,7 +349,7 @@ mod tests {
         std::fs::create_dir_all(root.join("nest-store")).unwrap();
         std::fs::write(root.join("nest/.git"), "gitdir: ../nest-store\n").unwrap();
         let mut found = Vec::new();
-        nested_read_only(&root, &mut found);
+        nested_read_only(&root, Listing::AsItIs, &mut found);
         assert!(found.contains(&root.join("store")) && found.contains(&root.join("nest-store")), "{found:?}");
     }
 
@@ -348,10 +369,10 @@ mod tests {
         std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
         std::fs::create_dir_all(root.join("sub/deeper/.tandem")).unwrap();
         let mut found = Vec::new();
-        find_nested_read_only(&root, 30, &mut found);
+        find_nested_read_only(&root, 30, Listing::AsItIs, &mut found);
         assert!(found.contains(&root.join("sub/.claude")), "{found:?}");
         let mut found = Vec::new();
-        find_nested_read_only(&root, 1_000, &mut found);
+        find_nested_read_only(&root, 1_000, Listing::AsItIs, &mut found);
         assert!(found.contains(&root.join("sub/deeper/.tandem")), "{found:?}");
     }
 

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::grants::READ_ONLY_ENTRIES;
+use super::grants::{Listing, READ_ONLY_ENTRIES};
 
 mod anchored;
 mod objects;
@@ -104,7 +104,7 @@ impl Guard {
     pub fn take(roots: &[PathBuf], history: History) -> Option<Guard> {
         let mut guard = Guard { roots: roots.to_vec(), history, ..Guard::default() };
         let mut bytes = 0;
-        for path in protected_tops(roots) {
+        for path in protected_tops(roots, Listing::AsItIs) {
             guard.record(&path, &mut bytes)?;
         }
         Some(guard)
@@ -119,7 +119,7 @@ impl Guard {
     /// the entry where the link points. Such an entry is left alone and said so.
     pub fn restore(&mut self) -> Vec<String> {
         let mut present = Vec::new();
-        for top in protected_tops(&self.roots) {
+        for top in protected_tops(&self.roots, Listing::Mended) {
             self.list(&top, &mut present);
         }
         present.sort();
@@ -291,7 +291,8 @@ impl Guard {
         if !meta.is_dir() {
             return;
         }
-        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        // What a command made unlistable (`chmod 311 .git/hooks`) is listed anyway: a new hook must not hide.
+        for entry in super::grants::list_dir(path, Listing::Mended).into_iter().flatten().flatten() {
             let child = entry.path();
             if self.history == History::Protected {
                 match self.history_role(&child) {
@@ -362,14 +363,14 @@ pub struct NestedSettings {
 impl NestedSettings {
     pub fn scan(roots: Vec<PathBuf>, history: History) -> NestedSettings {
         let repositories = history == History::Protected;
-        let before = Self::found(&roots, repositories);
+        let before = Self::found(&roots, repositories, Listing::AsItIs);
         NestedSettings { roots, before, repositories }
     }
 
-    fn found(roots: &[PathBuf], repositories: bool) -> std::collections::BTreeSet<PathBuf> {
+    fn found(roots: &[PathBuf], repositories: bool, listing: Listing) -> std::collections::BTreeSet<PathBuf> {
         let mut found = Vec::new();
         for root in roots {
-            super::grants::nested_read_only(root, &mut found);
+            super::grants::nested_read_only(root, listing, &mut found);
         }
         found.into_iter().filter(|path| repositories || path.file_name().is_some_and(|name| name != ".git")).collect()
     }
@@ -377,7 +378,7 @@ impl NestedSettings {
     /// Removes the entries that were not there at the scan; what it removed, one line each.
     pub fn remove_new(self) -> Vec<String> {
         let mut done = Vec::new();
-        for path in Self::found(&self.roots, self.repositories).difference(&self.before) {
+        for path in Self::found(&self.roots, self.repositories, Listing::Mended).difference(&self.before) {
             unpin(path);
             let removed = match std::fs::symlink_metadata(path) {
                 Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
@@ -429,7 +430,7 @@ fn unpin_tree(path: &Path) {
 
 /// Adds the owner's read, write and search rights to the directory `dir` where a command took them away; opened
 /// without following a link (but an anchored descriptor's name), so a link put there changes nothing elsewhere.
-fn let_owner_change(dir: &Path) -> rustix::io::Result<()> {
+pub(super) fn let_owner_change(dir: &Path) -> rustix::io::Result<()> {
     use rustix::fs::{Mode, OFlags};
     use std::os::fd::AsRawFd;
     // A protected path's parent is reached through its anchored descriptor's `/proc` name ([`Anchored`]), which
@@ -487,11 +488,11 @@ fn read(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// The protected entries at the top of each root and those nested below it.
-fn protected_tops(roots: &[PathBuf]) -> Vec<PathBuf> {
+fn protected_tops(roots: &[PathBuf], listing: Listing) -> Vec<PathBuf> {
     let mut tops: Vec<PathBuf> =
         roots.iter().flat_map(|root| READ_ONLY_ENTRIES.iter().map(move |name| root.join(name))).collect();
     for root in roots {
-        super::grants::nested_read_only(root, &mut tops);
+        super::grants::nested_read_only(root, listing, &mut tops);
     }
     tops.sort();
     tops.dedup();

@@ -15,6 +15,8 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::super::grants::Listing;
+
 /// Where what failed a check goes, directly in the repository directory: a name git never reads.
 pub(super) const MOVED_ASIDE_PREFIX: &str = "tandem-moved-aside-";
 
@@ -48,7 +50,7 @@ enum Kind {
 impl ObjectStore {
     pub(super) fn take(git_dir: &Path) -> ObjectStore {
         let mut files = BTreeMap::new();
-        walk(&git_dir.join("objects"), Path::new(""), &mut |relative, stamp| {
+        walk(&git_dir.join("objects"), Path::new(""), Listing::AsItIs, &mut |relative, stamp| {
             if let Some(stamp) = stamp {
                 files.insert(relative.to_path_buf(), stamp);
             }
@@ -61,7 +63,7 @@ impl ObjectStore {
         let objects = self.git_dir.join("objects");
         let mut failed: Vec<PathBuf> = Vec::new();
         let mut packs: BTreeSet<PathBuf> = BTreeSet::new();
-        walk(&objects, Path::new(""), &mut |relative, stamp| {
+        walk(&objects, Path::new(""), Listing::Mended, &mut |relative, stamp| {
             let Some(stamp) = stamp else {
                 failed.push(relative.to_path_buf());
                 return;
@@ -120,16 +122,16 @@ impl ObjectStore {
 
 /// Calls `found` with every entry below `dir` (relative to the store) that is not a directory, with its stamp when
 /// it is a regular file (`None`: a link, a pipe, a device — nothing git should find there). Links are not
-/// followed.
-fn walk(dir: &Path, relative: &Path, found: &mut dyn FnMut(&Path, Option<Stamp>)) {
+/// followed. After a command (`Listing::Mended`), a directory it made unlistable is listed anyway.
+fn walk(dir: &Path, relative: &Path, listing: Listing, found: &mut dyn FnMut(&Path, Option<Stamp>)) {
     use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = super::super::grants::list_dir(dir, listing) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
         let inside = relative.join(entry.file_name());
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         if meta.is_dir() {
-            walk(&path, &inside, found);
+            walk(&path, &inside, listing, found);
         } else if meta.is_file() {
             found(&inside, Some((meta.dev(), meta.ino(), meta.len(), meta.ctime(), meta.ctime_nsec())));
         } else {

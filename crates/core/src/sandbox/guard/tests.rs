@@ -402,8 +402,7 @@ fn an_object_store_moved_aside_is_kept() {
 /// Found by the review of the forty-first red-team round: a command may `chmod` what Landlock lets it write
 /// (Landlock does not govern modes), and a user other than root then can't put back or remove what it planted —
 /// `chmod 555 .git` after writing `core.fsmonitor`, `chmod 555 .claude` over planted settings, `chmod 555 sub`
-/// over nested ones. The owner's rights come back on the directories in the way first (root ignores modes, so
-/// this is checked on the modes themselves).
+/// over nested ones. The owner's rights come back on the directories in the way first.
 #[test]
 fn directories_a_command_made_unwritable_are_made_writable_again_before_putting_back() {
     use std::os::unix::fs::PermissionsExt;
@@ -426,11 +425,61 @@ fn directories_a_command_made_unwritable_are_made_writable_again_before_putting_
     std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
     chmod(&root.join("sub"), 0o555);
 
-    let done = guard.restore();
+    let (done, removed) = as_an_ordinary_user(|| (guard.restore(), nested.remove_new()));
     assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n", "{done:?}");
     assert!(!root.join(".claude").exists(), "{done:?}");
     assert_eq!(mode(&root.join(".git")), 0o755, "the owner may write .git again");
-    let done = nested.remove_new();
+    let done = removed;
     assert!(!root.join("sub/.claude").exists(), "{done:?}");
     assert_eq!(mode(&root.join("sub")), 0o755, "the owner may write sub/ again");
+}
+
+/// Runs `work` on a thread of its own without the capabilities that let root list and write what modes forbid, as
+/// tandem runs for any other user (capabilities are per thread; nothing changes where the test is not root).
+fn as_an_ordinary_user<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    use rustix::thread::CapabilitySet;
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            if let Ok(mut sets) = rustix::thread::capabilities(None) {
+                sets.effective -= CapabilitySet::DAC_OVERRIDE | CapabilitySet::DAC_READ_SEARCH;
+                rustix::thread::set_capabilities(None, sets).unwrap();
+            }
+            work()
+        });
+        worker.join().unwrap()
+    })
+}
+
+/// Found by the forty-second red-team round (as a user other than root): a command that made a directory
+/// unlistable (`chmod 311`: it can still enter and write it) hid what it planted there from every listing after it
+/// — a new `.git/hooks/pre-commit`, a new `.claude/settings.json` in a `.claude` the repository ships, settings
+/// and a repository nested in `a/b` below an unlistable `a`. Listings after a command give the owner's rights back
+/// to a directory they can't list.
+#[test]
+fn plants_in_a_directory_made_unlistable_are_found_and_taken_out() {
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join(".claude/commands")).unwrap();
+    std::fs::write(root.join(".claude/commands/review.md"), "Review the change.\n").unwrap();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
+    let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+
+    std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    chmod(&root.join(".git/hooks"), 0o311);
+    std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Read(//**)"]}}"#).unwrap();
+    chmod(&root.join(".claude"), 0o311);
+    std::fs::create_dir_all(root.join("a/b/.claude")).unwrap();
+    std::fs::write(root.join("a/b/.claude/settings.json"), "{}").unwrap();
+    chmod(&root.join("a"), 0o311);
+
+    let (done, removed) = as_an_ordinary_user(|| (guard.restore(), nested.remove_new()));
+    assert!(!root.join(".git/hooks/pre-commit").exists(), "{done:?}");
+    assert!(!root.join(".claude/settings.json").exists(), "{done:?}");
+    assert!(root.join(".claude/commands/review.md").exists(), "what was there stays");
+    assert!(!root.join("a/b/.claude").exists(), "{removed:?}");
 }
