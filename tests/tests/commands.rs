@@ -171,3 +171,27 @@ fn arguments_never_become_shell_lines_and_a_spaced_rule_allows_nothing() {
     assert!(!workspace.path().join("spaced.txt").exists(), "`Bash (echo:*)` allowed every command: {run:?}");
     assert!(run.stderr.contains("Bash (echo:*)"), "the bad rule is reported whole: {}", run.stderr);
 }
+
+/// Issue 27: the app's commands were listed by hand in three places, and `tandem -p /rewind` answered "Unknown
+/// command". Every built-in is in one table: headless, an app-only one says it belongs to the app, and an alias
+/// (`/usage`) runs its command.
+#[test]
+fn every_app_command_is_known_headless_and_aliases_run_their_command() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(answer("unused")).unwrap();
+    let run = |prompt: &str| {
+        let mut command = workspace.anthropic(&server);
+        command.args(["-p", prompt, "--output-format", "json"]);
+        execute(command)
+    };
+    for builtin in tandem_core::commands::BUILTINS {
+        if builtin.reach == tandem_core::commands::Reach::App {
+            let run = run(&format!("/{}", builtin.name));
+            assert!(run.stderr.contains("is a command of the full-screen app"), "/{}: {run:?}", builtin.name);
+        }
+    }
+    let usage = run("/usage");
+    assert_eq!(usage.code, 0, "{usage:?}");
+    assert!(usage.result()["result"].as_str().unwrap().starts_with("Session cost:"), "{usage:?}");
+    assert!(server.requests().is_empty(), "none of these asks the model");
+}

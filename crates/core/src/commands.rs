@@ -8,6 +8,69 @@ use std::path::{Path, PathBuf};
 
 use crate::front_matter::Document;
 
+/// Where a built-in command works.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// In every front end: the app, `tandem -p` and SDK prompts (core runs it).
+    Everywhere,
+    /// In the full-screen app only: it shows or changes what the app draws.
+    App,
+}
+
+/// A built-in slash command.
+#[derive(Debug)]
+pub struct Builtin {
+    /// Without the slash.
+    pub name: &'static str,
+    /// Other names it answers to (Claude Code's, or shorter).
+    pub aliases: &'static [&'static str],
+    pub description: &'static str,
+    pub reach: Reach,
+}
+
+const fn builtin(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    description: &'static str,
+    reach: Reach,
+) -> Builtin {
+    Builtin { name, aliases, description, reach }
+}
+
+/// Every built-in command, in the order `/help` and the completion popup list them: the one table behind the app's
+/// commands, what a prompt may run headless, the SDK's `initialize` answer and the README's list (a test compares).
+pub const BUILTINS: &[Builtin] = &[
+    builtin("help", &["?"], "Show keys and commands", Reach::Everywhere),
+    builtin(
+        "clear",
+        &["reset", "new"],
+        "New conversation in a new session (the old one stays saved)",
+        Reach::Everywhere,
+    ),
+    builtin("compact", &[], "Summarize the conversation to free context", Reach::Everywhere),
+    builtin("model", &[], "Pick the model; /model NAME switches (sonnet, opus, haiku…)", Reach::Everywhere),
+    builtin("mode", &[], "Show the permission mode; /mode NAME switches", Reach::App),
+    builtin("effort", &[], "How hard the model thinks: /effort low…max, or auto", Reach::Everywhere),
+    builtin("cost", &["usage"], "Show token usage and cost", Reach::Everywhere),
+    builtin("copy", &[], "Copy the last answer to the clipboard", Reach::App),
+    builtin("init", &[], "Ask the model to write a CLAUDE.md for this project", Reach::Everywhere),
+    builtin("memory", &[], "Show saved memories; /memory N opens one in $EDITOR", Reach::App),
+    builtin("permissions", &[], "List and remove rules; /permissions trust applies held ones", Reach::App),
+    builtin("bashes", &[], "List the background commands; /bashes kill ID stops one", Reach::App),
+    builtin("sandbox", &[], "Show what the sandbox lets each kind of command do", Reach::App),
+    builtin("hooks", &[], "List the hooks; /hooks trust lets the project's hooks run", Reach::Everywhere),
+    builtin("mcp", &[], "MCP servers: status and tools; reconnect one", Reach::App),
+    builtin("rewind", &[], "Go back before a prompt (esc esc): conversation, files", Reach::App),
+    builtin("inspect", &[], "The model requests and responses; replay, curl", Reach::App),
+    builtin("resume", &["continue"], "Resume a saved session of this directory", Reach::App),
+    builtin("quit", &["exit", "q"], "Exit tandem", Reach::App),
+];
+
+/// The built-in command `name` (without the slash) stands for, by its name or an alias.
+pub fn find_builtin(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|builtin| builtin.name == name || builtin.aliases.contains(&name))
+}
+
 /// How deep namespaces go (a guard against a symlink loop or a huge tree).
 const MAX_DEPTH: usize = 4;
 

@@ -7,15 +7,14 @@ use std::time::Instant;
 
 use super::lock;
 use super::turn::Session;
-use crate::commands::{CustomCommand, parse_invocation};
+use crate::commands::{BUILTINS, CustomCommand, Reach, find_builtin, parse_invocation};
 use crate::permissions::{RuleKind, Scope};
 use crate::protocol::{Event, RunOutcome};
 
-/// The built-in commands a prompt can run (in any front end).
-pub const HEADLESS_BUILTINS: &[&str] = &["compact", "clear", "model", "effort", "init", "cost", "hooks", "help"];
-
-/// The app's commands that mean nothing without it.
-const APP_ONLY: &[&str] = &["mode", "copy", "memory", "permissions", "mcp", "bashes", "resume", "quit", "exit"];
+/// The built-in commands a prompt can run (in any front end), by name.
+pub fn headless_builtins() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().filter(|builtin| builtin.reach == Reach::Everywhere).map(|builtin| builtin.name)
+}
 
 impl Session {
     /// Runs what the user submitted: a slash command, or a prompt.
@@ -29,7 +28,9 @@ impl Session {
             return;
         }
         let started = Instant::now();
-        match name.as_str() {
+        let builtin = find_builtin(&name);
+        let canonical = builtin.filter(|builtin| builtin.reach == Reach::Everywhere).map_or(name.as_str(), |b| b.name);
+        match canonical {
             "compact" => {
                 let turn_id = self.begin_builtin();
                 let result = if self.messages.is_empty() {
@@ -49,6 +50,11 @@ impl Session {
                 let turn_id = self.begin_builtin();
                 self.set_model(&args);
                 self.finish_without_model(turn_id, started, Ok(format!("The model is now {args}.")));
+            }
+            "model" => {
+                let turn_id = self.begin_builtin();
+                let now = format!("The model is {}. Switch with /model NAME.", self.config.model.id);
+                self.finish_without_model(turn_id, started, Ok(now));
             }
             "effort" => {
                 let turn_id = self.begin_builtin();
@@ -96,7 +102,11 @@ impl Session {
             }
             "help" => {
                 let turn_id = self.begin_builtin();
-                let mut names: Vec<String> = HEADLESS_BUILTINS.iter().map(|name| format!("/{name}")).collect();
+                let mut names: Vec<String> = BUILTINS
+                    .iter()
+                    .filter(|builtin| builtin.reach == Reach::Everywhere)
+                    .map(|builtin| format!("/{} — {}", builtin.name, builtin.description))
+                    .collect();
                 names.extend(
                     self.config
                         .commands
@@ -125,7 +135,7 @@ impl Session {
                 }
                 None => {
                     let turn_id = self.begin_builtin();
-                    let why = if APP_ONLY.contains(&name.as_str()) {
+                    let why = if builtin.is_some_and(|builtin| builtin.reach == Reach::App) {
                         format!("/{name} is a command of the full-screen app; it does nothing here.")
                     } else {
                         format!(

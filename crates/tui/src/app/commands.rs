@@ -48,13 +48,14 @@ impl App {
     pub(crate) fn run_command(&mut self, command: &str, now: Instant) -> Vec<Effect> {
         let (name, args) = command.trim().split_once(char::is_whitespace).unwrap_or((command.trim(), ""));
         let args = args.trim();
+        let name = tandem_core::commands::find_builtin(name).map_or(name, |builtin| builtin.name);
         match name {
-            "help" | "?" => {
+            "help" => {
                 self.show_help = true;
                 Vec::new()
             }
-            "quit" | "exit" | "q" => vec![Effect::Quit],
-            "clear" | "reset" | "new" => {
+            "quit" => vec![Effect::Quit],
+            "clear" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
                     self.editor.set_text(&format!("/{}", command.trim()));
@@ -146,7 +147,7 @@ impl App {
                     },
                 }
             }
-            "cost" | "usage" => {
+            "cost" => {
                 let usage = self.status.usage;
                 let cost = match self.status.cost_usd {
                     Some(cost) => format!("${cost:.4}"),
@@ -174,7 +175,7 @@ impl App {
                 self.submit(tandem_core::prompt::INIT_PROMPT.to_owned(), now)
             }
             "memory" => vec![Effect::ListMemories { open: args.parse().ok() }],
-            "resume" | "continue" => {
+            "resume" => {
                 if self.working {
                     self.flash("still working: press esc to interrupt first");
                     self.editor.set_text(&format!("/{}", command.trim()));

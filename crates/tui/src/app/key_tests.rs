@@ -11,6 +11,7 @@ use tandem_core::permissions::PermissionMode;
 use tandem_core::tools::{Preview, Risk};
 use tandem_protocol::{Event, Op, PermissionAnswer, RunOutcome};
 
+use super::cells::CellKind;
 use super::tests::{app, core, ctrl, finished, key, type_text};
 use super::{App, Effect, Input};
 
@@ -292,12 +293,41 @@ fn ctrl_o_expands_the_card_in_view_or_under_the_cursor_not_only_the_latest() {
     assert!(!expanded(&app, "first"), "the cursor is on the first card: it collapses");
 }
 
+/// Issue 27: the README's list of commands was kept by hand and had fallen behind (`/effort`, `/mcp`, `/rewind`,
+/// `/inspect` missing). It lists exactly core's table.
+#[test]
+fn the_readme_lists_every_built_in_command() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let row = readme.lines().find(|line| line.starts_with("| `/help`")).expect("the README's row of commands");
+    let keys = row.split(" | ").next().unwrap_or_default();
+    let listed: Vec<&str> = keys.split('`').filter(|part| part.starts_with('/')).collect();
+    let table: Vec<String> =
+        tandem_core::commands::BUILTINS.iter().map(|builtin| format!("/{}", builtin.name)).collect();
+    assert_eq!(listed, table, "README.md's row of commands against tandem_core::commands::BUILTINS");
+}
+
+/// Every built-in of core's table is one the app runs (none answers "Unknown command"), by its name or an alias.
+#[test]
+fn the_app_runs_every_built_in_command_and_its_aliases() {
+    for builtin in tandem_core::commands::BUILTINS {
+        for name in std::iter::once(&builtin.name).chain(builtin.aliases) {
+            let mut app = app(80, 24);
+            app.run_command(name, Instant::now());
+            let unknown =
+                app.transcript.cells().iter().any(
+                    |cell| matches!(&cell.kind, CellKind::Notice { text, .. } if text.starts_with("Unknown command")),
+                );
+            assert!(!unknown, "/{name} is unknown to the app");
+        }
+    }
+}
+
 #[test]
 fn help_lists_every_command_and_key_and_fits_in_80_columns() {
     let mut tall = app(80, 60);
     tall.submit("/help".into(), Instant::now());
     let text = screen_at(&tall, Instant::now());
-    for command in crate::app::editor::SLASH_COMMANDS {
+    for command in crate::app::editor::SLASH_COMMANDS.iter() {
         let row = text.lines().find(|row| row.contains(&format!("{}  ", command.name))).unwrap_or_else(|| {
             panic!("{} is in the help:\n{text}", command.name);
         });

@@ -1,7 +1,8 @@
 //! The slash commands the prompt offers to complete.
 //!
 //! The editor only completes names; the app interprets the submitted text (`/model gpt-4o`). To add a
-//! command, add a row here and handle it in the app.
+//! command, add a row to core's table (`tandem_core::commands::BUILTINS`) and handle it in the app (and in core
+//! when it works headless too).
 
 use std::borrow::Cow;
 
@@ -13,34 +14,16 @@ pub struct SlashCommand {
     pub description: Cow<'static, str>,
 }
 
-impl SlashCommand {
-    const fn builtin(name: &'static str, description: &'static str) -> SlashCommand {
-        SlashCommand { name: Cow::Borrowed(name), description: Cow::Borrowed(description) }
-    }
-}
-
-/// Every command, in the order the popup lists them.
-pub static SLASH_COMMANDS: &[SlashCommand] = &[
-    SlashCommand::builtin("/help", "Show keys and commands"),
-    SlashCommand::builtin("/clear", "New conversation in a new session (the old one stays saved)"),
-    SlashCommand::builtin("/compact", "Summarize the conversation to free context"),
-    SlashCommand::builtin("/model", "Pick the model; /model NAME switches (sonnet, opus, haiku…)"),
-    SlashCommand::builtin("/mode", "Show the permission mode; /mode NAME switches"),
-    SlashCommand::builtin("/effort", "How hard the model thinks: /effort low…max, or auto"),
-    SlashCommand::builtin("/cost", "Show token usage and cost"),
-    SlashCommand::builtin("/copy", "Copy the last answer to the clipboard"),
-    SlashCommand::builtin("/init", "Ask the model to write a CLAUDE.md for this project"),
-    SlashCommand::builtin("/memory", "Show saved memories; /memory N opens one in $EDITOR"),
-    SlashCommand::builtin("/permissions", "List and remove rules; /permissions trust applies held ones"),
-    SlashCommand::builtin("/bashes", "List the background commands; /bashes kill ID stops one"),
-    SlashCommand::builtin("/sandbox", "Show what the sandbox lets each kind of command do"),
-    SlashCommand::builtin("/hooks", "List the hooks; /hooks trust lets the project's hooks run"),
-    SlashCommand::builtin("/mcp", "MCP servers: status and tools; reconnect one"),
-    SlashCommand::builtin("/rewind", "Go back before a prompt (esc esc): conversation, files"),
-    SlashCommand::builtin("/inspect", "The model requests and responses; replay, curl"),
-    SlashCommand::builtin("/resume", "Resume a saved session of this directory"),
-    SlashCommand::builtin("/quit", "Exit tandem"),
-];
+/// Every built-in command, in the order the popup lists them (core's table: [`tandem_core::commands::BUILTINS`]).
+pub static SLASH_COMMANDS: std::sync::LazyLock<Vec<SlashCommand>> = std::sync::LazyLock::new(|| {
+    tandem_core::commands::BUILTINS
+        .iter()
+        .map(|builtin| SlashCommand {
+            name: Cow::Owned(format!("/{}", builtin.name)),
+            description: Cow::Borrowed(builtin.description),
+        })
+        .collect()
+});
 
 /// The commands (built-in, then `custom`) whose name starts with `typed`, while `typed` is still a bare
 /// command word (a `/` and no whitespace); anything else gets none, so the popup closes once arguments begin.
