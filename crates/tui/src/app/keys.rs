@@ -9,6 +9,7 @@ use tandem_protocol::Op;
 
 use super::cells::CellKind;
 use super::editor::EditorAction;
+use super::modal::Modal;
 use super::onboarding::OnboardingAction;
 use super::transcript::Search;
 use super::{App, Effect, Focus};
@@ -32,97 +33,18 @@ impl App {
         if ctrl && matches!(key.code, KeyCode::Char('l' | 'L')) {
             return vec![Effect::Redraw];
         }
-        if self.show_help {
-            let last = crate::ui::frame::help_len(self);
-            match key.code {
-                KeyCode::Down | KeyCode::Char('j') => self.help_scroll = (self.help_scroll + 1).min(last),
-                KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
-                KeyCode::PageDown => self.help_scroll = (self.help_scroll + 10).min(last),
-                KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
-                KeyCode::End | KeyCode::Char('G') => self.help_scroll = last,
-                KeyCode::Home | KeyCode::Char('g') => self.help_scroll = 0,
-                _ => {
-                    self.show_help = false;
-                    self.help_scroll = 0;
-                }
-            }
-            return Vec::new();
-        }
-        // A search opened over a dialog has the keys until Esc closes it (its `n` is "next match", not "deny").
-        if !self.dialogs.is_empty() && self.transcript.search.is_some() && !(ctrl && key.code == KeyCode::Char('c')) {
-            let effects = if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
-                self.on_search_key(key)
-            } else {
-                self.on_scroll_key(key)
-            };
-            if self.transcript.search.is_none() {
-                // Closed: back to the dialog, not to scroll mode.
-                self.focus = Focus::Input;
-                self.transcript.cursor_line = None;
-                self.transcript.selection = None;
-            }
-            return effects;
-        }
-        if let Some(dialog) = self.dialogs.front_mut() {
-            if ctrl && matches!(key.code, KeyCode::Char('f' | 'F')) {
-                self.start_search();
-                return Vec::new();
-            }
-            if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
-                // Deny, and stop the turn: the user wants out, not the model's next attempt.
-                let action = dialog.handle_key(key);
-                let mut effects = self.on_dialog_action(action);
-                effects.push(Effect::Op(Op::Interrupt));
-                self.dialogs.clear();
-                self.arm_quit(now, "denied and interrupted · ctrl+c again to quit");
-                return effects;
-            }
-            // Shift+PgUp/PgDn scroll the conversation behind the dialog (plain PgUp/PgDn scroll its body).
-            if key.modifiers.contains(KeyModifiers::SHIFT) && matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) {
-                self.page(key.code == KeyCode::PageUp);
-                return Vec::new();
-            }
-            let action = dialog.handle_key(key);
-            return self.on_dialog_action(action);
-        }
-        if self.approval_server().is_some() {
-            return self.on_approval_key(key);
-        }
-        if self.rules_view.is_some() {
-            return self.on_rules_key(key);
-        }
-        if self.mcp.view.is_some() {
-            return self.on_mcp_view_key(key);
-        }
-        if self.inspector.is_some() {
-            return self.on_inspector_key(key);
-        }
-        if self.rewind.is_some() {
-            return self.on_rewind_key(key);
-        }
-        if self.session_picker.is_some() {
-            return self.on_picker_key(key);
-        }
-        if self.model_picker.is_some() {
-            return self.on_model_picker_key(key);
-        }
-        if let Some(onboarding) = &mut self.onboarding {
-            return match onboarding.handle_key(key) {
-                OnboardingAction::None => Vec::new(),
-                OnboardingAction::Rescan => {
-                    onboarding.probing = true;
-                    vec![Effect::Rescan]
-                }
-                OnboardingAction::Quit => vec![Effect::Quit],
-                OnboardingAction::Demo => {
-                    self.onboarding = None;
-                    vec![Effect::StartDemo]
-                }
-                OnboardingAction::Choose { provider, base_url, model } => {
-                    self.onboarding = None;
-                    vec![Effect::StartSession { provider, base_url, model }]
-                }
-            };
+        match self.modal() {
+            Some(Modal::Onboarding) => return self.on_onboarding_key(key),
+            Some(Modal::SessionPicker) => return self.on_picker_key(key),
+            Some(Modal::Dialog) => return self.on_dialog_key(key, now),
+            Some(Modal::McpApproval) => return self.on_approval_key(key),
+            Some(Modal::Help) => return self.on_help_key(key),
+            Some(Modal::ModelPicker) => return self.on_model_picker_key(key),
+            Some(Modal::Rules) => return self.on_rules_key(key),
+            Some(Modal::Mcp) => return self.on_mcp_view_key(key),
+            Some(Modal::Rewind) => return self.on_rewind_key(key),
+            Some(Modal::Inspector) => return self.on_inspector_key(key),
+            None => {}
         }
         if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
             return self.on_search_key(key);
@@ -246,6 +168,83 @@ impl App {
         };
         self.status.mode = next;
         vec![Effect::Op(Op::SetPermissionMode(next))]
+    }
+
+    fn on_help_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let last = crate::ui::frame::help_len(self);
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') => self.help_scroll = (self.help_scroll + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+            KeyCode::PageDown => self.help_scroll = (self.help_scroll + 10).min(last),
+            KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+            KeyCode::End | KeyCode::Char('G') => self.help_scroll = last,
+            KeyCode::Home | KeyCode::Char('g') => self.help_scroll = 0,
+            _ => {
+                self.show_help = false;
+                self.help_scroll = 0;
+            }
+        }
+        Vec::new()
+    }
+
+    /// The dialog on top has the keys, but for a search opened over it (its `n` is "next match", not "deny").
+    fn on_dialog_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if self.transcript.search.is_some() && !(ctrl && key.code == KeyCode::Char('c')) {
+            let effects = if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
+                self.on_search_key(key)
+            } else {
+                self.on_scroll_key(key)
+            };
+            if self.transcript.search.is_none() {
+                // Closed: back to the dialog, not to scroll mode.
+                self.focus = Focus::Input;
+                self.transcript.cursor_line = None;
+                self.transcript.selection = None;
+            }
+            return effects;
+        }
+        let Some(dialog) = self.dialogs.front_mut() else { return Vec::new() };
+        if ctrl && matches!(key.code, KeyCode::Char('f' | 'F')) {
+            self.start_search();
+            return Vec::new();
+        }
+        if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
+            // Deny, and stop the turn: the user wants out, not the model's next attempt.
+            let action = dialog.handle_key(key);
+            let mut effects = self.on_dialog_action(action);
+            effects.push(Effect::Op(Op::Interrupt));
+            self.dialogs.clear();
+            self.arm_quit(now, "denied and interrupted · ctrl+c again to quit");
+            return effects;
+        }
+        // Shift+PgUp/PgDn scroll the conversation behind the dialog (plain PgUp/PgDn scroll its body).
+        if key.modifiers.contains(KeyModifiers::SHIFT) && matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) {
+            self.page(key.code == KeyCode::PageUp);
+            return Vec::new();
+        }
+        let action = dialog.handle_key(key);
+        self.on_dialog_action(action)
+    }
+
+    fn on_onboarding_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(onboarding) = &mut self.onboarding else { return Vec::new() };
+        match onboarding.handle_key(key) {
+            OnboardingAction::None => Vec::new(),
+            OnboardingAction::Rescan => {
+                onboarding.probing = true;
+                vec![Effect::Rescan]
+            }
+            OnboardingAction::Quit => vec![Effect::Quit],
+            OnboardingAction::Demo => {
+                self.onboarding = None;
+                vec![Effect::StartDemo]
+            }
+            OnboardingAction::Choose { provider, base_url, model } => {
+                self.onboarding = None;
+                vec![Effect::StartSession { provider, base_url, model }]
+            }
+        }
     }
 
     /// Transcript height and viewport, exact: search and the scroll-mode cursor index every line.

@@ -10,6 +10,7 @@ pub mod inspector;
 pub mod inspector_json;
 pub mod keys;
 pub mod mcp_view;
+pub mod modal;
 pub mod onboarding;
 pub mod picker;
 pub mod restore;

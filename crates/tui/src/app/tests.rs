@@ -191,6 +191,39 @@ fn a_completed_answer_holds_the_conversation_s_copy_of_its_text() {
     assert!(held.is_some_and(|held| SharedText::ptr_eq(&held, &shared)), "the app keeps its own copy");
 }
 
+/// Issue 27: the keys and the frame each had their own order of modals. With `/help` open while the model works,
+/// a permission request was drawn over the help while the keys still went to the hidden help (`y` closed it and
+/// answered nothing). One order now decides both: what is drawn on top has the keys.
+#[test]
+fn a_dialog_over_the_help_has_the_keys_it_is_drawn_with() {
+    let mut app = app(100, 30);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    app.submit("/help".into(), Instant::now());
+    assert!(screen(&app).contains("keys and commands"), "the help is open");
+    core(&mut app, tool_started("b1", "Bash", json!({"command": "ls"})));
+    core(
+        &mut app,
+        Event::PermissionRequested {
+            call_id: "b1".into(),
+            tool: "Bash".into(),
+            risk: Risk::High,
+            input: json!({"command": "ls"}).into(),
+            preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
+            suggested_rule: "Bash(ls:*)".into(),
+            reason: None,
+            agent: None,
+        },
+    );
+    let shown = screen(&app);
+    assert!(shown.contains("Bash(ls:*)") && !shown.contains("keys and commands"), "the dialog is on top:\n{shown}");
+    let effects = app.update(key(KeyCode::Char('y')), Instant::now());
+    assert_eq!(
+        effects,
+        vec![Effect::Op(Op::PermissionAnswer { call_id: "b1".into(), answer: PermissionAnswer::AllowOnce })],
+        "the key went to the dialog drawn on top"
+    );
+}
+
 #[test]
 fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
     let mut app = app(100, 30);

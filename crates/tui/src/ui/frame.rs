@@ -13,6 +13,7 @@ use super::onboarding::render_onboarding;
 use super::popup::{popup_height, render_completions};
 use super::status::render_status;
 use super::transcript::render_transcript;
+use crate::app::modal::Modal;
 use crate::app::{App, Focus};
 
 /// Most rows the queued messages take (one each; more are counted on the last).
@@ -98,13 +99,13 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
 pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     let area = frame.area();
     let buf = frame.buffer_mut();
-    if let Some(onboarding) = &app.onboarding {
-        render_onboarding(onboarding, area, buf, &app.theme);
-        return;
-    }
-    if let Some(picker) = &app.session_picker {
-        super::picker::render_picker(picker, area, buf, &app.theme);
-        return;
+    let modal = app.modal();
+    match (modal, &app.onboarding, &app.session_picker) {
+        (Some(Modal::Onboarding), Some(onboarding), _) => return render_onboarding(onboarding, area, buf, &app.theme),
+        (Some(Modal::SessionPicker), _, Some(picker)) => {
+            return super::picker::render_picker(picker, area, buf, &app.theme);
+        }
+        _ => {}
     }
     let areas = areas(app, area);
     let scrolled = render_transcript(&app.transcript, areas.transcript, buf, &app.theme, now);
@@ -147,30 +148,48 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
     }
     // On the row under the conversation, so it hides none of it.
     super::transcript::render_scroll_marker(&app.transcript, areas.transcript, scrolled, buf, &app.theme);
-    if !app.dialogs.is_empty() {
-        // The dialog has the keys: no cursor in the prompt, no other modal over it.
-    } else if let Some(server) = app.approval_server() {
-        super::mcp::render_mcp_approval(server, app.mcp.approval_selected, area, buf, &app.theme);
-    } else if let Some(picker) = &app.model_picker {
-        super::picker::render_model_picker(picker, centered(area, 60, picker.models.len() as u16 + 4), buf, &app.theme);
-    } else if let Some(view) = &app.rules_view {
-        super::rules::render_rules(view, area, buf, &app.theme);
-    } else if let Some(view) = &app.mcp.view {
-        super::mcp::render_mcp_view(&app.mcp.servers, view, area, buf, &app.theme);
-    } else if let Some(view) = &app.rewind {
-        let above_status = Rect { height: areas.status.y.saturating_sub(area.y).max(3).min(area.height), ..area };
-        super::rewind::render_rewind(view, above_status, buf, &app.theme);
-    } else if let Some(inspector) = &app.inspector {
-        // The status line stays visible under it: what `c`, `r` and `e` did is said there.
-        let above_status = Rect { height: areas.status.y.saturating_sub(area.y).max(3).min(area.height), ..area };
-        super::inspector::render_inspector(inspector, above_status, buf, &app.theme);
-    } else if app.show_help {
-        render_help(app, area, buf);
-    } else if app.focus == Focus::Input
-        && app.transcript.search.is_none()
-        && let Some((x, y)) = cursor
-    {
-        frame.set_cursor_position((x, y));
+    // The status line stays visible under the rewind view and the inspector: what their keys did is said there.
+    let above_status = Rect { height: areas.status.y.saturating_sub(area.y).max(3).min(area.height), ..area };
+    match modal {
+        // Drawn in its own area above; it has the keys: no cursor in the prompt, no other modal over it.
+        Some(Modal::Dialog | Modal::Onboarding | Modal::SessionPicker) => {}
+        Some(Modal::McpApproval) => {
+            if let Some(server) = app.approval_server() {
+                super::mcp::render_mcp_approval(server, app.mcp.approval_selected, area, buf, &app.theme);
+            }
+        }
+        Some(Modal::Help) => render_help(app, area, buf),
+        Some(Modal::ModelPicker) => {
+            if let Some(picker) = &app.model_picker {
+                let rect = centered(area, 60, picker.models.len() as u16 + 4);
+                super::picker::render_model_picker(picker, rect, buf, &app.theme);
+            }
+        }
+        Some(Modal::Rules) => {
+            if let Some(view) = &app.rules_view {
+                super::rules::render_rules(view, area, buf, &app.theme);
+            }
+        }
+        Some(Modal::Mcp) => {
+            if let Some(view) = &app.mcp.view {
+                super::mcp::render_mcp_view(&app.mcp.servers, view, area, buf, &app.theme);
+            }
+        }
+        Some(Modal::Rewind) => {
+            if let Some(view) = &app.rewind {
+                super::rewind::render_rewind(view, above_status, buf, &app.theme);
+            }
+        }
+        Some(Modal::Inspector) => {
+            if let Some(inspector) = &app.inspector {
+                super::inspector::render_inspector(inspector, above_status, buf, &app.theme);
+            }
+        }
+        None => {
+            if let (Focus::Input, None, Some((x, y))) = (app.focus, &app.transcript.search, cursor) {
+                frame.set_cursor_position((x, y));
+            }
+        }
     }
 }
 
