@@ -85,3 +85,58 @@ fn the_turns_clock_stops_while_the_dialog_waits() {
     assert_eq!(resumed, started + Duration::from_secs(30), "the 30 s spent deciding are not counted");
     assert!(app.is_animating());
 }
+
+/// Issue 28: at 80×24 the dialog of an Edit showed three context lines and no change, while the conversation and
+/// the checklist kept their rows. The conversation and the checklist yield to the diff: at 120×40 and 80×24 at
+/// least half of the screen's rows are rows of the diff. (At 60×20 the key help's three lines still take them.)
+#[test]
+fn the_diff_gets_half_the_screen_at_every_size() {
+    let old: String = (1..=60).map(|n| format!("line {n} of the module\n")).collect();
+    let new = old.replace("line 20 of the module\n", "").replace("line 30 of", "the thirtieth line of");
+    let new: String = new
+        .lines()
+        .map(|line| if line.starts_with("line 2") { format!("{line} // changed\n") } else { format!("{line}\n") })
+        .collect();
+    for (width, height) in [(120, 40), (80, 24)] {
+        let mut app = app(width, height);
+        core(&mut app, Event::RequestStarted { round: 1 });
+        core(
+            &mut app,
+            Event::Todos(vec![tandem_protocol::tools::TodoItem {
+                content: "Change the module".into(),
+                status: tandem_protocol::tools::TodoStatus::InProgress,
+                active_form: "Changing the module".into(),
+            }]),
+        );
+        let diff = tandem_core::diff::unified_diff("src/module.rs", &old, &new, 3);
+        let preview = Preview::Diff {
+            path: "/work/project/src/module.rs".into(),
+            diff,
+            new_file: false,
+            texts: Some(tandem_core::tools::DiffTexts { old: Some(old.clone()), new: new.clone() }),
+        };
+        let input = json!({"file_path": "/work/project/src/module.rs", "old_string": "…", "new_string": "…"});
+        core(&mut app, super::tests::tool_started("e1", "Edit", input.clone()));
+        core(
+            &mut app,
+            Event::PermissionRequested {
+                call_id: "e1".into(),
+                tool: "Edit".into(),
+                risk: Risk::Medium,
+                input: input.into(),
+                preview: Some(preview),
+                suggested_rule: "Edit".into(),
+                reason: None,
+                agent: None,
+            },
+        );
+        let shown = screen(&app);
+        let diff_rows = shown
+            .lines()
+            .filter(|row| {
+                row.strip_prefix('│').is_some_and(|rest| rest.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            })
+            .count();
+        assert!(diff_rows * 2 >= usize::from(height), "{width}×{height}: {diff_rows} rows of diff\n{shown}");
+    }
+}

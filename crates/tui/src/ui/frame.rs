@@ -43,14 +43,10 @@ pub(crate) struct Areas {
     status: Rect,
 }
 
-/// Rows the conversation keeps above a dialog when the screen has room: the model's last words and the card
-/// of the call being asked about.
-fn rows_kept_above_dialog(height: u16) -> u16 {
-    (height / 3).max(5)
-}
-
-/// The smallest useful dialog: its frame, a line of body and a line of keys.
-const MIN_DIALOG_ROWS: u16 = 6;
+/// Rows the conversation keeps above a dialog that wants more than the screen has: the card of the call being
+/// asked about. Everything else yields to the diff (issue 28: at 80×24 the dialog showed three context lines and
+/// no change while the transcript and the checklist kept their rows).
+const ROWS_KEPT_ABOVE_DIALOG: u16 = 1;
 
 pub(crate) fn areas(app: &App, area: Rect) -> Areas {
     let input_rows = input_height(&app.editor, area.width, MAX_INPUT_ROWS.min(area.height / 2).max(2));
@@ -63,13 +59,11 @@ pub(crate) fn areas(app: &App, area: Rect) -> Areas {
     };
     let search_rows = u16::from(app.transcript.search.is_some());
     let queued_rows = (app.queued.len() as u16).min(MAX_QUEUED_ROWS).min(area.height / 4);
-    let todo_rows = super::todos::height(&app.todos, area.height / 4);
+    // The checklist yields to a dialog (it is back once the dialog is answered).
+    let todo_rows = if dialog.is_some() { 0 } else { super::todos::height(&app.todos, area.height / 4) };
     let free = area.height.saturating_sub(input_rows + 1 + search_rows + popup_rows + queued_rows + todo_rows);
     let dialog_rows = match dialog {
-        Some(dialog) => {
-            let keep = rows_kept_above_dialog(area.height).min(free.saturating_sub(MIN_DIALOG_ROWS));
-            dialog.desired_height(area.width, &app.theme).min(free - keep)
-        }
+        Some(dialog) => dialog.desired_height(area.width, &app.theme).min(free.saturating_sub(ROWS_KEPT_ABOVE_DIALOG)),
         None => 0,
     };
     let [transcript, dialog_area, todos, search, popup, queued, input, status] = Layout::vertical([
