@@ -69,6 +69,20 @@ pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Ev
     Event::ToolCallStarted { call_id: id.into(), name: name.into(), input: input.into(), display }
 }
 
+/// The permission request core sends for `ls` run by Bash call `id`.
+pub(super) fn ls_request(id: &str) -> Event {
+    Event::PermissionRequested {
+        call_id: id.into(),
+        tool: "Bash".into(),
+        risk: Risk::High,
+        input: json!({"command": "ls"}).into(),
+        preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
+        suggested_rule: "Bash(ls:*)".into(),
+        reason: None,
+        agent: None,
+    }
+}
+
 /// `ToolCallFinished` of a successful call as core sends it, with the tool's view of `content`.
 pub(super) fn tool_finished(id: &str, name: &str, input: &serde_json::Value, content: &str) -> Event {
     Event::ToolCallFinished {
@@ -201,19 +215,7 @@ fn a_dialog_over_the_help_has_the_keys_it_is_drawn_with() {
     app.submit("/help".into(), Instant::now());
     assert!(screen(&app).contains("keys and commands"), "the help is open");
     core(&mut app, tool_started("b1", "Bash", json!({"command": "ls"})));
-    core(
-        &mut app,
-        Event::PermissionRequested {
-            call_id: "b1".into(),
-            tool: "Bash".into(),
-            risk: Risk::High,
-            input: json!({"command": "ls"}).into(),
-            preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
-            suggested_rule: "Bash(ls:*)".into(),
-            reason: None,
-            agent: None,
-        },
-    );
+    core(&mut app, ls_request("b1"));
     let shown = screen(&app);
     assert!(shown.contains("Bash(ls:*)") && !shown.contains("keys and commands"), "the dialog is on top:\n{shown}");
     let effects = app.update(key(KeyCode::Char('y')), Instant::now());
@@ -230,19 +232,7 @@ fn permission_requests_queue_and_answers_go_back_with_the_call_id() {
     core(&mut app, Event::RequestStarted { round: 1 });
     for id in ["b1", "b2"] {
         core(&mut app, tool_started(id, "Bash", json!({"command": "ls"})));
-        core(
-            &mut app,
-            Event::PermissionRequested {
-                call_id: id.into(),
-                tool: "Bash".into(),
-                risk: Risk::High,
-                input: json!({"command": "ls"}).into(),
-                preview: Some(Preview::Command { command: "ls".into(), cwd: "/work/project".into() }),
-                suggested_rule: "Bash(ls:*)".into(),
-                reason: None,
-                agent: None,
-            },
-        );
+        core(&mut app, ls_request(id));
     }
     assert_eq!(app.dialogs.len(), 2);
     assert!(screen(&app).contains("Bash(ls:*)"));
