@@ -379,10 +379,18 @@ impl NestedSettings {
     pub fn remove_new(self) -> Vec<String> {
         let mut done = Vec::new();
         for path in Self::found(&self.roots, self.repositories, Listing::Mended).difference(&self.before) {
-            unpin(path);
-            let removed = match std::fs::symlink_metadata(path) {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
-                Ok(_) => std::fs::remove_file(path),
+            // Reached from its root without following a link, as the guard's restore does: a path the scan found
+            // through a link (a `gitdir:` pointing through one, a submodule replaced by one, a directory swapped
+            // for one while this runs) must not make tandem remove `~/.ssh` or another project's `.git`.
+            let Ok(anchored) = Anchored::new(&self.roots, path) else {
+                done.push(format!("left {}: a directory on its way is a link or gone", path.display()));
+                continue;
+            };
+            let place = anchored.path();
+            unpin(&place);
+            let removed = match std::fs::symlink_metadata(&place) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&place),
+                Ok(_) => std::fs::remove_file(&place),
                 Err(_) => continue,
             };
             match removed {

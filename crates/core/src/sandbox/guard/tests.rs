@@ -483,3 +483,23 @@ fn plants_in_a_directory_made_unlistable_are_found_and_taken_out() {
     assert!(root.join(".claude/commands/review.md").exists(), "what was there stays");
     assert!(!root.join("a/b/.claude").exists(), "{removed:?}");
 }
+
+/// Found by the forty-third red-team round: the nested-settings removal removed what the scan found by its path,
+/// following links on the way. A `sub/.git` *file* saying `gitdir: nonexist/../lnk/.ssh` (resolved by its spelling
+/// when the kernel can't) with `sub/lnk` linked to the home directory made tandem remove `~/.ssh`; a submodule
+/// replaced by a link, another project's `.git`. It now reaches each path from its root without following a link.
+#[test]
+fn the_nested_settings_removal_never_follows_a_link_out_of_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "KEY").unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+    std::fs::write(root.join("sub/.git"), "gitdir: nonexist/../lnk/.ssh\n").unwrap();
+    std::os::unix::fs::symlink(&home, root.join("sub/lnk")).unwrap();
+    let done = nested.remove_new();
+    assert!(home.join(".ssh/id_rsa").exists(), "a directory outside the workspace was removed: {done:?}");
+}
