@@ -246,6 +246,28 @@ pub(super) fn list_dir(dir: &Path, listing: Listing) -> std::io::Result<std::fs:
     }
 }
 
+/// `path`'s metadata, not following a link; with [`Listing::Mended`], when a directory on its way was made
+/// unsearchable (`chmod 000 a`, `chmod 600 .`), after giving the owner's rights back to the directories from the
+/// workspace root `root` down to `path`'s parent.
+pub(super) fn metadata(path: &Path, listing: Listing, root: &Path) -> std::io::Result<std::fs::Metadata> {
+    match std::fs::symlink_metadata(path) {
+        Err(err) if listing == Listing::Mended && err.kind() == std::io::ErrorKind::PermissionDenied => {
+            mend_way_to(path, root);
+            std::fs::symlink_metadata(path)
+        }
+        found => found,
+    }
+}
+
+/// Gives the owner's rights back to each directory from `root` down to `path`'s parent; nothing above `root`.
+fn mend_way_to(path: &Path, root: &Path) {
+    let Some(parent) = path.parent() else { return };
+    let ancestors: Vec<&Path> = parent.ancestors().take_while(|dir| dir.starts_with(root)).collect();
+    for dir in ancestors.into_iter().rev() {
+        let _ = super::guard::let_owner_change(dir);
+    }
+}
+
 /// Adds the read-only entries nested below `root` (not its own) to `out`, within the scan's limits.
 pub(super) fn nested_read_only(root: &Path, listing: Listing, out: &mut Vec<PathBuf>) {
     find_nested_read_only(root, MAX_NESTED_SCAN, listing, out);
@@ -298,7 +320,7 @@ fn find_nested_read_only(root: &Path, mut budget: usize, listing: Listing, out: 
         }
         for dir in &next {
             let found = READ_ONLY_ENTRIES.iter().map(|name| dir.join(name));
-            out.extend(found.filter(|path| std::fs::symlink_metadata(path).is_ok()));
+            out.extend(found.filter(|path| metadata(path, listing, root).is_ok()));
         }
         if budget == 0 {
             return;

@@ -154,7 +154,18 @@ impl Guard {
                 Err(err) => done.push(format!("could not remove {}: {err}", path.display())),
             }
         }
-        for (path, entry) in &mut self.entries {
+        let paths: Vec<PathBuf> = self.entries.keys().cloned().collect();
+        for path in &paths {
+            // What can't be seen is never put back (that removes what stands there, a whole `.git` when the
+            // workspace was made unsearchable): it is said instead.
+            match self.metadata_after(path) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                    done.push(format!("could not check {}: {err}", path.display()));
+                    continue;
+                }
+                _ => {}
+            }
+            let Some(entry) = self.entries.get_mut(path) else { continue };
             let Ok(anchored) = Anchored::new(&self.roots, path) else {
                 done.push(format!(
                     "could not restore {}: a directory above it is gone or no longer a directory",
@@ -285,8 +296,26 @@ impl Guard {
 
     /// Every path under `path` (itself included) that the guard looks after, without following links or
     /// entering git's own data (or what of it was moved aside).
+    /// The workspace root holding `path`.
+    fn root_of(&self, path: &Path) -> Option<&Path> {
+        self.roots
+            .iter()
+            .filter(|root| path.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())
+            .map(|r| r.as_path())
+    }
+
+    /// `path`'s metadata after a command, with the directories on its way made searchable again
+    /// ([`super::grants::metadata`]): what a command hid behind `chmod 600 .` or `chmod 000 a` is seen.
+    fn metadata_after(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
+        match self.root_of(path) {
+            Some(root) => super::grants::metadata(path, Listing::Mended, root),
+            None => std::fs::symlink_metadata(path),
+        }
+    }
+
     fn list(&self, path: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+        let Ok(meta) = self.metadata_after(path) else { return };
         out.push(path.to_path_buf());
         if !meta.is_dir() {
             return;

@@ -503,3 +503,40 @@ fn the_nested_settings_removal_never_follows_a_link_out_of_the_workspace() {
     let done = nested.remove_new();
     assert!(home.join(".ssh/id_rsa").exists(), "a directory outside the workspace was removed: {done:?}");
 }
+
+/// Found by the forty-third red-team round (as a user other than root): a directory left listable but not
+/// searchable (`chmod 600 .git/hooks`), or unsearchable above a plant (`chmod 000 a`), hid new entries from the
+/// lookups by name; `chmod 600 .` made every recorded entry look changed, and putting `.git` back removed the
+/// whole repository. After a command the directories on a path's way are made searchable again, and what still
+/// can't be seen is said, never put back.
+#[test]
+fn plants_behind_unsearchable_directories_are_taken_out_and_nothing_unseen_is_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".git/objects/ab")).unwrap();
+    std::fs::write(root.join(".git/objects/ab/cdef"), "object").unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
+    let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+
+    std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    chmod(&root.join(".git/hooks"), 0o600);
+    std::fs::create_dir_all(root.join("a/b/.claude")).unwrap();
+    std::fs::write(root.join("a/b/.claude/settings.json"), "{}").unwrap();
+    chmod(&root.join("a"), 0o000);
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Read(//**)"]}}"#).unwrap();
+    chmod(&root, 0o600);
+
+    let (done, removed) = as_an_ordinary_user(|| (guard.restore(), nested.remove_new()));
+    assert!(root.join(".git/objects/ab/cdef").exists(), "the repository was removed: {done:?}");
+    assert!(!root.join(".git/hooks/pre-commit").exists(), "{done:?}");
+    assert!(!root.join(".claude/settings.json").exists(), "{done:?}");
+    assert!(!root.join("a/b/.claude").exists(), "{done:?} {removed:?}");
+}
