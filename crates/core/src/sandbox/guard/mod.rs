@@ -105,6 +105,12 @@ impl Guard {
         let mut guard = Guard { roots: roots.to_vec(), history, ..Guard::default() };
         let mut bytes = 0;
         for path in protected_tops(roots, Listing::AsItIs) {
+            // Copied only where it is reached without a link: a protected name found through one (`a/lnk/.ssh` by
+            // a `gitdir:` spelling with `a/lnk` linked to the home directory) would be read by tandem itself and
+            // put back as new files in the workspace once the link is a directory — a secret where reads see it.
+            if Anchored::new(roots, &path).is_err() {
+                continue;
+            }
             guard.record(&path, &mut bytes)?;
         }
         Some(guard)

@@ -540,3 +540,25 @@ fn plants_behind_unsearchable_directories_are_taken_out_and_nothing_unseen_is_re
     assert!(!root.join(".claude/settings.json").exists(), "{done:?}");
     assert!(!root.join("a/b/.claude").exists(), "{done:?} {removed:?}");
 }
+
+/// Found by the forty-third red-team round: the guard copied a protected path it found through a link (a `gitdir:`
+/// spelling through `a/lnk`, linked to the home directory), reading `~/.ssh` itself, and once the command made
+/// `a/lnk` a directory it put the copy back there: the secret in the workspace. Only what is reached without a
+/// link is copied.
+#[test]
+fn the_guard_copies_nothing_it_reaches_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "CANARY-SSH").unwrap();
+    std::fs::create_dir_all(root.join("a")).unwrap();
+    let root = root.canonicalize().unwrap();
+    std::fs::write(root.join("a/.git"), "gitdir: nonexist/../lnk/.ssh\n").unwrap();
+    std::os::unix::fs::symlink(&home, root.join("a/lnk")).unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
+    std::fs::remove_file(root.join("a/lnk")).unwrap();
+    std::fs::create_dir_all(root.join("a/lnk")).unwrap();
+    let done = guard.restore();
+    assert!(!root.join("a/lnk/.ssh/id_rsa").exists(), "a copy of ~/.ssh was put in the workspace: {done:?}");
+}
