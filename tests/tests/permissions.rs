@@ -265,13 +265,7 @@ fn a_denied_file_under_another_name_reaches_no_request_through_imports_commands_
         {"blocks": [{"type": "text", "text": "Finished."}]}
     ]})))
     .unwrap();
-    let mut command = workspace.anthropic(&server);
-    command.args(["-p", "/notes", "--output-format", "json", "--sandbox", "workspace-write"]);
-    let run = execute(command);
-    if run.code == 2 && run.stderr.contains("unavailable") {
-        eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());
-        return;
-    }
+    let Some(run) = run_sandboxed_prompt(workspace.anthropic(&server), "/notes", &[]) else { return };
     assert_eq!(run.code, 0, "{run:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "a request, the summary's, and the one after compaction");
@@ -509,8 +503,13 @@ fn nested_settings_go_and_an_ended_background_command_frees_the_workspace() {
 
 /// `-p go` with `args`, commands sandboxed for workspace writes; `None` where the kernel has no Landlock: tandem
 /// then refuses to run unsandboxed, which is itself the promised behaviour.
-fn run_sandboxed(mut command: std::process::Command, args: &[&str]) -> Option<tandem_e2e::Run> {
-    command.args(["-p", "go", "--output-format", "json", "--sandbox", "workspace-write"]).args(args);
+fn run_sandboxed(command: std::process::Command, args: &[&str]) -> Option<tandem_e2e::Run> {
+    run_sandboxed_prompt(command, "go", args)
+}
+
+/// [`run_sandboxed`] with `prompt`.
+fn run_sandboxed_prompt(mut command: std::process::Command, prompt: &str, args: &[&str]) -> Option<tandem_e2e::Run> {
+    command.args(["-p", prompt, "--output-format", "json", "--sandbox", "workspace-write"]).args(args);
     let run = execute(command);
     if run.code == 2 && run.stderr.contains("unavailable") {
         eprintln!("skipped (this kernel has no Landlock): {}", run.stderr.trim());

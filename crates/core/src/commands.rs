@@ -66,6 +66,11 @@ pub const BUILTINS: &[Builtin] = &[
     builtin("quit", &["exit", "q"], "Exit tandem", Reach::App),
 ];
 
+/// The built-in commands a prompt can run in any front end (headless and SDK prompts too).
+pub fn headless_builtins() -> impl Iterator<Item = &'static Builtin> {
+    BUILTINS.iter().filter(|builtin| builtin.reach == Reach::Everywhere)
+}
+
 /// The built-in command `name` (without the slash) stands for, by its name or an alias.
 pub fn find_builtin(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|builtin| builtin.name == name || builtin.aliases.contains(&name))

@@ -75,6 +75,7 @@ impl Session {
     fn file_parts(&self, command: &str, prompt: &str) -> Vec<(String, String)> {
         let mut files: Vec<(String, String)> = Vec::new();
         let read = Arc::new(crate::tools::read::ReadTool);
+        let hidden = lock(&self.shared.policy).walk_hidden();
         for word in prompt.split_whitespace() {
             let Some(path) = word.strip_prefix('@') else { continue };
             let path = path.trim_end_matches([',', '.', ';', ':', ')', '"', '\'']);
@@ -94,7 +95,6 @@ impl Session {
                 });
                 continue;
             }
-            let hidden = lock(&self.shared.policy).walk_hidden();
             let contents = crate::tools::open_unasked(&resolved, &*hidden).and_then(|mut file| {
                 let mut text = String::new();
                 std::io::Read::read_to_string(&mut file, &mut text).map_err(|err| err.to_string())?;

@@ -7,14 +7,9 @@ use std::time::Instant;
 
 use super::lock;
 use super::turn::Session;
-use crate::commands::{BUILTINS, CustomCommand, Reach, find_builtin, parse_invocation};
+use crate::commands::{CustomCommand, Reach, find_builtin, headless_builtins, parse_invocation};
 use crate::permissions::{RuleKind, Scope};
 use crate::protocol::{Event, RunOutcome};
-
-/// The built-in commands a prompt can run (in any front end), by name.
-pub fn headless_builtins() -> impl Iterator<Item = &'static str> {
-    BUILTINS.iter().filter(|builtin| builtin.reach == Reach::Everywhere).map(|builtin| builtin.name)
-}
 
 impl Session {
     /// Runs what the user submitted: a slash command, or a prompt.
@@ -102,11 +97,8 @@ impl Session {
             }
             "help" => {
                 let turn_id = self.begin_builtin();
-                let mut names: Vec<String> = BUILTINS
-                    .iter()
-                    .filter(|builtin| builtin.reach == Reach::Everywhere)
-                    .map(|builtin| format!("/{} — {}", builtin.name, builtin.description))
-                    .collect();
+                let mut names: Vec<String> =
+                    headless_builtins().map(|builtin| format!("/{} — {}", builtin.name, builtin.description)).collect();
                 names.extend(
                     self.config
                         .commands

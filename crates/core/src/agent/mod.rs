@@ -25,7 +25,6 @@ mod tool_hooks;
 mod turn;
 mod user_message;
 
-pub use commands::headless_builtins;
 pub use rewind_ops::{REWIND_NOTE_START, rewind_notes_for_user};
 pub use user_message::INTERRUPTED_NOTE;
 

@@ -165,8 +165,8 @@ impl Session {
             cwd: self.config.cwd.clone(),
             tools: self.config.tools.names(),
             permission_mode: mode,
-            slash_commands: super::commands::headless_builtins()
-                .map(str::to_owned)
+            slash_commands: crate::commands::headless_builtins()
+                .map(|builtin| builtin.name.to_owned())
                 .chain(self.config.commands.commands.iter().map(|command| command.name.clone()))
                 .chain(self.config.skills.skills.iter().map(|skill| skill.name.clone()))
                 .collect(),

@@ -5,15 +5,19 @@
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Mode, OFlags};
+
 /// The denied place a directory at or above `real` was found at, when that place (or `real` there) is hidden: a
-/// denied directory renamed since (by a command in place: the sandbox follows it) still hides what it holds.
+/// denied directory renamed since (by a command in place: the sandbox follows it) still hides what it holds. For a
+/// path with no descriptor yet (a search's root); an opened file is judged by [`denied_directory_holding`].
 pub fn denied_directory_around(real: &Path, hidden: &(impl Fn(&Path) -> bool + ?Sized)) -> Option<PathBuf> {
-    real.ancestors().find_map(|dir| {
-        let meta = std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir)?;
-        let origin = super::denied_origin_of(&meta)?;
-        let there = real.strip_prefix(dir).map_or_else(|_| origin.clone(), |rest| origin.join(rest));
-        (hidden(&origin) || hidden(&there)).then_some(origin)
-    })
+    let (start, below) = if std::fs::symlink_metadata(real).is_ok_and(|meta| meta.is_dir()) {
+        (real, PathBuf::new())
+    } else {
+        (real.parent()?, PathBuf::from(real.file_name()?))
+    };
+    let directory = rustix::fs::open(start, DIRECTORY_FLAGS | OFlags::NOFOLLOW, Mode::empty()).ok()?;
+    denied_directory_from(directory, start, below, hidden)
 }
 
 /// Refuses a file just opened whose real place, read back from its descriptor, is one a Read may not see unasked
@@ -86,11 +90,10 @@ fn denied_directory_holding(
     real: &Path,
     hidden: &(impl Fn(&Path) -> bool + ?Sized),
 ) -> Option<PathBuf> {
-    use rustix::fs::{AtFlags, Mode, OFlags};
+    use rustix::fs::AtFlags;
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return None };
-    let directory_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let moved = || Some(parent.to_path_buf());
-    let Ok(mut directory) = rustix::fs::open(parent, directory_flags | OFlags::NOFOLLOW, Mode::empty()) else {
+    let Ok(directory) = rustix::fs::open(parent, DIRECTORY_FLAGS | OFlags::NOFOLLOW, Mode::empty()) else {
         return moved();
     };
     let (Ok(entry), Ok(opened)) =
@@ -101,8 +104,20 @@ fn denied_directory_holding(
     if (entry.st_dev, entry.st_ino) != (opened.st_dev, opened.st_ino) {
         return moved();
     }
-    let mut below = PathBuf::from(name);
-    for above in real.ancestors().skip(1) {
+    denied_directory_from(directory, parent, PathBuf::from(name), hidden)
+}
+
+const DIRECTORY_FLAGS: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
+/// Walks up from the open `directory` (found at `at`, holding `below`) through `..`, judging each directory by its
+/// identity ([`super::denied_origin_of`]), not by the names on the way.
+fn denied_directory_from(
+    mut directory: rustix::fd::OwnedFd,
+    at: &Path,
+    mut below: PathBuf,
+    hidden: &(impl Fn(&Path) -> bool + ?Sized),
+) -> Option<PathBuf> {
+    for above in at.ancestors() {
         let meta = std::fs::File::from(directory.try_clone().ok()?).metadata().ok()?;
         if let Some(origin) = super::denied_origin_of(&meta) {
             let there = origin.join(&below);
@@ -112,7 +127,7 @@ fn denied_directory_holding(
         }
         let Some(step) = above.file_name() else { break };
         below = Path::new(step).join(below);
-        directory = rustix::fs::openat(&directory, "..", directory_flags, Mode::empty()).ok()?;
+        directory = rustix::fs::openat(&directory, "..", DIRECTORY_FLAGS, Mode::empty()).ok()?;
     }
     None
 }

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::mend::{Listing, list_dir, metadata};
 use super::path_globs::with_matches;
 use super::{SandboxMode, SandboxPolicy};
 
@@ -223,49 +224,6 @@ pub(super) fn workspace_grants(roots: &[PathBuf], denied: &[PathBuf]) -> Vec<Pat
         grant_around(root, &protected, &mut out);
     }
     out
-}
-
-/// How a scan treats a directory it can't list.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Listing {
-    /// Skipped: before a command, the directories are the user's.
-    AsItIs,
-    /// Given the owner's rights back and listed: after a command, which may have made a directory unlistable
-    /// (`chmod 311`: searchable and writable, not readable) to hide what it planted in it.
-    Mended,
-}
-
-/// Lists `dir`; with [`Listing::Mended`], a directory that can't be listed is given the owner's rights back first.
-pub(super) fn list_dir(dir: &Path, listing: Listing) -> std::io::Result<std::fs::ReadDir> {
-    match std::fs::read_dir(dir) {
-        Err(err) if listing == Listing::Mended && err.kind() == std::io::ErrorKind::PermissionDenied => {
-            super::guard::let_owner_change(dir).map_err(std::io::Error::from)?;
-            std::fs::read_dir(dir)
-        }
-        listed => listed,
-    }
-}
-
-/// `path`'s metadata, not following a link; with [`Listing::Mended`], when a directory on its way was made
-/// unsearchable (`chmod 000 a`, `chmod 600 .`), after giving the owner's rights back to the directories from the
-/// workspace root `root` down to `path`'s parent.
-pub(super) fn metadata(path: &Path, listing: Listing, root: &Path) -> std::io::Result<std::fs::Metadata> {
-    match std::fs::symlink_metadata(path) {
-        Err(err) if listing == Listing::Mended && err.kind() == std::io::ErrorKind::PermissionDenied => {
-            mend_way_to(path, root);
-            std::fs::symlink_metadata(path)
-        }
-        found => found,
-    }
-}
-
-/// Gives the owner's rights back to each directory from `root` down to `path`'s parent; nothing above `root`.
-fn mend_way_to(path: &Path, root: &Path) {
-    let Some(parent) = path.parent() else { return };
-    let ancestors: Vec<&Path> = parent.ancestors().take_while(|dir| dir.starts_with(root)).collect();
-    for dir in ancestors.into_iter().rev() {
-        let _ = super::guard::let_owner_change(dir);
-    }
 }
 
 /// Adds the read-only entries nested below `root` (not its own) to `out`, within the scan's limits.

@@ -49,6 +49,7 @@ mod grants;
 mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
+mod mend;
 #[cfg(target_os = "linux")]
 mod own_environment;
 mod path_globs;

@@ -46,9 +46,7 @@ pub(super) fn apply_initialize(config: &mut AgentConfig, request: &Value, link: 
 
 /// The answer to `initialize`: what this session offers, in the real CLI's keys.
 pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str) -> Value {
-    let mut commands: Vec<Value> = tandem_core::commands::BUILTINS
-        .iter()
-        .filter(|builtin| builtin.reach == tandem_core::commands::Reach::Everywhere)
+    let mut commands: Vec<Value> = tandem_core::commands::headless_builtins()
         .map(|builtin| json!({"name": builtin.name, "description": builtin.description, "argumentHint": "", "builtin": true}))
         .collect();
     commands.extend(config.commands.commands.iter().map(|command| {

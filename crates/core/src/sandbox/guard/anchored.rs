@@ -12,12 +12,16 @@ pub(super) struct Anchored {
     name: std::ffi::OsString,
 }
 
+/// The workspace root `path` lies in (the deepest, where roots nest).
+pub(super) fn root_holding<'a>(roots: &'a [PathBuf], path: &Path) -> Option<&'a PathBuf> {
+    roots.iter().filter(|root| path.starts_with(root)).max_by_key(|root| root.as_os_str().len())
+}
+
 impl Anchored {
     pub(super) fn new(roots: &[PathBuf], path: &Path) -> std::io::Result<Anchored> {
         use rustix::fs::{Mode, OFlags, ResolveFlags};
         let not_below = || std::io::Error::other("not below a workspace root");
-        let root = roots.iter().filter(|root| path.starts_with(root)).max_by_key(|root| root.as_os_str().len());
-        let root = root.ok_or_else(not_below)?;
+        let root = root_holding(roots, path).ok_or_else(not_below)?;
         let name = path.file_name().ok_or_else(not_below)?.to_owned();
         let relative = path.parent().and_then(|parent| parent.strip_prefix(root).ok()).ok_or_else(not_below)?;
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;

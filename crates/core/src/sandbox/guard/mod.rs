@@ -18,7 +18,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::grants::{Listing, READ_ONLY_ENTRIES};
+use super::grants::READ_ONLY_ENTRIES;
+use super::mend::{Listing, let_owner_change};
 
 mod anchored;
 mod objects;
@@ -302,20 +303,11 @@ impl Guard {
 
     /// Every path under `path` (itself included) that the guard looks after, without following links or
     /// entering git's own data (or what of it was moved aside).
-    /// The workspace root holding `path`.
-    fn root_of(&self, path: &Path) -> Option<&Path> {
-        self.roots
-            .iter()
-            .filter(|root| path.starts_with(root))
-            .max_by_key(|root| root.as_os_str().len())
-            .map(|r| r.as_path())
-    }
-
     /// `path`'s metadata after a command, with the directories on its way made searchable again
-    /// ([`super::grants::metadata`]): what a command hid behind `chmod 600 .` or `chmod 000 a` is seen.
+    /// ([`super::mend::metadata`]): what a command hid behind `chmod 600 .` or `chmod 000 a` is seen.
     fn metadata_after(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
-        match self.root_of(path) {
-            Some(root) => super::grants::metadata(path, Listing::Mended, root),
+        match anchored::root_holding(&self.roots, path) {
+            Some(root) => super::mend::metadata(path, Listing::Mended, root),
             None => std::fs::symlink_metadata(path),
         }
     }
@@ -327,7 +319,7 @@ impl Guard {
             return;
         }
         // What a command made unlistable (`chmod 311 .git/hooks`) is listed anyway: a new hook must not hide.
-        for entry in super::grants::list_dir(path, Listing::Mended).into_iter().flatten().flatten() {
+        for entry in super::mend::list_dir(path, Listing::Mended).into_iter().flatten().flatten() {
             let child = entry.path();
             if self.history == History::Protected {
                 match self.history_role(&child) {
@@ -469,24 +461,6 @@ fn unpin_tree(path: &Path) {
     {
         let _ = rustix::fs::ioctl_setflags(&file, flags - IFlags::IMMUTABLE - IFlags::APPEND);
     }
-}
-
-/// Adds the owner's read, write and search rights to the directory `dir` where a command took them away; opened
-/// without following a link (but an anchored descriptor's name), so a link put there changes nothing elsewhere.
-pub(super) fn let_owner_change(dir: &Path) -> rustix::io::Result<()> {
-    use rustix::fs::{Mode, OFlags};
-    use std::os::fd::AsRawFd;
-    // A protected path's parent is reached through its anchored descriptor's `/proc` name ([`Anchored`]), which
-    // is a link to follow; any other is not followed.
-    let follow = if dir.starts_with("/proc/self/fd") { OFlags::empty() } else { OFlags::NOFOLLOW };
-    let opened = rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | follow, Mode::empty())?;
-    let mode = Mode::from_raw_mode(rustix::fs::fstat(&opened)?.st_mode & 0o7777);
-    let owner = Mode::RUSR | Mode::WUSR | Mode::XUSR;
-    if !mode.contains(owner) {
-        // A descriptor opened only for its path can't be changed itself; its `/proc` name reaches the same inode.
-        rustix::fs::chmod(format!("/proc/self/fd/{}", opened.as_raw_fd()), mode | owner)?;
-    }
-    Ok(())
 }
 
 impl Entry {

@@ -15,7 +15,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::super::grants::Listing;
+use super::super::mend::{Listing, list_dir};
 
 /// Where what failed a check goes, directly in the repository directory: a name git never reads.
 pub(super) const MOVED_ASIDE_PREFIX: &str = "tandem-moved-aside-";
@@ -125,7 +125,7 @@ impl ObjectStore {
 /// followed. After a command (`Listing::Mended`), a directory it made unlistable is listed anyway.
 fn walk(dir: &Path, relative: &Path, listing: Listing, found: &mut dyn FnMut(&Path, Option<Stamp>)) {
     use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = super::super::grants::list_dir(dir, listing) else { return };
+    let Ok(entries) = list_dir(dir, listing) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
         let inside = relative.join(entry.file_name());

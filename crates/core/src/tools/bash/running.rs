@@ -49,7 +49,7 @@ static RUNNING: Mutex<BTreeMap<u64, Entry>> = Mutex::new(BTreeMap::new());
 static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 /// How many commands are out of the registry with what they nested not yet taken out
-/// ([`Registration::end_with_nested`]); [`end_all`] waits for them, so that a session ending then leaves nothing.
+/// ([`end_one`]); [`end_all`] waits for them, so that a session ending then leaves nothing.
 static ENDING: Mutex<usize> = Mutex::new(0);
 static ENDING_DONE: std::sync::Condvar = std::sync::Condvar::new();
 /// How long [`end_all`] waits for those.
@@ -196,17 +196,9 @@ impl Registration {
     /// Ends the command (its shell has exited): ends what it left running, then takes out what it nested; what
     /// was taken out, one path each.
     pub(crate) fn end_with_nested(self) -> Vec<String> {
-        let _ending = Ending::start();
-        let entry = running().remove(&self.0);
+        let id = self.0;
         std::mem::forget(self);
-        let Some(mut entry) = entry else { return Vec::new() };
-        let nested = entry.nested.take();
-        let exclusive = entry.exclusive;
-        end(vec![entry]);
-        let removed = nested.map(NestedSettings::remove_new).unwrap_or_default();
-        crate::sandbox::note_where_denied_files_are();
-        ended(exclusive);
-        removed
+        end_one(id)
     }
 
     /// The command's process group, once it is spawned.
@@ -231,15 +223,22 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        // Out of the registry first, in a statement of its own: `end` takes the lock again.
-        let entry = running().remove(&self.0);
-        if let Some(entry) = entry {
-            let exclusive = entry.exclusive;
-            end(vec![entry]);
-            crate::sandbox::note_where_denied_files_are();
-            ended(exclusive);
-        }
+        end_one(self.0);
     }
+}
+
+/// Takes command `id` out of the registry and ends it ([`end`]); what its nested settings' removal did. Counted in
+/// [`ENDING`] meanwhile: out of the registry, [`end_all`] would not see what it has left to take out.
+fn end_one(id: u64) -> Vec<String> {
+    let _ending = Ending::start();
+    // Out of the registry first, in a statement of its own: `end` takes the lock again.
+    let entry = running().remove(&id);
+    let Some(entry) = entry else { return Vec::new() };
+    let exclusive = entry.exclusive;
+    let removed = end(vec![entry]);
+    crate::sandbox::note_where_denied_files_are();
+    ended(exclusive);
+    removed
 }
 
 /// Ends every command still running: kills each process group and every marked process, then puts protected
@@ -247,14 +246,16 @@ impl Drop for Registration {
 pub fn end_all() -> usize {
     let entries: Vec<Entry> = std::mem::take(&mut *running()).into_values().collect();
     let count = entries.len();
-    end(entries);
+    let _ = end(entries);
     EXCLUSIVE_ENDED.notify_waiters();
     let ending = ENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     drop(ENDING_DONE.wait_timeout_while(ending, ENDING_WAIT, |ending| *ending > 0));
     count
 }
 
-fn end(mut entries: Vec<Entry>) {
+/// Kills the commands' processes, puts their protected entries back and takes out what they nested; what that
+/// removal did, one line each.
+fn end(mut entries: Vec<Entry>) -> Vec<String> {
     let marks: Vec<&str> = entries.iter().map(|entry| entry.mark.as_str()).collect();
     for group in entries.iter().filter_map(|entry| entry.group) {
         let _ = kill_process_group(group, Signal::KILL);
@@ -264,9 +265,7 @@ fn end(mut entries: Vec<Entry>) {
     for guard in entries.iter_mut().filter_map(|entry| entry.protected.as_mut()) {
         guard.restore();
     }
-    for nested in entries.iter_mut().filter_map(|entry| entry.nested.take()) {
-        nested.remove_new();
-    }
+    entries.iter_mut().filter_map(|entry| entry.nested.take()).flat_map(NestedSettings::remove_new).collect()
 }
 
 /// SIGKILL to every process whose environment carries one of `marks` (each process of a command, wherever it
