@@ -280,6 +280,8 @@ fn a_denied_file_under_another_name_reaches_no_request_through_imports_commands_
     .map(|(through, _)| *through)
     .collect();
     assert!(leaks.is_empty(), "the denied file reached the model through {leaks:?}");
+    let system = requests[0].body["system"].to_string();
+    assert!(system.contains("Imports not followed: @notes.txt"), "the import left out is said: {system}");
 }
 
 /// A sandboxed command can't read tandem's environment (its API key) through `/proc`, even as root, which Linux

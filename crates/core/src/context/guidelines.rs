@@ -129,7 +129,9 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads) -> Guideline
         if !walk.seen.insert(real.clone()) {
             continue;
         }
-        walk.include(&path, &real, None, user_file, 0);
+        // A project's guideline file that is a denied file under this name (a build's `mv .env CLAUDE.md`) is not
+        // read; the prompt says nothing of it, as of a guideline file that is a secret.
+        let _ = walk.include(&path, &real, None, user_file, 0);
     }
     let mut guidelines = assemble(&walk.sources);
     if !walk.problems.is_empty() {
@@ -176,10 +178,17 @@ impl Walk<'_> {
     }
 
     /// Adds `path` (already checked, on its real place `real`) and, below [`super::imports::MAX_DEPTH`], what it
-    /// imports (found relative to `path`, as written).
-    fn include(&mut self, path: &Path, real: &Path, imported_by: Option<&Path>, user_file: bool, depth: usize) {
+    /// imports (found relative to `path`, as written). `Err` when the file opened is one a Read may not see.
+    fn include(
+        &mut self,
+        path: &Path,
+        real: &Path,
+        imported_by: Option<&Path>,
+        user_file: bool,
+        depth: usize,
+    ) -> Result<(), Refused> {
         let hidden = (!user_file).then_some(self.reads.hidden);
-        let Some(mut source) = read_source(path, real, hidden) else { return };
+        let Some(mut source) = read_source(path, real, hidden)? else { return Ok(()) };
         source.imported_by = imported_by.map(Path::to_path_buf);
         let targets = super::imports::targets(&source.text);
         self.sources.push(source);
@@ -208,8 +217,11 @@ impl Walk<'_> {
             if !self.seen.insert(real.clone()) {
                 continue;
             }
-            self.include(&resolved, &real, Some(path), user_file, depth + 1);
+            if self.include(&resolved, &real, Some(path), user_file, depth + 1).is_err() {
+                self.problem(&target, path, HIDDEN);
+            }
         }
+        Ok(())
     }
 }
 
@@ -230,19 +242,24 @@ struct Source {
 /// regular file (a FIFO named CLAUDE.md would wait for a writer forever). A project's file is not read when the
 /// file opened is one `hidden` covers under another name: a denied file a command renamed or linked to
 /// `CLAUDE.md` or to what it imports.
-fn read_source(path: &Path, real: &Path, hidden: Option<&dyn Fn(&Path) -> bool>) -> Option<Source> {
-    let file = crate::fs_util::open_regular_resolved(real).ok()?;
-    crate::sandbox::refuse_hidden_opened(&file, "", hidden).ok()?;
-    let meta = file.metadata().ok()?;
+fn read_source(path: &Path, real: &Path, hidden: Option<&dyn Fn(&Path) -> bool>) -> Result<Option<Source>, Refused> {
+    let Ok(file) = crate::fs_util::open_regular_resolved(real) else { return Ok(None) };
+    crate::sandbox::refuse_hidden_opened(&file, "", hidden).map_err(|_| Refused)?;
+    let Ok(meta) = file.metadata() else { return Ok(None) };
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_READ).read_to_end(&mut bytes).ok()?;
+    if file.take(MAX_FILE_READ).read_to_end(&mut bytes).is_err() {
+        return Ok(None);
+    }
     let text = String::from_utf8_lossy(&bytes).trim_end().to_owned();
     if text.trim().is_empty() {
-        return None;
+        return Ok(None);
     }
     let size = usize::try_from(meta.len()).unwrap_or(usize::MAX).max(bytes.len());
-    Some(Source { path: path.to_path_buf(), text, size, capped: size > bytes.len(), imported_by: None })
+    Ok(Some(Source { path: path.to_path_buf(), text, size, capped: size > bytes.len(), imported_by: None }))
 }
+
+/// A guideline file that is, under another name, one a Read may not see.
+struct Refused;
 
 /// Concatenates the sources under headings, cutting at [`MAX_GUIDELINES_BYTES`].
 fn assemble(sources: &[Source]) -> Guidelines {
@@ -605,6 +622,6 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let fifo = tmp.path().join("CLAUDE.md");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        assert!(read_source(&fifo, &fifo, None).is_none());
+        assert!(read_source(&fifo, &fifo, None).is_ok_and(|source| source.is_none()));
     }
 }
