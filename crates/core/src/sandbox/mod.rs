@@ -42,6 +42,8 @@
 
 mod confinement;
 mod denied_files;
+#[cfg(test)]
+mod denied_tests;
 mod describe;
 mod followed_reads;
 mod gitlinks;

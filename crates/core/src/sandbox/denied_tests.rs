@@ -1,6 +1,7 @@
 //! Denied paths end to end: a denied file or directory stays denied to commands, and to the Read tool, through
 //! renames, links, other names and moves a command makes (`denied_files.rs` follows them).
 
+use super::tests::{allowed, denied, landlock_abi, policy, repo, scratch, sh};
 use super::*;
 
 /// A policy that denies reading `secret` and allows `again` inside it.

@@ -7,12 +7,12 @@ use crate::tools::{Tool, ToolContext};
 use serde_json::json;
 use std::process::Stdio;
 
-fn policy(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> SandboxPolicy {
+pub(super) fn policy(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> SandboxPolicy {
     SandboxPolicy::with_private_temp(mode, writable_roots, network).unwrap()
 }
 
 /// The kernel's Landlock ABI, or `None` (with the reason printed) where the kernel has none.
-fn landlock_abi() -> Option<u32> {
+pub(super) fn landlock_abi() -> Option<u32> {
     match support() {
         Support::Full { abi } | Support::Partial { abi, .. } => Some(abi),
         Support::Unavailable(reason) => {
@@ -25,7 +25,7 @@ fn landlock_abi() -> Option<u32> {
 /// A scratch directory outside the temp dirs (the sandbox leaves those writable, so "outside the workspace" must
 /// be elsewhere): under the target directory next to the test binary, or else under `$HOME/.cache` (a clone in
 /// /tmp).
-fn scratch() -> Option<tempfile::TempDir> {
+pub(super) fn scratch() -> Option<tempfile::TempDir> {
     let exe = std::env::current_exe().unwrap();
     let temps = canonical_unique([Path::new("/tmp"), std::env::temp_dir().as_path(), Path::new("/dev/shm")]);
     let candidates = [
@@ -49,7 +49,7 @@ fn scratch() -> Option<tempfile::TempDir> {
 }
 
 /// Runs `script` with bash under `policy` in `cwd`: whether it succeeded, and its stderr.
-async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) {
+pub(super) async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) {
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c").arg(script).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     apply(&mut cmd, policy).unwrap();
@@ -70,19 +70,19 @@ async fn sh(policy: &SandboxPolicy, cwd: &Path, script: &str) -> (bool, String) 
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-async fn allowed(policy: &SandboxPolicy, cwd: &Path, script: &str) {
+pub(super) async fn allowed(policy: &SandboxPolicy, cwd: &Path, script: &str) {
     let (ok, stderr) = sh(policy, cwd, script).await;
     assert!(ok, "`{script}` should have been allowed: {stderr}");
 }
 
-async fn denied(policy: &SandboxPolicy, cwd: &Path, script: &str) {
+pub(super) async fn denied(policy: &SandboxPolicy, cwd: &Path, script: &str) {
     let (ok, stderr) = sh(policy, cwd, script).await;
     assert!(!ok, "`{script}` should have been denied");
     assert!(note_for(policy, &stderr).is_some(), "`{script}` failed without a permission error: {stderr}");
 }
 
 /// A workspace that is a git repository: `.git/config`, `README`, `src/main.rs`.
-fn repo(dir: &Path) {
+pub(super) fn repo(dir: &Path) {
     std::fs::create_dir_all(dir.join(".git")).unwrap();
     std::fs::write(dir.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(dir.join("README"), "readme\n").unwrap();
@@ -433,5 +433,3 @@ fn each_grant_gets_what_its_decision_assumed() {
     let off = Confinement { enabled: false, ..confinement };
     assert!(off.policy_for(Grant::ReadOnly).is_none(), "switched off: nothing is sandboxed");
 }
-
-mod denied;
