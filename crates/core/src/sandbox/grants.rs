@@ -261,7 +261,7 @@ fn find_nested_read_only(root: &Path, mut budget: usize, listing: Listing, out: 
     for _ in 0..MAX_NESTED_DEPTH {
         let mut next = Vec::new();
         'listing: for dir in &level {
-            let Ok(entries) = list_dir(dir, listing) else { continue };
+            let Ok(entries) = list_dir(dir, listing, root) else { continue };
             for entry in entries.flatten() {
                 if budget == 0 {
                     break 'listing;

@@ -3,7 +3,11 @@
 //! guard, the nested-settings removal and the object check look, so that nothing planted behind them hides.
 //! Before a command nothing is changed: the directories are the user's.
 
-use std::path::Path;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Component, Path};
+
+use rustix::fs::{Mode, OFlags};
 
 /// How a scan treats a directory it can't list.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -15,11 +19,12 @@ pub(super) enum Listing {
     Mended,
 }
 
-/// Lists `dir`; with [`Listing::Mended`], a directory that can't be listed is given the owner's rights back first.
-pub(super) fn list_dir(dir: &Path, listing: Listing) -> std::io::Result<std::fs::ReadDir> {
+/// Lists `dir` (below the workspace root `root`); with [`Listing::Mended`], a directory that can't be listed is
+/// given the owner's rights back first, with the directories on its way.
+pub(super) fn list_dir(dir: &Path, listing: Listing, root: &Path) -> io::Result<std::fs::ReadDir> {
     match std::fs::read_dir(dir) {
-        Err(err) if listing == Listing::Mended && err.kind() == std::io::ErrorKind::PermissionDenied => {
-            let_owner_change(dir).map_err(std::io::Error::from)?;
+        Err(err) if listing == Listing::Mended && err.kind() == io::ErrorKind::PermissionDenied => {
+            mend_down_to(root, dir);
             std::fs::read_dir(dir)
         }
         listed => listed,
@@ -29,39 +34,49 @@ pub(super) fn list_dir(dir: &Path, listing: Listing) -> std::io::Result<std::fs:
 /// `path`'s metadata, not following a link; with [`Listing::Mended`], when a directory on its way was made
 /// unsearchable (`chmod 000 a`, `chmod 600 .`), after giving the owner's rights back to the directories from the
 /// workspace root `root` down to `path`'s parent.
-pub(super) fn metadata(path: &Path, listing: Listing, root: &Path) -> std::io::Result<std::fs::Metadata> {
+pub(super) fn metadata(path: &Path, listing: Listing, root: &Path) -> io::Result<std::fs::Metadata> {
     match std::fs::symlink_metadata(path) {
-        Err(err) if listing == Listing::Mended && err.kind() == std::io::ErrorKind::PermissionDenied => {
-            mend_way_to(path, root);
+        Err(err) if listing == Listing::Mended && err.kind() == io::ErrorKind::PermissionDenied => {
+            if let Some(parent) = path.parent() {
+                mend_down_to(root, parent);
+            }
             std::fs::symlink_metadata(path)
         }
         found => found,
     }
 }
 
-/// Gives the owner's rights back to each directory from `root` down to `path`'s parent; nothing above `root`.
-fn mend_way_to(path: &Path, root: &Path) {
-    let Some(parent) = path.parent() else { return };
-    let ancestors: Vec<&Path> = parent.ancestors().take_while(|dir| dir.starts_with(root)).collect();
-    for dir in ancestors.into_iter().rev() {
-        let _ = let_owner_change(dir);
+/// Gives the owner's rights back to `root` and to each directory below it down to `dir`, reached one name at a
+/// time from the one before without following a link: a link on the way (a `gitdir:` spelled through one) stops
+/// it, so nothing outside the workspace is ever changed.
+fn mend_down_to(root: &Path, dir: &Path) {
+    let Ok(rest) = dir.strip_prefix(root) else { return };
+    let Ok(mut current) = open_directory(root) else { return };
+    let _ = mend_opened(&current);
+    for component in rest.components() {
+        let Component::Normal(name) = component else { return };
+        let Ok(next) = rustix::fs::openat(&current, name, DIRECTORY | OFlags::NOFOLLOW, Mode::empty()) else { return };
+        let _ = mend_opened(&next);
+        current = next;
     }
 }
 
-/// Adds the owner's read, write and search rights to the directory `dir` where a command took them away; opened
-/// without following a link (but an anchored descriptor's name), so a link put there changes nothing elsewhere.
-pub(super) fn let_owner_change(dir: &Path) -> rustix::io::Result<()> {
-    use rustix::fs::{Mode, OFlags};
-    use std::os::fd::AsRawFd;
-    // A protected path's parent is reached through its anchored descriptor's `/proc` name (the guard's `Anchored`), which
-    // is a link to follow; any other is not followed.
-    let follow = if dir.starts_with("/proc/self/fd") { OFlags::empty() } else { OFlags::NOFOLLOW };
-    let opened = rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | follow, Mode::empty())?;
-    let mode = Mode::from_raw_mode(rustix::fs::fstat(&opened)?.st_mode & 0o7777);
+const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
+/// Opens the directory `dir` for its path only, without following a link as its last name, except an anchored
+/// descriptor's `/proc/self/fd/N` name (the guard's `Anchored`), which is one to follow.
+pub(super) fn open_directory(dir: &Path) -> io::Result<OwnedFd> {
+    let follow = if dir.parent() == Some(Path::new("/proc/self/fd")) { OFlags::empty() } else { OFlags::NOFOLLOW };
+    Ok(rustix::fs::open(dir, DIRECTORY | follow, Mode::empty())?)
+}
+
+/// Adds the owner's read, write and search rights to the open directory `dir` where a command took them away.
+pub(super) fn mend_opened(dir: &OwnedFd) -> io::Result<()> {
+    let mode = Mode::from_raw_mode(rustix::fs::fstat(dir)?.st_mode & 0o7777);
     let owner = Mode::RUSR | Mode::WUSR | Mode::XUSR;
     if !mode.contains(owner) {
         // A descriptor opened only for its path can't be changed itself; its `/proc` name reaches the same inode.
-        rustix::fs::chmod(format!("/proc/self/fd/{}", opened.as_raw_fd()), mode | owner)?;
+        rustix::fs::chmod(format!("/proc/self/fd/{}", dir.as_raw_fd()), mode | owner)?;
     }
     Ok(())
 }

@@ -19,7 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::grants::READ_ONLY_ENTRIES;
-use super::mend::{Listing, let_owner_change};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+
+use super::mend::{Listing, mend_opened, open_directory};
 
 mod anchored;
 mod objects;
@@ -319,7 +322,15 @@ impl Guard {
             return;
         }
         // What a command made unlistable (`chmod 311 .git/hooks`) is listed anyway: a new hook must not hide.
-        for entry in super::mend::list_dir(path, Listing::Mended).into_iter().flatten().flatten() {
+        for entry in super::mend::list_dir(
+            path,
+            Listing::Mended,
+            anchored::root_holding(&self.roots, path).map_or(path, |root| root.as_path()),
+        )
+        .into_iter()
+        .flatten()
+        .flatten()
+        {
             let child = entry.path();
             if self.history == History::Protected {
                 match self.history_role(&child) {
@@ -383,33 +394,62 @@ enum HistoryRole {
 /// workspace whole does.
 pub struct NestedSettings {
     roots: Vec<PathBuf>,
+    /// Each root held open since the scan, with its `/proc/self/fd` name: what lies below a root is looked at from
+    /// there, so a command that made a directory above the workspace unsearchable (`chmod 000 ..`, a later
+    /// command putting it back) can't hide its plants from the removal.
+    held: Vec<Option<(OwnedFd, PathBuf)>>,
     before: std::collections::BTreeSet<PathBuf>,
     repositories: bool,
 }
 
 impl NestedSettings {
     pub fn scan(roots: Vec<PathBuf>, history: History) -> NestedSettings {
+        let held = roots
+            .iter()
+            .map(|root| {
+                let opened = open_directory(root).ok()?;
+                let name = PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&opened)));
+                Some((opened, name))
+            })
+            .collect();
         let repositories = history == History::Protected;
-        let before = Self::found(&roots, repositories, Listing::AsItIs);
-        NestedSettings { roots, before, repositories }
+        let mut nested = NestedSettings { roots, held, before: Default::default(), repositories };
+        nested.before = nested.found(Listing::AsItIs);
+        nested
     }
 
-    fn found(roots: &[PathBuf], repositories: bool, listing: Listing) -> std::collections::BTreeSet<PathBuf> {
-        let mut found = Vec::new();
-        for root in roots {
-            super::grants::nested_read_only(root, listing, &mut found);
+    /// Each root, and where what lies below it is looked at (its held descriptor's name, or the root itself).
+    fn views(&self) -> impl Iterator<Item = (&Path, &Path)> {
+        self.roots
+            .iter()
+            .zip(&self.held)
+            .map(|(root, held)| (root.as_path(), held.as_ref().map_or(root.as_path(), |(_, name)| name.as_path())))
+    }
+
+    /// The nested settings and repositories there are, by their paths below the roots.
+    fn found(&self, listing: Listing) -> std::collections::BTreeSet<PathBuf> {
+        let mut found = std::collections::BTreeSet::new();
+        for (root, look) in self.views() {
+            let mut below = Vec::new();
+            super::grants::nested_read_only(look, listing, &mut below);
+            found.extend(
+                below.into_iter().map(|path| path.strip_prefix(look).map_or(path.clone(), |rest| root.join(rest))),
+            );
         }
-        found.into_iter().filter(|path| repositories || path.file_name().is_some_and(|name| name != ".git")).collect()
+        found.retain(|path| self.repositories || path.file_name().is_some_and(|name| name != ".git"));
+        found
     }
 
     /// Removes the entries that were not there at the scan; what it removed, one line each.
     pub fn remove_new(self) -> Vec<String> {
         let mut done = Vec::new();
-        for path in Self::found(&self.roots, self.repositories, Listing::Mended).difference(&self.before) {
+        let looks: Vec<PathBuf> = self.views().map(|(_, look)| look.to_path_buf()).collect();
+        for path in self.found(Listing::Mended).difference(&self.before) {
+            let look = self.views().find_map(|(root, look)| path.strip_prefix(root).ok().map(|rest| look.join(rest)));
             // Reached from its root without following a link, as the guard's restore does: a path the scan found
             // through a link (a `gitdir:` pointing through one, a submodule replaced by one, a directory swapped
             // for one while this runs) must not make tandem remove `~/.ssh` or another project's `.git`.
-            let Ok(anchored) = Anchored::new(&self.roots, path) else {
+            let Some(anchored) = look.and_then(|look| Anchored::new(&looks, &look).ok()) else {
                 done.push(format!("left {}: a directory on its way is a link or gone", path.display()));
                 continue;
             };
@@ -432,34 +472,47 @@ impl NestedSettings {
 /// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a
 /// directory, on what is in it, so that it can be put back or removed; and gives the owner back the rights a
 /// command took away with `chmod` (`chmod 555 .git` or `.claude`, `chmod 000` on a planted directory), which
-/// Landlock does not govern, on the directory holding `path` and on the directories below it.
+/// Landlock does not govern, on the directory holding `path` and on the directories below it. Everything below
+/// `path`'s directory is reached one name at a time from the one before, never through a link.
 fn unpin(path: &Path) {
-    if let Some(parent) = path.parent() {
-        let _ = let_owner_change(parent);
-    }
-    unpin_tree(path);
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return };
+    let Ok(directory) = open_directory(parent) else { return };
+    let _ = mend_opened(&directory);
+    unpin_at(&directory, name);
 }
 
-fn unpin_tree(path: &Path) {
-    use rustix::fs::IFlags;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    if meta.file_type().is_symlink() {
+/// [`unpin`] for `name` in the open `directory`.
+fn unpin_at(directory: &OwnedFd, name: &std::ffi::OsStr) {
+    use rustix::fs::{AtFlags, FileType, IFlags, Mode, OFlags};
+    let Ok(stat) = rustix::fs::statat(directory, name, AtFlags::SYMLINK_NOFOLLOW) else { return };
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind == FileType::Directory {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let Ok(inner) = rustix::fs::openat(directory, name, flags, Mode::empty()) else { return };
+        let _ = mend_opened(&inner);
+        let listed =
+            rustix::fs::openat(&inner, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty());
+        let names: Vec<std::ffi::OsString> = listed
+            .ok()
+            .and_then(|listed| rustix::fs::Dir::read_from(listed).ok())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_owned())
+            .filter(|child| child != "." && child != "..")
+            .collect();
+        for child in names {
+            unpin_at(&inner, &child);
+        }
+    } else if kind != FileType::RegularFile {
         return;
     }
-    if meta.is_dir() {
-        let _ = let_owner_change(path);
-        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-            unpin_tree(&entry.path());
-        }
-    }
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
-    let Ok(file) = options.open(path) else { return };
-    if let Ok(flags) = rustix::fs::ioctl_getflags(&file)
-        && flags.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let Ok(file) = rustix::fs::openat(directory, name, flags, Mode::empty()) else { return };
+    if let Ok(pinned) = rustix::fs::ioctl_getflags(&file)
+        && pinned.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
     {
-        let _ = rustix::fs::ioctl_setflags(&file, flags - IFlags::IMMUTABLE - IFlags::APPEND);
+        let _ = rustix::fs::ioctl_setflags(&file, pinned - IFlags::IMMUTABLE - IFlags::APPEND);
     }
 }
 

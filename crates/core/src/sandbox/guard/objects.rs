@@ -124,8 +124,10 @@ impl ObjectStore {
 /// it is a regular file (`None`: a link, a pipe, a device — nothing git should find there). Links are not
 /// followed. After a command (`Listing::Mended`), a directory it made unlistable is listed anyway.
 fn walk(dir: &Path, relative: &Path, listing: Listing, found: &mut dyn FnMut(&Path, Option<Stamp>)) {
+    // The store's own directory is where mending starts: nothing above it is changed.
+    let store = dir.ancestors().nth(relative.components().count()).unwrap_or(dir);
     use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = list_dir(dir, listing) else { return };
+    let Ok(entries) = list_dir(dir, listing, store) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
         let inside = relative.join(entry.file_name());

@@ -562,3 +562,44 @@ fn the_guard_copies_nothing_it_reaches_through_a_link() {
     let done = guard.restore();
     assert!(!root.join("a/lnk/.ssh/id_rsa").exists(), "a copy of ~/.ssh was put in the workspace: {done:?}");
 }
+
+/// Found by the forty-fourth red-team round: giving the owner's rights back walked a path's directories by their
+/// spelled names, so a `gitdir:` spelled through `sub/lnk` (linked outside) made tandem chmod the directory the
+/// link led to. Directories are reached one name at a time without following a link.
+#[test]
+fn mending_never_changes_a_directory_outside_the_workspace() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    let locked = dir.path().join("outside/locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Writable).unwrap();
+    std::fs::write(root.join("sub/.git"), "gitdir: nonexist/../lnk/locked/x\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), root.join("sub/lnk")).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let done = as_an_ordinary_user(|| guard.restore());
+    let mode = std::fs::metadata(&locked).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o000, "a directory outside the workspace was changed: {done:?}");
+}
+
+/// Found by the forty-fourth red-team round: a command that made the directory above the workspace unsearchable
+/// (`chmod 000 ..`, put back later by another command) hid its nested plants from the removal, which looked from
+/// the root's path. The roots are held open from the scan and looked at from there.
+#[test]
+fn plants_are_taken_out_when_the_directory_above_the_workspace_was_made_unsearchable() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("work");
+    let root = parent.join("proj");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+    std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+    std::fs::write(root.join("sub/.claude/settings.json"), "{}").unwrap();
+    std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let removed = as_an_ordinary_user(|| nested.remove_new());
+    std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(!root.join("sub/.claude").exists(), "{removed:?}");
+}
