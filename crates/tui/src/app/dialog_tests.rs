@@ -87,56 +87,83 @@ fn the_turns_clock_stops_while_the_dialog_waits() {
 }
 
 /// Issue 28: at 80×24 the dialog of an Edit showed three context lines and no change, while the conversation and
-/// the checklist kept their rows. The conversation and the checklist yield to the diff: at 120×40 and 80×24 at
-/// least half of the screen's rows are rows of the diff. (At 60×20 the key help's three lines still take them.)
-#[test]
-fn the_diff_gets_half_the_screen_at_every_size() {
+/// the checklist kept their rows. The conversation, the checklist and the key help (one line, `?` for the rest)
+/// yield to the diff: at every size down to 60×20 at least half of the screen's rows are rows of the diff (its
+/// lines and hunk headers).
+/// An Edit of a 60-line module asking, with a checklist showing.
+fn editing(width: u16, height: u16) -> App {
     let old: String = (1..=60).map(|n| format!("line {n} of the module\n")).collect();
     let new = old.replace("line 20 of the module\n", "").replace("line 30 of", "the thirtieth line of");
     let new: String = new
         .lines()
         .map(|line| if line.starts_with("line 2") { format!("{line} // changed\n") } else { format!("{line}\n") })
         .collect();
-    for (width, height) in [(120, 40), (80, 24)] {
-        let mut app = app(width, height);
-        core(&mut app, Event::RequestStarted { round: 1 });
-        core(
-            &mut app,
-            Event::Todos(vec![tandem_protocol::tools::TodoItem {
-                content: "Change the module".into(),
-                status: tandem_protocol::tools::TodoStatus::InProgress,
-                active_form: "Changing the module".into(),
-            }]),
-        );
-        let diff = tandem_core::diff::unified_diff("src/module.rs", &old, &new, 3);
-        let preview = Preview::Diff {
-            path: "/work/project/src/module.rs".into(),
-            diff,
-            new_file: false,
-            texts: Some(tandem_core::tools::DiffTexts { old: Some(old.clone()), new: new.clone() }),
-        };
-        let input = json!({"file_path": "/work/project/src/module.rs", "old_string": "…", "new_string": "…"});
-        core(&mut app, super::tests::tool_started("e1", "Edit", input.clone()));
-        core(
-            &mut app,
-            Event::PermissionRequested {
-                call_id: "e1".into(),
-                tool: "Edit".into(),
-                risk: Risk::Medium,
-                input: input.into(),
-                preview: Some(preview),
-                suggested_rule: "Edit".into(),
-                reason: None,
-                agent: None,
-            },
-        );
-        let shown = screen(&app);
+    let mut app = app(width, height);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    core(
+        &mut app,
+        Event::Todos(vec![tandem_protocol::tools::TodoItem {
+            content: "Change the module".into(),
+            status: tandem_protocol::tools::TodoStatus::InProgress,
+            active_form: "Changing the module".into(),
+        }]),
+    );
+    let diff = tandem_core::diff::unified_diff("src/module.rs", &old, &new, 3);
+    let preview = Preview::Diff {
+        path: "/work/project/src/module.rs".into(),
+        diff,
+        new_file: false,
+        texts: Some(tandem_core::tools::DiffTexts { old: Some(old.clone()), new: new.clone() }),
+    };
+    let input = json!({"file_path": "/work/project/src/module.rs", "old_string": "…", "new_string": "…"});
+    core(&mut app, super::tests::tool_started("e1", "Edit", input.clone()));
+    core(
+        &mut app,
+        Event::PermissionRequested {
+            call_id: "e1".into(),
+            tool: "Edit".into(),
+            risk: Risk::Medium,
+            input: input.into(),
+            preview: Some(preview),
+            suggested_rule: "Edit".into(),
+            reason: None,
+            agent: None,
+        },
+    );
+    app
+}
+
+#[test]
+fn the_diff_gets_half_the_screen_at_every_size() {
+    for (width, height) in [(120, 40), (80, 24), (60, 20)] {
+        let shown = screen(&editing(width, height));
         let diff_rows = shown
             .lines()
             .filter(|row| {
-                row.strip_prefix('│').is_some_and(|rest| rest.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+                row.strip_prefix('│').is_some_and(|rest| {
+                    let rest = rest.trim_start();
+                    rest.starts_with(|c: char| c.is_ascii_digit()) || rest.contains("@@ -")
+                })
             })
             .count();
         assert!(diff_rows * 2 >= usize::from(height), "{width}×{height}: {diff_rows} rows of diff\n{shown}");
     }
+}
+
+/// The key help of a dialog is one line where more would take the diff's rows; `?` shows every key and hides
+/// them again. A dialog with room lists every key.
+#[test]
+fn question_mark_shows_every_key_of_the_dialog() {
+    let roomy = screen(&asking(120, 40));
+    assert!(roomy.contains("scroll the conversation") && !roomy.contains("more keys"), "{roomy}");
+    let mut app = editing(60, 20);
+    let short = screen(&app);
+    assert!(short.contains("? more keys"), "one line and a way to the rest:\n{short}");
+    assert!(!short.contains("Tab hunk"), "the rest wait for ?:\n{short}");
+    app.update(key(KeyCode::Char('?')), Instant::now());
+    let all = screen(&app);
+    assert!(all.contains("? fewer keys"), "every key, and the way back:\n{all}");
+    assert_eq!(app.dialogs.len(), 1, "? answers nothing");
+    app.update(key(KeyCode::Char('?')), Instant::now());
+    assert_eq!(screen(&app), short);
 }

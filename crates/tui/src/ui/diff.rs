@@ -150,6 +150,20 @@ impl DiffView {
         offsets
     }
 
+    /// The index, in [`DiffView::render`]'s lines at `width`, of each hunk's first added or removed line.
+    pub fn first_change_offsets(&self, width: usize) -> Vec<usize> {
+        let geometry = self.geometry(width);
+        let headers = self.hunk_line_offsets(width);
+        headers
+            .iter()
+            .zip(&self.rows)
+            .map(|(&header, rows)| {
+                let context = rows.iter().take_while(|row| row.kind == LineKind::Context).count();
+                header + 1 + self.rows_height(&rows[..context], geometry)
+            })
+            .collect()
+    }
+
     /// The diff as lines of at most `width` columns: a file header, then per hunk its `@@` header (with the
     /// review's markers when given) and its lines. Rejected hunks are drawn with `theme.diff_rejected`.
     pub fn render(&self, width: usize, theme: &Theme, review: Option<&HunkReview>) -> Vec<Line<'static>> {

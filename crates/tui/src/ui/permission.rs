@@ -129,6 +129,8 @@ pub struct PermissionDialog {
     feedback: String,
     /// Keys go to the feedback field.
     typing_feedback: bool,
+    /// Every key hint is shown (`?`); otherwise those that fit one line, so that the diff keeps the rows.
+    all_keys: bool,
     /// The body's size at the last render, so paging and hunk jumps match what is on screen.
     body_width: AtomicUsize,
     body_height: AtomicUsize,
@@ -199,6 +201,7 @@ impl PermissionDialog {
             scroll: 0,
             feedback: String::new(),
             typing_feedback: false,
+            all_keys: false,
             body_width: AtomicUsize::new(0),
             body_height: AtomicUsize::new(0),
             cache: Mutex::new(None),
@@ -349,7 +352,8 @@ impl PermissionDialog {
         render::body_len(self, width).saturating_sub(height)
     }
 
-    /// Selects the next (or previous) hunk, wrapping around, and scrolls it into view if it is not.
+    /// Selects the next (or previous) hunk, wrapping around, and scrolls it into view if it is not: from its
+    /// header where its first change fits below it, else from the line above its first change.
     fn move_hunk(&mut self, forward: bool) {
         let Some(review) = &mut self.review else { return };
         let count = review.accepted.len().max(1);
@@ -360,8 +364,10 @@ impl PermissionDialog {
         let offsets = diff.view.hunk_line_offsets(width);
         let Some(&start) = offsets.get(current) else { return };
         let end = offsets.get(current + 1).copied().unwrap_or_else(|| diff.view.line_count(width));
+        let change = diff.view.first_change_offsets(width).get(current).copied().unwrap_or(start);
         if start < self.scroll || end > self.scroll + height {
-            self.scroll = start.min(self.max_scroll());
+            let top = if change < start + height { start } else { change.saturating_sub(1) };
+            self.scroll = top.min(self.max_scroll());
         }
     }
 }

@@ -4,7 +4,8 @@
 //! feedback (a one-line field: Enter sends, Esc goes back keeping the text, Backspace/Ctrl+W/Ctrl+U edit),
 //! `e` edit the proposed content first (diff previews with full texts only), Enter allow (or apply the
 //! per-hunk review), Ctrl+C deny. Moving: ↑/↓/`k`/`j` a line, PgUp/PgDn a page, Home/End. Review (two hunks
-//! or more): Tab/Shift+Tab select a hunk, Space accept/reject it. Letters work in either case; keys with
+//! or more): Tab/Shift+Tab select a hunk, Space accept/reject it. `?` shows every key hint (one line of the
+//! commonest is shown where more would take the diff's rows). Letters work in either case; keys with
 //! Ctrl or Alt do nothing unless listed, so a stray chord never answers.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -33,6 +34,10 @@ pub(super) fn handle_key(dialog: &mut PermissionDialog, key: KeyEvent) -> Dialog
         ) {
             return feedback_key(dialog, key);
         }
+    }
+    if key.code == KeyCode::Char('?') && !dialog.typing_feedback {
+        dialog.all_keys = !dialog.all_keys;
+        return DialogAction::None;
     }
     if let Body::Questions(questions) = &mut dialog.body {
         if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Home | KeyCode::End) {

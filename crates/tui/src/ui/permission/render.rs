@@ -38,7 +38,7 @@ impl PermissionDialog {
         if inner == 0 {
             return 2;
         }
-        let needed = self.body_lines(inner, theme).len() + self.footer_lines(inner, theme).len() + 1 + 2;
+        let needed = self.body_lines(inner, theme).len() + self.footer_lines(inner, theme, usize::MAX).len() + 1 + 2;
         needed.min(usize::from(u16::MAX)) as u16
     }
 
@@ -56,7 +56,8 @@ impl PermissionDialog {
             return;
         }
         let body = self.body_lines(inner_width, theme);
-        let footer = self.footer_lines(inner_width, theme);
+        let footer_room = usize::from(dialog.height).saturating_sub(body.len() + 1 + 2);
+        let footer = self.footer_lines(inner_width, theme, footer_room);
         // Only as tall as its content, at the bottom of the screen: the conversation stays visible above.
         let needed = body.len() + footer.len() + 1 + 2;
         if needed < usize::from(dialog.height) {
@@ -153,7 +154,9 @@ impl PermissionDialog {
         lines
     }
 
-    fn footer_lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    /// The reason it asks and the key help. Every key is listed where `room` rows hold them with the body; where
+    /// they don't, one line of the commonest and `?` for the rest, so that the diff keeps the rows.
+    fn footer_lines(&self, width: usize, theme: &Theme, room: usize) -> Vec<Line<'static>> {
         if self.typing_feedback {
             return self.feedback_lines(width, theme);
         }
@@ -167,7 +170,22 @@ impl PermissionDialog {
             }
             None => Vec::new(),
         };
-        lines.extend(if long.len() <= 3 { long } else { pack(&hints, width, theme, true) });
+        let all = if long.len() <= 3 { long } else { pack(&hints, width, theme, true) };
+        if all.len() <= 1 || lines.len() + all.len() <= room {
+            lines.extend(all);
+        } else if self.all_keys {
+            let fewer = [Span::raw(HINT_GAP), Span::styled("?", theme.key_hint), Span::styled(" fewer keys", theme.dim)];
+            let mut all = all;
+            match all.last_mut() {
+                Some(last) if last.width() + fewer.iter().map(Span::width).sum::<usize>() <= width => {
+                    last.spans.extend(fewer);
+                }
+                _ => all.push(Line::from(fewer[1..].to_vec())),
+            }
+            lines.extend(all);
+        } else {
+            lines.push(one_line(&hints, width, theme));
+        }
         lines
     }
 
@@ -378,6 +396,38 @@ fn prefixed(
             Line::from(vec![Span::styled(prefix.to_owned(), prefix_style), Span::styled(text[range].to_owned(), style)])
         })
         .collect()
+}
+
+/// The hints that fit one line, short, and `? more keys` for the rest: the diff keeps the rows.
+fn one_line(hints: &[Hint], width: usize, theme: &Theme) -> Line<'static> {
+    let more = [Span::styled("?", theme.key_hint), Span::styled(" more keys", theme.dim)];
+    let more_width: usize = more.iter().map(|span| wrap::width(&span.content)).sum::<usize>() + HINT_GAP.len();
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    let mut left_out = false;
+    for hint in hints {
+        let mut hint_spans = vec![Span::styled(hint.short_key, theme.key_hint), Span::raw(" ")];
+        hint_spans.extend(hint.short.iter().cloned());
+        let gap = if spans.is_empty() { 0 } else { HINT_GAP.len() };
+        let hint_width: usize = hint_spans.iter().map(|span| wrap::width(&span.content)).sum();
+        // One that does not fit is left to `?` with its `… project` variants; a shorter one after them may still
+        // fit (`n no`).
+        let variant = hint.short.first().is_some_and(|span| span.content.starts_with('…'));
+        left_out = (left_out && variant) || used + gap + hint_width + more_width > width;
+        if left_out {
+            continue;
+        }
+        if gap > 0 {
+            spans.push(Span::raw(HINT_GAP));
+        }
+        spans.extend(hint_spans);
+        used += gap + hint_width;
+    }
+    if !spans.is_empty() {
+        spans.push(Span::raw(HINT_GAP));
+    }
+    spans.extend(more);
+    Line::from(spans)
 }
 
 /// Packs hints into lines of `width` columns, in order; one too long for a line wraps onto its own lines.

@@ -347,6 +347,20 @@ fn scrolling_stays_in_bounds_and_tab_brings_the_hunk_into_view() {
     assert!(screen(&buf).contains("↑↓"), "{}", screen(&buf));
 }
 
+/// Issue 28: in a short dialog Tab showed the hunk's header and leading context, and none of its change.
+#[test]
+fn tab_scrolls_the_hunks_first_change_into_view() {
+    let mut dialog = edit_dialog();
+    let theme = Theme::new(ColorDepth::TrueColor);
+    let _ = draw(&dialog, 60, 8, &theme);
+    dialog.handle_key(key(KeyCode::Tab));
+    let shown = screen(&draw(&dialog, 60, 8, &theme));
+    assert!(shown.contains("counts.values().sum()") && shown.contains(" - "), "the removed line:\n{shown}");
+    dialog.handle_key(key(KeyCode::Tab));
+    let shown = screen(&draw(&dialog, 60, 8, &theme));
+    assert!(shown.contains("split_whitespace()"), "back at the first hunk's change:\n{shown}");
+}
+
 #[test]
 fn shows_the_rule_that_a_remembers_and_colours_the_risk() {
     let theme = Theme::new(ColorDepth::TrueColor);
