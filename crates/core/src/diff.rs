@@ -63,6 +63,26 @@ impl Hunk {
         format!("@@ -{} +{} @@", range(self.old_start, self.old_len), range(self.new_start, self.new_len))
     }
 
+    /// The hunk with at most `context` unchanged lines before its first change and after its last (those
+    /// between changes stay): a compact view of what changed.
+    pub fn trimmed(&self, context: usize) -> Hunk {
+        let is_context = |line: &&DiffLine| line.kind == LineKind::Context;
+        let leading = self.lines.iter().take_while(is_context).count();
+        if leading == self.lines.len() {
+            return self.clone();
+        }
+        let trailing = self.lines.iter().rev().take_while(is_context).count();
+        let (cut_front, cut_back) = (leading.saturating_sub(context), trailing.saturating_sub(context));
+        let cut = cut_front + cut_back;
+        Hunk {
+            old_start: self.old_start + cut_front,
+            old_len: self.old_len - cut,
+            new_start: self.new_start + cut_front,
+            new_len: self.new_len - cut,
+            lines: self.lines[cut_front..self.lines.len() - cut_back].to_vec(),
+        }
+    }
+
     /// Lines added and removed in this hunk.
     pub fn counts(&self) -> (usize, usize) {
         let added = self.lines.iter().filter(|l| l.kind == LineKind::Added).count();

@@ -109,6 +109,12 @@ impl DiffView {
         }
     }
 
+    /// The same diff with at most `context` unchanged lines around each hunk's changes.
+    pub fn with_context(&self, context: usize) -> DiffView {
+        let hunks = self.hunks.iter().map(|hunk| hunk.trimmed(context)).collect();
+        DiffView::from_hunks(&self.path_label, hunks, self.new_file)
+    }
+
     /// The hunks, in file order (what [`core_diff::apply_hunks`] takes).
     pub fn hunks(&self) -> &[Hunk] {
         &self.hunks

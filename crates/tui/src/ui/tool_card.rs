@@ -41,7 +41,7 @@ pub fn render_tool_card(
     let width = width.max(1);
     let mut lines = header(card, width, theme, now);
     let room = width.saturating_sub(self::width(INDENT)).max(1);
-    let body = match applied_diff(card, room, theme) {
+    let body = match applied_diff(card, expanded, room, theme) {
         Some(diff) => diff_body(diff, expanded, theme),
         None if expanded => expanded_body(card, theme),
         None => collapsed_body(card, theme),
@@ -50,11 +50,12 @@ pub fn render_tool_card(
     lines
 }
 
-/// Diff lines shown under a collapsed Edit or Write card.
-pub const COLLAPSED_DIFF_LINES: usize = 6;
+/// Diff lines shown under a collapsed Edit or Write card: an edit of a few lines shows all it wrote.
+pub const COLLAPSED_DIFF_LINES: usize = 10;
 
-/// The diff an approved Edit or Write applied, laid out for `room` columns: the same view the dialog showed.
-fn applied_diff(card: &ToolCard, room: usize, theme: &Theme) -> Option<Vec<Line<'static>>> {
+/// The diff an approved Edit or Write applied, laid out for `room` columns: the view the dialog showed, with one
+/// line of context around the changes while collapsed, so that the rows go to what was written.
+fn applied_diff(card: &ToolCard, expanded: bool, room: usize, theme: &Theme) -> Option<Vec<Line<'static>>> {
     if card.kind != ToolKind::Edit || failed(card) {
         return None;
     }
@@ -67,6 +68,7 @@ fn applied_diff(card: &ToolCard, room: usize, theme: &Theme) -> Option<Vec<Line<
         Some(texts) => crate::ui::diff::DiffView::new(&label, texts.old.as_deref(), &texts.new),
         None => crate::ui::diff::DiffView::from_unified(&label, diff, *new_file),
     };
+    let view = if expanded { view } else { view.with_context(1) };
     Some(view.render(room, theme, None))
 }
 

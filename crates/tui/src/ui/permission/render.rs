@@ -174,7 +174,8 @@ impl PermissionDialog {
         if all.len() <= 1 || lines.len() + all.len() <= room {
             lines.extend(all);
         } else if self.all_keys {
-            let fewer = [Span::raw(HINT_GAP), Span::styled("?", theme.key_hint), Span::styled(" fewer keys", theme.dim)];
+            let fewer =
+                [Span::raw(HINT_GAP), Span::styled("?", theme.key_hint), Span::styled(" fewer keys", theme.dim)];
             let mut all = all;
             match all.last_mut() {
                 Some(last) if last.width() + fewer.iter().map(Span::width).sum::<usize>() <= width => {

@@ -249,3 +249,27 @@ fn cleans_control_sequences_and_tabs() {
     assert_eq!(clean("     1\tx"), "     1  x");
     assert_eq!(clean("bell\u{7}"), "bell");
 }
+
+/// Issue 28: a collapsed Edit card showed the hunk's leading context and the removed line, and hid what was
+/// written behind "… +4 lines". Collapsed, a card keeps one line of context around each change, so an edit of a
+/// few lines shows all of its new code.
+#[test]
+fn a_collapsed_edit_card_shows_what_was_written() {
+    let old: String = (1..=20).map(|n| format!("fn f{n}() {{}}\n")).collect();
+    let written = "fn g1() {}\nfn g2() {}\nfn g3() {}\nfn g4() {}\nfn g5() {}\n";
+    let new = old.replace("fn f10() {}\n", written);
+    let mut edit = done("Edit", json!({"file_path": "src/lib.rs", "old_string": "x", "new_string": "y"}), "ok", 8);
+    edit.preview = Some(Preview::Diff {
+        path: PathBuf::from("src/lib.rs"),
+        diff: tandem_core::diff::unified_diff("src/lib.rs", &old, &new, 3),
+        new_file: false,
+        texts: Some(DiffTexts { old: Some(old.clone()), new: new.clone() }),
+    });
+    let text = render(&edit, false, 80, Instant::now());
+    for n in 1..=5 {
+        assert!(text.contains(&format!("+ fn g{n}() {{}}")), "g{n} written:\n{text}");
+    }
+    assert!(!text.contains("fn f7()") && !text.contains("ctrl+o"), "one line of context, nothing hidden:\n{text}");
+    assert!(text.contains("@@ -9,3 +9,7 @@") && text.contains(" 9  9   fn f9()"), "numbered as in the file:\n{text}");
+    assert!(render(&edit, true, 80, Instant::now()).contains("fn f7()"), "expanded: the whole hunk");
+}
