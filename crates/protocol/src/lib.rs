@@ -343,6 +343,11 @@ pub enum Event {
         /// The MCP servers: (name, status) with Claude Code's status names (`pending`, `connected`, …).
         mcp_servers: Vec<(String, String)>,
     },
+    /// A prompt of a resumed conversation, as the user typed it (what tandem added for the model left out), in
+    /// the events that tell a saved conversation again. Prompts typed in this session are the front end's own.
+    PromptReplayed {
+        text: String,
+    },
     /// A user turn begins (ids count up from 1 in a session); [`Event::TurnFinished`] carries the same id.
     TurnStarted {
         turn_id: u64,
@@ -453,7 +458,8 @@ pub enum Event {
         content: String,
         is_error: bool,
         status: ToolCallStatus,
-        duration_ms: u64,
+        /// How long it ran; `None` for a call of a resumed conversation (not measured again).
+        duration_ms: Option<u64>,
         /// The result in Claude Code's per-tool shape (stream-json's `tool_use_result`), when the tool gives one.
         structured: Option<Value>,
         /// The result as people read it (core's `Tool::result_view`), when the tool gives one.

@@ -167,7 +167,7 @@ fn feed_turn(app: &mut App, turn: usize, tool: Option<bool>, now: Instant) {
             content: output,
             is_error: false,
             status: ToolCallStatus::Completed,
-            duration_ms: 42,
+            duration_ms: Some(42),
             structured: None,
             view,
         };

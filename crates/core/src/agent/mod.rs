@@ -15,6 +15,7 @@ mod items;
 mod mcp_input;
 mod mcp_ops;
 mod model_settings;
+mod replay;
 mod rewind_ops;
 mod rule_ops;
 mod sampling;
@@ -25,6 +26,7 @@ mod tool_hooks;
 mod turn;
 mod user_message;
 
+pub use replay::{COMPACTED_BEFORE, replay_events};
 pub use rewind_ops::{REWIND_NOTE_START, rewind_notes_for_user};
 pub use user_message::INTERRUPTED_NOTE;
 

@@ -150,7 +150,7 @@ impl ToolRunner<'_> {
                     content: output.content.clone(),
                     is_error: output.is_error,
                     status,
-                    duration_ms,
+                    duration_ms: Some(duration_ms),
                     structured: output.structured.clone(),
                     view,
                 });

@@ -63,6 +63,9 @@ impl App {
                 self.status.model = model;
                 self.status.mode = permission_mode;
             }
+            Event::PromptReplayed { text } => {
+                self.transcript.push(CellKind::User { text });
+            }
             Event::TurnStarted { .. } => {
                 self.working = true;
                 self.status.working_since.get_or_insert(now);
@@ -111,7 +114,8 @@ impl App {
                         if let CellKind::Assistant { streaming, text } = &mut cell.kind {
                             *streaming = false;
                             match complete {
-                                Some(complete) if *complete == **text => *text = complete,
+                                // Nothing streamed (a resumed conversation's answer): the whole text is this.
+                                Some(complete) if text.is_empty() || *complete == **text => *text = complete,
                                 _ => SharedText::make_mut(text).shrink_to_fit(),
                             }
                         }
@@ -230,7 +234,7 @@ impl App {
                             card.state = ToolState::Finished(status);
                             card.output = content;
                             card.is_error = is_error;
-                            card.duration_ms = Some(duration_ms);
+                            card.duration_ms = duration_ms;
                             card.view = view;
                             // The whole file before and after served the review; the card shows the diff, and
                             // keeping both for every edit would grow with the session.

@@ -248,7 +248,7 @@ fn two_cards(app: &mut App) {
                 content: output,
                 is_error: false,
                 status: tandem_protocol::ToolCallStatus::Completed,
-                duration_ms: 5,
+                duration_ms: Some(5),
                 structured: None,
                 view: None,
             },

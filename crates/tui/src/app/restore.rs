@@ -1,87 +1,21 @@
 //! Rebuilding the transcript from a saved conversation (`--continue`, `--resume`).
 
-use std::collections::HashMap;
+use std::time::Instant;
 
-use tandem_protocol::ToolCallStatus;
-use tandem_protocol::conversation::{ContentBlock, Message, Role};
+use tandem_protocol::conversation::Message;
 
 use super::App;
-use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
+use super::cells::NoticeKind;
 
 impl App {
-    /// Shows a resumed conversation as if it had just happened: prompts, answers, thinking, and tool cards with
-    /// their results.
+    /// Shows a resumed conversation as if it had just happened: core tells it again as the events of a live
+    /// session (prompts, answers, thinking, tool cards with their results), drawn by the code that draws those.
     pub fn restore_conversation(&mut self, messages: &[Message]) {
-        let results: HashMap<&str, (&str, bool)> = messages
-            .iter()
-            .filter(|message| message.role == Role::User)
-            .flat_map(|message| &message.content)
-            .filter_map(|block| match block {
-                ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                    Some((tool_use_id.as_str(), (content.as_str(), *is_error)))
-                }
-                _ => None,
-            })
-            .collect();
-        // The session's tools describe each call (kind, summary, result), as they do live.
-        let tools = self.tools.clone();
-        let context = tandem_core::tools::ToolContext::new(self.cwd.clone());
-        for message in messages {
-            for block in &message.content {
-                match (message.role, block) {
-                    (Role::User, ContentBlock::Text { text })
-                        if text.starts_with(tandem_core::context::compact::SUMMARY_PREAMBLE) =>
-                    {
-                        self.notice(
-                            NoticeKind::Info,
-                            "── the conversation before this point was compacted: the model continues from its summary ──",
-                        );
-                    }
-                    (Role::User, ContentBlock::Text { text }) => {
-                        for note in tandem_core::agent::rewind_notes_for_user(text) {
-                            self.notice(NoticeKind::Info, note);
-                        }
-                        let text = strip_reminders(text);
-                        let text =
-                            text.strip_prefix(tandem_core::agent::INTERRUPTED_NOTE).unwrap_or(&text).trim().to_owned();
-                        if !text.trim().is_empty() {
-                            self.transcript.push(CellKind::User { text });
-                        }
-                    }
-                    (Role::Assistant, ContentBlock::Text { text }) => {
-                        self.transcript.push(CellKind::Assistant { text: text.clone(), streaming: false });
-                    }
-                    (Role::Assistant, ContentBlock::Thinking { thinking, .. }) => {
-                        self.transcript.push(CellKind::Thinking { text: thinking.clone(), streaming: false });
-                    }
-                    (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
-                        let mut card = ToolCard::new(id.clone(), name.clone(), input.clone()).in_dir(&self.cwd);
-                        card.describe(tools.describe(name, input, &context));
-                        let (status, output, is_error) = match results.get(id.as_str()) {
-                            Some((content, is_error)) => {
-                                let status = match is_error {
-                                    true if tandem_core::tools::result_says_interrupted(content) => {
-                                        ToolCallStatus::Interrupted
-                                    }
-                                    true => ToolCallStatus::Failed,
-                                    false => ToolCallStatus::Completed,
-                                };
-                                (status, (*content).to_owned(), *is_error)
-                            }
-                            None => (ToolCallStatus::Interrupted, String::new(), false),
-                        };
-                        card.state = ToolState::Finished(status);
-                        if !is_error {
-                            card.view = tools.result_view(name, input, &output);
-                        }
-                        card.output = output;
-                        card.is_error = is_error;
-                        self.transcript.push(CellKind::Tool(Box::new(card)));
-                    }
-                    _ => {}
-                }
-            }
+        let now = Instant::now();
+        for event in tandem_core::agent::replay_events(messages, &self.tools, &self.cwd) {
+            self.on_core_event(event, now);
         }
+        self.stream_cells.clear();
         self.transcript.scroll_to_bottom();
     }
 
@@ -91,25 +25,17 @@ impl App {
     }
 }
 
-/// Removes the `<system-reminder>` notes tandem adds to user messages (plan mode), which the user never typed.
-fn strip_reminders(text: &str) -> String {
-    let mut out = text.to_owned();
-    while let (Some(start), Some(end)) = (out.find("<system-reminder>"), out.find("</system-reminder>")) {
-        if end < start {
-            break;
-        }
-        out.replace_range(start..end + "</system-reminder>".len(), "");
-    }
-    out.trim().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
 
     use serde_json::json;
 
+    use tandem_protocol::ToolCallStatus;
+    use tandem_protocol::conversation::{ContentBlock, Role};
+
     use super::*;
+    use crate::app::cells::{CellKind, ToolState};
     use crate::app::editor::Editor;
     use crate::ui::status::StatusInfo;
     use crate::ui::theme::{ColorDepth, Theme};

@@ -215,7 +215,7 @@ fn a_conversation_rewind_cuts_the_transcript_where_the_prompt_was_drawn_and_keep
             content: "test result: ok".into(),
             is_error: false,
             status: ToolCallStatus::Completed,
-            duration_ms: 3,
+            duration_ms: Some(3),
             structured: None,
             view: None,
         },

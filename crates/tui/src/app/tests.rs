@@ -90,7 +90,7 @@ pub(super) fn tool_finished(id: &str, name: &str, input: &serde_json::Value, con
         content: content.into(),
         is_error: false,
         status: ToolCallStatus::Completed,
-        duration_ms: 3,
+        duration_ms: Some(3),
         structured: None,
         view: tandem_core::tools::ToolRegistry::builtin().result_view(name, input, content),
     }

@@ -1,0 +1,179 @@
+//! A saved conversation told again as the events a live session sent, so that a front end draws a resumed
+//! session with the code that draws a live one. What core added to user messages for the model (compaction
+//! summaries, rewind notes, reminders, the interrupted note) is taken out here, beside where it is written.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use tandem_protocol::conversation::{ContentBlock, Message, Role};
+use tandem_protocol::{Event, ItemOutcome, ToolCallStatus};
+
+use super::{INTERRUPTED_NOTE, rewind_notes_for_user};
+use crate::context::compact::SUMMARY_PREAMBLE;
+use crate::tools::{ToolContext, ToolRegistry, result_says_interrupted};
+
+/// Where a resumed conversation shows that it was compacted before.
+pub const COMPACTED_BEFORE: &str =
+    "── the conversation before this point was compacted: the model continues from its summary ──";
+
+/// The events that draw `messages` as they were drawn live: prompts, answers, thinking, and each tool call
+/// started and finished with its result as the session's `tools` describe it. Item ids are `replay-N`.
+pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> Vec<Event> {
+    let results: HashMap<&str, (&str, bool)> = messages
+        .iter()
+        .filter(|message| message.role == Role::User)
+        .flat_map(|message| &message.content)
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                Some((tool_use_id.as_str(), (content.as_str(), *is_error)))
+            }
+            _ => None,
+        })
+        .collect();
+    let context = ToolContext::new(cwd.to_path_buf());
+    let mut events = Vec::new();
+    let mut items = 0usize;
+    let mut item_id = || {
+        items += 1;
+        format!("replay-{items}")
+    };
+    for message in messages {
+        for block in &message.content {
+            match (message.role, block) {
+                (Role::User, ContentBlock::Text { text }) => prompt_events(text, &mut events),
+                (Role::Assistant, ContentBlock::Text { text }) => {
+                    let item_id = item_id();
+                    events.push(Event::MessageStarted { item_id: item_id.clone() });
+                    events.push(Event::MessageCompleted {
+                        item_id,
+                        outcome: ItemOutcome::Completed,
+                        text: Some(text.clone()),
+                    });
+                }
+                (Role::Assistant, ContentBlock::Thinking { thinking, .. }) => {
+                    let item_id = item_id();
+                    events.push(Event::ThinkingStarted { item_id: item_id.clone(), redacted: false });
+                    events.push(Event::ThinkingDelta { item_id: item_id.clone(), text: thinking.clone() });
+                    events.push(Event::ThinkingCompleted { item_id, outcome: ItemOutcome::Completed });
+                }
+                (Role::Assistant, ContentBlock::RedactedThinking { .. }) => {
+                    let item_id = item_id();
+                    events.push(Event::ThinkingStarted { item_id: item_id.clone(), redacted: true });
+                    events.push(Event::ThinkingCompleted { item_id, outcome: ItemOutcome::Completed });
+                }
+                (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
+                    events.push(Event::ToolCallStarted {
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                        display: tools.describe(name, input, &context),
+                    });
+                    let (content, is_error) = results.get(id.as_str()).copied().unwrap_or(("", false));
+                    let status = match (results.contains_key(id.as_str()), is_error) {
+                        (false, _) => ToolCallStatus::Interrupted,
+                        (true, true) if result_says_interrupted(content) => ToolCallStatus::Interrupted,
+                        (true, true) => ToolCallStatus::Failed,
+                        (true, false) => ToolCallStatus::Completed,
+                    };
+                    let view = (!is_error).then(|| tools.result_view(name, input, content)).flatten();
+                    events.push(Event::ToolCallFinished {
+                        call_id: id.clone(),
+                        content: content.to_owned(),
+                        is_error,
+                        status,
+                        duration_ms: None,
+                        structured: None,
+                        view,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    events
+}
+
+/// A user message's text: a compaction summary is a notice; rewind notes are notices; the prompt is what the
+/// user typed, without the reminders and the interrupted note tandem put before it.
+fn prompt_events(text: &str, events: &mut Vec<Event>) {
+    if text.starts_with(SUMMARY_PREAMBLE) {
+        events.push(Event::Info { message: COMPACTED_BEFORE.to_owned() });
+        return;
+    }
+    for note in rewind_notes_for_user(text) {
+        events.push(Event::Info { message: note });
+    }
+    let typed = strip_reminders(text);
+    let typed = typed.strip_prefix(INTERRUPTED_NOTE).unwrap_or(&typed).trim();
+    if !typed.is_empty() {
+        events.push(Event::PromptReplayed { text: typed.to_owned() });
+    }
+}
+
+/// `text` without the `<system-reminder>` notes tandem adds to user messages (plan mode, rewinds, hooks).
+fn strip_reminders(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let (Some(start), Some(end)) = (out.find("<system-reminder>"), out.find("</system-reminder>")) {
+        if end < start {
+            break;
+        }
+        out.replace_range(start..end + "</system-reminder>".len(), "");
+    }
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn replayed(messages: &[Message]) -> Vec<Event> {
+        let mut tools = ToolRegistry::default();
+        tools.register(std::sync::Arc::new(crate::tools::todo_write::TodoWriteTool));
+        replay_events(messages, &tools, Path::new("/work"))
+    }
+
+    /// What tandem wrote for the model is not shown as typed: a summary is a notice, the prompt loses its
+    /// reminders and the interrupted note; a call's result comes with the tool's view for people.
+    #[test]
+    fn a_saved_conversation_is_told_as_the_live_events() {
+        let summary = format!("{SUMMARY_PREAMBLE}\n<summary>the task</summary>");
+        let prompt = format!("<system-reminder>Plan mode is on.</system-reminder>\n\n{INTERRUPTED_NOTE}\n\nfix it");
+        let todos = json!({"todos": [{"content": "a", "activeForm": "doing a", "status": "completed"}]});
+        let messages = vec![
+            Message::user_text(summary),
+            Message::user_text(prompt),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::text("On it."),
+                    ContentBlock::ToolUse { id: "t".into(), name: "TodoWrite".into(), input: todos.into() },
+                    ContentBlock::ToolUse { id: "u".into(), name: "Bash".into(), input: json!({}).into() },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "t".into(),
+                    content: "The todo list is updated (1 steps). Keep it current as you work.".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let events = replayed(&messages);
+        assert!(matches!(&events[0], Event::Info { message } if message == COMPACTED_BEFORE), "{events:?}");
+        assert!(matches!(&events[1], Event::PromptReplayed { text } if text == "fix it"), "{events:?}");
+        assert!(matches!(&events[3], Event::MessageCompleted { text: Some(text), .. } if text.as_str() == "On it."));
+        let finished: Vec<(&str, ToolCallStatus, bool)> = events
+            .iter()
+            .filter_map(|event| match event {
+                Event::ToolCallFinished { call_id, status, view, duration_ms: None, .. } => {
+                    Some((call_id.as_str(), *status, view.is_some()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(finished, [("t", ToolCallStatus::Completed, true), ("u", ToolCallStatus::Interrupted, false)]);
+    }
+}
