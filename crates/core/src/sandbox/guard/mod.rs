@@ -20,18 +20,19 @@ use std::path::{Path, PathBuf};
 
 use super::grants::READ_ONLY_ENTRIES;
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 
-use super::mend::{Listing, mend_opened, open_directory};
+use super::mend::{Listing, open_directory};
 
 mod anchored;
 mod objects;
+mod removal;
 mod repository;
 #[cfg(test)]
 mod tests;
 
 use anchored::Anchored;
 use objects::{MOVED_ASIDE_PREFIX, ObjectStore};
+use removal::{remove_whole, unpin};
 use repository::{
     adds_programs, git_data_name, inert_in_repository, is_repository_head, is_repository_store, is_step_file,
     programs_in, valid_head, watched_in_git_data,
@@ -134,9 +135,11 @@ impl Guard {
         }
         present.sort();
         let mut done = Vec::new();
-        // Removed first, deepest first: a directory that replaced a file goes before the file comes back.
-        for path in present.iter().rev() {
-            if self.entries.contains_key(path) {
+        // Removed first: a directory that replaced a file goes before the file comes back. A new directory goes
+        // whole, with what is in it.
+        let mut removed_tree: Option<&Path> = None;
+        for path in &present {
+            if self.entries.contains_key(path) || removed_tree.is_some_and(|tree| path.starts_with(tree)) {
                 continue;
             }
             let Ok(anchored) = Anchored::new(&self.roots, path) else {
@@ -150,13 +153,11 @@ impl Guard {
             if is_step_file(path) && read(&place).is_ok_and(|text| programs_in(path, &text).is_empty()) {
                 continue;
             }
-            unpin(&place);
-            let removed = match std::fs::symlink_metadata(&place) {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&place),
-                Ok(_) => std::fs::remove_file(&place),
-                Err(_) => continue,
-            };
-            match removed {
+            if std::fs::symlink_metadata(&place).is_err() {
+                continue;
+            }
+            removed_tree = Some(path);
+            match remove_whole(&place) {
                 Ok(()) => done.push(format!("removed {}", path.display())),
                 Err(_) if std::fs::symlink_metadata(&place).is_err() => {
                     done.push(format!("removed {}", path.display()))
@@ -201,8 +202,23 @@ impl Guard {
         done
     }
 
-    fn record(&mut self, path: &Path, bytes: &mut u64) -> Option<()> {
-        let Ok(meta) = std::fs::symlink_metadata(path) else { return Some(()) };
+    /// Copies `top` and what is below it; `None` when that is more than the limits, or can't be read whole (a
+    /// path too long to name). A list of what is left to copy, not recursion: a tree can be thousands deep.
+    fn record(&mut self, top: &Path, bytes: &mut u64) -> Option<()> {
+        let mut pending = vec![top.to_path_buf()];
+        while let Some(path) = pending.pop() {
+            self.record_one(&path, bytes, &mut pending)?;
+        }
+        Some(())
+    }
+
+    /// Copies `path`; what is in a directory goes to `pending`.
+    fn record_one(&mut self, path: &Path, bytes: &mut u64, pending: &mut Vec<PathBuf>) -> Option<()> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Some(()),
+            Err(_) => return None,
+        };
         if self.entries.len() >= MAX_ENTRIES {
             return None;
         }
@@ -218,7 +234,7 @@ impl Guard {
             for entry in std::fs::read_dir(path).ok()?.flatten() {
                 let child = entry.path();
                 if self.history == History::Protected {
-                    self.record_with_history(&child, bytes)?;
+                    self.record_with_history(&child, pending);
                     continue;
                 }
                 if is_repository_head(&child) {
@@ -232,7 +248,7 @@ impl Guard {
                 } else if self.git_data(&child) {
                     self.note_git_data(&child);
                 } else {
-                    self.record(&child, bytes)?;
+                    pending.push(child);
                     continue;
                 }
                 for inside in watched_in_git_data(&child) {
@@ -240,7 +256,7 @@ impl Guard {
                         let Ok(content) = read(&inside) else { continue };
                         self.entries.insert(inside, Entry::Steps(content));
                     } else {
-                        self.record(&inside, bytes)?;
+                        pending.push(inside);
                     }
                 }
             }
@@ -259,7 +275,7 @@ impl Guard {
 
     /// Records an entry when the history is protected: all of it is, but the object stores (too big to copy:
     /// checked instead) and what was moved aside from them.
-    fn record_with_history(&mut self, child: &Path, bytes: &mut u64) -> Option<()> {
+    fn record_with_history(&mut self, child: &Path, pending: &mut Vec<PathBuf>) {
         match self.history_role(child) {
             HistoryRole::Objects => {
                 self.note_git_data(child);
@@ -267,13 +283,10 @@ impl Guard {
                 if let Some(git_dir) = child.parent() {
                     self.stores.push(ObjectStore::take(git_dir));
                 }
-                for inside in watched_in_git_data(child) {
-                    self.record(&inside, bytes)?;
-                }
-                Some(())
+                pending.extend(watched_in_git_data(child));
             }
-            HistoryRole::Inert => Some(()),
-            HistoryRole::Guarded => self.record(child, bytes),
+            HistoryRole::Inert => {}
+            HistoryRole::Guarded => pending.push(child.to_path_buf()),
         }
     }
 
@@ -304,8 +317,6 @@ impl Guard {
         }
     }
 
-    /// Every path under `path` (itself included) that the guard looks after, without following links or
-    /// entering git's own data (or what of it was moved aside).
     /// `path`'s metadata after a command, with the directories on its way made searchable again
     /// ([`super::mend::metadata`]): what a command hid behind `chmod 600 .` or `chmod 000 a` is seen.
     fn metadata_after(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
@@ -315,7 +326,17 @@ impl Guard {
         }
     }
 
-    fn list(&self, path: &Path, out: &mut Vec<PathBuf>) {
+    /// Every path under `top` (itself included) that the guard looks after, without following links or entering
+    /// git's own data (or what of it was moved aside). A list of what is left to look at, not recursion.
+    fn list(&self, top: &Path, out: &mut Vec<PathBuf>) {
+        let mut pending = vec![top.to_path_buf()];
+        while let Some(path) = pending.pop() {
+            self.list_one(&path, out, &mut pending);
+        }
+    }
+
+    /// Adds `path` to `out` when it exists; what is in a directory goes to `pending`.
+    fn list_one(&self, path: &Path, out: &mut Vec<PathBuf>, pending: &mut Vec<PathBuf>) {
         let Ok(meta) = self.metadata_after(path) else { return };
         out.push(path.to_path_buf());
         if !meta.is_dir() {
@@ -334,7 +355,7 @@ impl Guard {
             let child = entry.path();
             if self.history == History::Protected {
                 match self.history_role(&child) {
-                    HistoryRole::Guarded => self.list(&child, out),
+                    HistoryRole::Guarded => pending.push(child),
                     HistoryRole::Inert => {}
                     HistoryRole::Objects => {
                         out.push(child.clone());
@@ -347,7 +368,7 @@ impl Guard {
             if is_repository_store(&child) {
                 out.push(child.clone());
             } else if is_repository_head(&child) || !(self.git_data(&child) || self.moved_git_data(&child)) {
-                self.list(&child, out);
+                pending.push(child);
                 continue;
             }
             let watched = watched_in_git_data(&child);
@@ -454,65 +475,15 @@ impl NestedSettings {
                 continue;
             };
             let place = anchored.path();
-            unpin(&place);
-            let removed = match std::fs::symlink_metadata(&place) {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&place),
-                Ok(_) => std::fs::remove_file(&place),
-                Err(_) => continue,
-            };
-            match removed {
+            if std::fs::symlink_metadata(&place).is_err() {
+                continue;
+            }
+            match remove_whole(&place) {
                 Ok(()) => done.push(format!("removed {}", path.display())),
                 Err(err) => done.push(format!("could not remove {}: {err}", path.display())),
             }
         }
         done
-    }
-}
-
-/// Clears the immutable and append-only flags a command set (root can: `chattr +i`) on `path` and, for a
-/// directory, on what is in it, so that it can be put back or removed; and gives the owner back the rights a
-/// command took away with `chmod` (`chmod 555 .git` or `.claude`, `chmod 000` on a planted directory), which
-/// Landlock does not govern, on the directory holding `path` and on the directories below it. Everything below
-/// `path`'s directory is reached one name at a time from the one before, never through a link.
-fn unpin(path: &Path) {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return };
-    let Ok(directory) = open_directory(parent) else { return };
-    let _ = mend_opened(&directory);
-    unpin_at(&directory, name);
-}
-
-/// [`unpin`] for `name` in the open `directory`.
-fn unpin_at(directory: &OwnedFd, name: &std::ffi::OsStr) {
-    use rustix::fs::{AtFlags, FileType, IFlags, Mode, OFlags};
-    let Ok(stat) = rustix::fs::statat(directory, name, AtFlags::SYMLINK_NOFOLLOW) else { return };
-    let kind = FileType::from_raw_mode(stat.st_mode);
-    if kind == FileType::Directory {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let Ok(inner) = rustix::fs::openat(directory, name, flags, Mode::empty()) else { return };
-        let _ = mend_opened(&inner);
-        let listed =
-            rustix::fs::openat(&inner, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty());
-        let names: Vec<std::ffi::OsString> = listed
-            .ok()
-            .and_then(|listed| rustix::fs::Dir::read_from(listed).ok())
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|entry| std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_owned())
-            .filter(|child| child != "." && child != "..")
-            .collect();
-        for child in names {
-            unpin_at(&inner, &child);
-        }
-    } else if kind != FileType::RegularFile {
-        return;
-    }
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let Ok(file) = rustix::fs::openat(directory, name, flags, Mode::empty()) else { return };
-    if let Ok(pinned) = rustix::fs::ioctl_getflags(&file)
-        && pinned.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
-    {
-        let _ = rustix::fs::ioctl_setflags(&file, pinned - IFlags::IMMUTABLE - IFlags::APPEND);
     }
 }
 
@@ -580,12 +551,8 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
     }
     // Whatever stands there now goes, a directory too: one that is not the recorded directory may be a workspace
     // directory a background command can write (its rule follows it).
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if meta.is_dir() {
-            std::fs::remove_dir_all(path)?;
-        } else {
-            std::fs::remove_file(path)?;
-        }
+    if std::fs::symlink_metadata(path).is_ok() {
+        remove_whole(path)?;
     }
     match entry {
         Entry::Dir(_) | Entry::GitDir => std::fs::create_dir(path),

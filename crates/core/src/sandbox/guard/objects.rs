@@ -124,20 +124,24 @@ impl ObjectStore {
 /// it is a regular file (`None`: a link, a pipe, a device — nothing git should find there). Links are not
 /// followed. After a command (`Listing::Mended`), a directory it made unlistable is listed anyway.
 fn walk(dir: &Path, relative: &Path, listing: Listing, found: &mut dyn FnMut(&Path, Option<Stamp>)) {
+    use std::os::unix::fs::MetadataExt;
     // The store's own directory is where mending starts: nothing above it is changed.
     let store = dir.ancestors().nth(relative.components().count()).unwrap_or(dir);
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = list_dir(dir, listing, store) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let inside = relative.join(entry.file_name());
-        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
-        if meta.is_dir() {
-            walk(&path, &inside, listing, found);
-        } else if meta.is_file() {
-            found(&inside, Some((meta.dev(), meta.ino(), meta.len(), meta.ctime(), meta.ctime_nsec())));
-        } else {
-            found(&inside, None);
+    // A list of what is left to look at, not recursion: a command can nest directories thousands deep there.
+    let mut pending = vec![(dir.to_path_buf(), relative.to_path_buf())];
+    while let Some((dir, relative)) = pending.pop() {
+        let Ok(entries) = list_dir(&dir, listing, store) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let inside = relative.join(entry.file_name());
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            if meta.is_dir() {
+                pending.push((path, inside));
+            } else if meta.is_file() {
+                found(&inside, Some((meta.dev(), meta.ino(), meta.len(), meta.ctime(), meta.ctime_nsec())));
+            } else {
+                found(&inside, None);
+            }
         }
     }
 }

@@ -603,3 +603,57 @@ fn plants_are_taken_out_when_the_directory_above_the_workspace_was_made_unsearch
     std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert!(!root.join("sub/.claude").exists(), "{removed:?}");
 }
+
+/// A chain of `depth` directories named `d` below `top` (made from descriptors: far deeper than a path can name).
+fn chain_of_directories(top: &Path, depth: usize) {
+    use rustix::fs::{Mode, OFlags};
+    std::fs::create_dir_all(top).unwrap();
+    let mut at = rustix::fs::open(top, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    for _ in 0..depth {
+        rustix::fs::mkdirat(&at, "d", Mode::from_raw_mode(0o755)).unwrap();
+        at = rustix::fs::openat(&at, "d", OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    }
+}
+
+/// Found by red-team round 45: a chain of directories 1,500 deep in a planted `.claude` overflowed the stack of
+/// the guard's recursive walks, so tandem aborted before putting anything back (a planted rule and hook stayed),
+/// and again at every later command; the nested-settings removal died the same way, or ran out of descriptors in
+/// `remove_dir_all`. The walks and the removal keep nothing per level on the stack, and a handful of descriptors.
+#[test]
+fn plants_in_a_tree_of_any_depth_are_taken_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    let small_stack = std::thread::Builder::new().stack_size(256 * 1024);
+    let checked = small_stack
+        .spawn(move || {
+            let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+            std::fs::create_dir_all(root.join(".claude")).unwrap();
+            std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+            std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+            chain_of_directories(&root.join(".claude/z"), 1_000);
+            chain_of_directories(&root.join(".git/hooks/y"), 1_000);
+            chain_of_directories(&root.join(".git/objects/ab"), 1_000);
+            let done = guard.restore();
+            assert!(!root.join(".claude").exists() && !root.join(".git/hooks/pre-commit").exists(), "{done:?}");
+            assert!(!root.join(".git/hooks/y").exists(), "{done:?}");
+
+            // A deep tree that was there before: the next command's guard is taken, and nothing is changed.
+            chain_of_directories(&root.join(".git/hooks/kept"), 1_000);
+            let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+            assert_eq!(guard.restore(), Vec::<String>::new());
+
+            let nested = NestedSettings::scan(vec![root.clone()], History::Protected);
+            std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+            std::fs::write(root.join("sub/.git/config"), "[core]\n\tfsmonitor = \"touch ran\"\n").unwrap();
+            chain_of_directories(&root.join("sub/.claude/x"), 1_000);
+            chain_of_directories(&root.join("sub/.git/x"), 1_000);
+            let done = nested.remove_new();
+            assert!(!root.join("sub/.claude").exists() && !root.join("sub/.git").exists(), "{done:?}");
+        })
+        .unwrap()
+        .join();
+    assert!(checked.is_ok(), "the checks above failed");
+}
