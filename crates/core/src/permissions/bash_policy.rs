@@ -277,7 +277,24 @@ impl PermissionPolicy {
         if effects.repository_config {
             self.git_repository_is_ours()?;
         }
+        self.history_reads_allowed(&effects.repository_reads, touched)?;
         Ok(judged)
+    }
+
+    /// Files read out of the repository's history or index are judged as reads of their paths in the work tree:
+    /// `git show HEAD~1:.env` reads what `Read(.env)` denies, committed before the rule or not.
+    fn history_reads_allowed(&self, paths: &[String], touched: &[PathBuf]) -> Result<(), String> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let top = super::git_config::check(self.workspace.cwd())?;
+        let top = self.workspace.resolve(&top.to_string_lossy());
+        for path in paths {
+            let place = top.join(path.trim_end_matches('/'));
+            self.readable(&place.to_string_lossy(), touched)
+                .map_err(|why| format!("it reads {why} (out of the repository's history)"))?;
+        }
+        Ok(())
     }
 
     fn effects_allowed(&self, effects: &Effects, touched: &mut Vec<PathBuf>) -> Result<(), String> {
@@ -418,6 +435,27 @@ impl PermissionPolicy {
             }
             for path in paths {
                 if let Some(reason) = self.denied_path(&path, hidden.as_ref()) {
+                    return Some(reason);
+                }
+            }
+        }
+        self.denied_history_read(analysis, hidden.as_ref())
+    }
+
+    /// A file git reads out of the history or the index (`git show HEAD~1:.env`) that a deny rule names, judged
+    /// from the top of the work tree and from here: a denied file committed before the rule is the same secret.
+    fn denied_history_read(&self, analysis: &Analysis, hidden: Option<&crate::tools::HiddenPaths>) -> Option<String> {
+        let git_words = analysis
+            .commands
+            .iter()
+            .filter(|cmd| cmd.argv.first().is_some_and(|program| program == "git"))
+            .flat_map(|cmd| cmd.argv.iter().skip(1));
+        let top = super::git_config::find_git_dir(self.workspace.cwd()).map(|(_, worktree)| worktree);
+        for path in git_words.filter_map(|word| crate::shell::spec::path_in_revision(word)) {
+            let path = path.trim_end_matches('/');
+            let from_top = top.as_ref().map(|top| self.workspace.resolve(&top.join(path).to_string_lossy()));
+            for place in std::iter::once(self.workspace.resolve(path)).chain(from_top) {
+                if let Some(reason) = self.denied_path(&place, hidden) {
                     return Some(reason);
                 }
             }

@@ -199,7 +199,7 @@ pub(super) fn in_repository(cwd: &Path) -> bool {
 /// The repository directory git would use from `cwd`, found as git finds it: at each level up, a `.git`
 /// directory, the directory a `.git` file points to, or the directory itself when it looks like a repository
 /// (`HEAD`, `objects/`, `refs/`: a bare one, which files in the workspace could imitate).
-fn find_git_dir(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
+pub(super) fn find_git_dir(cwd: &Path) -> Option<(PathBuf, PathBuf)> {
     for dir in cwd.ancestors() {
         let dot_git = dir.join(".git");
         if let Ok(meta) = std::fs::metadata(&dot_git) {

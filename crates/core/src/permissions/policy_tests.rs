@@ -355,6 +355,33 @@ fn leaving_the_sandbox_always_asks() {
     assert_eq!(setup.decide(&policy, "Bash", input), Allow, "without a sandbox the flag changes nothing");
 }
 
+/// Found by red-team round 45: `git show HEAD~1:.env` printed a `.env` committed before it was ignored, past
+/// `Read(.env)`, and ran unasked (its operands were revisions, not paths). A file named out of the history or
+/// the index is judged as a read of its path in the work tree, from the top, or from here with `./`.
+#[test]
+fn files_read_out_of_the_history_are_judged_by_their_paths() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.dir.path().join("sub")).unwrap();
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Deny, "Read(.env)"), (RuleKind::Deny, "Read(./config/key)")]);
+    for command in [
+        "git show HEAD~1:.env",
+        "git show :.env",
+        "git show :0:.env",
+        "git log -p HEAD:.env",
+        "git diff HEAD~1:.env HEAD:.gitignore",
+        "git show HEAD:config/key",
+        "git show HEAD:./.env",
+    ] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Deny, "{command}");
+    }
+    for command in ["git show HEAD^{/fix: it}", "git show :/message"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    for command in ["git show HEAD:src/a.rs", "git diff HEAD~1:README.md HEAD:README.md", "git show HEAD~2"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+}
+
 #[test]
 fn read_deny_rules_reach_shell_reads_and_directory_searches() {
     let setup = Setup::new();

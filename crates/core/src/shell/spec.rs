@@ -11,6 +11,8 @@ mod custom;
 mod git;
 mod table;
 
+pub use git::path_in_revision;
+
 use super::words::{Seg, Word};
 
 /// What an option's value or an operand is.
@@ -68,6 +70,10 @@ pub struct Effects {
     pub transfer: Option<Transfer>,
     /// `git`: it also follows the repository's configuration, which must not name programs to run.
     pub repository_config: bool,
+    /// `git`: files it reads out of the repository's history or index (`HEAD~1:.env`, `:.env`), by their paths
+    /// from the top of the work tree: judged as reads of those paths, since a denied file once committed is
+    /// still the file the rule denies.
+    pub repository_reads: Vec<String>,
     /// Option words with unquoted glob characters (`--include=*.rs`): literal only while no file matches them.
     pub literal_globs: Vec<String>,
     /// The reads must be files, not directories (`diff` of two directories reads the files in them, following

@@ -198,16 +198,25 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         "diff" => {
             // Given paths outside the work tree, `git diff` quietly becomes `git diff --no-index`, reading any
             // file: every operand is judged as a path it may read (a revision like `HEAD~1` is a harmless one).
-            effects.reads.extend(operands(&rest).map(|text| PathArg { text: text.to_owned(), glob: false }));
+            for operand in operands(&rest) {
+                if !read_from_history(operand, &mut effects)? {
+                    effects.reads.push(PathArg { text: operand.to_owned(), glob: false });
+                }
+            }
             all_options(&rest, diff_option)
         }
-        "log" | "show" | "shortlog" => all_options(&rest, |arg| {
-            diff_option(arg)
-                || LOG_OPTIONS.contains(&arg)
-                || (LOG_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
-                    && !verifies_signatures(arg))
-                || (arg.len() > 1 && arg.starts_with('-') && arg[1..].chars().all(|c| c.is_ascii_digit()))
-        }),
+        "log" | "show" | "shortlog" => {
+            for operand in operands(&rest) {
+                read_from_history(operand, &mut effects)?;
+            }
+            all_options(&rest, |arg| {
+                diff_option(arg)
+                    || LOG_OPTIONS.contains(&arg)
+                    || (LOG_VALUE_PREFIXES.iter().any(|prefix| arg.starts_with(prefix) && arg.len() > prefix.len())
+                        && !verifies_signatures(arg))
+                    || (arg.len() > 1 && arg.starts_with('-') && arg[1..].chars().all(|c| c.is_ascii_digit()))
+            })
+        }
         "rev-parse" => all_options(&rest, |arg| {
             matches!(
                 arg,
@@ -318,6 +327,37 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         _ => return Err(format!("`git {sub}` is not a git command tandem knows to only read")),
     };
     if ok { Ok(effects) } else { Err(format!("`git {sub}` with an option tandem doesn't know to be safe")) }
+}
+
+/// When `operand` names a file in a revision or the index (`HEAD~1:.env`, `:.env`, `:2:src/a.rs`), adds the
+/// file to what the command reads: from the top of the work tree, or from the working directory when it starts
+/// with `./` or `../`, as git reads it. `Ok(false)` for any other operand; a revision found by a search
+/// (`HEAD^{/fix: it}`, `:/message`) can't be told from a path and is not known to read nothing denied.
+fn read_from_history(operand: &str, effects: &mut Effects) -> Result<bool, String> {
+    if !operand.contains(':') {
+        return Ok(false);
+    }
+    if operand.contains('{') || operand.starts_with(":/") {
+        return Err(format!("`{operand}` names a revision by a search, which could be a file's path"));
+    }
+    let Some(path) = path_in_revision(operand) else { return Ok(false) };
+    if path.starts_with("./") || path.starts_with("../") || path == "." || path == ".." {
+        effects.reads.push(PathArg { text: path.to_owned(), glob: false });
+    } else {
+        effects.repository_reads.push(path.to_owned());
+    }
+    Ok(true)
+}
+
+/// The file's path in `REV:path`, `:path` or `:N:path` (a stage of the index), as written.
+pub fn path_in_revision(operand: &str) -> Option<&str> {
+    let colon = operand.find(':')?;
+    let path = &operand[colon + 1..];
+    let bytes = path.as_bytes();
+    match bytes {
+        [stage, b':', ..] if colon == 0 && stage.is_ascii_digit() => Some(&path[2..]),
+        _ => Some(path),
+    }
 }
 
 /// The operands: words that are not options, and everything after `--`.
