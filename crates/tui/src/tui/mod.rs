@@ -323,6 +323,10 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let width = term.size().map(|size| size.width).unwrap_or(80);
     let mut stdout = std::io::stdout();
     let _ = scrollback::print_new_cells(&mut app, &mut stdout, width);
+    if let Some(hint) = scrollback::resume_hint(&app) {
+        let line = ratatui::text::Line::styled(hint, app.theme.dim);
+        let _ = writeln!(stdout, "{}", scrollback::line_to_ansi(&line));
+    }
     exit_code
 }
 

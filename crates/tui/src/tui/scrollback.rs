@@ -22,6 +22,13 @@ pub fn print_new_cells(app: &mut App, out: &mut impl Write, width: u16) -> std::
     out.flush()
 }
 
+/// How to come back to this session once it holds a prompt (Claude Code prints the same on exit).
+pub fn resume_hint(app: &App) -> Option<String> {
+    let prompted =
+        app.transcript.cells().iter().any(|cell| matches!(cell.kind, crate::app::cells::CellKind::User { .. }));
+    (prompted && !app.session_id.is_empty()).then(|| format!("Resume this session with: tandem -r {}", app.session_id))
+}
+
 /// A styled line as text with ANSI escape sequences.
 pub fn line_to_ansi(line: &Line<'_>) -> String {
     let mut out = String::new();
@@ -83,6 +90,24 @@ fn color(color: Color) -> Option<CtColor> {
 mod tests {
     use super::*;
     use ratatui::text::Span;
+
+    /// Issue 28: nothing said how to come back to a session after quitting.
+    #[test]
+    fn a_session_with_a_prompt_says_how_to_resume_it() {
+        use crate::app::editor::Editor;
+        use crate::ui::status::StatusInfo;
+        use crate::ui::theme::{ColorDepth, Theme};
+        let mut app = App::new(
+            Theme::new(ColorDepth::None),
+            Editor::default(),
+            StatusInfo::default(),
+            std::path::PathBuf::from("/"),
+        );
+        app.session_id = "0a1b2c".into();
+        assert_eq!(resume_hint(&app), None, "nothing asked yet: nothing to resume");
+        app.restore_conversation(&[tandem_protocol::conversation::Message::user_text("fix it")]);
+        assert_eq!(resume_hint(&app).as_deref(), Some("Resume this session with: tandem -r 0a1b2c"));
+    }
 
     #[test]
     fn plain_text_stays_plain_and_styles_become_escapes() {
