@@ -105,8 +105,10 @@ fn y_approves_an_edit() {
     assert_ne!(edit["is_error"], true, "{edit}");
 }
 
+/// `n` rejects the edit and ends the turn (issue 28: the model carried on as if nothing happened); the model is
+/// told with the next prompt.
 #[test]
-fn n_rejects_an_edit_and_the_model_is_told() {
+fn n_rejects_an_edit_stops_the_turn_and_the_model_is_told() {
     let workspace = Workspace::new();
     workspace.write("hello.txt", GREETING);
     let server = FakeServer::spawn(read_edit_answer("Understood, I left the file alone.")).unwrap();
@@ -114,16 +116,20 @@ fn n_rejects_an_edit_and_the_model_is_told() {
     submit(&pty, "Change the greeting");
     pty.expect_text("Allow Edit?");
     pty.send("n");
-    let screen = expect_idle_with(&pty, "Understood, I left the file alone.");
-    assert!(!screen.contains("Allow Edit?"), "{}", framed(&screen));
+    let screen = expect_idle_with(&pty, "You declined, so the turn stopped");
+    assert!(!screen.contains("Allow Edit?") && !screen.contains("Understood"), "{}", framed(&screen));
     assert_eq!(workspace.read("hello.txt"), GREETING);
+    assert_eq!(server.requests().len(), 2, "no request after the refusal");
+    submit(&pty, "Leave it as it is");
+    expect_idle_with(&pty, "Understood, I left the file alone.");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let results = tool_results(&requests[2].body);
     let denial = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").expect("the edit's result");
     assert_eq!(denial["is_error"], true, "{denial}");
     let content = denial["content"].to_string();
-    assert!(content.contains("denied"), "{denial}");
+    assert!(content.contains("denied") && content.contains("stopped the turn"), "{denial}");
+    assert!(requests[2].body.to_string().contains("Leave it as it is"));
 }
 
 #[test]

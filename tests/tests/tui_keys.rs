@@ -115,7 +115,7 @@ fn while_a_dialog_is_open_the_models_last_sentence_stays_on_screen() {
             screen.contains("Allow Bash?") && !screen.contains("create the marker")
         });
         pty.send("n");
-        expect_idle_with(&pty, "Done.");
+        expect_idle_with(&pty, "You declined, so the turn stopped");
     }
 }
 

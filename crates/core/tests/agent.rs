@@ -388,7 +388,8 @@ async fn a_preview_of_a_file_the_model_may_not_read_says_nothing_to_the_model() 
     let mut asked = Vec::new();
     let (_, events) = turn(&mut handle, "edit them", |call_id, _| {
         asked.push(call_id.to_owned());
-        PermissionAnswer::Deny { feedback: None }
+        // With a reason, so that the turn goes on to the second call (a bare "no" ends it).
+        PermissionAnswer::Deny { feedback: Some("not there".into()) }
     })
     .await;
     assert_eq!(asked, ["toolu_missing", "toolu_unread"], "the user is asked about both");
@@ -402,4 +403,38 @@ async fn a_preview_of_a_file_the_model_may_not_read_says_nothing_to_the_model() 
     assert!(reasons.iter().any(|reason| reason.contains("Did you mean")), "the user hears why: {reasons:?}");
     let sent = server.requests().last().unwrap().body.to_string();
     assert!(!sent.contains("Did you mean") && !sent.contains("has not been read"), "{sent}");
+}
+
+/// Issue 28: `n` denied one call and the model carried on ("All done: the values were updated"). Saying no
+/// without a reason ends the turn, as in Claude Code and Codex: the call and the rest of the reply are not run,
+/// no further request is made, and the model hears with the next prompt that the user declined and waited.
+#[tokio::test]
+async fn declining_a_call_without_a_reason_ends_the_turn() {
+    let workspace = tempfile::tempdir().unwrap();
+    let write = |name: &str| json!({"file_path": workspace.path().join(name), "content": "x"});
+    let replies = vec![
+        json!({"blocks": [
+            {"type": "tool_use", "id": "toolu_a", "name": "Write", "input": write("a.txt")},
+            {"type": "tool_use", "id": "toolu_b", "name": "Write", "input": write("b.txt")}
+        ]}),
+        json!({"blocks": [{"type": "text", "text": "All done: the values were updated as requested."}]}),
+        json!({"blocks": [{"type": "text", "text": "What should I do instead?"}]}),
+    ];
+    let (server, mut handle) = spawn_in(workspace.path(), replies).await;
+    let mut asked = Vec::new();
+    let (summary, events) = turn(&mut handle, "write them", |call_id, _| {
+        asked.push(call_id.to_owned());
+        PermissionAnswer::Deny { feedback: None }
+    })
+    .await;
+    assert_eq!(asked, ["toolu_a"], "the second call is not asked about");
+    assert_eq!(server.requests().len(), 1, "no request after the refusal");
+    assert_eq!(summary.outcome, RunOutcome::Success, "the user ended it: not an error");
+    assert!(!events.iter().any(|event| matches!(event, Event::MessageDelta { text, .. } if text.contains("All done"))));
+    assert!(!workspace.path().join("a.txt").exists() && !workspace.path().join("b.txt").exists());
+
+    turn_of(&mut handle, "use c.txt").await;
+    let body = server.requests().last().unwrap().body.clone();
+    let last = body["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(last.contains("declined") && last.contains("use c.txt"), "{last}");
 }

@@ -33,6 +33,8 @@ pub(super) struct ToolRound {
     pub interrupted: bool,
     /// A hook said `"continue": false`: the turn ends after this round, for this reason.
     pub stopped: Option<String>,
+    /// The user said no to a call without a reason: the turn ends after this round, and waits for them.
+    pub declined: bool,
 }
 
 /// What a turn's tool calls run with.
@@ -41,6 +43,8 @@ pub(super) struct ToolRunner<'a> {
     pub hook_base: HookBase,
     /// Set by a hook that stops the turn.
     pub stopped: std::sync::Mutex<Option<String>>,
+    /// Set when the user declines a call without a reason: the rest of the reply is not run.
+    pub declined: std::sync::atomic::AtomicBool,
     pub tools: &'a ToolRegistry,
     pub shared: &'a Arc<Shared>,
     pub events: &'a mpsc::UnboundedSender<Event>,
@@ -100,6 +104,7 @@ impl ToolRunner<'_> {
             denials: Vec::new(),
             interrupted: false,
             stopped: None,
+            declined: false,
         };
         let mut images = Vec::new();
 
@@ -127,6 +132,8 @@ impl ToolRunner<'_> {
                     not_run()
                 } else if let Some(reason) = lock(&self.stopped).clone() {
                     failed(format!("Not run: a hook stopped the turn ({reason})."))
+                } else if self.declined.load(std::sync::atomic::Ordering::Relaxed) {
+                    Prepared::Finished { output: ToolOutput::error(NOT_RUN_DECLINED), status: ToolCallStatus::Denied }
                 } else {
                     self.prepare(call, &mut round.denials).await
                 };
@@ -167,6 +174,7 @@ impl ToolRunner<'_> {
         round.results.extend(images);
         round.interrupted |= self.context.cancel.is_cancelled();
         round.stopped = lock(&self.stopped).take();
+        round.declined = self.declined.load(std::sync::atomic::Ordering::Relaxed);
         round
     }
 
@@ -419,6 +427,9 @@ fn plan_approval_in_mode(tool: &dyn Tool, decision: &Decision, mode: PermissionM
     }
     Ok(())
 }
+
+/// The result of a call after one the user declined, in the same reply.
+const NOT_RUN_DECLINED: &str = "Not run: the user declined an earlier call of this reply and stopped the turn.";
 
 fn failed(message: String) -> Prepared {
     Prepared::Finished { output: ToolOutput::error(message), status: ToolCallStatus::Failed }

@@ -394,6 +394,7 @@ impl Session {
                 hooks: &self.config.hooks,
                 hook_base: self.hook_base(),
                 stopped: std::sync::Mutex::new(None),
+                declined: std::sync::atomic::AtomicBool::new(false),
                 tools: &self.config.tools,
                 shared: &self.shared,
                 events: &self.events,
@@ -461,6 +462,13 @@ impl Session {
                 self.emit(Event::Info { message: message.clone() });
                 errors.push(message);
                 break RunOutcome::ErrorDuringExecution;
+            }
+            if round.declined && !round.interrupted {
+                self.emit(Event::Info {
+                    message: "You declined, so the turn stopped · tell the model what to do instead".into(),
+                });
+                stop_reason = Some(StopReason::EndTurn);
+                break RunOutcome::Success;
             }
             if round.interrupted {
                 self.interrupted = true;

@@ -102,8 +102,9 @@ impl ToolRunner<'_> {
             }
             Ok(PermissionAnswer::Deny { feedback }) if exit_plan => {
                 let mut reason = "The user did not approve the plan, so plan mode stays on.".to_owned();
-                if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
-                    reason.push_str(&format!(" The user said: {feedback}"));
+                match feedback.filter(|text| !text.trim().is_empty()) {
+                    Some(feedback) => reason.push_str(&format!(" The user said: {feedback}")),
+                    None => reason.push_str(&self.decline()),
                 }
                 deny(call, reason, denials)
             }
@@ -142,8 +143,9 @@ impl ToolRunner<'_> {
             }
             Ok(PermissionAnswer::Deny { feedback }) => {
                 let mut reason = format!("The user denied permission to use {}; it was not run.", call.name);
-                if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
-                    reason.push_str(&format!(" The user said: {feedback}"));
+                match feedback.filter(|text| !text.trim().is_empty()) {
+                    Some(feedback) => reason.push_str(&format!(" The user said: {feedback}")),
+                    None => reason.push_str(&self.decline()),
                 }
                 deny(call, reason, denials)
             }
@@ -151,6 +153,13 @@ impl ToolRunner<'_> {
                 deny(call, format!("{} was not run: the permission request was never answered.", call.name), denials)
             }
         }
+    }
+
+    /// A "no" without a reason ends the turn (as in Claude Code and Codex): the rest of the reply is not run, and
+    /// the model is told to wait for the user.
+    fn decline(&self) -> String {
+        self.declined.store(true, std::sync::atomic::Ordering::Relaxed);
+        " The user declined and stopped the turn: do not carry on; wait for them to say how to go on.".to_owned()
     }
 
     /// Adds the rules of an "always" answer to the session, and saves them for the project or the user.

@@ -199,7 +199,7 @@ impl PermissionDialog {
                 return vec![
                     hint("y", "y", "approve", "approve"),
                     hint("a", "a", "approve and accept edits", "+ edits"),
-                    hint("n/Esc", "n", "keep planning", "no"),
+                    hint("n/Esc", "n", "keep planning and stop the turn", "no"),
                     hint("f", "f", "keep planning, with feedback", "feedback"),
                     hint("⇧PgUp/PgDn", "⇧PgUp", "scroll the conversation", "scroll"),
                 ];
@@ -211,7 +211,7 @@ impl PermissionDialog {
                     hints.push(hint("Space", "Space", "tick", "tick"));
                 }
                 hints.push(hint("Enter", "Enter", "answer", "answer"));
-                hints.push(hint("Esc", "Esc", "don't answer", "skip"));
+                hints.push(hint("Esc", "Esc", "don't answer, stop the turn", "stop"));
                 return hints;
             }
             _ => {}
@@ -219,7 +219,7 @@ impl PermissionDialog {
         // Says what will be written before it is: only the accepted hunks once one is rejected.
         if self.review_is_partial() {
             let mut hints = vec![hint("y/Enter", "y", "write only the accepted hunks", "write accepted")];
-            hints.push(hint("n/Esc", "n", "deny", "no"));
+            hints.push(hint("n/Esc", "n", "deny and stop the turn", "no, stop"));
             hints.push(hint("Tab/⇧Tab", "Tab", "select hunk", "hunk"));
             hints.push(hint("Space", "Space", "accept/reject hunk", "toggle"));
             return hints;
@@ -236,8 +236,8 @@ impl PermissionDialog {
             hints.push(hint("p", "p", "… for this project", "… project"));
             hints.push(hint("u", "u", "… everywhere", "… everywhere"));
         }
-        hints.push(hint("n/Esc", "n", "deny", "no"));
-        hints.push(hint("f", "f", "deny with feedback", "feedback"));
+        hints.push(hint("n/Esc", "n", "deny and stop the turn", "no, stop"));
+        hints.push(hint("f", "f", "deny and tell the model why", "no, say why"));
         if self.editor_start().is_some() {
             hints.push(hint("e", "e", "edit first", "edit"));
         }
