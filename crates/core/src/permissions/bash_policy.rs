@@ -629,7 +629,19 @@ fn rule_for(cmd: &SimpleCommand) -> String {
 }
 
 /// A word as rule text: blanks, `*`, quotes and backslashes escaped so that the rule reads back as the word.
+/// A word of a rule as the user would type it: bare when nothing in it is special, else in single quotes, else in
+/// double quotes (`"it's"`); a backslash before each special character only when it holds both kinds of quote.
 fn quote_for_rule(word: &str) -> String {
+    let special = |c: char| c.is_whitespace() || matches!(c, '*' | '\'' | '"' | '\\' | '(' | ')');
+    if !word.is_empty() && !word.contains(special) {
+        return word.to_owned();
+    }
+    if !word.contains(['\'', '\\']) {
+        return format!("'{word}'");
+    }
+    if !word.contains(['"', '\\']) {
+        return format!("\"{word}\"");
+    }
     let mut out = String::with_capacity(word.len());
     for c in word.chars() {
         if c.is_whitespace() || matches!(c, '*' | '\'' | '"' | '\\' | '(' | ')') {

@@ -512,6 +512,11 @@ fn always_rules_are_as_narrow_as_the_command() {
         ("make", "Bash(make)"),
         ("node scripts/build.js --prod", "Bash(node scripts/build.js:*)"),
         ("curl -s http://127.0.0.1:9/x", "Bash(curl -s http://127.0.0.1:9/x)"),
+        // Issue 28: shown as the user would type it, quoted, not backslash-escaped.
+        ("rm -rf \"old build\"", "Bash(rm -rf 'old build')"),
+        ("rm -rf 'build dir'", "Bash(rm -rf 'build dir')"),
+        ("rm -f \"it's here\"", "Bash(rm -f \"it's here\")"),
+        ("rm -f 'a(1)'", "Bash(rm -f 'a(1)')"),
     ] {
         let Decision::Ask { suggested_rule, .. } = policy.decide(tool.as_ref(), &json!({ "command": command })) else {
             panic!("{command} should ask")
