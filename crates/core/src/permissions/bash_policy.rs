@@ -278,7 +278,29 @@ impl PermissionPolicy {
             self.git_repository_is_ours()?;
         }
         self.history_reads_allowed(&effects.repository_reads, touched)?;
+        self.history_files_only(&effects.repository_files)?;
         Ok(judged)
+    }
+
+    /// What `git diff` compares out of the history must be files in the work tree (judged by their paths): a tree
+    /// (`HEAD~1:config`, `HEAD~1:`) prints every file below it, a denied one too, and one gone from the work tree
+    /// can't be told from a tree.
+    fn history_files_only(&self, paths: &[String]) -> Result<(), String> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let top = super::git_config::check(self.workspace.cwd())?;
+        let top = self.workspace.resolve(&top.to_string_lossy());
+        for path in paths {
+            let place = top.join(path.trim_end_matches('/'));
+            if !std::fs::symlink_metadata(&place).is_ok_and(|meta| meta.is_file()) {
+                return Err(format!(
+                    "it compares `{path}` out of the history, which is not a file here: a tree's files are all \
+                     printed, denied ones too"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Files read out of the repository's history or index are judged as reads of their paths in the work tree:
@@ -451,7 +473,12 @@ impl PermissionPolicy {
             .filter(|cmd| cmd.argv.first().is_some_and(|program| program == "git"))
             .flat_map(|cmd| cmd.argv.iter().skip(1));
         let top = super::git_config::find_git_dir(self.workspace.cwd()).map(|(_, worktree)| worktree);
-        for path in git_words.filter_map(|word| crate::shell::spec::path_in_revision(word)) {
+        let named = git_words.flat_map(|word| match word.strip_prefix("-L") {
+            Some(range) => crate::shell::spec::traced_files(range),
+            None if word.starts_with('-') => Vec::new(),
+            None => crate::shell::spec::path_in_revision(word).into_iter().collect(),
+        });
+        for path in named {
             let path = path.trim_end_matches('/');
             let from_top = top.as_ref().map(|top| self.workspace.resolve(&top.join(path).to_string_lossy()));
             for place in std::iter::once(self.workspace.resolve(path)).chain(from_top) {

@@ -371,13 +371,26 @@ fn files_read_out_of_the_history_are_judged_by_their_paths() {
         "git diff HEAD~1:.env HEAD:.gitignore",
         "git show HEAD:config/key",
         "git show HEAD:./.env",
+        // Round 46: a traced range can hold colons itself.
+        "git log -L:^:.env HEAD~1",
+        "git show -L:^:.env HEAD~1",
+        "git log -L1,1:.env",
     ] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Deny, "{command}");
     }
-    for command in ["git show HEAD^{/fix: it}", "git show :/message"] {
+    // Round 46: trees compared print every file below them.
+    for command in
+        ["git show HEAD^{/fix: it}", "git show :/message", "git diff HEAD~1:src HEAD:src", "git diff HEAD~1: HEAD:"]
+    {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
     }
-    for command in ["git show HEAD:src/a.rs", "git diff HEAD~1:README.md HEAD:README.md", "git show HEAD~2"] {
+    std::fs::write(setup.dir.path().join("README.md"), "# x\n").unwrap();
+    for command in [
+        "git show HEAD:src/a.rs",
+        "git diff HEAD~1:README.md HEAD:README.md",
+        "git show HEAD~2",
+        "git log -L1,3:README.md",
+    ] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
     }
 }

@@ -11,7 +11,7 @@ mod custom;
 mod git;
 mod table;
 
-pub use git::path_in_revision;
+pub use git::{path_in_revision, traced_files};
 
 use super::words::{Seg, Word};
 
@@ -74,6 +74,9 @@ pub struct Effects {
     /// from the top of the work tree: judged as reads of those paths, since a denied file once committed is
     /// still the file the rule denies.
     pub repository_reads: Vec<String>,
+    /// `git diff`: what it compares out of the history (`REV:path`), which must be files: a tree compared with
+    /// another prints every file below it, a denied one too.
+    pub repository_files: Vec<String>,
     /// Option words with unquoted glob characters (`--include=*.rs`): literal only while no file matches them.
     pub literal_globs: Vec<String>,
     /// The reads must be files, not directories (`diff` of two directories reads the files in them, following

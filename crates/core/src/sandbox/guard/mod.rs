@@ -32,7 +32,7 @@ mod tests;
 
 use anchored::Anchored;
 use objects::{MOVED_ASIDE_PREFIX, ObjectStore};
-use removal::{remove_whole, unpin};
+use removal::{let_change, remove_whole};
 use repository::{
     adds_programs, git_data_name, inert_in_repository, is_repository_head, is_repository_store, is_step_file,
     programs_in, valid_head, watched_in_git_data,
@@ -188,7 +188,7 @@ impl Guard {
             if unchanged(&place, entry) {
                 continue;
             }
-            unpin(&place);
+            let_change(&place);
             if put_back(&place, entry).is_ok() {
                 entry.take_identity_of(&place);
                 done.push(format!("restored {}", path.display()));

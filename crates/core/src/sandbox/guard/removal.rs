@@ -1,6 +1,11 @@
-//! Taking out what a command planted, however it was made: immutable (`chattr +i`, as root), unwritable or
-//! unlistable (`chmod 000`), or a chain of directories thousands deep (past what a path can name, and past a
-//! stack that recursed once per level: red-team round 45 aborted tandem that way before anything was put back).
+//! Taking out what a command planted, however it was made: unwritable or unlistable (`chmod 000`), or a chain of
+//! directories thousands deep (past what a path can name, and past a stack that recursed once per level: red-team
+//! round 45 aborted tandem that way before anything was put back).
+//!
+//! Immutable and append-only flags are never cleared: a sandboxed command can't set them (even as root it keeps
+//! no `CAP_LINUX_IMMUTABLE`), so one found here was the user's, on a file the command moved in with its directory
+//! (red-team round 46: `mv data .claude` took a user's `chattr +i` ledger along to be deleted). Such an entry stays,
+//! and the removal says it could not finish.
 //!
 //! Nothing here recurses or keeps a descriptor per level. A directory is emptied by moving the entries of each
 //! directory in it up into it, under names of their own, and removing that directory once it is empty: every
@@ -12,7 +17,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rustix::fs::{AtFlags, FileType, IFlags, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 
 use super::super::mend::{mend_opened, open_directory};
 
@@ -28,21 +33,20 @@ pub(super) fn remove_whole(path: &Path) -> io::Result<()> {
     let _ = mend_opened(&parent);
     let stat = rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW)?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
-        unpin_entry(&parent, name);
         return Ok(rustix::fs::unlinkat(&parent, name, AtFlags::empty())?);
     }
-    let top = open_unpinned_directory(&parent, name)?;
+    let top = open_mended_directory(&parent, name)?;
     empty_out(&top)?;
     Ok(rustix::fs::unlinkat(&parent, name, AtFlags::REMOVEDIR)?)
 }
 
-/// Lets `path` be put back or removed: the directory holding it gets the owner's rights back, and `path` loses
-/// the immutable and append-only flags a command set.
-pub(super) fn unpin(path: &Path) {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return };
-    let Ok(directory) = open_directory(parent) else { return };
-    let _ = mend_opened(&directory);
-    unpin_entry(&directory, name);
+/// Lets `path` be put back or removed: the directory holding it gets the owner's rights back (a command may have
+/// taken them away with `chmod`, which Landlock does not govern).
+pub(super) fn let_change(path: &Path) {
+    let Some(parent) = path.parent() else { return };
+    if let Ok(directory) = open_directory(parent) {
+        let _ = mend_opened(&directory);
+    }
 }
 
 /// Removes everything in the open directory `top`.
@@ -77,12 +81,10 @@ fn empty_out(top: &OwnedFd) -> io::Result<()> {
 fn take_out(top: &OwnedFd, name: &OsStr, aside: &mut u64) -> io::Result<()> {
     let stat = rustix::fs::statat(top, name, AtFlags::SYMLINK_NOFOLLOW)?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
-        unpin_entry(top, name);
         return Ok(rustix::fs::unlinkat(top, name, AtFlags::empty())?);
     }
-    let inner = open_unpinned_directory(top, name)?;
+    let inner = open_mended_directory(top, name)?;
     for child in names_in(&inner)? {
-        unpin_entry(&inner, &child);
         loop {
             *aside += 1;
             let new_name = format!(".tandem-removing-{aside}");
@@ -109,36 +111,10 @@ fn names_in(dir: &OwnedFd) -> io::Result<Vec<OsString>> {
 }
 
 /// Opens the directory `name` in `dir` for listing, not following a link, after giving the owner's rights back
-/// to it and clearing its flags.
-fn open_unpinned_directory(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
+/// to it.
+fn open_mended_directory(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let place = rustix::fs::openat(dir, name, flags, Mode::empty())?;
     let _ = mend_opened(&place);
-    let opened = rustix::fs::openat(&place, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
-    clear_flags(&opened);
-    Ok(opened)
-}
-
-/// Clears the immutable and append-only flags of `name` in `dir` when it is a file or a directory (a directory
-/// also gets the owner's rights back); nothing else is opened: a named pipe or a device must not be.
-fn unpin_entry(dir: &OwnedFd, name: &OsStr) {
-    let Ok(stat) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else { return };
-    match FileType::from_raw_mode(stat.st_mode) {
-        FileType::Directory => drop(open_unpinned_directory(dir, name)),
-        FileType::RegularFile => {
-            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            if let Ok(opened) = rustix::fs::openat(dir, name, flags, Mode::empty()) {
-                clear_flags(&opened);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn clear_flags(opened: &OwnedFd) {
-    if let Ok(pinned) = rustix::fs::ioctl_getflags(opened)
-        && pinned.intersects(IFlags::IMMUTABLE | IFlags::APPEND)
-    {
-        let _ = rustix::fs::ioctl_setflags(opened, pinned - IFlags::IMMUTABLE - IFlags::APPEND);
-    }
+    Ok(rustix::fs::openat(&place, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?)
 }

@@ -98,7 +98,7 @@ fn what_a_command_hides_behind_size_links_or_a_missing_head_is_undone_too() {
 /// Found by the second outside pass: a garbage `HEAD`, or `refs` moved aside, also made the workspace top a
 /// bare repository (and the restore deleted the moved refs); `chattr +i` (root) kept planted files.
 #[test]
-fn a_broken_head_moved_refs_and_immutable_plants_are_undone_without_losing_data() {
+fn a_broken_head_and_moved_refs_are_undone_without_losing_data() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
@@ -113,15 +113,39 @@ fn a_broken_head_moved_refs_and_immutable_plants_are_undone_without_losing_data(
     std::fs::rename(root.join(".git/refs"), root.join(".git/refs.bak")).unwrap();
     std::fs::write(root.join(".git/config~"), "[core]\n").unwrap();
     std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
-    let pinned = std::process::Command::new("chattr").arg("+i").arg(root.join(".git/hooks/pre-commit")).status();
     guard.restore();
     assert_eq!(std::fs::read_to_string(root.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
     assert!(root.join(".git/refs").is_dir(), "refs is a directory again");
     assert_eq!(std::fs::read_to_string(root.join(".git/refs.bak/heads/main")).unwrap(), "0123\n", "kept");
     assert!(!root.join(".git/config~").exists(), "a new file under a name git doesn't read is removed too");
-    if pinned.is_ok_and(|status| status.success()) {
-        assert!(!root.join(".git/hooks/pre-commit").exists(), "an immutable plant is removed too");
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+}
+
+/// Found by red-team round 46 (as root): a command can't make a file immutable (it keeps no
+/// `CAP_LINUX_IMMUTABLE`), but it could move the directory holding one of the user's (`mv data .claude`), and the
+/// removal cleared the flag and deleted the file. Flags are never cleared: the user's file stays where the command
+/// put it, the removal says it could not finish, and what was planted beside it goes.
+#[test]
+fn a_users_immutable_file_moved_into_a_plant_is_never_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    std::fs::write(root.join("data/ledger"), "the user's").unwrap();
+    let chattr =
+        |flag: &str| std::process::Command::new("chattr").arg(flag).arg(root.join(".claude/data/ledger")).status();
+    let mut guard = Guard::take(std::slice::from_ref(&root), History::Protected).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), r#"{"permissions":{"allow":["Bash"]}}"#).unwrap();
+    std::fs::rename(root.join("data"), root.join(".claude/data")).unwrap();
+    if !chattr("+i").is_ok_and(|status| status.success()) {
+        return; // Not root, or a file system without flags: nothing to check.
     }
+    let done = guard.restore();
+    let kept = std::fs::read_to_string(root.join(".claude/data/ledger"));
+    let _ = chattr("-i");
+    assert_eq!(kept.unwrap(), "the user's", "{done:?}");
+    assert!(!root.join(".claude/settings.json").exists(), "{done:?}");
+    assert!(done.iter().any(|line| line.starts_with("could not remove")), "{done:?}");
 }
 
 /// Found by the eighth red-team round: a command replaced a workspace directory holding nested settings with a

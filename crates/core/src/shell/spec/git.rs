@@ -201,6 +201,9 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
             for operand in operands(&rest) {
                 if !read_from_history(operand, &mut effects)? {
                     effects.reads.push(PathArg { text: operand.to_owned(), glob: false });
+                } else if let Some(path) = path_in_revision(operand) {
+                    // Two trees compared print every file below them: only a file is judged by its path.
+                    effects.repository_files.push(path.to_owned());
                 }
             }
             all_options(&rest, diff_option)
@@ -208,6 +211,12 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
         "log" | "show" | "shortlog" => {
             for operand in operands(&rest) {
                 read_from_history(operand, &mut effects)?;
+            }
+            // `-L<range>:<file>` follows a file's lines through the history; a range can hold colons itself
+            // (`-L:funcname:file`, `-L/a:b/,+3:file`), so every name after one is judged.
+            let traced = rest.iter().take_while(|arg| **arg != "--").filter_map(|arg| arg.strip_prefix("-L"));
+            for range in traced {
+                effects.repository_reads.extend(traced_files(range).into_iter().map(str::to_owned));
             }
             all_options(&rest, |arg| {
                 diff_option(arg)
@@ -347,6 +356,11 @@ fn read_from_history(operand: &str, effects: &mut Effects) -> Result<bool, Strin
         effects.repository_reads.push(path.to_owned());
     }
     Ok(true)
+}
+
+/// The files `git log -L<range>:<file>` may trace: the text after each colon of the range.
+pub fn traced_files(range: &str) -> Vec<&str> {
+    range.match_indices(':').map(|(at, _)| &range[at + 1..]).collect()
 }
 
 /// The file's path in `REV:path`, `:path` or `:N:path` (a stage of the index), as written.
