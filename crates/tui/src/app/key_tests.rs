@@ -306,6 +306,41 @@ fn the_readme_lists_every_built_in_command() {
     assert_eq!(listed, table, "README.md's row of commands against tandem_core::commands::BUILTINS");
 }
 
+/// The rows of the README's table whose header is `header`.
+fn readme_table<'a>(readme: &'a str, header: &str) -> Vec<&'a str> {
+    readme.lines().skip_while(|line| *line != header).skip(2).take_while(|line| line.starts_with('|')).collect()
+}
+
+/// The keys a README row names in backticks, lower-cased, one per word (`PgUp PgDn` is two).
+fn backticked_keys(text: &str) -> Vec<String> {
+    text.split('`').skip(1).step_by(2).flat_map(str::split_whitespace).map(str::to_lowercase).collect()
+}
+
+/// Issue 28: the README's key tables and the app's help are two lists; they name the same keys. Every key of the
+/// help is in the README's tables, and every key of the README's "everywhere else" table is in the help.
+#[test]
+fn the_readme_and_the_help_name_the_same_keys() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let everywhere = readme_table(&readme, "| key | everywhere else |");
+    let dialog = readme_table(&readme, "| key | in the permission dialog |");
+    assert!(!everywhere.is_empty() && !dialog.is_empty(), "the README's key tables");
+    let in_readme: Vec<String> = everywhere.iter().chain(&dialog).flat_map(|row| backticked_keys(row)).collect();
+    let in_help: Vec<String> = crate::ui::frame::HELP_KEYS
+        .iter()
+        .filter(|(keys, _)| !matches!(*keys, "" | "click" | "dialog"))
+        .flat_map(|(keys, _)| keys.split(['/', ' ']).filter(|key| !key.is_empty()).map(str::to_lowercase))
+        .collect();
+    for key in &in_help {
+        assert!(in_readme.contains(key), "the help's {key} is not in the README's key tables");
+    }
+    for row in everywhere.iter().filter(|row| !row.starts_with("| `/")) {
+        let first = row.split(" | ").next().unwrap_or_default();
+        for key in backticked_keys(first) {
+            assert!(in_help.contains(&key), "the README's {key} is not in the app's help");
+        }
+    }
+}
+
 /// Every built-in of core's table is one the app runs (none answers "Unknown command"), by its name or an alias.
 #[test]
 fn the_app_runs_every_built_in_command_and_its_aliases() {

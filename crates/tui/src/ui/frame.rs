@@ -219,7 +219,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 /// Every key, as README.md documents it. Kept to 78 columns with the key column.
-const HELP_KEYS: &[(&str, &str)] = &[
+pub(crate) const HELP_KEYS: &[(&str, &str)] = &[
     ("enter", "send; while the model works it is queued (esc takes it back)"),
     ("shift+enter", "new line (also alt+enter, ctrl+j, or \\ then enter)"),
     ("esc", "interrupt the model while it works"),
@@ -234,7 +234,7 @@ const HELP_KEYS: &[(&str, &str)] = &[
     ("ctrl+o", "expand/collapse the card in view or under the cursor"),
     ("click", "expand/collapse a card"),
     ("↑/↓  ctrl+r", "prompt history · search the history"),
-    ("dialog", "y once · a/p/u always · n/esc deny · f feedback · e edit"),
+    ("dialog", "y once · a/p/u always · n/esc deny and stop · f deny, say why · e edit · ? keys"),
     ("", "tab/space review hunks · shift+pgup/pgdn scroll behind it"),
 ];
 
