@@ -286,13 +286,7 @@ impl PermissionPolicy {
     /// (`HEAD~1:config`, `HEAD~1:`) prints every file below it, a denied one too, and one gone from the work tree
     /// can't be told from a tree.
     fn history_files_only(&self, paths: &[String]) -> Result<(), String> {
-        if paths.is_empty() {
-            return Ok(());
-        }
-        let top = super::git_config::check(self.workspace.cwd())?;
-        let top = self.workspace.resolve(&top.to_string_lossy());
-        for path in paths {
-            let place = top.join(path.trim_end_matches('/'));
+        for (path, place) in self.in_work_tree(paths)? {
             if !std::fs::symlink_metadata(&place).is_ok_and(|meta| meta.is_file()) {
                 return Err(format!(
                     "it compares `{path}` out of the history, which is not a file here: a tree's files are all \
@@ -306,17 +300,21 @@ impl PermissionPolicy {
     /// Files read out of the repository's history or index are judged as reads of their paths in the work tree:
     /// `git show HEAD~1:.env` reads what `Read(.env)` denies, committed before the rule or not.
     fn history_reads_allowed(&self, paths: &[String], touched: &[PathBuf]) -> Result<(), String> {
-        if paths.is_empty() {
-            return Ok(());
-        }
-        let top = super::git_config::check(self.workspace.cwd())?;
-        let top = self.workspace.resolve(&top.to_string_lossy());
-        for path in paths {
-            let place = top.join(path.trim_end_matches('/'));
+        for (_, place) in self.in_work_tree(paths)? {
             self.readable(&place.to_string_lossy(), touched)
                 .map_err(|why| format!("it reads {why} (out of the repository's history)"))?;
         }
         Ok(())
+    }
+
+    /// Each of `paths` (from the top of the repository's work tree) with its place there.
+    fn in_work_tree<'p>(&self, paths: &'p [String]) -> Result<Vec<(&'p str, PathBuf)>, String> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let top = super::git_config::check(self.workspace.cwd())?;
+        let top = self.workspace.resolve(&top.to_string_lossy());
+        Ok(paths.iter().map(|path| (path.as_str(), top.join(path.trim_end_matches('/')))).collect())
     }
 
     fn effects_allowed(&self, effects: &Effects, touched: &mut Vec<PathBuf>) -> Result<(), String> {
