@@ -68,12 +68,13 @@ pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> 
                         input: input.clone(),
                         display: tools.describe(name, input, &context),
                     });
-                    let (content, is_error) = results.get(id.as_str()).copied().unwrap_or(("", false));
-                    let status = match (results.contains_key(id.as_str()), is_error) {
-                        (false, _) => ToolCallStatus::Interrupted,
-                        (true, true) if result_says_interrupted(content) => ToolCallStatus::Interrupted,
-                        (true, true) => ToolCallStatus::Failed,
-                        (true, false) => ToolCallStatus::Completed,
+                    let (content, is_error, status) = match results.get(id.as_str()).copied() {
+                        None => ("", false, ToolCallStatus::Interrupted),
+                        Some((content, true)) if result_says_interrupted(content) => {
+                            (content, true, ToolCallStatus::Interrupted)
+                        }
+                        Some((content, true)) => (content, true, ToolCallStatus::Failed),
+                        Some((content, false)) => (content, false, ToolCallStatus::Completed),
                     };
                     let view = (!is_error).then(|| tools.result_view(name, input, content)).flatten();
                     events.push(Event::ToolCallFinished {

@@ -31,20 +31,25 @@ pub(super) struct ToolRound {
     pub results: Vec<ContentBlock>,
     pub denials: Vec<PermissionDenial>,
     pub interrupted: bool,
-    /// A hook said `"continue": false`: the turn ends after this round, for this reason.
-    pub stopped: Option<String>,
-    /// The user said no to a call without a reason: the turn ends after this round, and waits for them.
-    pub declined: bool,
+    /// Why the turn ends after this round, if it does.
+    pub stopped: Option<TurnStop>,
+}
+
+/// Why a turn ends after the round of tool calls it is in; the calls after the one that stopped it are not run.
+#[derive(Clone, Debug)]
+pub(super) enum TurnStop {
+    /// A hook said `"continue": false`, for this reason.
+    Hook(String),
+    /// The user said no to a call without a reason: the turn waits for them.
+    Declined,
 }
 
 /// What a turn's tool calls run with.
 pub(super) struct ToolRunner<'a> {
     pub hooks: &'a Arc<HookEngine>,
     pub hook_base: HookBase,
-    /// Set by a hook that stops the turn.
-    pub stopped: std::sync::Mutex<Option<String>>,
-    /// Set when the user declines a call without a reason: the rest of the reply is not run.
-    pub declined: std::sync::atomic::AtomicBool,
+    /// Set by a hook that stops the turn, or by the user declining a call.
+    pub stopped: std::sync::Mutex<Option<TurnStop>>,
     pub tools: &'a ToolRegistry,
     pub shared: &'a Arc<Shared>,
     pub events: &'a mpsc::UnboundedSender<Event>,
@@ -104,7 +109,6 @@ impl ToolRunner<'_> {
             denials: Vec::new(),
             interrupted: false,
             stopped: None,
-            declined: false,
         };
         let mut images = Vec::new();
 
@@ -130,10 +134,8 @@ impl ToolRunner<'_> {
                 });
                 let step = if self.context.cancel.is_cancelled() {
                     not_run()
-                } else if let Some(reason) = lock(&self.stopped).clone() {
-                    failed(format!("Not run: a hook stopped the turn ({reason})."))
-                } else if self.declined.load(std::sync::atomic::Ordering::Relaxed) {
-                    Prepared::Finished { output: ToolOutput::error(NOT_RUN_DECLINED), status: ToolCallStatus::Denied }
+                } else if let Some(stop) = lock(&self.stopped).clone() {
+                    not_run_after(stop)
                 } else {
                     self.prepare(call, &mut round.denials).await
                 };
@@ -174,7 +176,6 @@ impl ToolRunner<'_> {
         round.results.extend(images);
         round.interrupted |= self.context.cancel.is_cancelled();
         round.stopped = lock(&self.stopped).take();
-        round.declined = self.declined.load(std::sync::atomic::Ordering::Relaxed);
         round
     }
 
@@ -201,7 +202,7 @@ impl ToolRunner<'_> {
                 return not_run();
             }
             if let Some(reason) = outcome.stop {
-                *lock(&self.stopped) = Some(reason.clone());
+                *lock(&self.stopped) = Some(TurnStop::Hook(reason.clone()));
                 return deny(
                     call,
                     format!("{} was not run: a PreToolUse hook stopped the turn ({reason}).", call.name),
@@ -428,8 +429,16 @@ fn plan_approval_in_mode(tool: &dyn Tool, decision: &Decision, mode: PermissionM
     Ok(())
 }
 
-/// The result of a call after one the user declined, in the same reply.
-const NOT_RUN_DECLINED: &str = "Not run: the user declined an earlier call of this reply and stopped the turn.";
+/// The result of a call after the one that stopped the turn, in the same reply.
+fn not_run_after(stop: TurnStop) -> Prepared {
+    match stop {
+        TurnStop::Hook(reason) => failed(format!("Not run: a hook stopped the turn ({reason}).")),
+        TurnStop::Declined => Prepared::Finished {
+            output: ToolOutput::error("Not run: the user declined an earlier call of this reply and stopped the turn."),
+            status: ToolCallStatus::Denied,
+        },
+    }
+}
 
 fn failed(message: String) -> Prepared {
     Prepared::Finished { output: ToolOutput::error(message), status: ToolCallStatus::Failed }

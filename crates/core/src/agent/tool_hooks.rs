@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::lock;
-use super::tool_calls::{Call, ToolRunner};
+use super::tool_calls::{Call, ToolRunner, TurnStop};
 use crate::hooks::{HookEvent, HookOutcome};
 use crate::permissions::split_rule_list;
 use crate::tools::ToolOutput;
@@ -63,7 +63,7 @@ impl ToolRunner<'_> {
         }
         let outcome = self.fire(event, call, input, fields).await;
         if let Some(reason) = outcome.stop {
-            *lock(&self.stopped) = Some(reason);
+            *lock(&self.stopped) = Some(TurnStop::Hook(reason));
         }
         if let Some(reason) = outcome.blocked {
             output.content.push_str(&format!("\n\n{} hook feedback: {reason}", event.as_str()));

@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::sampling::{self, SampleError};
-use super::tool_calls::ToolRunner;
+use super::tool_calls::{ToolRunner, TurnStop};
 use super::{AgentConfig, Shared, lock};
 use crate::context::tokens::TokenCounter;
 use crate::conversation::{ContentBlock, Message, Role, StopReason, Usage};
@@ -394,7 +394,6 @@ impl Session {
                 hooks: &self.config.hooks,
                 hook_base: self.hook_base(),
                 stopped: std::sync::Mutex::new(None),
-                declined: std::sync::atomic::AtomicBool::new(false),
                 tools: &self.config.tools,
                 shared: &self.shared,
                 events: &self.events,
@@ -457,18 +456,20 @@ impl Session {
                 }
             }
 
-            if let Some(reason) = round.stopped {
-                let message = format!("A hook stopped the turn: {reason}");
-                self.emit(Event::Info { message: message.clone() });
-                errors.push(message);
-                break RunOutcome::ErrorDuringExecution;
-            }
-            if round.declined && !round.interrupted {
-                self.emit(Event::Info {
-                    message: "You declined, so the turn stopped · tell the model what to do instead".into(),
-                });
-                stop_reason = Some(StopReason::EndTurn);
-                break RunOutcome::Success;
+            match round.stopped {
+                Some(TurnStop::Hook(reason)) => {
+                    let message = format!("A hook stopped the turn: {reason}");
+                    self.emit(Event::Info { message: message.clone() });
+                    errors.push(message);
+                    break RunOutcome::ErrorDuringExecution;
+                }
+                Some(TurnStop::Declined) if !round.interrupted => {
+                    let message = "You declined, so the turn stopped · tell the model what to do instead".into();
+                    self.emit(Event::Info { message });
+                    stop_reason = Some(StopReason::EndTurn);
+                    break RunOutcome::Success;
+                }
+                _ => {}
             }
             if round.interrupted {
                 self.interrupted = true;

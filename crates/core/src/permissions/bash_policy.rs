@@ -12,7 +12,7 @@ use super::rules::path_matches;
 use super::settings::RuleKind;
 use super::{Decision, PermissionMode, PermissionPolicy};
 use crate::sandbox::Grant;
-use crate::shell::spec::Effects;
+use crate::shell::spec::{Effects, HistoryRead};
 use crate::shell::{self as bash, Analysis, SimpleCommand};
 
 /// Programs whose "always" rule is the exact command: a prefix rule for them would allow far more than was seen.
@@ -277,44 +277,37 @@ impl PermissionPolicy {
         if effects.repository_config {
             self.git_repository_is_ours()?;
         }
-        self.history_reads_allowed(&effects.repository_reads, touched)?;
-        self.history_files_only(&effects.repository_files)?;
+        self.history_reads_allowed(&effects.history_reads, touched)?;
         Ok(judged)
     }
 
-    /// What `git diff` compares out of the history must be files in the work tree (judged by their paths): a tree
-    /// (`HEAD~1:config`, `HEAD~1:`) prints every file below it, a denied one too, and one gone from the work tree
-    /// can't be told from a tree.
-    fn history_files_only(&self, paths: &[String]) -> Result<(), String> {
-        for (path, place) in self.in_work_tree(paths)? {
-            if !std::fs::symlink_metadata(&place).is_ok_and(|meta| meta.is_file()) {
+    /// Files read out of the repository's history or index are judged as reads of their paths in the work tree:
+    /// `git show HEAD~1:.env` reads what `Read(.env)` denies, committed before the rule or not. What `git diff`
+    /// compares must be a file here: a tree (`HEAD~1:config`, `HEAD~1:`) prints every file below it, and one gone
+    /// from the work tree can't be told from a tree.
+    fn history_reads_allowed(&self, reads: &[HistoryRead], touched: &[PathBuf]) -> Result<(), String> {
+        let top = match reads.iter().all(HistoryRead::from_here) {
+            true => None,
+            false => Some(super::git_config::check(self.workspace.cwd())?),
+        };
+        for read in reads {
+            let place = match &top {
+                Some(top) if !read.from_here() => {
+                    self.workspace.resolve(&top.join(read.path.trim_end_matches('/')).to_string_lossy())
+                }
+                _ => self.workspace.resolve(&read.path),
+            };
+            self.readable(&place.to_string_lossy(), touched)
+                .map_err(|why| format!("it reads {why} (out of the repository's history)"))?;
+            if read.file_only && !std::fs::symlink_metadata(&place).is_ok_and(|meta| meta.is_file()) {
                 return Err(format!(
-                    "it compares `{path}` out of the history, which is not a file here: a tree's files are all \
-                     printed, denied ones too"
+                    "it compares `{}` out of the history, which is not a file here: a tree's files are all printed, \
+                     denied ones too",
+                    read.path
                 ));
             }
         }
         Ok(())
-    }
-
-    /// Files read out of the repository's history or index are judged as reads of their paths in the work tree:
-    /// `git show HEAD~1:.env` reads what `Read(.env)` denies, committed before the rule or not.
-    fn history_reads_allowed(&self, paths: &[String], touched: &[PathBuf]) -> Result<(), String> {
-        for (_, place) in self.in_work_tree(paths)? {
-            self.readable(&place.to_string_lossy(), touched)
-                .map_err(|why| format!("it reads {why} (out of the repository's history)"))?;
-        }
-        Ok(())
-    }
-
-    /// Each of `paths` (from the top of the repository's work tree) with its place there.
-    fn in_work_tree<'p>(&self, paths: &'p [String]) -> Result<Vec<(&'p str, PathBuf)>, String> {
-        if paths.is_empty() {
-            return Ok(Vec::new());
-        }
-        let top = super::git_config::check(self.workspace.cwd())?;
-        let top = self.workspace.resolve(&top.to_string_lossy());
-        Ok(paths.iter().map(|path| (path.as_str(), top.join(path.trim_end_matches('/')))).collect())
     }
 
     fn effects_allowed(&self, effects: &Effects, touched: &mut Vec<PathBuf>) -> Result<(), String> {
@@ -471,12 +464,7 @@ impl PermissionPolicy {
             .filter(|cmd| cmd.argv.first().is_some_and(|program| program == "git"))
             .flat_map(|cmd| cmd.argv.iter().skip(1));
         let top = super::git_config::find_git_dir(self.workspace.cwd()).map(|(_, worktree)| worktree);
-        let named = git_words.flat_map(|word| match word.strip_prefix("-L") {
-            Some(range) => crate::shell::spec::traced_files(range),
-            None if word.starts_with('-') => Vec::new(),
-            None => crate::shell::spec::path_in_revision(word).into_iter().collect(),
-        });
-        for path in named {
+        for path in git_words.flat_map(|word| crate::shell::spec::history_files(word)) {
             let path = path.trim_end_matches('/');
             let from_top = top.as_ref().map(|top| self.workspace.resolve(&top.join(path).to_string_lossy()));
             for place in std::iter::once(self.workspace.resolve(path)).chain(from_top) {
@@ -653,7 +641,6 @@ fn rule_for(cmd: &SimpleCommand) -> String {
     exact()
 }
 
-/// A word as rule text: blanks, `*`, quotes and backslashes escaped so that the rule reads back as the word.
 /// A word of a rule as the user would type it: bare when nothing in it is special, else in single quotes, else in
 /// double quotes (`"it's"`); a backslash before each special character only when it holds both kinds of quote.
 fn quote_for_rule(word: &str) -> String {
@@ -669,7 +656,7 @@ fn quote_for_rule(word: &str) -> String {
     }
     let mut out = String::with_capacity(word.len());
     for c in word.chars() {
-        if c.is_whitespace() || matches!(c, '*' | '\'' | '"' | '\\' | '(' | ')') {
+        if special(c) {
             out.push('\\');
         }
         out.push(c);

@@ -379,9 +379,13 @@ fn files_read_out_of_the_history_are_judged_by_their_paths() {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Deny, "{command}");
     }
     // Round 46: trees compared print every file below them.
-    for command in
-        ["git show HEAD^{/fix: it}", "git show :/message", "git diff HEAD~1:src HEAD:src", "git diff HEAD~1: HEAD:"]
-    {
+    for command in [
+        "git show HEAD^{/fix: it}",
+        "git show :/message",
+        "git diff HEAD~1:src HEAD:src",
+        "git diff HEAD~1: HEAD:",
+        "git diff HEAD~1:./src HEAD:./src",
+    ] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
     }
     std::fs::write(setup.dir.path().join("README.md"), "# x\n").unwrap();

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
 
+use super::mend::DIRECTORY;
+
 /// The denied place a directory at or above `real` was found at, when that place (or `real` there) is hidden: a
 /// denied directory renamed since (by a command in place: the sandbox follows it) still hides what it holds. For a
 /// path with no descriptor yet (a search's root); an opened file is judged by [`denied_directory_holding`].
@@ -16,7 +18,7 @@ pub fn denied_directory_around(real: &Path, hidden: &(impl Fn(&Path) -> bool + ?
     } else {
         (real.parent()?, PathBuf::from(real.file_name()?))
     };
-    let directory = rustix::fs::open(start, DIRECTORY_FLAGS | OFlags::NOFOLLOW, Mode::empty()).ok()?;
+    let directory = rustix::fs::open(start, DIRECTORY | OFlags::NOFOLLOW, Mode::empty()).ok()?;
     denied_directory_from(directory, start, below, hidden)
 }
 
@@ -93,7 +95,7 @@ fn denied_directory_holding(
     use rustix::fs::AtFlags;
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return None };
     let moved = || Some(parent.to_path_buf());
-    let Ok(directory) = rustix::fs::open(parent, DIRECTORY_FLAGS | OFlags::NOFOLLOW, Mode::empty()) else {
+    let Ok(directory) = rustix::fs::open(parent, DIRECTORY | OFlags::NOFOLLOW, Mode::empty()) else {
         return moved();
     };
     let (Ok(entry), Ok(opened)) =
@@ -106,8 +108,6 @@ fn denied_directory_holding(
     }
     denied_directory_from(directory, parent, PathBuf::from(name), hidden)
 }
-
-const DIRECTORY_FLAGS: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
 
 /// Walks up from the open `directory` (found at `at`, holding `below`) through `..`, judging each directory by its
 /// identity ([`super::denied_origin_of`]), not by the names on the way.
@@ -127,7 +127,7 @@ fn denied_directory_from(
         }
         let Some(step) = above.file_name() else { break };
         below = Path::new(step).join(below);
-        directory = rustix::fs::openat(&directory, "..", DIRECTORY_FLAGS, Mode::empty()).ok()?;
+        directory = rustix::fs::openat(&directory, "..", DIRECTORY, Mode::empty()).ok()?;
     }
     None
 }

@@ -55,13 +55,19 @@ fn mend_down_to(root: &Path, dir: &Path) {
     let _ = mend_opened(&current);
     for component in rest.components() {
         let Component::Normal(name) = component else { return };
-        let Ok(next) = rustix::fs::openat(&current, name, DIRECTORY | OFlags::NOFOLLOW, Mode::empty()) else { return };
+        let Ok(next) = open_below(&current, name) else { return };
         let _ = mend_opened(&next);
         current = next;
     }
 }
 
-const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+/// How directories are opened to be walked from: for their path only (a descriptor to name what is below).
+pub(super) const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
+/// Opens the directory `name` in the open directory `dir` for its path only, not following a link.
+pub(super) fn open_below(dir: &OwnedFd, name: &std::ffi::OsStr) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::openat(dir, name, DIRECTORY | OFlags::NOFOLLOW, Mode::empty())?)
+}
 
 /// Opens the directory `dir` for its path only, without following a link as its last name, except an anchored
 /// descriptor's `/proc/self/fd/N` name (the guard's `Anchored`), which is one to follow.

@@ -11,7 +11,7 @@ mod custom;
 mod git;
 mod table;
 
-pub use git::{path_in_revision, traced_files};
+pub use git::history_files;
 
 use super::words::{Seg, Word};
 
@@ -46,6 +46,24 @@ pub struct PathArg {
     pub glob: bool,
 }
 
+/// A file git reads out of the repository's history or index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryRead {
+    /// As written after the colon: from the top of the work tree, or from the working directory when it starts with
+    /// `./` or `../`, as git reads it.
+    pub path: String,
+    /// `git diff` compares it: a tree would print every file below it, a denied one too, so it must be a file.
+    pub file_only: bool,
+}
+
+impl HistoryRead {
+    /// Whether the path is the working directory's (`HEAD:./x`), not the work tree top's.
+    pub fn from_here(&self) -> bool {
+        let path = self.path.as_str();
+        path.starts_with("./") || path.starts_with("../") || path == "." || path == ".."
+    }
+}
+
 /// `cp` and `mv`: where sources land depends on the file system (is the destination a directory?), so the
 /// policy works the targets out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,13 +88,9 @@ pub struct Effects {
     pub transfer: Option<Transfer>,
     /// `git`: it also follows the repository's configuration, which must not name programs to run.
     pub repository_config: bool,
-    /// `git`: files it reads out of the repository's history or index (`HEAD~1:.env`, `:.env`), by their paths
-    /// from the top of the work tree: judged as reads of those paths, since a denied file once committed is
-    /// still the file the rule denies.
-    pub repository_reads: Vec<String>,
-    /// `git diff`: what it compares out of the history (`REV:path`), which must be files: a tree compared with
-    /// another prints every file below it, a denied one too.
-    pub repository_files: Vec<String>,
+    /// `git`: files it reads out of the repository's history or index (`HEAD~1:.env`, `:.env`), judged as reads
+    /// of their paths in the work tree, since a denied file once committed is still the file the rule denies.
+    pub history_reads: Vec<HistoryRead>,
     /// Option words with unquoted glob characters (`--include=*.rs`): literal only while no file matches them.
     pub literal_globs: Vec<String>,
     /// The reads must be files, not directories (`diff` of two directories reads the files in them, following

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::super::lock;
-use super::{Call, Prepared, ToolRunner, deny, failed, not_run};
+use super::{Call, Prepared, ToolRunner, TurnStop, deny, failed, not_run};
 use crate::conversation::ToolInput;
 use crate::permissions::PermissionMode;
 use crate::permissions::{RuleKind, Scope, settings, split_rule_list};
@@ -158,7 +158,7 @@ impl ToolRunner<'_> {
     /// A "no" without a reason ends the turn (as in Claude Code and Codex): the rest of the reply is not run, and
     /// the model is told to wait for the user.
     fn decline(&self) -> String {
-        self.declined.store(true, std::sync::atomic::Ordering::Relaxed);
+        *lock(&self.stopped) = Some(TurnStop::Declined);
         " The user declined and stopped the turn: do not carry on; wait for them to say how to go on.".to_owned()
     }
 

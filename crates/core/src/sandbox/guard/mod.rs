@@ -16,11 +16,10 @@
 //! `git stash pop` would bring it back for a later session to apply. Its objects are checked ([`objects`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use super::grants::READ_ONLY_ENTRIES;
-use std::os::fd::OwnedFd;
-
 use super::mend::{Listing, open_directory};
 
 mod anchored;
@@ -153,12 +152,10 @@ impl Guard {
             if is_step_file(path) && read(&place).is_ok_and(|text| programs_in(path, &text).is_empty()) {
                 continue;
             }
-            if std::fs::symlink_metadata(&place).is_err() {
-                continue;
-            }
             removed_tree = Some(path);
             match remove_whole(&place) {
-                Ok(()) => done.push(format!("removed {}", path.display())),
+                Ok(false) => {}
+                Ok(true) => done.push(format!("removed {}", path.display())),
                 Err(_) if std::fs::symlink_metadata(&place).is_err() => {
                     done.push(format!("removed {}", path.display()))
                 }
@@ -474,12 +471,9 @@ impl NestedSettings {
                 done.push(format!("left {}: a directory on its way is a link or gone", path.display()));
                 continue;
             };
-            let place = anchored.path();
-            if std::fs::symlink_metadata(&place).is_err() {
-                continue;
-            }
-            match remove_whole(&place) {
-                Ok(()) => done.push(format!("removed {}", path.display())),
+            match remove_whole(&anchored.path()) {
+                Ok(false) => {}
+                Ok(true) => done.push(format!("removed {}", path.display())),
                 Err(err) => done.push(format!("could not remove {}: {err}", path.display())),
             }
         }
@@ -551,9 +545,7 @@ fn put_back(path: &Path, entry: &Entry) -> std::io::Result<()> {
     }
     // Whatever stands there now goes, a directory too: one that is not the recorded directory may be a workspace
     // directory a background command can write (its rule follows it).
-    if std::fs::symlink_metadata(path).is_ok() {
-        remove_whole(path)?;
-    }
+    remove_whole(path)?;
     match entry {
         Entry::Dir(_) | Entry::GitDir => std::fs::create_dir(path),
         Entry::Link(target) => std::os::unix::fs::symlink(target, path),

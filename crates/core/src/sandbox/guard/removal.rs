@@ -19,25 +19,30 @@ use std::path::Path;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 
-use super::super::mend::{mend_opened, open_directory};
+use super::super::mend::{mend_opened, open_below, open_directory};
 
 /// Entries taken out of one tree at most: a tree still growing (a command that did not end) is not chased forever.
 const MAX_ENTRIES: usize = 4_000_000;
 
-/// Removes `path`, a directory with everything in it, or any other kind of entry, not following a link.
-pub(super) fn remove_whole(path: &Path) -> io::Result<()> {
+/// Removes `path`, a directory with everything in it, or any other kind of entry, not following a link;
+/// `Ok(false)` when nothing stood there.
+pub(super) fn remove_whole(path: &Path) -> io::Result<bool> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(io::Error::other("no directory holds it"));
     };
     let parent = open_directory(parent)?;
     let _ = mend_opened(&parent);
-    let stat = rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
-        return Ok(rustix::fs::unlinkat(&parent, name, AtFlags::empty())?);
+    let stat = match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Err(rustix::io::Errno::NOENT) => return Ok(false),
+        stat => stat?,
+    };
+    if FileType::from_raw_mode(stat.st_mode) == FileType::Directory {
+        empty_out(&open_mended_directory(&parent, name)?)?;
+        rustix::fs::unlinkat(&parent, name, AtFlags::REMOVEDIR)?;
+    } else {
+        rustix::fs::unlinkat(&parent, name, AtFlags::empty())?;
     }
-    let top = open_mended_directory(&parent, name)?;
-    empty_out(&top)?;
-    Ok(rustix::fs::unlinkat(&parent, name, AtFlags::REMOVEDIR)?)
+    Ok(true)
 }
 
 /// Lets `path` be put back or removed: the directory holding it gets the owner's rights back (a command may have
@@ -113,8 +118,7 @@ fn names_in(dir: &OwnedFd) -> io::Result<Vec<OsString>> {
 /// Opens the directory `name` in `dir` for listing, not following a link, after giving the owner's rights back
 /// to it.
 fn open_mended_directory(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let place = rustix::fs::openat(dir, name, flags, Mode::empty())?;
+    let place = open_below(dir, name)?;
     let _ = mend_opened(&place);
     Ok(rustix::fs::openat(&place, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?)
 }

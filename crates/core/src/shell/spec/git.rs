@@ -2,7 +2,7 @@
 //! repository's configuration (pagers, diff and textconv drivers, fsmonitor, filters, signature programs), so
 //! [`Effects::repository_config`] tells the policy to check that configuration before running them unasked.
 
-use super::{Effects, PathArg};
+use super::{Effects, HistoryRead, PathArg};
 use crate::shell::words::Word;
 
 /// Options (exact spellings; git's own abbreviations are not accepted) of the diff family.
@@ -199,24 +199,21 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
             // Given paths outside the work tree, `git diff` quietly becomes `git diff --no-index`, reading any
             // file: every operand is judged as a path it may read (a revision like `HEAD~1` is a harmless one).
             for operand in operands(&rest) {
-                if !read_from_history(operand, &mut effects)? {
+                // Two trees compared print every file below them: what is compared must be a file.
+                if !read_from_history(operand, true, &mut effects)? {
                     effects.reads.push(PathArg { text: operand.to_owned(), glob: false });
-                } else if let Some(path) = path_in_revision(operand) {
-                    // Two trees compared print every file below them: only a file is judged by its path.
-                    effects.repository_files.push(path.to_owned());
                 }
             }
             all_options(&rest, diff_option)
         }
         "log" | "show" | "shortlog" => {
             for operand in operands(&rest) {
-                read_from_history(operand, &mut effects)?;
+                read_from_history(operand, false, &mut effects)?;
             }
-            // `-L<range>:<file>` follows a file's lines through the history; a range can hold colons itself
-            // (`-L:funcname:file`, `-L/a:b/,+3:file`), so every name after one is judged.
-            let traced = rest.iter().take_while(|arg| **arg != "--").filter_map(|arg| arg.strip_prefix("-L"));
-            for range in traced {
-                effects.repository_reads.extend(traced_files(range).into_iter().map(str::to_owned));
+            let traced = rest.iter().take_while(|arg| **arg != "--").filter(|arg| arg.starts_with("-L"));
+            for word in traced {
+                let files = history_files(word).into_iter();
+                effects.history_reads.extend(files.map(|path| HistoryRead { path: path.to_owned(), file_only: false }));
             }
             all_options(&rest, |arg| {
                 diff_option(arg)
@@ -338,39 +335,34 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
     if ok { Ok(effects) } else { Err(format!("`git {sub}` with an option tandem doesn't know to be safe")) }
 }
 
-/// When `operand` names a file in a revision or the index (`HEAD~1:.env`, `:.env`, `:2:src/a.rs`), adds the
-/// file to what the command reads: from the top of the work tree, or from the working directory when it starts
-/// with `./` or `../`, as git reads it. `Ok(false)` for any other operand; a revision found by a search
-/// (`HEAD^{/fix: it}`, `:/message`) can't be told from a path and is not known to read nothing denied.
-fn read_from_history(operand: &str, effects: &mut Effects) -> Result<bool, String> {
-    if !operand.contains(':') {
-        return Ok(false);
-    }
-    if operand.contains('{') || operand.starts_with(":/") {
+/// When `operand` names a file in a revision or the index (`HEAD~1:.env`, `:.env`, `:2:src/a.rs`), adds it to
+/// what the command reads out of the history (`file_only`: it must be a file, not a tree). `Ok(false)` for any
+/// other operand; a revision found by a search (`HEAD^{/fix: it}`, `:/message`) can't be told from a path and is not
+/// known to read nothing denied.
+fn read_from_history(operand: &str, file_only: bool, effects: &mut Effects) -> Result<bool, String> {
+    if operand.contains('{') && operand.contains(':') || operand.starts_with(":/") {
         return Err(format!("`{operand}` names a revision by a search, which could be a file's path"));
     }
-    let Some(path) = path_in_revision(operand) else { return Ok(false) };
-    if path.starts_with("./") || path.starts_with("../") || path == "." || path == ".." {
-        effects.reads.push(PathArg { text: path.to_owned(), glob: false });
-    } else {
-        effects.repository_reads.push(path.to_owned());
-    }
+    let Some(path) = history_files(operand).pop() else { return Ok(false) };
+    effects.history_reads.push(HistoryRead { path: path.to_owned(), file_only });
     Ok(true)
 }
 
-/// The files `git log -L<range>:<file>` may trace: the text after each colon of the range.
-pub fn traced_files(range: &str) -> Vec<&str> {
-    range.match_indices(':').map(|(at, _)| &range[at + 1..]).collect()
-}
-
-/// The file's path in `REV:path`, `:path` or `:N:path` (a stage of the index), as written.
-pub fn path_in_revision(operand: &str) -> Option<&str> {
-    let colon = operand.find(':')?;
-    let path = &operand[colon + 1..];
-    let bytes = path.as_bytes();
-    match bytes {
-        [stage, b':', ..] if colon == 0 && stage.is_ascii_digit() => Some(&path[2..]),
-        _ => Some(path),
+/// The files a word of a git command names out of the history or the index, as written: the path of `REV:path`,
+/// `:path` or `:N:path` (a stage of the index), and each name `-L<range>:<file>` may trace (a range can hold colons
+/// itself: `-L:funcname:file`, `-L/a:b/,+3:file`). Other options name none.
+pub fn history_files(word: &str) -> Vec<&str> {
+    if let Some(range) = word.strip_prefix("-L") {
+        return range.match_indices(':').map(|(at, _)| &range[at + 1..]).collect();
+    }
+    if word.starts_with('-') {
+        return Vec::new();
+    }
+    let Some(colon) = word.find(':') else { return Vec::new() };
+    let path = &word[colon + 1..];
+    match path.as_bytes() {
+        [stage, b':', ..] if colon == 0 && stage.is_ascii_digit() => vec![&path[2..]],
+        _ => vec![path],
     }
 }
 

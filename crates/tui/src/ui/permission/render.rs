@@ -174,14 +174,14 @@ impl PermissionDialog {
         if all.len() <= 1 || lines.len() + all.len() <= room {
             lines.extend(all);
         } else if self.all_keys {
-            let fewer =
-                [Span::raw(HINT_GAP), Span::styled("?", theme.key_hint), Span::styled(" fewer keys", theme.dim)];
+            let fewer = question_hint("fewer keys", theme);
             let mut all = all;
             match all.last_mut() {
-                Some(last) if last.width() + fewer.iter().map(Span::width).sum::<usize>() <= width => {
-                    last.spans.extend(fewer);
+                Some(last) if last.width() + HINT_GAP.len() + fewer.width() <= width => {
+                    last.spans.push(Span::raw(HINT_GAP));
+                    last.spans.extend(fewer.spans);
                 }
-                _ => all.push(Line::from(fewer[1..].to_vec())),
+                _ => all.push(fewer),
             }
             lines.extend(all);
         } else {
@@ -401,8 +401,8 @@ fn prefixed(
 
 /// The hints that fit one line, short, and `? more keys` for the rest: the diff keeps the rows.
 fn one_line(hints: &[Hint], width: usize, theme: &Theme) -> Line<'static> {
-    let more = [Span::styled("?", theme.key_hint), Span::styled(" more keys", theme.dim)];
-    let more_width: usize = more.iter().map(|span| wrap::width(&span.content)).sum::<usize>() + HINT_GAP.len();
+    let more = question_hint("more keys", theme);
+    let more_width = more.width() + HINT_GAP.len();
     let mut spans: Vec<Span<'static>> = Vec::new();
     let mut used = 0;
     let mut left_out = false;
@@ -410,7 +410,7 @@ fn one_line(hints: &[Hint], width: usize, theme: &Theme) -> Line<'static> {
         let mut hint_spans = vec![Span::styled(hint.short_key, theme.key_hint), Span::raw(" ")];
         hint_spans.extend(hint.short.iter().cloned());
         let gap = if spans.is_empty() { 0 } else { HINT_GAP.len() };
-        let hint_width: usize = hint_spans.iter().map(|span| wrap::width(&span.content)).sum();
+        let hint_width: usize = hint_spans.iter().map(Span::width).sum();
         // One that does not fit is left to `?` with its `… project` variants; a shorter one after them may still
         // fit (`n no`).
         let variant = hint.short.first().is_some_and(|span| span.content.starts_with('…'));
@@ -427,8 +427,13 @@ fn one_line(hints: &[Hint], width: usize, theme: &Theme) -> Line<'static> {
     if !spans.is_empty() {
         spans.push(Span::raw(HINT_GAP));
     }
-    spans.extend(more);
+    spans.extend(more.spans);
     Line::from(spans)
+}
+
+/// `? more keys` / `? fewer keys`: what `?` does now.
+fn question_hint(what: &'static str, theme: &Theme) -> Line<'static> {
+    Line::from(vec![Span::styled("?", theme.key_hint), Span::raw(" "), Span::styled(what, theme.dim)])
 }
 
 /// Packs hints into lines of `width` columns, in order; one too long for a line wraps onto its own lines.
