@@ -546,3 +546,42 @@ fn slash_sandbox_shows_what_each_kind_of_command_may_do() {
     let screen = pty.expect("the sandbox description", |screen| screen.contains("Judged read-only"));
     assert!(screen.contains("Kernel:") && screen.contains("Never readable:"), "{}", framed(&screen));
 }
+
+/// Issue 28: a dialog open through a resize from 120×40 to 60×20 and back. Small, the key help is one line and `?`
+/// shows the rest; Tab brings the second hunk's change into view; large again, every key shows; `y` still answers.
+#[test]
+fn a_dialog_keeps_its_diff_and_keys_through_a_resize_to_60x20() {
+    let workspace = Workspace::new();
+    let original: String = (1..=60).map(|n| format!("line {n}\n")).collect();
+    workspace.write("lines.txt", &original);
+    let proposed = original.replace("line 2\n", "line two\n").replace("line 49\n", "line forty-nine\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "lines.txt"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_write", "name": "Write",
+                     "input": {"file_path": "lines.txt", "content": proposed}}]},
+        {"blocks": [{"type": "text", "text": "Both changes are written."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Spell out two numbers");
+    let roomy = pty.expect("the dialog", |screen| screen.contains("Allow Write?") && screen.contains("hunk 1/2"));
+    assert!(roomy.contains("scroll the conversation") && !roomy.contains("more keys"), "{}", framed(&roomy));
+
+    pty.resize(20, 60);
+    let small = pty.expect("one line of keys at 60x20", |screen| screen.contains("? more keys"));
+    assert!(small.contains("line two") && small.contains("Allow Write?"), "{}", framed(&small));
+    pty.send("?");
+    pty.expect("every key after ?", |screen| screen.contains("fewer keys"));
+    pty.send("?");
+    pty.expect("one line again", |screen| screen.contains("? more keys"));
+    pty.send(keys::TAB);
+    pty.expect("the second hunk's change in view", |screen| screen.contains("line forty-nine"));
+
+    pty.resize(40, 120);
+    pty.expect("every key again at 120x40", |screen| {
+        screen.contains("scroll the conversation") && !screen.contains("more keys")
+    });
+    pty.send("y");
+    expect_idle_with(&pty, "Both changes are written.");
+    assert_eq!(workspace.read("lines.txt"), proposed);
+}
