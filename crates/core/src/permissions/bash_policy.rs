@@ -278,6 +278,11 @@ impl PermissionPolicy {
             self.git_repository_is_ours()?;
         }
         self.history_reads_allowed(&effects.history_reads, touched)?;
+        if effects.unnamed_history && self.rules_of(RuleKind::Deny).any(super::policy::names_read_paths) {
+            return Err("it may print files out of the repository's history or index without naming them, and a \
+                        Read deny rule could name one"
+                .into());
+        }
         Ok(judged)
     }
 

@@ -339,7 +339,7 @@ impl PermissionPolicy {
 }
 
 /// A Read rule (or one of its family) with a path: the kind a path matches.
-fn names_read_paths(rule: &SourcedRule) -> bool {
+pub(super) fn names_read_paths(rule: &SourcedRule) -> bool {
     rule.rule.covers_tool("Read") && rule.rule.specifier.is_some()
 }
 

@@ -378,13 +378,21 @@ fn files_read_out_of_the_history_are_judged_by_their_paths() {
     ] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Deny, "{command}");
     }
-    // Round 46: trees compared print every file below them.
+    // Round 46: trees compared print every file below them. Round 47: what is read out of the index or history
+    // without a path (staged changes, an object's id, a peeled tree) can't be judged while a Read deny rule is set;
+    // nor a range of two files.
     for command in [
         "git show HEAD^{/fix: it}",
         "git show :/message",
         "git diff HEAD~1:src HEAD:src",
         "git diff HEAD~1: HEAD:",
         "git diff HEAD~1:./src HEAD:./src",
+        "git diff --cached",
+        "git diff --staged -- src",
+        "git status -v",
+        "git show 3f4e5d6a7b8c",
+        "git diff HEAD~1^{tree} HEAD^{tree}",
+        "git diff HEAD~1:.env..HEAD:./../README.md",
     ] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
     }
@@ -394,8 +402,14 @@ fn files_read_out_of_the_history_are_judged_by_their_paths() {
         "git diff HEAD~1:README.md HEAD:README.md",
         "git show HEAD~2",
         "git log -L1,3:README.md",
+        "git show HEAD:./src/../README.md",
+        "git status -s",
     ] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+    let no_deny_rules = setup.policy(DefaultMode, &[]);
+    for command in ["git diff --cached", "git status -v", "git show 3f4e5d6a7b8c"] {
+        assert_eq!(setup.decide(&no_deny_rules, "Bash", json!({"command": command})), Allow, "{command}");
     }
 }
 

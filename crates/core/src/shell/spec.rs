@@ -91,6 +91,9 @@ pub struct Effects {
     /// `git`: files it reads out of the repository's history or index (`HEAD~1:.env`, `:.env`), judged as reads
     /// of their paths in the work tree, since a denied file once committed is still the file the rule denies.
     pub history_reads: Vec<HistoryRead>,
+    /// `git`: it may print file contents out of the history or the index without naming the files (`git diff
+    /// --cached`, `git status -v`, an object's id, `HEAD^{tree}`), so no path can be judged.
+    pub unnamed_history: bool,
     /// Option words with unquoted glob characters (`--include=*.rs`): literal only while no file matches them.
     pub literal_globs: Vec<String>,
     /// The reads must be files, not directories (`diff` of two directories reads the files in them, following

@@ -169,33 +169,38 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
             effects.repository_config = false;
             rest.is_empty()
         }
-        "status" => all_options(&rest, |arg| {
-            matches!(
-                arg,
-                "-s" | "--short"
-                    | "-b"
-                    | "--branch"
-                    | "--porcelain"
-                    | "--long"
-                    | "-v"
-                    | "--verbose"
-                    | "-z"
-                    | "--show-stash"
-                    | "--ahead-behind"
-                    | "--no-ahead-behind"
-                    | "--renames"
-                    | "--no-renames"
-                    | "-u"
-                    | "-uno"
-                    | "-unormal"
-                    | "-uall"
-                    | "--ignored"
-                    | "--no-column"
-            ) || ["--porcelain=", "--untracked-files", "--ignored=", "--ignore-submodules"]
-                .iter()
-                .any(|p| arg.starts_with(p))
-        }),
+        "status" => {
+            // `-v` prints the staged changes: file contents out of the index.
+            effects.unnamed_history = rest.iter().any(|arg| matches!(*arg, "-v" | "--verbose"));
+            all_options(&rest, |arg| {
+                matches!(
+                    arg,
+                    "-s" | "--short"
+                        | "-b"
+                        | "--branch"
+                        | "--porcelain"
+                        | "--long"
+                        | "-v"
+                        | "--verbose"
+                        | "-z"
+                        | "--show-stash"
+                        | "--ahead-behind"
+                        | "--no-ahead-behind"
+                        | "--renames"
+                        | "--no-renames"
+                        | "-u"
+                        | "-uno"
+                        | "-unormal"
+                        | "-uall"
+                        | "--ignored"
+                        | "--no-column"
+                ) || ["--porcelain=", "--untracked-files", "--ignored=", "--ignore-submodules"]
+                    .iter()
+                    .any(|p| arg.starts_with(p))
+            })
+        }
         "diff" => {
+            effects.unnamed_history = rest.iter().any(|arg| matches!(*arg, "--cached" | "--staged"));
             // Given paths outside the work tree, `git diff` quietly becomes `git diff --no-index`, reading any
             // file: every operand is judged as a path it may read (a revision like `HEAD~1` is a harmless one).
             for operand in operands(&rest) {
@@ -343,9 +348,26 @@ fn read_from_history(operand: &str, file_only: bool, effects: &mut Effects) -> R
     if operand.contains('{') && operand.contains(':') || operand.starts_with(":/") {
         return Err(format!("`{operand}` names a revision by a search, which could be a file's path"));
     }
+    if operand.contains(':') && is_range(operand) {
+        return Err(format!("`{operand}` is a range of files out of the history, which git splits as tandem can't"));
+    }
+    // An object's id or a `^{tree}`/`^{blob}` peel can be a file's or a tree's content, named by no path.
+    let peeled = operand.contains("^{");
+    let object_id = operand.len() >= 4 && operand.bytes().all(|byte| byte.is_ascii_hexdigit());
+    effects.unnamed_history |= peeled || object_id;
     let Some(path) = history_files(operand).pop() else { return Ok(false) };
     effects.history_reads.push(HistoryRead { path: path.to_owned(), file_only });
     Ok(true)
+}
+
+/// Whether `operand` holds `..` between two revisions (`A..B`, `A...B`), not as a path's `..` component.
+fn is_range(operand: &str) -> bool {
+    let bytes = operand.as_bytes();
+    operand.match_indices("..").any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + 2).copied();
+        !(matches!(before, None | Some(b'/' | b':')) && matches!(after, None | Some(b'/')))
+    })
 }
 
 /// The files a word of a git command names out of the history or the index, as written: the path of `REV:path`,
