@@ -54,6 +54,9 @@ pub(super) fn fence_lang(info: &str) -> Option<String> {
 
 /// Prefix of a hard-broken code line, so code stands apart from prose even without colours.
 const CODE_GUTTER: &str = "  ";
+/// The gutter of the rest of a code line broken at the screen's edge: code has no words to wrap at, so the
+/// break is marked, never mistaken for a line of its own.
+const CONTINUED_GUTTER: &str = "↪ ";
 
 impl Renderer<'_> {
     /// Code keeps its layout: highlighted when the language is known, long lines hard-broken, not wrapped.
@@ -73,7 +76,8 @@ impl Renderer<'_> {
                 .into_iter()
                 .map(|span| Span::styled(span.content, self.theme.code_block.patch(span.style)))
                 .collect();
-            for chunk in hard_break(spans, room) {
+            for (index, chunk) in hard_break(spans, room).into_iter().enumerate() {
+                let gutter = if index > 0 && !gutter.is_empty() { CONTINUED_GUTTER } else { gutter };
                 let mut content = vec![Span::styled(gutter, self.theme.dim)];
                 content.extend(chunk);
                 self.emit(content);

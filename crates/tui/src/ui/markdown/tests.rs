@@ -156,10 +156,10 @@ fn horizontal_rule_spans_the_width() {
 }
 
 #[test]
-fn code_is_highlighted_and_hard_broken_not_wrapped() {
+fn code_is_highlighted_and_hard_broken_with_a_marker() {
     let text = "```rust\nfn main() { let value = compute(1, 2); }\n\n    indented();\n```";
     let lines = render_markdown(text, 24, &theme());
-    assert_eq!(texts(&lines), ["  fn main() { let value ", "  = compute(1, 2); }", "  ", "      indented();"]);
+    assert_eq!(texts(&lines), ["  fn main() { let value ", "↪ = compute(1, 2); }", "  ", "      indented();"]);
     assert!(lines[0].spans.iter().filter(|span| !span.content.trim().is_empty()).all(|span| span.style.fg.is_some()));
     assert_fits(&lines, 24);
     // Unknown language, indented block: plain code style.
@@ -188,19 +188,40 @@ fn streaming_prefixes_render_reasonably() {
 }
 
 #[test]
-fn tables_pad_truncate_and_fall_back() {
+fn tables_pad_wrap_and_fall_back() {
     let text = "| Name | Value |\n|---|---:|\n| a | 1 |\n| bbb | 22 |";
     let lines = render_markdown(text, 40, &theme());
     assert_eq!(texts(&lines), ["Name │ Value", "─────┼──────", "a    │     1", "bbb  │    22"]);
     assert!(span_with(&lines, "Name").style.add_modifier.contains(Modifier::BOLD));
 
+    // Too wide: the widest column wraps its cells, words whole, nothing cut.
     let wide = "| Key | Description |\n|---|---|\n| x | a rather long description of the key |";
     let lines = render(wide, 24);
-    assert_eq!(lines, ["Key │ Description", "────┼───────────────────", "x   │ a rather long des…"]);
+    assert_eq!(
+        lines,
+        [
+            "Key │ Description",
+            "────┼───────────────────",
+            "x   │ a rather long",
+            "    │ description of the",
+            "    │ key"
+        ]
+    );
 
-    // Too many columns for the width: one wrapped line per row.
-    let many = "| a | b | c | d | e |\n|-|-|-|-|-|\n| 1 | 2 | 3 | 4 | 5 |";
-    assert_eq!(render(many, 12), ["a │ b │ c │", "d │ e", "1 │ 2 │ 3 │", "4 │ 5"]);
+    // Once a row takes several lines, a rule separates the rows.
+    let two = "| K | Text |\n|---|---|\n| a | one two three four |\n| b | five |";
+    assert_eq!(
+        render(two, 14),
+        ["K │ Text", "──┼───────────", "a │ one two", "  │ three four", "──┼───────────", "b │ five"]
+    );
+
+    // Too many columns for the width: each row a block of "header: value" lines.
+    let many = "| a | b | c | d | e |\n|-|-|-|-|-|\n| 1 | 2 | 3 | 4 | 5 |\n| 6 | 7 | 8 | 9 | 10 |";
+    assert_eq!(render(many, 12), ["a: 1", "b: 2", "c: 3", "d: 4", "e: 5", "", "a: 6", "b: 7", "c: 8", "d: 9", "e: 10"]);
+    let lines = render_markdown(many, 12, &theme());
+    assert!(span_with(&lines, "a").style.add_modifier.contains(Modifier::BOLD));
+    let long = "| Option | Meaning |\n|-|-|\n| --verbose | prints every step it takes |";
+    assert_eq!(render(long, 14), ["Option:", "  --verbose", "Meaning:", "  prints every", "  step it", "  takes"]);
 }
 
 #[test]
