@@ -9,6 +9,7 @@
 //! One pass over the parser's events, with no look-back over the output, keeps a long answer linear.
 
 mod code;
+mod partial;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ use super::theme::Theme;
 use super::wrap::{width as text_width, wrap_line_into};
 use code::fence_lang;
 pub use code::{CodeBlock, code_blocks};
+pub(crate) use partial::close_open_inline;
 use table::TableState;
 
 /// The parser extensions this module understands; other syntax stays literal text.

@@ -7,6 +7,9 @@
 //! laid out once and kept. Each frame only lays out the blocks that are still open — usually the paragraph,
 //! list or code block being written — and replaces the end of the cached lines with them.
 //!
+//! The line in progress is drawn with the inline spans it leaves open closed (`close_open_inline`), so `**bold`
+//! is bold as it arrives instead of showing its markers until the closing ones come.
+//!
 //! When the answer is complete the cell is laid out whole once more, so the final look is the ordinary
 //! rendering (link reference definitions, the one thing a later block can change, are then applied).
 
@@ -16,7 +19,7 @@ use std::rc::Rc;
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use ratatui::text::{Line, Span};
 
-use super::markdown::{markdown_options, render_markdown_into};
+use super::markdown::{close_open_inline, markdown_options, render_markdown_into};
 use super::packed::PackedLines;
 use super::theme::Theme;
 
@@ -49,7 +52,7 @@ impl StreamLayout {
             self.settled_bytes += cut;
             self.settled_lines = out.len();
         }
-        push_body(out, &text[self.settled_bytes..], body_width, theme);
+        push_body(out, &close_open_inline(&text[self.settled_bytes..]), body_width, theme);
         if out.is_empty() {
             out.push(&Line::from(Span::styled("● …", theme.dim)));
         }
@@ -175,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn streamed_layout_matches_the_whole_layout_at_every_step() {
+    fn streamed_layout_matches_the_whole_layout_of_the_completed_text_at_every_step() {
         let theme = Theme::new(ColorDepth::None);
         for step in [1, 3, 17] {
             let mut layout = StreamLayout::default();
@@ -189,7 +192,7 @@ mod tests {
                 let text = &DOCUMENT[..end];
                 layout.render(&mut lines, text, 60, &theme);
                 let streamed: Vec<String> = lines.iter().map(|line| crate::ui::wrap::line_text(&line)).collect();
-                let expected = whole(text, 60, &theme);
+                let expected = whole(&close_open_inline(text), 60, &theme);
                 if expected == [""] {
                     assert_eq!(streamed, ["● …", ""], "nothing to show yet shows a placeholder");
                     continue;
@@ -212,6 +215,21 @@ mod tests {
         assert_eq!(settled_prefix("```rust\nfn x() {}\n``"), 0);
         assert_eq!(settled_prefix("```rust\nfn x() {}\n```"), 0);
         assert_eq!(settled_prefix("````\n```\nstill code\n"), 0);
+    }
+
+    #[test]
+    fn a_line_in_progress_shows_its_styles_not_its_markers() {
+        let theme = Theme::new(ColorDepth::None);
+        let mut layout = StreamLayout::default();
+        let mut lines = Rc::new(PackedLines::new());
+        layout.render(&mut lines, "Done.\n\nRun **cargo te", 60, &theme);
+        let last = lines.iter().nth(2).expect("the line in progress");
+        assert_eq!(crate::ui::wrap::line_text(&last), "  Run cargo te");
+        let bold = last.spans.iter().find(|span| span.content.contains("cargo")).expect("a span");
+        assert!(bold.style.add_modifier.contains(ratatui::style::Modifier::BOLD), "{last:?}");
+        layout.render(&mut lines, "Done.\n\nRun **cargo test** then `", 60, &theme);
+        let last = lines.iter().nth(2).expect("the line in progress");
+        assert_eq!(crate::ui::wrap::line_text(&last), "  Run cargo test then");
     }
 
     #[test]
