@@ -314,6 +314,34 @@ fn ctrl_f_searches_the_conversation() {
     pty.expect("the search bar closed", |screen| search_bar(screen).is_none() && screen.contains(IDLE));
 }
 
+#[test]
+fn ctrl_f_finds_text_inside_a_collapsed_card_and_opens_it() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "alpha\nbeta\nquokka\n");
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        {"blocks": [{"type": "text", "text": "Three words."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "What is in the notes?");
+    let collapsed = expect_idle_with(&pty, "Three words.");
+    assert!(!collapsed.contains("quokka"), "{}", framed(&collapsed));
+    pty.send(keys::CTRL_F);
+    pty.expect_text("search:");
+    pty.send("quokka");
+    pty.expect("a match inside the collapsed card", |screen| {
+        search_bar(screen).is_some_and(|bar| bar.contains("quokka  1/1 (in a collapsed card: enter opens it)"))
+    });
+    pty.send(keys::ENTER);
+    let opened = pty.expect("the card opened at the match", |screen| {
+        screen.contains("quokka") && search_bar(screen).is_some_and(|bar| bar.contains("1/1  n/N next/prev"))
+    });
+    assert!(opened.lines().any(|line| line.contains("quokka") && !line.starts_with("search:")), "{}", framed(&opened));
+    pty.send(keys::ESC);
+    pty.expect("the search bar closed", |screen| search_bar(screen).is_none());
+}
+
 fn search_bar(screen: &str) -> Option<&str> {
     screen.lines().find(|line| line.starts_with("search: "))
 }

@@ -288,8 +288,9 @@ impl App {
                         missed = Some(format!("no match for {:?}", search.query));
                     }
                 }
-                if let Some(missed) = missed {
-                    self.flash(missed);
+                match missed {
+                    Some(missed) => self.flash(missed),
+                    None => self.open_current_match(),
                 }
             }
             KeyCode::Backspace => {
@@ -353,11 +354,11 @@ impl App {
             KeyCode::Char('/') => self.start_search(),
             KeyCode::Char('n') => {
                 self.transcript.step_search(true, total, viewport);
-                self.sync_cursor_to_match();
+                self.open_current_match();
             }
             KeyCode::Char('N') => {
                 self.transcript.step_search(false, total, viewport);
-                self.sync_cursor_to_match();
+                self.open_current_match();
             }
             KeyCode::Char('v') => {
                 self.transcript.selection = match self.transcript.selection {
@@ -377,6 +378,19 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Opens the card the current match is folded in (if it is), then puts the cursor on the match, in view.
+    fn open_current_match(&mut self) {
+        let width = self.size.0 as usize;
+        self.transcript.open_current_match(width, &self.theme, Instant::now());
+        let (total, viewport) = self.metrics();
+        if let Some(line) =
+            self.transcript.search.as_ref().and_then(|search| Some(search.matches.get(search.current)?.line))
+        {
+            self.transcript.reveal(line, total, viewport);
+        }
+        self.sync_cursor_to_match();
     }
 
     fn sync_cursor_to_match(&mut self) {

@@ -324,6 +324,29 @@ fn search_highlights_matches_and_steps_through_them() {
 }
 
 #[test]
+fn search_finds_text_inside_a_collapsed_card_and_opens_it() {
+    let mut app = app(80, 24);
+    conversation(&mut app);
+    assert!(!screen(&app).contains("fn main"), "the Read card starts collapsed");
+    app.update(ctrl('f'), Instant::now());
+    type_text(&mut app, "FN MAIN");
+    let search = app.transcript.search.as_ref().unwrap();
+    assert_eq!(search.matches.len(), 1, "{:?}", search.matches);
+    assert!(search.matches[0].folded_in.is_some());
+    assert!(screen(&app).contains("1/1 (in a collapsed card: enter opens it)"), "{}", screen(&app));
+    app.update(key(KeyCode::Enter), Instant::now());
+    let text = screen(&app);
+    assert!(text.contains("fn main() {}"), "Enter opens the card at the match:\n{text}");
+    let search = app.transcript.search.as_ref().unwrap();
+    let current = &search.matches[search.current];
+    assert_eq!(current.folded_in, None);
+    assert_eq!(app.transcript.cursor_line, Some(current.line));
+    // Searching again finds it where it is now drawn, once.
+    app.update(key(KeyCode::Char('n')), Instant::now());
+    assert_eq!(app.transcript.search.as_ref().unwrap().matches.len(), 1);
+}
+
+#[test]
 fn scroll_mode_copies_the_answer_and_code_blocks() {
     let mut app = app(80, 24);
     core(&mut app, Event::RequestStarted { round: 1 });

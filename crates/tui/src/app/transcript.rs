@@ -33,6 +33,8 @@ pub struct SearchMatch {
     pub line: usize,
     pub start: usize,
     pub end: usize,
+    /// The text is inside this collapsed card (or thinking block), drawn at `line`: reaching the match opens it.
+    pub folded_in: Option<usize>,
 }
 
 /// Search state: the query and where its matches are.
@@ -243,25 +245,76 @@ impl Transcript {
         rows.join("\n")
     }
 
-    /// Recomputes search matches (case-insensitive) at `width`.
+    /// Recomputes search matches (case-insensitive) at `width`: in the lines drawn, and one per collapsed card
+    /// whose hidden part holds the query.
     pub fn refresh_search(&mut self, width: usize, theme: &Theme, now: Instant) {
         let Some(query) = self.search.as_ref().map(|search| search.query.to_lowercase()) else { return };
         let mut matches = Vec::new();
         if !query.is_empty() {
-            self.each_plain_line(width, theme, now, |line, text| {
-                let lower = text.to_lowercase();
-                // Lowercasing can change byte lengths for some scripts; only keep ranges valid in the original.
-                for (start, found) in lower.match_indices(&query) {
-                    let end = start + found.len();
-                    if text.is_char_boundary(start) && text.is_char_boundary(end.min(text.len())) {
-                        matches.push(SearchMatch { line, start, end: end.min(text.len()) });
+            let mut line = 0;
+            let mut drawn_at = 0;
+            for (index, lines) in self.layout(width, theme, now).iter().enumerate() {
+                // A card folded into a group is drawn by the group's first card.
+                if !lines.is_empty() {
+                    drawn_at = line;
+                }
+                for row in 0..lines.len() {
+                    let text = lines.text(row);
+                    let lower = text.to_lowercase();
+                    // Lowercasing can change byte lengths for some scripts; only keep ranges valid in the original.
+                    for (start, found) in lower.match_indices(&query) {
+                        let end = (start + found.len()).min(text.len());
+                        if text.is_char_boundary(start) && text.is_char_boundary(end) {
+                            matches.push(SearchMatch { line: line + row, start, end, folded_in: None });
+                        }
                     }
                 }
-            });
+                if self.hides(index, &query, width, theme, now) {
+                    matches.push(SearchMatch { line: drawn_at, start: 0, end: 0, folded_in: Some(index) });
+                }
+                line += lines.len();
+            }
         }
         if let Some(search) = &mut self.search {
             search.current = search.current.min(matches.len().saturating_sub(1));
             search.matches = matches;
+        }
+    }
+
+    /// Whether cell `index` is collapsed and expanding it would show `query` (lowercase) more often than now.
+    fn hides(&self, index: usize, query: &str, width: usize, theme: &Theme, now: Instant) -> bool {
+        let cell = &self.cells[index];
+        let text_holds = |text: &str| text.to_lowercase().contains(query);
+        let may_hold = match &cell.kind {
+            CellKind::Thinking { text, .. } => text_holds(text),
+            CellKind::Tool(card) => text_holds(&card.output) || strings_hold(&card.input, &text_holds),
+            _ => false,
+        };
+        if cell.expanded || !may_hold {
+            return false;
+        }
+        let mut open = cell.clone();
+        open.expanded = true;
+        let count = |lines: &PackedLines| {
+            (0..lines.len()).map(|row| lines.text(row).to_lowercase().matches(query).count()).sum::<usize>()
+        };
+        count(&cell_ui::render(&open, width, theme, now)) > count(&cell_ui::render(cell, width, theme, now))
+    }
+
+    /// When the current match is inside a collapsed card, expands the card and moves to the first match in it.
+    pub fn open_current_match(&mut self, width: usize, theme: &Theme, now: Instant) {
+        let Some(index) = self.search.as_ref().and_then(|search| search.matches.get(search.current)?.folded_in) else {
+            return;
+        };
+        self.update(index, |cell| cell.expanded = true);
+        self.refresh_search(width, theme, now);
+        let layout = self.layout(width, theme, now);
+        let start: usize = layout[..index].iter().map(|lines| lines.len()).sum();
+        let cell_lines = start..start + layout[index].len();
+        if let Some(search) = &mut self.search
+            && let Some(first) = search.matches.iter().position(|found| cell_lines.contains(&found.line))
+        {
+            search.current = first;
         }
     }
 
@@ -370,4 +423,14 @@ enum Group {
 
 fn group_key(cells: &[Cell]) -> u64 {
     cells.iter().fold(cells.len() as u64, |key, cell| key.wrapping_mul(1_000_003).wrapping_add(cell.revision))
+}
+
+/// Whether any string in a tool's input satisfies `holds`.
+fn strings_hold(value: &serde_json::Value, holds: &dyn Fn(&str) -> bool) -> bool {
+    match value {
+        serde_json::Value::String(text) => holds(text),
+        serde_json::Value::Array(items) => items.iter().any(|item| strings_hold(item, holds)),
+        serde_json::Value::Object(fields) => fields.values().any(|field| strings_hold(field, holds)),
+        _ => false,
+    }
 }

@@ -112,7 +112,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>, now: Instant) {
         } else if search.matches.is_empty() {
             "  no matches".into()
         } else {
-            format!("  {}/{}", search.current + 1, search.matches.len())
+            let folded = search.matches.get(search.current).is_some_and(|found| found.folded_in.is_some());
+            let opens = if folded && search.editing { " (in a collapsed card: enter opens it)" } else { "" };
+            format!("  {}/{}{opens}", search.current + 1, search.matches.len())
         };
         let hint = if search.editing { "  enter confirm · esc cancel" } else { "  n/N next/prev · esc close" };
         Line::from(vec![
