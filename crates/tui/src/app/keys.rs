@@ -13,7 +13,8 @@ use super::modal::Modal;
 use super::onboarding::OnboardingAction;
 use super::transcript::Search;
 use super::{App, Effect, Focus};
-use crate::ui::markdown::code_blocks;
+use crate::ui::markdown::{CodeBlock, code_blocks};
+use crate::ui::packed::PackedLines;
 
 /// A second Ctrl+C within this time quits.
 const DOUBLE_PRESS: Duration = Duration::from_millis(1500);
@@ -426,23 +427,29 @@ impl App {
         }
     }
 
-    /// Copies a code block of the answer under the cursor (or the last answer), cycling on each press.
+    /// Copies the code block under the cursor, or the one nearest it in the answer under the cursor (the last
+    /// answer when the cursor is on no answer): the block in view, not a count from the top.
     fn copy_code_block(&mut self, cursor: usize) -> Vec<Effect> {
         let width = self.size.0 as usize;
-        let at_cursor = self.transcript.cell_at_line(cursor, width, &self.theme, Instant::now());
-        let text = at_cursor
-            .and_then(|index| match &self.transcript.cells()[index].kind {
-                CellKind::Assistant { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .or_else(|| self.transcript.last_answer());
-        let blocks = text.map(code_blocks).unwrap_or_default();
-        if blocks.is_empty() {
+        let now = Instant::now();
+        let layout = self.transcript.layout(width, &self.theme, now);
+        let answer_at = |index: usize| match &self.transcript.cells()[index].kind {
+            CellKind::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        };
+        let at_cursor =
+            self.transcript.cell_at_line(cursor, width, &self.theme, now).filter(|&index| answer_at(index).is_some());
+        let Some(cell) = at_cursor.or_else(|| (0..layout.len()).rev().find(|&index| answer_at(index).is_some())) else {
             self.flash("no code block here");
             return Vec::new();
-        }
-        let index = self.code_block_cursor % blocks.len();
-        self.code_block_cursor = index + 1;
+        };
+        let blocks = answer_at(cell).map(code_blocks).unwrap_or_default();
+        let cell_start: usize = layout[..cell].iter().map(|lines| lines.len()).sum();
+        let cursor_in_cell = cursor.saturating_sub(cell_start).min(layout[cell].len().saturating_sub(1));
+        let Some(index) = nearest_block(&layout[cell], &blocks, cursor_in_cell) else {
+            self.flash("no code block here");
+            return Vec::new();
+        };
         let block = &blocks[index];
         let language = block.lang.clone().unwrap_or_else(|| "text".into());
         self.flash(format!(
@@ -557,4 +564,25 @@ impl App {
         }
         Vec::new()
     }
+}
+
+/// Which of an answer's code blocks is drawn nearest line `line` of its laid-out `lines` (a block under the line
+/// is nearest of all). Each block is found where its first line is drawn, after the previous block.
+fn nearest_block(lines: &PackedLines, blocks: &[CodeBlock], line: usize) -> Option<usize> {
+    let mut from = 0;
+    let mut nearest: Option<(usize, usize)> = None;
+    for (index, block) in blocks.iter().enumerate() {
+        let Some((skipped, first)) = block.code.lines().enumerate().find(|(_, code)| !code.trim().is_empty()) else {
+            continue;
+        };
+        let drawn = |row: &usize| lines.text(*row).trim_start_matches('●').trim_start().starts_with(first.trim());
+        let Some(start) = (from + skipped..lines.len()).find(drawn).map(|row| row - skipped) else { continue };
+        let end = start + block.code.lines().count().max(1);
+        from = end;
+        let distance = if line < start { start - line } else { line.saturating_sub(end - 1) };
+        if nearest.is_none_or(|(_, best)| distance < best) {
+            nearest = Some((index, distance));
+        }
+    }
+    nearest.map(|(index, _)| index).or((!blocks.is_empty()).then(|| blocks.len() - 1))
 }

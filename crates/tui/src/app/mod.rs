@@ -171,8 +171,6 @@ pub struct App {
     pub(crate) retry_notice: Option<usize>,
     /// When Ctrl+C last cleared an empty input (a second one soon after quits).
     pub(crate) last_ctrl_c: Option<Instant>,
-    /// Which code block `b` copies next in scroll mode.
-    pub(crate) code_block_cursor: usize,
     /// The mode Shift+Tab cycles from, and whether bypass is part of the cycle.
     pub(crate) bypass_allowed: bool,
     /// The transcript's height when last drawn while scrolled up (see [`App::hold_scroll_position`]).
@@ -225,7 +223,6 @@ impl App {
             response_start: None,
             retry_notice: None,
             last_ctrl_c: None,
-            code_block_cursor: 0,
             bypass_allowed,
             scroll_anchor: None,
             todos: Vec::new(),

@@ -361,6 +361,29 @@ fn scroll_mode_copies_the_answer_and_code_blocks() {
 }
 
 #[test]
+fn b_copies_the_code_block_nearest_the_cursor() {
+    let mut app = app(80, 24);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    let filler = "Some prose between the blocks.\n\n".repeat(6);
+    stream_text(
+        &mut app,
+        0,
+        &format!("First:\n\n```sh\nmake one\n```\n\n{filler}Second:\n\n```py\nprint(2)\n```\n\nDone.\n"),
+    );
+    core(&mut app, finished(RunOutcome::Success, vec![]));
+    app.update(ctrl('s'), Instant::now());
+    // The cursor starts at the bottom of the view: the second block is the one nearest.
+    assert_eq!(app.update(key(KeyCode::Char('b')), Instant::now()), vec![Effect::Copy("print(2)".into())]);
+    assert_eq!(app.update(key(KeyCode::Char('b')), Instant::now()), vec![Effect::Copy("print(2)".into())]);
+    app.update(key(KeyCode::Char('g')), Instant::now());
+    assert_eq!(app.update(key(KeyCode::Char('b')), Instant::now()), vec![Effect::Copy("make one".into())]);
+    for _ in 0..3 {
+        app.update(key(KeyCode::Char('j')), Instant::now());
+    }
+    assert_eq!(app.update(key(KeyCode::Char('b')), Instant::now()), vec![Effect::Copy("make one".into())]);
+}
+
+#[test]
 fn scrolling_up_marks_new_output_below() {
     let mut app = app(60, 12);
     for i in 0..30 {
