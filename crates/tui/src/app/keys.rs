@@ -407,10 +407,11 @@ impl App {
             Some((anchor, head)) => (anchor.min(head), anchor.max(head)),
             None => (cursor, cursor),
         };
-        let text = self.transcript.plain_text(start, end, self.size.0 as usize, &self.theme, Instant::now());
+        let text = self.transcript.copy_text(start, end, self.size.0 as usize, &self.theme, Instant::now());
         self.transcript.selection = None;
-        self.flash(format!("copied {} line{}", end - start + 1, if end == start { "" } else { "s" }));
-        vec![Effect::Copy(text.trim_end().to_owned())]
+        let lines = text.lines().count();
+        self.flash(format!("copied {lines} line{}", if lines == 1 { "" } else { "s" }));
+        vec![Effect::Copy(text)]
     }
 
     pub(crate) fn copy_last_answer(&mut self) -> Vec<Effect> {

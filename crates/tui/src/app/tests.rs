@@ -361,6 +361,57 @@ fn scroll_mode_copies_the_answer_and_code_blocks() {
 }
 
 #[test]
+fn copied_lines_are_the_logical_lines_without_gutters_or_wraps() {
+    let mut app = app(40, 30);
+    core(&mut app, Event::RequestStarted { round: 1 });
+    let paragraph = "This paragraph is long enough that it wraps over several rows at forty columns.";
+    stream_text(
+        &mut app,
+        0,
+        &format!(
+            "{paragraph}\n\n- a list item that also wraps at this narrow width\n\n```rust\nfn main() {{\n    run();\n}}\n```\n\nEnd.\n"
+        ),
+    );
+    core(&mut app, finished(RunOutcome::Success, vec![]));
+    let text = screen(&app);
+    assert!(text.contains("● This paragraph is long enough that"), "the paragraph wraps:\n{text}");
+    app.update(ctrl('s'), Instant::now());
+    app.update(key(KeyCode::Char('g')), Instant::now());
+    // Move to the paragraph's first row, select to the end of the code block and copy.
+    while !app.transcript.cursor_line.is_some_and(|line| screen_line(&app, line).starts_with("● This")) {
+        app.update(key(KeyCode::Char('j')), Instant::now());
+    }
+    app.update(key(KeyCode::Char('v')), Instant::now());
+    while !app.transcript.cursor_line.is_some_and(|line| screen_line(&app, line).trim() == "}") {
+        app.update(key(KeyCode::Char('j')), Instant::now());
+    }
+    let effects = app.update(key(KeyCode::Char('y')), Instant::now());
+    let expected = format!(
+        "{paragraph}\n\n• a list item that also wraps at this narrow width\n\n  fn main() {{\n      run();\n  }}"
+    );
+    assert_eq!(effects, vec![Effect::Copy(expected)]);
+    // Code alone copies without its gutter.
+    app.update(key(KeyCode::Char('k')), Instant::now());
+    app.update(key(KeyCode::Char('v')), Instant::now());
+    app.update(key(KeyCode::Char('j')), Instant::now());
+    let effects = app.update(key(KeyCode::Char('y')), Instant::now());
+    assert_eq!(effects, vec![Effect::Copy("    run();\n}".into())]);
+}
+
+/// The text of transcript line `line` as laid out at the app's width.
+fn screen_line(app: &App, line: usize) -> String {
+    let layout = app.transcript.layout(app.size.0 as usize, &app.theme, Instant::now());
+    let mut rest = line;
+    for lines in layout {
+        if rest < lines.len() {
+            return lines.text(rest).to_owned();
+        }
+        rest -= lines.len();
+    }
+    String::new()
+}
+
+#[test]
 fn b_copies_the_code_block_nearest_the_cursor() {
     let mut app = app(80, 24);
     core(&mut app, Event::RequestStarted { round: 1 });

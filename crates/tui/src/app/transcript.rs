@@ -223,26 +223,42 @@ impl Transcript {
         groups
     }
 
-    /// Calls `each` with every line's number and plain text (read in place, nothing copied).
-    fn each_plain_line(&self, width: usize, theme: &Theme, now: Instant, mut each: impl FnMut(usize, &str)) {
-        let mut number = 0;
-        for lines in self.layout(width, theme, now) {
-            for index in 0..lines.len() {
-                each(number, lines.text(index));
-                number += 1;
+    /// What copying rows `first..=last` gives: the logical lines they show (a paragraph wrapped over several
+    /// rows is one line, as it is laid out with no width limit), without the two-column gutter every cell is
+    /// drawn with, and with the indentation all of them share removed. A row that is no line's start or
+    /// continuation there (a table cell wrapped within its column, a rule) is copied as drawn.
+    pub fn copy_text(&self, first: usize, last: usize, width: usize, theme: &Theme, now: Instant) -> String {
+        let groups = self.groups();
+        let mut copied: Vec<String> = Vec::new();
+        let mut start = 0;
+        for (index, rows) in self.layout(width, theme, now).iter().enumerate() {
+            let cell_rows = start..start + rows.len();
+            start = cell_rows.end;
+            let (from, to) = (first.max(cell_rows.start), last.min(cell_rows.end.saturating_sub(1)));
+            if rows.is_empty() || from > to {
+                continue;
+            }
+            let unwrapped = match groups[index] {
+                Group::Alone => Some(cell_ui::render(&self.cells[index], UNWRAPPED_WIDTH, theme, now)),
+                _ => None,
+            };
+            let lines_of = unwrapped.as_ref().map(|wide| logical_lines(rows, wide));
+            let mut previous = None;
+            for row in from - cell_rows.start..=to - cell_rows.start {
+                match (lines_of.as_ref().and_then(|of| of[row]), unwrapped.as_ref()) {
+                    (Some(line), Some(wide)) if previous != Some(line) => {
+                        previous = Some(line);
+                        copied.push(without_gutter(wide.text(line)).to_owned());
+                    }
+                    (Some(_), _) => {}
+                    (None, _) => {
+                        previous = None;
+                        copied.push(without_gutter(rows.text(row)).to_owned());
+                    }
+                }
             }
         }
-    }
-
-    /// The plain text of lines `first..=last`, one per row, for copying.
-    pub fn plain_text(&self, first: usize, last: usize, width: usize, theme: &Theme, now: Instant) -> String {
-        let mut rows = Vec::new();
-        self.each_plain_line(width, theme, now, |number, text| {
-            if (first..=last).contains(&number) {
-                rows.push(text.to_owned());
-            }
-        });
-        rows.join("\n")
+        dedent(&copied)
     }
 
     /// Recomputes search matches (case-insensitive) at `width`: in the lines drawn, and one per collapsed card
@@ -433,4 +449,57 @@ fn strings_hold(value: &serde_json::Value, holds: &dyn Fn(&str) -> bool) -> bool
         serde_json::Value::Object(fields) => fields.values().any(|field| strings_hold(field, holds)),
         _ => false,
     }
+}
+
+/// Wide enough that prose never wraps; long code lines still break (and copy as they are drawn then).
+const UNWRAPPED_WIDTH: usize = 1000;
+
+/// For each of `rows` (a cell laid out at the screen's width), the line of `wide` (the same cell laid out
+/// unwrapped) that it starts or continues, compared without whitespace (wrapping drops the spaces it breaks at
+/// and adds hanging indents). `None` for a blank row or one that neither continues the line before it nor
+/// starts a later one.
+fn logical_lines(rows: &PackedLines, wide: &PackedLines) -> Vec<Option<usize>> {
+    let squeeze = |text: &str| text.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let mut current: Option<(usize, String)> = None;
+    let mut next = 0;
+    (0..rows.len())
+        .map(|row| {
+            let text = squeeze(rows.text(row));
+            if text.is_empty() || text.chars().all(|c| matches!(c, '─' | '┼' | '│')) {
+                return None;
+            }
+            if let Some((line, seen)) = &mut current
+                && squeeze(wide.text(*line)).starts_with(&format!("{seen}{text}"))
+            {
+                seen.push_str(&text);
+                return Some(*line);
+            }
+            let line = (next..wide.len()).find(|&line| squeeze(wide.text(line)).starts_with(&text))?;
+            next = line + 1;
+            current = Some((line, text));
+            Some(line)
+        })
+        .collect()
+}
+
+/// A row's text without the cell's two-column gutter ("● ", "> ", or blanks).
+fn without_gutter(text: &str) -> &str {
+    let mut chars = text.char_indices();
+    match (chars.next(), chars.next()) {
+        (Some((_, '●' | '>' | ' ')), Some((at, ' '))) => &text[at + 1..],
+        _ => text.trim_start_matches(' '),
+    }
+}
+
+/// The lines joined, without the leading blanks all non-blank lines share and without blank lines at the end.
+fn dedent(lines: &[String]) -> String {
+    let shared = lines
+        .iter()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start_matches(' ').len())
+        .min()
+        .unwrap_or(0);
+    let mut text = lines.iter().map(|line| line.get(shared..).unwrap_or("").trim_end()).collect::<Vec<_>>().join("\n");
+    text.truncate(text.trim_end().len());
+    text
 }
