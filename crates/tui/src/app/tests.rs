@@ -378,11 +378,11 @@ fn copied_lines_are_the_logical_lines_without_gutters_or_wraps() {
     app.update(ctrl('s'), Instant::now());
     app.update(key(KeyCode::Char('g')), Instant::now());
     // Move to the paragraph's first row, select to the end of the code block and copy.
-    while !app.transcript.cursor_line.is_some_and(|line| screen_line(&app, line).starts_with("● This")) {
+    while app.transcript.cursor_line.is_none_or(|line| !screen_line(&app, line).starts_with("● This")) {
         app.update(key(KeyCode::Char('j')), Instant::now());
     }
     app.update(key(KeyCode::Char('v')), Instant::now());
-    while !app.transcript.cursor_line.is_some_and(|line| screen_line(&app, line).trim() == "}") {
+    while app.transcript.cursor_line.is_none_or(|line| screen_line(&app, line).trim() != "}") {
         app.update(key(KeyCode::Char('j')), Instant::now());
     }
     let effects = app.update(key(KeyCode::Char('y')), Instant::now());
