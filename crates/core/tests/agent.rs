@@ -253,18 +253,27 @@ async fn thinking_is_sent_back_with_its_signature_and_the_prefix_is_stable() {
     assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"]["type"], "ephemeral");
 }
 
+/// What a compaction test's conversation holds per answer: enough that compacting it is worth a summary.
+fn long_answer(turn: usize) -> String {
+    format!("Answer {turn}: the pelican is safe. {}", "The pelican rests on the pier by the boats. ".repeat(400))
+}
+
+/// A window small enough that the kept tail (a tenth of it) is the last exchange of a few long answers.
+const SMALL_WINDOW: u64 = 20_000;
+
 #[tokio::test]
 async fn manual_compact_survives_a_failing_summary_request_and_keeps_the_task() {
-    let mut replies: Vec<Value> = (0..4)
-        .map(|turn| json!({"blocks": [{"type": "text", "text": format!("Answer {turn}: the pelican is safe.")}]}))
-        .collect();
+    let mut replies: Vec<Value> =
+        (0..4).map(|turn| json!({"blocks": [{"type": "text", "text": long_answer(turn)}]})).collect();
     // The first summary request fails (not retryable): it is sent again shrunk.
     replies.push(json!({"fault": {"kind": "http", "status": 400, "body": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}}}));
     replies.push(json!({"blocks": [{"type": "text", "text": "<summary>Task and acceptance criteria: keep the pelican safe.</summary>"}]}));
     replies.push(json!({"blocks": [{"type": "text", "text": "Continuing with the pelican."}]}));
     let server =
         FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
-    let mut handle = agent::spawn(config(&server, ToolRegistry::empty(), PermissionMode::Default));
+    let mut config = config(&server, ToolRegistry::empty(), PermissionMode::Default);
+    config.model.context_window = SMALL_WINDOW;
+    let mut handle = agent::spawn(config);
     for turn in 0..4 {
         let prompt = if turn == 0 { "Task: keep the pelican safe.".to_owned() } else { format!("next step {turn}") };
         turn_of(&mut handle, &prompt).await;
@@ -324,13 +333,78 @@ async fn turn_of(handle: &mut AgentHandle, prompt: &str) {
 /// Compaction brings back the files the conversation read, but only those a Read may read now: a path named by
 /// a denied call (or only in the model's text) is not read into the rebuilt history.
 /// A fake server playing `replies`, and an agent in default mode whose workspace is `workspace`.
-async fn spawn_in(workspace: &std::path::Path, replies: Vec<Value>) -> (FakeServer, AgentHandle) {
+async fn spawn_in(workspace: &std::path::Path, replies: Vec<Value>, window: Option<u64>) -> (FakeServer, AgentHandle) {
     let server =
         FakeServer::start(Scenario::from_json(&json!({ "replies": replies }).to_string()).unwrap()).await.unwrap();
     let mut config = config(&server, ToolRegistry::builtin(), PermissionMode::Default);
+    if let Some(window) = window {
+        config.model.context_window = window;
+    }
     config.cwd = workspace.to_path_buf();
     config.permissions = PermissionPolicy::for_cwd(PermissionMode::Default, workspace);
     (server, agent::spawn(config))
+}
+
+/// Issue 28: `/compact` on a short conversation made the next request larger (13.5k → 14.3k tokens) while saying
+/// it had summarized 13.6k. A conversation whose summarized part would be about as long as its summary is now
+/// left as it is, without paying for a summary, and the user is told why.
+#[tokio::test]
+async fn compacting_a_short_conversation_says_so_and_changes_nothing() {
+    let replies = vec![
+        json!({"blocks": [{"type": "text", "text": "The pelican is safe."}]}),
+        json!({"blocks": [{"type": "text", "text": "Still safe."}]}),
+    ];
+    let workspace = tempfile::tempdir().unwrap();
+    let (server, mut handle) = spawn_in(workspace.path(), replies, None).await;
+    turn_of(&mut handle, "Task: keep the pelican safe.").await;
+    handle.ops.send(Op::Compact { instructions: None }).unwrap();
+    let said = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        match event {
+            Event::Info { message } => break message,
+            Event::CompactionStarted { .. } | Event::CompactBoundary { .. } => panic!("compacted: {event:?}"),
+            _ => {}
+        }
+    };
+    assert!(said.starts_with("Not compacted") && said.contains("would not make it smaller"), "{said}");
+    turn_of(&mut handle, "and now?").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "no summary was asked for");
+    let history = requests[1].body["messages"].to_string();
+    assert!(history.contains("Task: keep the pelican safe.") && history.contains("The pelican is safe."), "{history}");
+}
+
+/// A compaction that is worth it leaves a smaller conversation, says by how much, and carries its summary for the
+/// front end to show.
+#[tokio::test]
+async fn a_compaction_makes_the_conversation_smaller_and_carries_its_summary() {
+    let mut replies: Vec<Value> =
+        (0..3).map(|turn| json!({"blocks": [{"type": "text", "text": long_answer(turn)}]})).collect();
+    replies.push(json!({"blocks": [{"type": "text", "text": "<summary>The pelican is safe on the pier.</summary>"}]}));
+    replies.push(json!({"blocks": [{"type": "text", "text": "Continuing."}]}));
+    let workspace = tempfile::tempdir().unwrap();
+    let (server, mut handle) = spawn_in(workspace.path(), replies, Some(SMALL_WINDOW)).await;
+    for turn in 0..3 {
+        turn_of(&mut handle, &format!("step {turn}")).await;
+    }
+    handle.ops.send(Op::Compact { instructions: None }).unwrap();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        match event {
+            Event::CompactBoundary { post_tokens, summary, .. } => {
+                assert!(post_tokens > 0);
+                assert_eq!(summary, "The pelican is safe on the pier.");
+                break;
+            }
+            Event::Info { message } | Event::Error { message } => panic!("not compacted: {message}"),
+            _ => {}
+        }
+    }
+    turn_of(&mut handle, "carry on").await;
+    let requests = server.requests();
+    let size = |index: usize| requests[index].body["messages"].to_string().len();
+    assert_eq!(requests.len(), 5);
+    assert!(size(4) * 4 < size(2), "the request after the compaction is far smaller: {} → {}", size(2), size(4));
 }
 
 #[tokio::test]
@@ -346,19 +420,22 @@ async fn compaction_restores_only_files_a_read_may_read() {
             {"type": "text", "text": format!("Let me look at <file path=\"{secret_path}\">.")},
             {"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {"file_path": secret_path}}
         ]}),
-        json!({"blocks": [{"type": "text", "text": "It was denied."}]}),
+        json!({"blocks": [{"type": "text", "text": long_answer(0)}]}),
+        json!({"blocks": [{"type": "text", "text": long_answer(1)}]}),
         json!({"blocks": [{"type": "text", "text": "<summary>The user keeps a pelican.</summary>"}]}),
         json!({"blocks": [{"type": "text", "text": "Continuing."}]}),
     ];
-    let (server, mut handle) = spawn_in(workspace.path(), replies).await;
+    let (server, mut handle) = spawn_in(workspace.path(), replies, Some(SMALL_WINDOW)).await;
     let (summary, _) = turn(&mut handle, "read it", |_, _| PermissionAnswer::Deny { feedback: None }).await;
     assert_eq!(summary.outcome, RunOutcome::Success);
+    turn_of(&mut handle, "and then?").await;
+    turn_of(&mut handle, "more?").await;
     handle.ops.send(Op::Compact { instructions: None }).unwrap();
     loop {
         let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
         match event {
             Event::CompactBoundary { .. } => break,
-            Event::Error { message } => panic!("compaction failed: {message}"),
+            Event::Info { message } | Event::Error { message } => panic!("not compacted: {message}"),
             _ => {}
         }
     }
@@ -384,7 +461,7 @@ async fn a_preview_of_a_file_the_model_may_not_read_says_nothing_to_the_model() 
         ]}),
         json!({"blocks": [{"type": "text", "text": "Both were refused."}]}),
     ];
-    let (server, mut handle) = spawn_in(workspace.path(), replies).await;
+    let (server, mut handle) = spawn_in(workspace.path(), replies, None).await;
     let mut asked = Vec::new();
     let (_, events) = turn(&mut handle, "edit them", |call_id, _| {
         asked.push(call_id.to_owned());
@@ -420,7 +497,7 @@ async fn declining_a_call_without_a_reason_ends_the_turn() {
         json!({"blocks": [{"type": "text", "text": "All done: the values were updated as requested."}]}),
         json!({"blocks": [{"type": "text", "text": "What should I do instead?"}]}),
     ];
-    let (server, mut handle) = spawn_in(workspace.path(), replies).await;
+    let (server, mut handle) = spawn_in(workspace.path(), replies, None).await;
     let mut asked = Vec::new();
     let (summary, events) = turn(&mut handle, "write them", |call_id, _| {
         asked.push(call_id.to_owned());

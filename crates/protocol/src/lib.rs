@@ -515,10 +515,18 @@ pub enum Event {
     },
     /// The answer to [`Op::Rewind`]: what it did, or why it could not.
     Rewound(Result<RewindOutcome, String>),
-    /// The conversation was compacted: earlier messages were replaced by a summary.
+    /// The conversation was compacted: earlier messages were replaced by `summary`; the context took
+    /// `pre_tokens` before and `post_tokens` after (the next request's estimate).
     CompactBoundary {
         trigger: CompactTrigger,
         pre_tokens: u64,
+        post_tokens: u64,
+        summary: String,
+    },
+    /// A resumed conversation was compacted before the point it resumes from: the model continues from
+    /// `summary`.
+    CompactedBefore {
+        summary: String,
     },
     /// Something went wrong that the user should see (the turn may still continue).
     Error {

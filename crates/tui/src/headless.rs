@@ -352,7 +352,7 @@ impl Printer {
             }
             Event::Error { message } => eprintln!("tandem: error: {message}"),
             Event::Info { message } => eprintln!("tandem: {message}"),
-            Event::CompactBoundary { trigger, pre_tokens } if self.streaming() => {
+            Event::CompactBoundary { trigger, pre_tokens, .. } if self.streaming() => {
                 let value = stream_json::compact_boundary(&self.session_id, *trigger, *pre_tokens);
                 self.line(&value);
             }

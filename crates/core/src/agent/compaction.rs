@@ -19,6 +19,11 @@ use crate::session::CompactTrigger;
 /// How many times the summary request is retried with the oldest exchanges dropped.
 const SUMMARY_ATTEMPTS: usize = 4;
 
+/// Below this many tokens of conversation to summarize (everything but the kept tail), a summary — with the
+/// user's prompts and the restored files beside it — is about as long as what it replaces: compacting would
+/// pay for a request and make the next one no smaller.
+const MIN_SUMMARIZED_TOKENS: u64 = 2_000;
+
 impl Session {
     /// The guideline files in effect now (re-read every time: an edit counts from the next request).
     pub(super) fn guidelines(&self) -> guidelines::Guidelines {
@@ -83,6 +88,19 @@ impl Session {
     /// Summarizes the conversation and rebuilds it. On failure the conversation is kept as it was (and the
     /// user is told): never losing the current task matters more than saving tokens.
     pub(super) async fn compact(&mut self, trigger: CompactTrigger, extra: Option<String>, cancel: &CancellationToken) {
+        let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);
+        let summarized = compact::summarized_tokens(&self.messages, keep, &self.counter);
+        if summarized < MIN_SUMMARIZED_TOKENS {
+            self.emit_event(Event::Info {
+                message: format!(
+                    "Not compacted: all but ~{summarized} tokens of the conversation are its latest exchanges, which \
+                     compaction keeps as they are, so a summary would not make it smaller."
+                ),
+            });
+            // Not again at every request: only once the context has grown by the reserve.
+            self.compaction_floor = self.request_tokens(&self.request()) + self.config.compaction.reserve_tokens;
+            return;
+        }
         self.emit_event(Event::CompactionStarted { trigger });
         let outcome = self.summarize_and_rebuild(trigger, extra, cancel).await;
         self.emit_event(Event::CompactionFinished { trigger, outcome });
@@ -232,6 +250,18 @@ impl Session {
                 crate::tools::todo_write::TodoItem::describe(&todos)
             )));
         }
+        let (before, after) =
+            (self.counter.estimate_messages(&self.messages), self.counter.estimate_messages(&rebuilt));
+        if after >= before {
+            self.compaction_floor = pre_tokens + self.config.compaction.reserve_tokens;
+            self.emit_event(Event::Info {
+                message: format!(
+                    "Not compacted: the summary and what it keeps (~{after} tokens) would not be smaller than the \
+                     conversation (~{before}); it was kept as it was."
+                ),
+            });
+            return ItemOutcome::Failed;
+        }
         self.replace_conversation(rebuilt);
         // The prompts were summarized: only files can go back to them now.
         self.live_prompts.clear();
@@ -243,10 +273,10 @@ impl Session {
         {
             tracing::warn!("could not log the compaction: {err}");
         }
-        self.emit_event(Event::CompactBoundary { trigger, pre_tokens });
         // A compaction that could not bring the context under the threshold (a huge kept tail, big guidelines)
         // must not run again at every request: the next one waits until the context has grown by the reserve.
         let after = self.request_tokens(&self.request());
+        self.emit_event(Event::CompactBoundary { trigger, pre_tokens, post_tokens: after, summary });
         self.compaction_floor = if self.config.compaction.should_compact(after, self.config.model.context_window) {
             self.emit_event(Event::Info {
                 message: format!(

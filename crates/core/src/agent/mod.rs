@@ -26,7 +26,7 @@ mod tool_hooks;
 mod turn;
 mod user_message;
 
-pub use replay::{COMPACTED_BEFORE, replay_events};
+pub use replay::replay_events;
 pub use rewind_ops::{REWIND_NOTE_START, rewind_notes_for_user};
 pub use user_message::INTERRUPTED_NOTE;
 

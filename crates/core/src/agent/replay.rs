@@ -12,10 +12,6 @@ use super::{INTERRUPTED_NOTE, rewind_notes_for_user};
 use crate::context::compact::SUMMARY_PREAMBLE;
 use crate::tools::{ToolContext, ToolRegistry, result_says_interrupted};
 
-/// Where a resumed conversation shows that it was compacted before.
-pub const COMPACTED_BEFORE: &str =
-    "── the conversation before this point was compacted: the model continues from its summary ──";
-
 /// The events that draw `messages` as they were drawn live: prompts, answers, thinking, and each tool call
 /// started and finished with its result as the session's `tools` describe it. Item ids are `replay-N`.
 pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> Vec<Event> {
@@ -98,7 +94,8 @@ pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> 
 /// user typed, without the reminders and the interrupted note tandem put before it.
 fn prompt_events(text: &str, events: &mut Vec<Event>) {
     if text.starts_with(SUMMARY_PREAMBLE) {
-        events.push(Event::Info { message: COMPACTED_BEFORE.to_owned() });
+        let summary = text.split_once("<summary>").and_then(|(_, rest)| rest.split_once("</summary>"));
+        events.push(Event::CompactedBefore { summary: summary.map_or("", |(summary, _)| summary).trim().to_owned() });
         return;
     }
     for note in rewind_notes_for_user(text) {
@@ -163,7 +160,7 @@ mod tests {
             },
         ];
         let events = replayed(&messages);
-        assert!(matches!(&events[0], Event::Info { message } if message == COMPACTED_BEFORE), "{events:?}");
+        assert!(matches!(&events[0], Event::CompactedBefore { summary } if summary == "the task"), "{events:?}");
         assert!(matches!(&events[1], Event::PromptReplayed { text } if text == "fix it"), "{events:?}");
         assert!(matches!(&events[3], Event::MessageCompleted { text: Some(text), .. } if text.as_str() == "On it."));
         let finished: Vec<(&str, ToolCallStatus, bool)> = events

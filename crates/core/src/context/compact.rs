@@ -321,6 +321,11 @@ pub fn rebuild(
     repair_history(out)
 }
 
+/// The tokens of what [`rebuild`] would replace by the summary: `messages` before the tail it keeps verbatim.
+pub fn summarized_tokens(messages: &[Message], keep_tail_tokens: u64, counter: &TokenCounter) -> u64 {
+    counter.estimate_messages(&messages[..tail_start(messages, keep_tail_tokens, counter)])
+}
+
 /// The index where the kept tail starts: the earliest cut point (after the first message) whose suffix fits
 /// the budget, or `messages.len()` (nothing kept) when even the last exchange doesn't.
 fn tail_start(messages: &[Message], keep_tail_tokens: u64, counter: &TokenCounter) -> usize {

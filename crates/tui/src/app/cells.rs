@@ -133,6 +133,11 @@ pub enum CellKind {
         streaming: bool,
     },
     Tool(Box<ToolCard>),
+    /// Where the conversation was compacted: one line, expanding to the summary the model continues from.
+    Compaction {
+        headline: String,
+        summary: String,
+    },
     Notice {
         kind: NoticeKind,
         text: String,
@@ -143,7 +148,7 @@ pub enum CellKind {
 #[derive(Clone, Debug)]
 pub struct Cell {
     pub kind: CellKind,
-    /// Thinking and tool output show in full when expanded.
+    /// Thinking, tool output and a compaction's summary show in full when expanded.
     pub expanded: bool,
     /// Bumped on every change; part of the layout cache key.
     pub revision: u64,

@@ -288,19 +288,20 @@ impl App {
                 self.status.context_window = window;
             }
             Event::Info { message } => self.notice(NoticeKind::Info, message),
-            Event::CompactBoundary { trigger, pre_tokens } => {
+            Event::CompactBoundary { trigger, pre_tokens, post_tokens, summary } => {
                 let how = match trigger {
                     tandem_core::session::CompactTrigger::Auto => "automatically",
                     tandem_core::session::CompactTrigger::Manual => "on request",
                 };
-                self.notice(
-                    NoticeKind::Info,
-                    format!(
-                        "── conversation compacted {how} ({} tokens summarized; the task, files and decisions were kept) ──",
-                        crate::ui::status::format_tokens(pre_tokens)
-                    ),
-                );
-                self.status.context_used = None;
+                let tokens = crate::ui::status::format_tokens;
+                let headline =
+                    format!("conversation compacted {how}: {} → {} tokens", tokens(pre_tokens), tokens(post_tokens));
+                self.transcript.push(CellKind::Compaction { headline, summary });
+                self.status.context_used = Some(post_tokens);
+            }
+            Event::CompactedBefore { summary } => {
+                let headline = "the conversation before this point was compacted".to_owned();
+                self.transcript.push(CellKind::Compaction { headline, summary });
             }
             Event::PermissionRules(rules) => self.show_rules(rules),
             Event::Error { message } => self.notice(NoticeKind::Error, message),

@@ -450,6 +450,38 @@ fn a_restored_conversation_leaves_out_what_tandem_added_to_user_messages() {
     assert!(text.contains("> next step please"), "{text}");
     assert!(!text.contains("interrupted the previous") && !text.contains("<summary>"), "{text}");
     assert!(text.contains("compacted"), "{text}");
+    // The marker opens to the summary the model continues from.
+    assert!(!text.contains("the task"), "{text}");
+    press(&mut app, ctrl('o'), Instant::now());
+    let opened = screen_at(&app, Instant::now());
+    assert!(opened.contains("the task"), "{opened}");
+}
+
+/// Issue 28: the compaction marker said how much was summarized, not what the context became, and the summary
+/// could not be opened. It now says before → after and opens (Ctrl+O) to the summary.
+#[test]
+fn a_compaction_marker_says_before_and_after_and_opens_to_the_summary() {
+    let mut app = app(100, 30);
+    let boundary = Event::CompactBoundary {
+        trigger: tandem_core::session::CompactTrigger::Manual,
+        pre_tokens: 13_600,
+        post_tokens: 4_100,
+        summary: "## Task\n\nKeep the **pelican** safe.".into(),
+    };
+    app.update(Input::Core(Box::new(boundary)), Instant::now());
+    let text = screen_at(&app, Instant::now());
+    assert!(
+        text.contains("── conversation compacted on request: 13.6k → 4.1k tokens · ctrl+o shows the summary"),
+        "{text}"
+    );
+    assert!(!text.contains("pelican"), "{text}");
+    press(&mut app, ctrl('o'), Instant::now());
+    let opened = screen_at(&app, Instant::now());
+    assert!(
+        opened.contains("the model continues from this summary:") && opened.contains("Keep the pelican safe."),
+        "{opened}"
+    );
+    assert!(!opened.contains("**"), "the summary is Markdown: {opened}");
 }
 
 #[test]

@@ -532,10 +532,9 @@ impl App {
     }
 
     fn is_expandable(&self, index: usize) -> bool {
-        self.transcript
-            .cells()
-            .get(index)
-            .is_some_and(|cell| matches!(cell.kind, CellKind::Tool(_) | CellKind::Thinking { .. }))
+        self.transcript.cells().get(index).is_some_and(|cell| {
+            matches!(cell.kind, CellKind::Tool(_) | CellKind::Thinking { .. } | CellKind::Compaction { .. })
+        })
     }
 
     pub(crate) fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {

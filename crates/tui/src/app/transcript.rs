@@ -302,7 +302,7 @@ impl Transcript {
         let cell = &self.cells[index];
         let text_holds = |text: &str| text.to_lowercase().contains(query);
         let may_hold = match &cell.kind {
-            CellKind::Thinking { text, .. } => text_holds(text),
+            CellKind::Thinking { text, .. } | CellKind::Compaction { summary: text, .. } => text_holds(text),
             CellKind::Tool(card) => text_holds(&card.output) || strings_hold(&card.input, &text_holds),
             _ => false,
         };

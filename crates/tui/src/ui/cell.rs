@@ -39,6 +39,20 @@ pub fn render(cell: &Cell, width: usize, theme: &Theme, now: Instant) -> PackedL
             out.extend(&render_thinking(text, *streaming, cell.expanded, width, theme));
         }
         CellKind::Tool(card) => out.extend(&render_tool_card(card, cell.expanded, width, theme, now)),
+        CellKind::Compaction { headline, summary } => {
+            let hint = match (cell.expanded, summary.trim().is_empty()) {
+                (_, true) => "",
+                (false, false) => " · ctrl+o shows the summary",
+                (true, false) => " · the model continues from this summary:",
+            };
+            let line =
+                Line::from(vec![Span::styled("── ", theme.dim), Span::styled(format!("{headline}{hint}"), theme.dim)]);
+            wrap_line_into(&line, width, &[Span::raw("   ")], &mut push);
+            if cell.expanded && !summary.trim().is_empty() {
+                out.push(&Line::default());
+                push_body_indented(&mut out, summary, width, theme);
+            }
+        }
         CellKind::Notice { kind, text } => {
             let (glyph, style) = match kind {
                 NoticeKind::Info => ("· ", theme.dim),
@@ -55,6 +69,14 @@ pub fn render(cell: &Cell, width: usize, theme: &Theme, now: Instant) -> PackedL
     out.push(&Line::default());
     out.shrink_to_fit();
     out
+}
+
+/// A compaction's summary as Markdown under its marker, indented like an answer's body.
+fn push_body_indented(out: &mut PackedLines, markdown: &str, width: usize, theme: &Theme) {
+    let indent = Span::raw("  ");
+    super::markdown::render_markdown_into(markdown, width.saturating_sub(2), theme, &mut |line| {
+        out.push_prefixed(Some(&indent), &line);
+    });
 }
 
 /// Lays out a group of consecutive finished read-only tool calls as one compact card.
