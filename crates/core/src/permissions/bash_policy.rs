@@ -302,6 +302,17 @@ impl PermissionPolicy {
                 }
                 _ => self.workspace.resolve(&read.path),
             };
+            let by_name = match &top {
+                Some(top) if !read.from_here() => top.join(read.path.trim_end_matches('/')),
+                _ => self.workspace.cwd().join(read.path.trim_end_matches('/')),
+            };
+            // git takes `..` by name (`:./lnk/../.env` is `.env`); the kernel after following `lnk`.
+            if self.workspace.resolve(&crate::fs_util::normalize(&by_name).to_string_lossy()) != place {
+                return Err(format!(
+                    "git reads `{}` out of the history by name, `..` included, not where its links lead",
+                    read.path
+                ));
+            }
             self.readable(&place.to_string_lossy(), touched)
                 .map_err(|why| format!("it reads {why} (out of the repository's history)"))?;
             if read.file_only && !std::fs::symlink_metadata(&place).is_ok_and(|meta| meta.is_file()) {
@@ -471,8 +482,14 @@ impl PermissionPolicy {
         let top = super::git_config::find_git_dir(self.workspace.cwd()).map(|(_, worktree)| worktree);
         for path in git_words.flat_map(|word| crate::shell::spec::history_files(word)) {
             let path = path.trim_end_matches('/');
-            let from_top = top.as_ref().map(|top| self.workspace.resolve(&top.join(path).to_string_lossy()));
-            for place in std::iter::once(self.workspace.resolve(path)).chain(from_top) {
+            let bases = std::iter::once(self.workspace.cwd().to_path_buf()).chain(top.clone());
+            // Where the kernel goes (following links before `..`), and where git goes (`..` by name).
+            let places = bases.flat_map(|base| {
+                let joined = base.join(path);
+                [joined.clone(), crate::fs_util::normalize(&joined)]
+                    .map(|spelled| self.workspace.resolve(&spelled.to_string_lossy()))
+            });
+            for place in places {
                 if let Some(reason) = self.denied_path(&place, hidden) {
                     return Some(reason);
                 }

@@ -413,6 +413,36 @@ fn files_read_out_of_the_history_are_judged_by_their_paths() {
     }
 }
 
+/// Round 48: git takes `..` in a path out of the index or history by name, the analyser took it after following
+/// links: with `lnk -> src/deep`, `git show :./lnk/../.env` printed a staged `.env` past `Read(./.env)`.
+#[test]
+fn history_paths_are_judged_where_git_takes_them() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.cwd().join("src/deep")).unwrap();
+    std::os::unix::fs::symlink("src/deep", setup.cwd().join("lnk")).unwrap();
+    std::fs::write(setup.cwd().join(".env"), "SECRET=1").unwrap();
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Deny, "Read(./.env)")]);
+    for command in ["git show :./lnk/../.env", "git show HEAD:./lnk/../.env"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Deny, "{command}");
+    }
+    let no_deny_rules = setup.policy(DefaultMode, &[]);
+    assert_eq!(setup.decide(&no_deny_rules, "Bash", json!({"command": "git show :./lnk/../.env"})), Ask);
+}
+
+/// Round 48: jq reads an operand as an argument only after `--args`/`--jsonargs`; a file named before them was
+/// taken for an argument and read unasked from outside the workspace.
+#[test]
+fn jq_reads_the_files_named_before_args() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    for command in ["jq -R . ../other/secret.txt --args", "jq -R . /etc/hostname --jsonargs", "jq . ../x --args a b"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    for command in ["jq -n '$ARGS' --args ../not-read", "jq . src/a.rs --args x"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+}
+
 #[test]
 fn read_deny_rules_reach_shell_reads_and_directory_searches() {
     let setup = Setup::new();

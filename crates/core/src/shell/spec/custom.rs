@@ -270,7 +270,9 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
         "--raw-output0",
     ];
     let mut effects = Effects::default();
-    let mut operands: Vec<&Word> = Vec::new();
+    // Each operand, and whether `--args`/`--jsonargs` came before it: jq reads an operand as an argument only
+    // from there on (`jq . FILE --args` still reads FILE).
+    let mut operands: Vec<(&Word, bool)> = Vec::new();
     let mut positional_are_args = false;
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -279,12 +281,12 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
             if word.text().starts_with('-') || word.has_opaque() {
                 return Err(format!("`{}` is only known when the command runs", word.text()));
             }
-            operands.push(word);
+            operands.push((word, positional_are_args));
             continue;
         };
         // After `--args` the operands are arguments, but options are still options (`--rawfile x FILE` reads).
         if !text.starts_with('-') || text == "-" {
-            operands.push(word);
+            operands.push((word, positional_are_args));
             continue;
         }
         let mut take = |n: usize| -> Result<Vec<String>, String> {
@@ -310,13 +312,13 @@ fn jq(args: &[Word]) -> Result<Effects, String> {
         }
     }
     let mut operands = operands.into_iter();
-    let Some(filter) = operands.next() else { return Ok(effects) };
+    let Some((filter, _)) = operands.next() else { return Ok(effects) };
     let filter = filter.plain_text().ok_or("the jq filter is expanded by the shell")?;
     if ["import", "include", "modulemeta", "input_filename", "$__prog"].iter().any(|word| filter.contains(word)) {
         return Err("a jq filter that loads modules or names files".into());
     }
-    if !positional_are_args {
-        for word in operands {
+    for (word, is_argument) in operands {
+        if !is_argument {
             effects.reads.push(path_arg(word)?);
         }
     }
