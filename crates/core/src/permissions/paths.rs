@@ -27,6 +27,68 @@ pub struct Workspace {
     /// The account's home in the password database, where it is not `home`: ssh reads its `.ssh` whatever
     /// `$HOME` says, so its secrets and profiles are protected too.
     account_home: Option<PathBuf>,
+    /// Credential stores and profiles that tandem's environment moved out of the home directory
+    /// (`XDG_CONFIG_HOME`, `GH_CONFIG_DIR`, `GNUPGHOME`, …): the commands tandem starts see the same variables.
+    relocated: Relocated,
+}
+
+/// Where the environment puts what [`HOME_SECRETS`] and [`HOME_PROFILES`] name at their usual places.
+#[derive(Clone, Debug, Default)]
+struct Relocated {
+    secrets: Vec<PathBuf>,
+    profiles: Vec<PathBuf>,
+}
+
+/// Variables that name a credential store (a directory or a file) by itself.
+const SECRET_VARIABLES: &[&str] = &[
+    "GH_CONFIG_DIR",
+    "GNUPGHOME",
+    "DOCKER_CONFIG",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "CLOUDSDK_CONFIG",
+    "AZURE_CONFIG_DIR",
+    "PASSWORD_STORE_DIR",
+    "PGPASSFILE",
+    "NETRC",
+    "NPM_CONFIG_USERCONFIG",
+    "TF_CLI_CONFIG_FILE",
+    "PYPIRC",
+];
+/// Variables that name a directory holding credential stores, and the stores in it.
+const SECRET_HOMES: &[(&str, &[&str])] = &[
+    ("XDG_CONFIG_HOME", &["gh", "gcloud", "hub", "git/credentials", "op", "tandem"]),
+    ("CARGO_HOME", &["credentials", "credentials.toml"]),
+];
+/// Variables that name what shells and git read on their own.
+const PROFILE_HOMES: &[(&str, &[&str])] = &[
+    ("XDG_CONFIG_HOME", &["git", "fish"]),
+    ("GIT_CONFIG_GLOBAL", &[""]),
+    ("ZDOTDIR", &[".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout"]),
+];
+
+impl Relocated {
+    /// Read from `variable` (tandem's environment, in use), each path resolved against `cwd` as a command would.
+    fn from(variable: impl Fn(&str) -> Option<std::ffi::OsString>, cwd: &Path) -> Relocated {
+        let set = |name: &str| variable(name).filter(|value| !value.is_empty());
+        let below = |list: &[(&str, &[&str])]| -> Vec<PathBuf> {
+            list.iter()
+                .filter_map(|(name, entries)| Some((set(name)?, *entries)))
+                .flat_map(|(dir, entries)| entries.iter().map(move |entry| PathBuf::from(&dir).join(entry)))
+                .collect()
+        };
+        let mut secrets: Vec<PathBuf> =
+            SECRET_VARIABLES.iter().filter_map(|name| set(name)).map(PathBuf::from).collect();
+        // A list of files, as kubectl reads it.
+        secrets.extend(set("KUBECONFIG").iter().flat_map(std::env::split_paths));
+        secrets.extend(below(SECRET_HOMES));
+        let resolve = |paths: Vec<PathBuf>| paths.iter().map(|path| resolved_against(cwd, path)).collect();
+        Relocated { secrets: resolve(secrets), profiles: resolve(below(PROFILE_HOMES)) }
+    }
+
+    fn holds(paths: &[PathBuf], resolved: &Path) -> bool {
+        paths.iter().any(|path| strip_prefix_ignore_case(resolved, path).is_ok())
+    }
 }
 
 impl Workspace {
@@ -54,6 +116,7 @@ impl Workspace {
             claude_dir: None,
             claude_json: None,
             account_home,
+            relocated: Relocated::from(|name| std::env::var_os(name), cwd),
         }
     }
 
@@ -145,7 +208,12 @@ impl Workspace {
         if let Some(protection) = self.claude_protection(resolved) {
             return Some(protection);
         }
+        if Relocated::holds(&self.relocated.secrets, resolved) {
+            return Some(Protection::Credentials);
+        }
         let home = self.homes().find_map(|home| home_protection(strip_prefix_ignore_case(resolved, home).ok()?));
+        let home =
+            home.or_else(|| Relocated::holds(&self.relocated.profiles, resolved).then_some(Protection::ShellProfile));
         // Credentials first: `~/.claude/.credentials.json` is also below a `.claude`, which only guards writes.
         if home == Some(Protection::Credentials) {
             return home;
@@ -275,6 +343,7 @@ impl Workspace {
             paths.extend([dir.join(CLAUDE_CREDENTIALS), dir.join(CLAUDE_TRANSCRIPTS)]);
         }
         paths.extend(self.claude_json.iter().cloned());
+        paths.extend(self.relocated.secrets.iter().cloned());
         paths.extend(system_secrets());
         paths
     }
@@ -284,6 +353,7 @@ impl Workspace {
         let mut paths: Vec<PathBuf> =
             self.homes().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect();
         paths.extend(self.claude_dir.iter().chain(&self.claude_json).cloned());
+        paths.extend(self.relocated.profiles.iter().cloned());
         paths
     }
 }
@@ -507,6 +577,54 @@ mod tests {
         let workspace = Workspace::new(Path::new("/tmp"), &[], None, None);
         let secrets = workspace.secret_paths();
         assert!(secrets.contains(&PathBuf::from("/etc/shadow")) && secrets.contains(&PathBuf::from("/etc/sudoers")));
+    }
+
+    /// Found by the 48th red-team round: with `XDG_CONFIG_HOME`, `GH_CONFIG_DIR`, `GNUPGHOME`, `DOCKER_CONFIG`,
+    /// `KUBECONFIG` or `CARGO_HOME` set, a rule-allowed `make` (and Read in bypass mode) read the gh token, git
+    /// credentials, a GnuPG key, docker and kube credentials where those variables put them, since only the
+    /// places below the home directory were secrets. The commands see the same variables.
+    #[test]
+    fn credential_stores_the_environment_moved_are_secrets_too() {
+        let work = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let at = |rest: &str| elsewhere.path().canonicalize().unwrap().join(rest);
+        let env: std::collections::HashMap<&str, PathBuf> = [
+            ("XDG_CONFIG_HOME", at("xdg")),
+            ("GH_CONFIG_DIR", at("ghdir")),
+            ("GNUPGHOME", at("gpg")),
+            ("DOCKER_CONFIG", at("docker")),
+            ("CARGO_HOME", at("cargo")),
+            ("ZDOTDIR", at("zsh")),
+        ]
+        .into_iter()
+        .collect();
+        let kube = std::env::join_paths([at("kube/a"), at("kube/b")]).unwrap();
+        let mut workspace = Workspace::new(work.path(), &[], None, None);
+        workspace.relocated = Relocated::from(
+            |name| {
+                if name == "KUBECONFIG" { Some(kube.clone()) } else { env.get(name).map(|path| path.clone().into()) }
+            },
+            work.path(),
+        );
+        for secret in [
+            "xdg/gh/hosts.yml",
+            "xdg/git/credentials",
+            "ghdir/hosts.yml",
+            "gpg/private-keys-v1.d/k",
+            "docker/config.json",
+            "kube/b",
+            "cargo/credentials.toml",
+        ] {
+            assert_eq!(workspace.protected(&at(secret)), Some(Protection::Credentials), "{secret}");
+            assert!(workspace.secret_paths().iter().any(|path| at(secret).starts_with(path)), "{secret}");
+        }
+        for profile in ["xdg/git/config", "zsh/.zshrc"] {
+            assert_eq!(workspace.protected(&at(profile)), Some(Protection::ShellProfile), "{profile}");
+            assert!(workspace.profile_paths().iter().any(|path| at(profile).starts_with(path)), "{profile}");
+        }
+        for free in ["xdg/nvim/init.lua", "cargo/registry/x", "kube/c"] {
+            assert_eq!(workspace.protected(&at(free)), None, "{free}");
+        }
     }
 
     #[test]
