@@ -6,7 +6,7 @@
 //! A search is kept for the next command while every directory it listed keeps its inode and modification time.
 //! The search is bounded ([`MAX_ENTRIES`] per pattern): what it could not finish is denied whole. It doesn't follow
 //! links (a link's target is denied where it is, if it matches there), doesn't descend into what it found (denied
-//! whole), nor into a repository's `.git`, `node_modules` or `target`.
+//! whole), nor into a repository's `.git`, `node_modules` or a build's `target` (see [`is_generated`]).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -85,7 +85,7 @@ impl PathGlob {
     /// Searches breadth first below the base, adding matches to `found` and each directory listed to `listed`.
     /// What it did not finish (out of [`MAX_ENTRIES`], or a directory it could not list) is added to `found`
     /// whole (fail closed: a match may lie there), and the search is not complete. It doesn't enter
-    /// [`NOT_SEARCHED`] directories (nor deny them).
+    /// directories [`is_generated`] leaves out (nor deny them).
     fn search(&self, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
         if self.matches(&self.base) {
             found.push(self.base.clone());
@@ -96,9 +96,7 @@ impl PathGlob {
             if self.matches(&path) {
                 found.push(path);
                 Visit::Pass
-            } else if entry.file_type().is_ok_and(|kind| kind.is_dir())
-                && !NOT_SEARCHED.iter().any(|name| entry.file_name() == *name)
-            {
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) && !is_generated(&path) {
                 Visit::Enter
             } else {
                 Visit::Pass
@@ -124,9 +122,18 @@ fn is_wildcard(component: &Component<'_>) -> bool {
     matches!(component, Component::Normal(name) if name.to_str().is_some_and(|name| name.contains(['*', '?', '[', '{'])))
 }
 
-/// Directories the search never enters: a repository's own data, and what package managers and builds put in the
-/// workspace (often most of its entries), where nobody keeps a file of their own that a deny rule names.
-const NOT_SEARCHED: &[&str] = &[".git", "node_modules", "target"];
+/// Whether the search leaves `dir` out: a repository's own data (a `.git` with a `HEAD`), what package managers
+/// put in the workspace (`node_modules`) and a build's output that says so (a `target` with Cargo's
+/// `CACHEDIR.TAG` or `.rustc_info.json`) — often most of the workspace's entries, and nobody's own files. A
+/// directory that only has such a name (`deploy/target/.env`) is searched like any other.
+fn is_generated(dir: &Path) -> bool {
+    match dir.file_name().and_then(|name| name.to_str()) {
+        Some("node_modules") => true,
+        Some(".git") => dir.join("HEAD").is_file(),
+        Some("target") => ["CACHEDIR.TAG", ".rustc_info.json"].iter().any(|tag| dir.join(tag).is_file()),
+        _ => false,
+    }
+}
 
 /// The paths `globs` match now, added to the named `paths`.
 pub(super) fn with_matches(paths: &[PathBuf], globs: &[PathGlob]) -> Vec<PathBuf> {
@@ -162,6 +169,33 @@ mod tests {
         assert_eq!(found(root.join("secrets/**")), vec![root.join("secrets")]);
         assert!(!is_pattern(&root.join("keep.txt")) && is_pattern(&root.join("**/.env")));
         assert!(PathGlob::new(Path::new("relative/*")).is_none());
+    }
+
+    /// Found by the 48th red-team round: `grep -r SECRET .` (read-only, sandboxed) printed `deploy/target/.env`
+    /// past `Read(.env)`: the search never entered a directory named `target`, at any depth. Only a build's
+    /// own `target` (tagged as such), a repository's `.git` and `node_modules` are left out now.
+    #[test]
+    fn only_generated_directories_are_left_out_of_the_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        for file in [
+            "deploy/target/.env",
+            "src/.git/.env",
+            "target/.env",
+            "target/CACHEDIR.TAG",
+            ".git/HEAD",
+            ".git/.env",
+            "node_modules/p/.env",
+        ] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let glob = PathGlob::new(&root.join("**/.env")).unwrap();
+        let mut found = Vec::new();
+        glob.expand_into(&mut found);
+        found.sort();
+        assert_eq!(found, vec![root.join("deploy/target/.env"), root.join("src/.git/.env")]);
     }
 
     #[test]
