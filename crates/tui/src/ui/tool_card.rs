@@ -216,18 +216,24 @@ fn collapsed_body(card: &ToolCard, theme: &Theme) -> Body {
         body
     };
 
+    // The newest output is what a reader of a running command wants, and a finished command's verdict (the test
+    // summary, the error, its exit code) is at its end.
+    let running = matches!(card.state, ToolState::Running { .. });
+    let last_lines = |lines: Vec<String>, style: Style| {
+        let hidden = lines.len().saturating_sub(COLLAPSED_LINES);
+        let mut body = Vec::new();
+        if hidden > 0 {
+            let expand = if running { "" } else { " (ctrl+o to expand)" };
+            let above = format!("… +{hidden} line{} above{expand}", plural(hidden));
+            body.push(Line::from(Span::styled(above, theme.dim)));
+        }
+        body.extend(lines.into_iter().skip(hidden).map(|line| styled(line, style)));
+        body
+    };
+
     match &card.state {
         ToolState::Streaming | ToolState::AwaitingApproval => Vec::new(),
-        ToolState::Running { .. } => {
-            // The newest output is what a reader of a running command wants.
-            let hidden = lines.len().saturating_sub(COLLAPSED_LINES);
-            let mut body = Vec::new();
-            if hidden > 0 {
-                body.push(Line::from(Span::styled(format!("… +{hidden} line{}", plural(hidden)), theme.dim)));
-            }
-            body.extend(lines.into_iter().skip(hidden).map(|line| styled(line, style)));
-            body
-        }
+        ToolState::Running { .. } => last_lines(lines, style),
         ToolState::Finished(ToolCallStatus::Denied) => {
             let reason = lines.into_iter().next().unwrap_or_else(|| "Denied".to_owned());
             vec![styled(reason, theme.warning)]
@@ -239,6 +245,7 @@ fn collapsed_body(card: &ToolCard, theme: &Theme) -> Body {
             }
             body
         }
+        ToolState::Finished(_) if failed(card) && card.kind == ToolKind::Exec => last_lines(lines, theme.error),
         ToolState::Finished(_) if failed(card) => first_lines(lines, theme.error),
         ToolState::Finished(_) => match &card.view {
             Some(ResultView::FileRead { lines: 0, total: None }) => {
@@ -258,6 +265,7 @@ fn collapsed_body(card: &ToolCard, theme: &Theme) -> Body {
                 body
             }
             None if lines.is_empty() => vec![styled("(no output)".to_owned(), theme.dim)],
+            None if card.kind == ToolKind::Exec => last_lines(lines, style),
             None => first_lines(lines, style),
         },
     }

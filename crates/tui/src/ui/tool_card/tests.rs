@@ -155,7 +155,9 @@ fn bash_long_output_collapsed_and_expanded() {
     let bash = done("Bash", json!({"command": "cargo test\necho done"}), &output, 12_345);
     let collapsed = render(&bash, false, 60, now);
     assert!(collapsed.contains("Bash(cargo test …) · 12.3s"), "{collapsed}");
-    assert!(collapsed.contains("… +8 lines (ctrl+o to expand)") && !collapsed.contains('\u{1b}'), "{collapsed}");
+    // The verdict is at the end: the last lines show.
+    assert!(collapsed.contains("… +8 lines above (ctrl+o to expand)") && !collapsed.contains('\u{1b}'), "{collapsed}");
+    assert!(collapsed.contains("test_12") && !collapsed.contains("test_1 "), "{collapsed}");
     snapshot!("tool_card_bash_collapsed", collapsed);
     let expanded = render(&bash, true, 60, now);
     assert!(expanded.contains("test_12") && !expanded.contains("ctrl+o"), "{expanded}");
