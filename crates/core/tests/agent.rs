@@ -253,6 +253,38 @@ async fn thinking_is_sent_back_with_its_signature_and_the_prefix_is_stable() {
     assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"]["type"], "ephemeral");
 }
 
+/// Issue 28: `/cost` and the status line left out an interrupted response that `/inspect` counted; its input is
+/// billed all the same. The usage it reported before the interrupt is now added to the session's totals.
+#[tokio::test]
+async fn an_interrupted_response_is_counted_in_the_totals() {
+    let scenario = json!({"replies": [{
+        "blocks": [{"type": "text", "text": "one two three four five six seven eight nine ten", "chunks": 10}],
+        "usage": {"input_tokens": 1000, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "delay_ms": 30
+    }]});
+    let server = FakeServer::start(Scenario::from_json(&scenario.to_string()).unwrap()).await.unwrap();
+    let mut handle = agent::spawn(config(&server, ToolRegistry::empty(), PermissionMode::Default));
+    handle.ops.send(Op::UserTurn { text: "count".into() }).unwrap();
+    let mut totals = None;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        match event {
+            Event::MessageDelta { .. } if totals.is_none() => {
+                totals = Some(None);
+                handle.ops.send(Op::Interrupt).unwrap();
+            }
+            Event::Usage { total, .. } => totals = Some(Some(total)),
+            Event::TurnFinished(summary) => {
+                assert!(summary.interrupted, "{summary:?}");
+                break;
+            }
+            _ => {}
+        }
+    }
+    let total = totals.flatten().expect("the interrupted response's usage is reported");
+    assert_eq!(total.input_tokens, 1000);
+}
+
 /// What a compaction test's conversation holds per answer: enough that compacting it is worth a summary.
 fn long_answer(turn: usize) -> String {
     format!("Answer {turn}: the pelican is safe. {}", "The pelican rests on the pier by the boats. ".repeat(400))

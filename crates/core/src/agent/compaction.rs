@@ -169,29 +169,20 @@ impl Session {
             }
             match reply {
                 Ok(assembled) => {
-                    let usage = assembled.message.usage;
-                    self.total_usage.accumulate(&usage);
-                    let cost = self.config.model.cost(&usage);
-                    self.total_cost = self.total_cost.zip(cost).map(|(total, cost)| total + cost);
                     // The summary is paid for like any response: in the log, `/cost` and the status line.
-                    self.log(&crate::session::SessionLine::Usage {
-                        usage,
-                        cost_usd: cost,
-                        at: crate::session::now_secs(),
-                    });
-                    self.emit_event(Event::Usage {
-                        total: self.total_usage,
-                        last: usage,
-                        cost_usd: self.cost(),
-                        context_window: self.config.model.context_window,
-                    });
+                    self.pay_for(assembled.message.usage);
                     let text = compact::extract_summary(&assembled.message.to_message().text());
                     if !text.trim().is_empty() {
                         summary = Some(text);
                         break;
                     }
                 }
-                Err(SampleError::Interrupted { .. }) => break,
+                Err(SampleError::Interrupted { usage, .. }) => {
+                    if usage != crate::conversation::Usage::default() {
+                        self.pay_for(usage);
+                    }
+                    break;
+                }
                 Err(SampleError::Failed(error)) => {
                     tracing::warn!("the summary request failed: {error}");
                 }

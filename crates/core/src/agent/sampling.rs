@@ -21,8 +21,9 @@ use crate::provider::{ModelRequest, Provider, ProviderError};
 
 /// Why a round trip produced no message.
 pub(super) enum SampleError {
-    /// The user interrupted; `partial` is the text that had streamed so far.
-    Interrupted { partial: Vec<ContentBlock> },
+    /// The user interrupted; `partial` is the text that had streamed so far, `usage` what the stopped response
+    /// (and any attempt before it) had reported: its input is billed all the same.
+    Interrupted { partial: Vec<ContentBlock>, usage: Usage },
     /// The request failed and retrying did not help (or the error is not retryable).
     Failed(ProviderError),
 }
@@ -40,6 +41,8 @@ pub(super) async fn sample(
     recording: Recording<'_>,
 ) -> Result<Assembled, SampleError> {
     let mut attempt = 1;
+    // What attempts that brought no message had reported.
+    let mut spent = Usage::default();
     loop {
         let mut assembler = MessageAssembler::new();
         let mut items = Items::default();
@@ -62,7 +65,8 @@ pub(super) async fn sample(
                 let usage = Some(assembler.usage()).filter(|usage| *usage != Usage::default());
                 finish(record, Some((crate::inspect::INTERRUPTED.into(), None)), usage);
                 items.close_all(ItemOutcome::Interrupted, events);
-                return Err(SampleError::Interrupted { partial: partial_text(assembler) });
+                spent.accumulate(&assembler.usage());
+                return Err(SampleError::Interrupted { partial: partial_text(assembler), usage: spent });
             }
             Some(Ok(())) => {
                 items.close_all(ItemOutcome::Completed, events);
@@ -73,6 +77,7 @@ pub(super) async fn sample(
             Some(Err(error)) => error,
         };
         let usage = Some(assembler.usage()).filter(|usage| *usage != Usage::default());
+        spent.accumulate(&assembler.usage());
         if let Some(record) = record.as_mut() {
             record.failed(&error);
         }
@@ -92,7 +97,7 @@ pub(super) async fn sample(
         });
         tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, "retrying model request: {error}");
         if sleep_or_cancel(delay, cancel).await.is_err() {
-            return Err(SampleError::Interrupted { partial: Vec::new() });
+            return Err(SampleError::Interrupted { partial: Vec::new(), usage: spent });
         }
         attempt += 1;
     }

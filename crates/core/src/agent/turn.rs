@@ -293,7 +293,11 @@ impl Session {
 
             let assembled = match reply {
                 Ok(assembled) => assembled,
-                Err(SampleError::Interrupted { partial }) => {
+                Err(SampleError::Interrupted { partial, usage }) => {
+                    // Counted as `/inspect` counts it: the stopped response's input is billed.
+                    if usage != Usage::default() {
+                        self.pay_for(usage);
+                    }
                     if !partial.is_empty() {
                         self.push_message(Message { role: Role::Assistant, content: partial });
                     }
@@ -341,24 +345,8 @@ impl Session {
             };
 
             let usage = assembled.message.usage;
-            self.total_usage.accumulate(&usage);
-            let response_cost = self.config.model.cost(&usage);
-            if let (Some(budget), Some(cost)) = (&self.shared_budget, response_cost) {
-                budget.add(cost);
-            }
-            self.total_cost = self.total_cost.zip(response_cost).map(|(total, cost)| total + cost);
+            self.pay_for(usage);
             self.counter.record_usage(request_chars, &usage);
-            self.log(&crate::session::SessionLine::Usage {
-                usage,
-                cost_usd: response_cost,
-                at: crate::session::now_secs(),
-            });
-            self.emit(Event::Usage {
-                total: self.total_usage,
-                last: usage,
-                cost_usd: self.cost(),
-                context_window: self.config.model.context_window,
-            });
             stop_reason = assembled.message.stop_reason.clone();
             if !assembled.message.content.is_empty() {
                 self.push_message(assembled.message.to_message());
@@ -661,6 +649,27 @@ impl Session {
 
     pub(super) fn cost(&self) -> Option<f64> {
         self.total_cost
+    }
+
+    /// Adds a response's usage to the session's totals, the shared budget and the log, and tells the front end.
+    pub(super) fn pay_for(&mut self, usage: Usage) {
+        self.total_usage.accumulate(&usage);
+        let response_cost = self.config.model.cost(&usage);
+        if let (Some(budget), Some(cost)) = (&self.shared_budget, response_cost) {
+            budget.add(cost);
+        }
+        self.total_cost = self.total_cost.zip(response_cost).map(|(total, cost)| total + cost);
+        self.log(&crate::session::SessionLine::Usage {
+            usage,
+            cost_usd: response_cost,
+            at: crate::session::now_secs(),
+        });
+        self.emit(Event::Usage {
+            total: self.total_usage,
+            last: usage,
+            cost_usd: self.cost(),
+            context_window: self.config.model.context_window,
+        });
     }
 
     /// The next request. Guidelines (CLAUDE.md, AGENTS.md) and the memory index are re-read every time, so an
