@@ -69,8 +69,11 @@ fn namespaced_user_commands_and_unknown_ones() {
 #[test]
 fn built_in_commands_work_as_headless_prompts() {
     let workspace = Workspace::new();
+    // Longer than the tail compaction keeps as it is (20,000 tokens), so a summary is worth it.
+    let long_answer = "A paragraph of the first answer, long enough to be worth summarizing. ".repeat(2000);
     let server = FakeServer::spawn(scenario(json!({"replies": [
-        {"blocks": [{"type": "text", "text": "First answer."}]},
+        {"blocks": [{"type": "text", "text": long_answer}]},
+        {"blocks": [{"type": "text", "text": "Second answer."}]},
         {"blocks": [{"type": "text", "text": "<summary>We said hello.</summary>"}]}
     ]})))
     .unwrap();
@@ -79,11 +82,30 @@ fn built_in_commands_work_as_headless_prompts() {
     let run = execute(command);
     let session = run.result()["session_id"].as_str().unwrap().to_owned();
     let mut command = workspace.anthropic(&server);
+    command.args(["-p", "and now?", "--resume", &session, "--output-format", "json"]);
+    execute(command);
+    let mut command = workspace.anthropic(&server);
     command.args(["-p", "/compact", "--resume", &session, "--output-format", "json"]);
     let run = execute(command);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.result()["result"], "Compacted the conversation.");
-    assert_eq!(server.requests().len(), 2, "the compaction's summary request");
+    assert_eq!(server.requests().len(), 3, "the compaction's summary request");
+}
+
+#[test]
+fn a_headless_compact_says_why_a_short_conversation_was_kept() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(answer("First answer.")).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hello", "--output-format", "json"]);
+    let session = execute(command).result()["session_id"].as_str().unwrap().to_owned();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "/compact", "--resume", &session, "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let said = run.result()["result"].as_str().unwrap().to_owned();
+    assert!(said.starts_with("Not compacted"), "{said}");
+    assert_eq!(server.requests().len(), 1, "no summary request for a conversation a summary would not shrink");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use super::compaction::Compaction;
 use super::lock;
 use super::turn::Session;
 use crate::commands::{CustomCommand, Reach, find_builtin, headless_builtins, parse_invocation};
@@ -28,13 +29,13 @@ impl Session {
         match canonical {
             "compact" => {
                 let turn_id = self.begin_builtin();
-                let result = if self.messages.is_empty() {
-                    "Nothing to compact yet.".to_owned()
-                } else {
-                    self.compact_now((!args.is_empty()).then_some(args)).await;
-                    "Compacted the conversation.".to_owned()
+                let result = match self.compact_now((!args.is_empty()).then_some(args)).await {
+                    Compaction::Done => Ok("Compacted the conversation.".to_owned()),
+                    Compaction::NotWorthIt(reason) => Ok(reason),
+                    Compaction::Failed(reason) => Err(reason),
+                    Compaction::Interrupted => Err("The compaction was interrupted.".to_owned()),
                 };
-                self.finish_without_model(turn_id, started, Ok(result));
+                self.finish_without_model(turn_id, started, result);
             }
             "clear" => {
                 let turn_id = self.begin_builtin();

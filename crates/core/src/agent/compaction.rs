@@ -24,6 +24,16 @@ const SUMMARY_ATTEMPTS: usize = 4;
 /// pay for a request and make the next one no smaller.
 const MIN_SUMMARIZED_TOKENS: u64 = 2_000;
 
+/// What came of a compaction; the sentences are what the user was told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Compaction {
+    Done,
+    /// Compacting would not have made the conversation smaller, so it was kept as it was.
+    NotWorthIt(String),
+    Failed(String),
+    Interrupted,
+}
+
 impl Session {
     /// The guideline files in effect now (re-read every time: an edit counts from the next request).
     pub(super) fn guidelines(&self) -> guidelines::Guidelines {
@@ -73,40 +83,52 @@ impl Session {
     }
 
     /// `/compact [instructions]` between turns.
-    pub(super) async fn compact_now(&mut self, instructions: Option<String>) {
+    pub(super) async fn compact_now(&mut self, instructions: Option<String>) -> Compaction {
         if self.messages.is_empty() {
-            self.emit_event(Event::Info { message: "Nothing to compact yet.".into() });
-            return;
+            let message = "Nothing to compact yet.".to_owned();
+            self.emit_event(Event::Info { message: message.clone() });
+            return Compaction::NotWorthIt(message);
         }
         let cancel = CancellationToken::new();
         *super::lock(&self.shared.cancel) = cancel.clone();
-        self.compact(CompactTrigger::Manual, instructions, &cancel).await;
+        let compaction = self.compact(CompactTrigger::Manual, instructions, &cancel).await;
         let used = self.request_tokens(&self.request());
         self.emit_event(Event::Context { used, window: self.config.model.context_window });
+        compaction
     }
 
     /// Summarizes the conversation and rebuilds it. On failure the conversation is kept as it was (and the
     /// user is told): never losing the current task matters more than saving tokens.
-    pub(super) async fn compact(&mut self, trigger: CompactTrigger, extra: Option<String>, cancel: &CancellationToken) {
+    pub(super) async fn compact(
+        &mut self,
+        trigger: CompactTrigger,
+        extra: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Compaction {
         let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);
         let summarized = compact::summarized_tokens(&self.messages, keep, &self.counter);
         if summarized < MIN_SUMMARIZED_TOKENS {
-            self.emit_event(Event::Info {
-                message: format!(
-                    "Not compacted: all but ~{summarized} tokens of the conversation are its latest exchanges, which \
-                     compaction keeps as they are, so a summary would not make it smaller."
-                ),
-            });
+            let message = format!(
+                "Not compacted: all but ~{summarized} tokens of the conversation are its latest exchanges, which \
+                 compaction keeps as they are, so a summary would not make it smaller."
+            );
+            self.emit_event(Event::Info { message: message.clone() });
             // Not again at every request: only once the context has grown by the reserve.
             self.compaction_floor = self.request_tokens(&self.request()) + self.config.compaction.reserve_tokens;
-            return;
+            return Compaction::NotWorthIt(message);
         }
         self.emit_event(Event::CompactionStarted { trigger });
-        let outcome = self.summarize_and_rebuild(trigger, extra, cancel).await;
+        let compaction = self.summarize_and_rebuild(trigger, extra, cancel).await;
+        let outcome = match compaction {
+            Compaction::Done => ItemOutcome::Completed,
+            Compaction::Interrupted => ItemOutcome::Interrupted,
+            Compaction::NotWorthIt(_) | Compaction::Failed(_) => ItemOutcome::Failed,
+        };
         self.emit_event(Event::CompactionFinished { trigger, outcome });
-        if outcome == ItemOutcome::Completed {
+        if compaction == Compaction::Done {
             self.session_start("compact").await;
         }
+        compaction
     }
 
     async fn summarize_and_rebuild(
@@ -114,7 +136,7 @@ impl Session {
         trigger: CompactTrigger,
         extra: Option<String>,
         cancel: &CancellationToken,
-    ) -> ItemOutcome {
+    ) -> Compaction {
         self.pre_compact_hooks(trigger, extra.as_deref()).await;
         let pre_tokens = {
             let added = &self.messages[self.reported_len.min(self.messages.len())..];
@@ -200,14 +222,13 @@ impl Session {
         }
         let Some(summary) = summary else {
             if cancel.is_cancelled() {
-                return ItemOutcome::Interrupted;
+                return Compaction::Interrupted;
             }
             // Not again at every request: only once the context has grown by the reserve.
             self.compaction_floor = pre_tokens + self.config.compaction.reserve_tokens;
-            self.emit_event(Event::Error {
-                message: "Could not summarize the conversation; it was kept as it was.".into(),
-            });
-            return ItemOutcome::Failed;
+            let message = "Could not summarize the conversation; it was kept as it was.".to_owned();
+            self.emit_event(Event::Error { message: message.clone() });
+            return Compaction::Failed(message);
         };
 
         let hidden = lock(&self.shared.policy).walk_hidden();
@@ -245,13 +266,12 @@ impl Session {
             (self.counter.estimate_messages(&self.messages), self.counter.estimate_messages(&rebuilt));
         if after >= before {
             self.compaction_floor = pre_tokens + self.config.compaction.reserve_tokens;
-            self.emit_event(Event::Info {
-                message: format!(
-                    "Not compacted: the summary and what it keeps (~{after} tokens) would not be smaller than the \
-                     conversation (~{before}); it was kept as it was."
-                ),
-            });
-            return ItemOutcome::Failed;
+            let message = format!(
+                "Not compacted: the summary and what it keeps (~{after} tokens) would not be smaller than the \
+                 conversation (~{before}); it was kept as it was."
+            );
+            self.emit_event(Event::Info { message: message.clone() });
+            return Compaction::NotWorthIt(message);
         }
         self.replace_conversation(rebuilt);
         // The prompts were summarized: only files can go back to them now.
@@ -279,7 +299,7 @@ impl Session {
         } else {
             0
         };
-        ItemOutcome::Completed
+        Compaction::Done
     }
 
     fn emit_event(&self, event: Event) {

@@ -354,7 +354,9 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 Work::SetModel(model) => session.set_model(&model),
                 Work::SetEffort(effort) => session.set_effort(effort),
                 Work::Clear => session.clear_with_hooks().await,
-                Work::Compact(instructions) => session.compact_now(instructions).await,
+                Work::Compact(instructions) => {
+                    session.compact_now(instructions).await;
+                }
                 Work::ListRules => session.list_rules(),
                 Work::RemoveRule(rule) => session.remove_rule(&rule),
                 Work::ListHooks => session.list_hooks(),
