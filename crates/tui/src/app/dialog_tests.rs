@@ -167,3 +167,89 @@ fn question_mark_shows_every_key_of_the_dialog() {
     app.update(key(KeyCode::Char('?')), Instant::now());
     assert_eq!(screen(&app), short);
 }
+
+/// The three sizes every dialog is drawn at: a roomy terminal, the classic one, and the smallest we support.
+const SIZES: [(u16, u16); 3] = [(120, 40), (80, 24), (60, 20)];
+
+/// A call of `tool` asking with `preview`, after a prompt and a few words from the model.
+fn dialog_of(width: u16, height: u16, tool: &str, input: serde_json::Value, preview: Preview) -> App {
+    let mut app = app(width, height);
+    type_text(&mut app, "Tidy up the module");
+    app.update(key(KeyCode::Enter), Instant::now());
+    core(&mut app, Event::RequestStarted { round: 1 });
+    stream_text(&mut app, 0, "Here is what I will do next.\n");
+    core(&mut app, super::tests::tool_started("c1", tool, input.clone()));
+    core(
+        &mut app,
+        Event::PermissionRequested {
+            call_id: "c1".into(),
+            tool: tool.into(),
+            risk: Risk::Medium,
+            input: input.into(),
+            preview: Some(preview),
+            suggested_rule: tool.into(),
+            reason: None,
+            agent: None,
+        },
+    );
+    app
+}
+
+fn write_of(old: Option<&str>, new: &str, width: u16, height: u16) -> App {
+    let path = "/work/project/src/report.py";
+    let diff = tandem_core::diff::unified_diff("src/report.py", old.unwrap_or(""), new, 3);
+    let preview = Preview::Diff {
+        path: path.into(),
+        diff,
+        new_file: old.is_none(),
+        texts: Some(tandem_core::tools::DiffTexts { old: old.map(str::to_owned), new: new.to_owned() }),
+    };
+    dialog_of(width, height, "Write", json!({"file_path": path, "content": new}), preview)
+}
+
+fn report(lines: usize) -> String {
+    (1..=lines).map(|n| format!("def step_{n}(total):\n    return total + {n}\n")).collect()
+}
+
+#[test]
+fn every_kind_of_dialog_at_every_size() {
+    let old = report(30);
+    let rewritten = old.replace("total + 3\n", "total * 3\n").replace("step_25(total)", "step_25(total, rate)");
+    let plan = "## Plan\n\n1. Read `src/report.py` and list the steps.\n2. Replace the additions by a table.\n\
+                3. Run `pytest -q` and fix what fails.\n\n| step | file | risk |\n|---|---|---|\n| 1 | src/report.py | none |\n\
+                | 2 | src/report.py | medium: the totals change |\n| 3 | tests/ | none |\n";
+    let questions = json!([
+        {"question": "Which database should the report read from?", "header": "Database", "multiSelect": false,
+         "options": [{"label": "Postgres", "description": "The production replica, read-only"},
+                     {"label": "SQLite", "description": "The local fixture in tests/data"}]},
+        {"question": "Which formats should it write?", "header": "Formats", "multiSelect": true,
+         "options": [{"label": "CSV", "description": "One row per step"},
+                     {"label": "JSON", "description": "Nested by file"},
+                     {"label": "HTML", "description": "A page with the table"}]}
+    ]);
+    for (width, height) in SIZES {
+        let dialogs = [
+            ("edit", editing(width, height)),
+            ("write_two_hunks", write_of(Some(&old), &rewritten, width, height)),
+            ("write_new_file", write_of(None, &report(12), width, height)),
+            ("bash", asking(width, height)),
+            (
+                "plan",
+                dialog_of(width, height, "ExitPlanMode", json!({"plan": plan}), Preview::Plan { plan: plan.into() }),
+            ),
+            (
+                "questions",
+                dialog_of(
+                    width,
+                    height,
+                    "AskUserQuestion",
+                    json!({"questions": questions}),
+                    Preview::Questions { questions: serde_json::from_value(questions.clone()).unwrap() },
+                ),
+            ),
+        ];
+        for (name, app) in dialogs {
+            insta::assert_snapshot!(format!("{name}_dialog_{width}x{height}"), screen(&app));
+        }
+    }
+}

@@ -64,7 +64,11 @@ pub(super) fn screen(app: &App) -> String {
 /// `ToolCallStarted` as core sends it, described by the built-in tools.
 pub(super) fn tool_started(id: &str, name: &str, input: serde_json::Value) -> Event {
     let context = tandem_core::tools::ToolContext::new(PathBuf::from("/work/project"));
-    let display = tandem_core::tools::ToolRegistry::builtin().describe(name, &input, &context);
+    // The registry the binary builds: the built-in tools and the two that answer from the dialog.
+    let mut tools = tandem_core::tools::ToolRegistry::builtin();
+    tools.register(std::sync::Arc::new(tandem_core::tools::ask_user::AskUserQuestionTool));
+    tools.register(std::sync::Arc::new(tandem_core::tools::ask_user::ExitPlanModeTool));
+    let display = tools.describe(name, &input, &context);
     let display = tandem_core::tools::CallDisplay { risk: Risk::High, ..display };
     Event::ToolCallStarted { call_id: id.into(), name: name.into(), input: input.into(), display }
 }

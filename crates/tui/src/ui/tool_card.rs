@@ -135,7 +135,9 @@ fn header(card: &ToolCard, width: usize, theme: &Theme, now: Instant) -> Vec<Lin
     let (glyph, suffix) = match &card.state {
         ToolState::Streaming => (Span::styled("…", theme.dim), None),
         ToolState::AwaitingApproval => {
-            (Span::styled("?", theme.warning), Some(Span::styled("waiting for approval", theme.warning)))
+            let waiting =
+                if card.kind == ToolKind::Question { "waiting for your answer" } else { "waiting for approval" };
+            (Span::styled("?", theme.warning), Some(Span::styled(waiting, theme.warning)))
         }
         ToolState::Running { since } => {
             let elapsed = now.saturating_duration_since(*since);
