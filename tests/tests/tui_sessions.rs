@@ -118,3 +118,37 @@ fn slash_model_alone_opens_a_picker_and_aliases_are_sent_as_full_ids() {
     expect_idle_with(&pty, "Second answer.");
     assert_eq!(server.requests()[1].body["model"], target);
 }
+
+/// Issue 28: `/compact` on a short conversation made the next request larger and said "summarized". Now a
+/// conversation a summary would not shrink is kept (and the user is told why, with no summary request); a long
+/// one is compacted, its marker says by how much, and Ctrl+O opens it to the summary.
+#[test]
+fn slash_compact_keeps_a_short_conversation_and_compacts_a_long_one_visibly() {
+    let workspace = Workspace::new();
+    let long_answer = "A long paragraph of the first answer, well worth summarizing later on. ".repeat(2000);
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "text", "text": "Short answer."}]},
+        {"blocks": [{"type": "text", "text": format!("{long_answer}\n\nEnd of the long answer.")}]},
+        {"blocks": [{"type": "text", "text": "Second answer."}]},
+        {"blocks": [{"type": "text", "text": "<summary>We discussed the migration plan in depth.</summary>"}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 30, 100, &[]);
+    submit(&pty, "hello");
+    expect_idle_with(&pty, "Short answer.");
+    submit(&pty, "/compact");
+    let screen = pty.expect_text("Not compacted");
+    assert_eq!(server.served(), 1, "no summary was asked for:\n{}", framed(&screen));
+
+    submit(&pty, "tell me everything");
+    expect_idle_with(&pty, "End of the long answer.");
+    submit(&pty, "and then?");
+    expect_idle_with(&pty, "Second answer.");
+    submit(&pty, "/compact");
+    let screen = pty.expect_text("ctrl+o shows the summary");
+    assert!(screen.contains("conversation compacted on request:"), "{}", framed(&screen));
+    assert!(!screen.contains("migration plan in depth"), "the summary waits for ctrl+o:\n{}", framed(&screen));
+    assert_eq!(server.served(), 4);
+    pty.send(keys::CTRL_O);
+    pty.expect_text("We discussed the migration plan in depth.");
+}

@@ -207,3 +207,52 @@ fn a_named_pipe_read_in_the_app_is_refused_and_esc_then_ctrl_c_twice_quits() {
     assert!(status.success(), "{status:?}");
     assert!(!pty.alternate_screen());
 }
+
+/// Every clipboard write so far (OSC 52), decoded, once there are `count` of them.
+fn clipboard_writes(pty: &Pty, count: usize) -> Vec<String> {
+    const START: &[u8] = b"\x1b]52;c;";
+    let writes = |raw: &[u8]| {
+        let mut found = Vec::new();
+        let mut rest = raw;
+        while let Some(start) = find(rest, START) {
+            let payload = &rest[start + START.len()..];
+            let Some(end) = payload.iter().position(|byte| *byte == 0x07) else { break };
+            found.push(
+                String::from_utf8(base64_decode(std::str::from_utf8(&payload[..end]).unwrap()).unwrap()).unwrap(),
+            );
+            rest = &payload[end..];
+        }
+        found
+    };
+    writes(&pty.expect_raw(&format!("{count} clipboard writes"), |raw| writes(raw).len() >= count))
+}
+
+/// Issue 28: `y` copied the screen rows of a paragraph (gutter and hard wraps included) and `b` the first code block
+/// of the answer whatever was in view. At 60 columns, a paragraph that wraps over several rows is copied as the one
+/// line it is, and `b` takes the block the cursor is at, then the one at the bottom.
+#[test]
+fn copies_a_wrapped_paragraph_as_one_line_and_the_code_block_in_view() {
+    let workspace = Workspace::new();
+    let paragraph = "The migration renames the column in three steps, so that the old readers keep working until \
+                     the last deploy, and only then drops the alias.";
+    let filler: String = (1..=30).map(|n| format!("- note {n}\n")).collect();
+    let answer = format!(
+        "{paragraph}\n\n```sh\necho first-block\n```\n\n{filler}\n```sh\necho second-block\n```\n\nThat is all.\n"
+    );
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": answer, "chunks": 4}]}]})))
+            .unwrap();
+    let pty = start(&workspace, &server, 20, 60, &[]);
+    submit(&pty, "How does the migration go?");
+    expect_idle_with(&pty, "That is all.");
+    pty.send(keys::CTRL_S);
+    pty.expect_text("scroll mode");
+    pty.send("b");
+    assert_eq!(clipboard_writes(&pty, 1)[0], "echo second-block", "the block in view at the bottom");
+    pty.send("/old readers\r");
+    pty.expect_text("1/1");
+    pty.send("y");
+    assert_eq!(clipboard_writes(&pty, 2)[1], paragraph, "the paragraph, not its screen rows");
+    pty.send("b");
+    assert_eq!(clipboard_writes(&pty, 3)[2], "echo first-block", "the block nearest the cursor, now in view");
+}
