@@ -258,9 +258,13 @@ fn a_denied_file_under_another_name_reaches_no_request_through_imports_commands_
     workspace.write("CLAUDE.md", "Project notes: @notes.txt\n");
     workspace.write(".claude/commands/notes.md", "Summarise @notes.txt for me.\n");
     workspace.write(".claude/settings.json", &json!({"permissions": {"deny": ["Read(.env)"]}}).to_string());
+    // A long file read beside it makes the conversation worth compacting (a summary must shrink it).
+    let long: String = (0..1990).map(|n| format!("line {n:04} of a long and unremarkable data file\n")).collect();
+    workspace.write("data.txt", &long);
     let server = FakeServer::spawn(scenario(json!({"replies": [
         {"usage": {"input_tokens": 195000, "output_tokens": 5},
-         "blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+         "blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "notes.txt"}},
+                    {"type": "tool_use", "id": "toolu_data", "name": "Read", "input": {"file_path": "data.txt"}}]},
         {"blocks": [{"type": "text", "text": "<summary>Worked on notes.txt.</summary>"}]},
         {"blocks": [{"type": "text", "text": "Finished."}]}
     ]})))

@@ -567,11 +567,15 @@ fn a_prompt_too_long_from_the_server_compacts_once_and_retries_on_both_providers
                         "code": "context_length_exceeded"}});
     for (provider, refusal) in [("anthropic", anthropic), ("openai", openai)] {
         let workspace = Workspace::new();
-        workspace.write("src/lib.rs", "pub fn one() -> u32 { 1 }\n");
+        // Big enough to be worth summarizing (~40,000 tokens read), as a conversation the server refuses is.
+        let filler: String =
+            (0..1990).map(|n| format!("// line {n:04} of the generated table of constants\n")).collect();
+        workspace.write("src/lib.rs", &format!("pub fn one() -> u32 {{ 1 }}\n{filler}"));
         let too_long = json!({"fault": {"kind": "http", "status": 400, "body": refusal}});
+        let read = json!({"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read",
+                                      "input": {"file_path": "src/lib.rs"}}]});
         let server = fake(vec![
-            json!({"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read",
-                               "input": {"file_path": "src/lib.rs"}}]}),
+            read.clone(),
             too_long.clone(),
             json!({"blocks": [{"type": "text", "text": "<summary>Task: read lib.rs.</summary>"}]}),
             text_reply("It returns one."),
@@ -587,9 +591,10 @@ fn a_prompt_too_long_from_the_server_compacts_once_and_retries_on_both_providers
         assert_eq!(server.requests().len(), 4, "{provider}");
 
         let server = fake(vec![
+            read,
             too_long.clone(),
             json!({"blocks": [{"type": "text", "text": "<summary>x</summary>"}]}),
-            too_long,
+            too_long.clone(),
         ]);
         let mut command =
             if provider == "anthropic" { workspace.anthropic(&server) } else { workspace.openai(&server) };
@@ -597,6 +602,16 @@ fn a_prompt_too_long_from_the_server_compacts_once_and_retries_on_both_providers
         let run = execute(command);
         assert_eq!(run.code, 1, "{provider}: {run:?}");
         assert!(run.stderr.contains("still too long after compacting"), "{provider}: {}", run.stderr);
+
+        // A conversation a summary cannot shrink is not summarized: the error says so at once.
+        let server = fake(vec![too_long]);
+        let mut command =
+            if provider == "anthropic" { workspace.anthropic(&server) } else { workspace.openai(&server) };
+        command.args(["-p", "and again", "--output-format", "json"]);
+        let run = execute(command);
+        assert_eq!(run.code, 1, "{provider}: {run:?}");
+        assert!(run.stderr.contains("compacting could not make it smaller"), "{provider}: {}", run.stderr);
+        assert_eq!(server.requests().len(), 1, "{provider}: no summary request");
     }
 }
 
@@ -604,7 +619,10 @@ fn a_prompt_too_long_from_the_server_compacts_once_and_retries_on_both_providers
 fn auto_compaction_summarizes_restores_the_read_file_and_keeps_the_history_valid() {
     let workspace = Workspace::new();
     let source = "pub fn pelican() -> u32 {\n    41 // the pelican bug\n}\n";
-    workspace.write("src/lib.rs", source);
+    // A long file, so that the conversation is worth summarizing: the summary and the restored head of the file
+    // (cut to ~5,000 tokens) are much smaller than the whole file read.
+    let filler: String = (0..1990).map(|n| format!("// line {n:04} of the generated table of constants\n")).collect();
+    workspace.write("src/lib.rs", &format!("{source}{filler}"));
     let summary = "Task: fix the pelican bug. Files: src/lib.rs.";
     let server = fake(vec![
         // A big context: 120,000 input tokens, over the limit of an unknown model's 128,000-token window
@@ -653,7 +671,9 @@ fn auto_compaction_summarizes_restores_the_read_file_and_keeps_the_history_valid
     assert!(!first.contains("thinking it over"), "the analysis is dropped: {first}");
     assert!(first.contains("Current contents of files"), "{first}");
     let file_path = real_path(&workspace).join("src/lib.rs");
-    assert!(first.contains(&format!("<file path=\"{}\">\n{}", file_path.display(), source.trim_end())), "{first}");
+    assert!(first.contains(&format!("<file path=\"{}\">\n{source}", file_path.display())), "{first}");
+    assert!(first.contains("Read the file for the rest"), "the restored file is cut: {first}");
+    assert!(after.to_string().len() * 3 < requests[1].body.to_string().len(), "the compacted request is smaller");
     // The agent's own system prompt is back.
     assert!(!system_text(after).starts_with("You summarize"), "{}", system_text(after));
 

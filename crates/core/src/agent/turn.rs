@@ -6,6 +6,7 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::Compaction;
 use super::sampling::{self, SampleError};
 use super::tool_calls::{ToolRunner, TurnStop};
 use super::{AgentConfig, Shared, lock};
@@ -252,8 +253,8 @@ impl Session {
             lock(slot).take();
         }
 
-        // A "prompt is too long" from the server compacts once and tries again.
-        let mut compacted_for_room = false;
+        // A "prompt is too long" from the server compacts once and tries again (what came of it words the error).
+        let mut room_compaction: Option<Compaction> = None;
         let outcome = loop {
             if self.config.max_turns.is_some_and(|max| rounds >= max) {
                 // Claude Code's wording and count: the round that would have come next counts as a turn.
@@ -316,22 +317,31 @@ impl Session {
                     rounds -= 1;
                     continue;
                 }
-                Err(SampleError::Failed(error)) if error.is_prompt_too_long() && !compacted_for_room => {
-                    compacted_for_room = true;
-                    self.emit(Event::Info {
-                        message: format!(
-                            "The conversation no longer fits the model's context window ({error}); compacting it \
-                             and trying again."
-                        ),
-                    });
-                    self.compact(crate::session::CompactTrigger::Auto, None, &cancel).await;
-                    rounds -= 1;
-                    continue;
-                }
                 Err(SampleError::Failed(error)) => {
+                    if error.is_prompt_too_long() && room_compaction.is_none() {
+                        self.emit(Event::Info {
+                            message: format!(
+                                "The conversation no longer fits the model's context window ({error}); compacting it \
+                                 and trying again."
+                            ),
+                        });
+                        let compaction = self.compact(crate::session::CompactTrigger::Auto, None, &cancel).await;
+                        if compaction == Compaction::Done {
+                            room_compaction = Some(compaction);
+                            rounds -= 1;
+                            continue;
+                        }
+                        room_compaction = Some(compaction);
+                    }
                     let mut message = error.to_string();
-                    if compacted_for_room && error.is_prompt_too_long() {
-                        message.push_str(" (still too long after compacting: /clear starts afresh)");
+                    match &room_compaction {
+                        Some(Compaction::Done) if error.is_prompt_too_long() => {
+                            message.push_str(" (still too long after compacting: /clear starts afresh)");
+                        }
+                        Some(_) if error.is_prompt_too_long() => {
+                            message.push_str(" (compacting could not make it smaller: /clear starts afresh)");
+                        }
+                        _ => {}
                     }
                     self.emit(Event::Error { message: message.clone() });
                     api_error = Some(crate::protocol::ApiFailure {
