@@ -290,6 +290,56 @@ pub fn resolve_provider(
     Ok(ResolvedProvider { endpoint: Endpoint { name, kind, base_url, api_key, api_key_env }, model })
 }
 
+/// A provider the user chose on the welcome screen, to be remembered in `config.toml`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderChoice {
+    /// The name it is saved under: a built-in provider, or a new `[providers.NAME]` entry.
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+}
+
+/// Makes `choice` the provider tandem starts with: `provider = NAME` among the file's top-level keys and
+/// `[providers.NAME]` with its address and model (a `kind` too where NAME is not built in), everything else in
+/// the file — comments, order, other providers — kept as it was. Written atomically, keeping the file's mode.
+/// A file that is not valid TOML is not touched: the error names it.
+pub fn save_provider_choice(config_file: &Path, choice: &ProviderChoice) -> Result<(), String> {
+    let shown = config_file.display();
+    let text = match std::fs::read_to_string(config_file) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(format!("could not read {shown}: {err}")),
+    };
+    let mut document: toml_edit::DocumentMut = text.parse().map_err(|err: toml_edit::TomlError| {
+        format!("{shown} is not valid TOML ({}), so it was not changed", err.message())
+    })?;
+    document["provider"] = toml_edit::value(choice.name.as_str());
+    let providers = document.entry("providers").or_insert_with(|| {
+        let mut table = toml_edit::Table::new();
+        table.set_implicit(true);
+        toml_edit::Item::Table(table)
+    });
+    let Some(providers) = providers.as_table_mut() else {
+        return Err(format!("{shown}: `providers` is not a [providers] table, so the file was not changed"));
+    };
+    let entry = providers.entry(&choice.name).or_insert(toml_edit::Item::Table(toml_edit::Table::new()));
+    let Some(entry) = entry.as_table_like_mut() else {
+        return Err(format!("{shown}: `providers.{}` is not a table, so the file was not changed", choice.name));
+    };
+    if !BUILTINS.iter().any(|builtin| builtin.name == choice.name) {
+        let kind = match choice.kind {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+        };
+        entry.insert("kind", toml_edit::value(kind));
+    }
+    entry.insert("base_url", toml_edit::value(choice.base_url.as_str()));
+    entry.insert("model", toml_edit::value(choice.model.as_str()));
+    crate::fs_util::write_atomic_create_dirs(config_file, document.to_string().as_bytes())
+        .map_err(|err| format!("could not write {shown}: {err}"))
+}
+
 /// Names of the built-in providers.
 pub fn builtin_provider_names() -> Vec<&'static str> {
     BUILTINS.iter().map(|builtin| builtin.name).collect()
@@ -377,5 +427,69 @@ mod tests {
         let flags = ProviderFlags { provider: Some("ollama".into()), ..Default::default() };
         assert!(matches!(resolve(flags, &ConfigFile::default(), &[]).unwrap_err(), ConfigError::MissingModel { .. }));
         assert!(toml::from_str::<ConfigFile>("providr = 1").is_err());
+    }
+
+    fn lm_studio() -> ProviderChoice {
+        ProviderChoice {
+            name: "lmstudio".into(),
+            kind: ProviderKind::Openai,
+            base_url: "http://127.0.0.1:1234/v1".into(),
+            model: "qwen3-coder-30b".into(),
+        }
+    }
+
+    /// The welcome screen's choice, saved, is what the next start resolves to, with no flag and no key.
+    #[test]
+    fn a_saved_choice_is_what_tandem_starts_with_next_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tandem/config.toml");
+        save_provider_choice(&file, &lm_studio()).unwrap();
+        let resolved =
+            resolve_provider(&ProviderFlags::default(), &load_config_file(&file).unwrap(), &file, &|_| None).unwrap();
+        assert_eq!(resolved.endpoint.name, "lmstudio");
+        assert_eq!(resolved.endpoint.kind, ProviderKind::Openai);
+        assert_eq!(resolved.endpoint.base_url, "http://127.0.0.1:1234/v1");
+        assert_eq!(resolved.model, "qwen3-coder-30b");
+
+        let ollama = ProviderChoice {
+            name: "ollama".into(),
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "qwen3-coder:30b".into(),
+            ..lm_studio()
+        };
+        save_provider_choice(&file, &ollama).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("[providers.lmstudio]"), "the earlier server stays declared:\n{text}");
+        let resolved =
+            resolve_provider(&ProviderFlags::default(), &load_config_file(&file).unwrap(), &file, &|_| None).unwrap();
+        assert_eq!((resolved.endpoint.name.as_str(), resolved.model.as_str()), ("ollama", "qwen3-coder:30b"));
+        assert!(
+            !text.contains("kind = \"openai\"\nbase_url = \"http://127.0.0.1:11434"),
+            "a built-in needs no kind:\n{text}"
+        );
+    }
+
+    /// What the user wrote stays: comments, settings, sections; the provider goes among the top-level keys.
+    #[test]
+    fn saving_a_choice_keeps_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let written =
+            "# my settings\nsandbox = \"workspace-write\" # keep it safe\n\n[web_search]\nbackend = \"off\"\n";
+        std::fs::write(&file, written).unwrap();
+        save_provider_choice(&file, &lm_studio()).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with(written.lines().next().unwrap()), "{text}");
+        assert!(text.contains("sandbox = \"workspace-write\" # keep it safe"), "{text}");
+        let config = load_config_file(&file).unwrap();
+        assert_eq!(config.provider.as_deref(), Some("lmstudio"));
+        assert_eq!(config.sandbox.as_deref(), Some("workspace-write"));
+        assert_eq!(config.web_search.unwrap().backend, "off");
+
+        let broken = "provider = \n";
+        std::fs::write(&file, broken).unwrap();
+        let error = save_provider_choice(&file, &lm_studio()).unwrap_err();
+        assert!(error.contains("not valid TOML") && error.contains("config.toml"), "{error}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), broken, "a broken file is left as it was");
     }
 }

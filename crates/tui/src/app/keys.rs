@@ -241,9 +241,9 @@ impl App {
                 self.onboarding = None;
                 vec![Effect::StartDemo]
             }
-            OnboardingAction::Choose { provider, base_url, model } => {
+            OnboardingAction::Choose { provider, base_url, model, save } => {
                 self.onboarding = None;
-                vec![Effect::StartSession { provider, base_url, model }]
+                vec![Effect::StartSession { provider, base_url, model, save }]
             }
         }
     }

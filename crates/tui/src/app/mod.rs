@@ -59,11 +59,12 @@ pub enum Effect {
         path: PathBuf,
         content: String,
     },
-    /// Start the agent with a provider picked on the onboarding screen.
+    /// Start the agent with a provider picked on the onboarding screen (and save it to `config.toml`).
     StartSession {
         provider: String,
         base_url: String,
         model: String,
+        save: Option<tandem_core::config::ProviderChoice>,
     },
     /// Probe local model servers again (onboarding).
     Rescan,

@@ -4,17 +4,20 @@
 use std::path::PathBuf;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use tandem_core::config::ProviderChoice;
+use tandem_core::models::ProviderKind;
 pub use tandem_core::provider::local::LocalServer;
 
 /// What a key on the onboarding screen asks the app to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OnboardingAction {
     None,
-    /// Start a session with this local server and model.
+    /// Start a session with this local server and model, and remember it in `config.toml` when `save` is set.
     Choose {
         provider: String,
         base_url: String,
         model: String,
+        save: Option<ProviderChoice>,
     },
     /// Probe the local ports again (the state is already marked as probing).
     Rescan,
@@ -33,12 +36,14 @@ pub struct Onboarding {
     pub probing: bool,
     /// Where `config.toml` goes, shown so the user can write one.
     pub config_file: PathBuf,
+    /// Enter was pressed on a server: the screen asks whether to save the choice before starting.
+    pub confirming: bool,
 }
 
 impl Onboarding {
     /// A screen that is probing; feed the probe's result to [`Onboarding::set_servers`].
     pub fn new(config_file: PathBuf) -> Onboarding {
-        Onboarding { servers: Vec::new(), selected: 0, probing: true, config_file }
+        Onboarding { servers: Vec::new(), selected: 0, probing: true, config_file, confirming: false }
     }
 
     /// Shows a finished probe's servers.
@@ -53,12 +58,21 @@ impl Onboarding {
         self.servers.get(self.selected.min(self.servers.len().saturating_sub(1)))
     }
 
+    /// The highlighted server's current model, when it has one (the server can be chosen).
+    pub fn selected_model(&self) -> Option<(&LocalServer, &str)> {
+        let server = self.selected_server().filter(|_| !self.probing)?;
+        Some((server, server.models.first()?.as_str()))
+    }
+
     /// Up/Down (or k/j) pick a server, Left/Right (or h/l) cycle its models (the current model is always
-    /// the list's first, so no extra state is needed), Enter uses the server with that model, `r` rescans,
-    /// `q`, Esc or Ctrl+C quit.
+    /// the list's first, so no extra state is needed), Enter asks whether to save the choice (Enter or `y`
+    /// start and save it, `n` starts without saving, Esc goes back), `r` rescans, `q`, Esc or Ctrl+C quit.
     pub fn handle_key(&mut self, key: KeyEvent) -> OnboardingAction {
         if key.kind == KeyEventKind::Release {
             return OnboardingAction::None;
+        }
+        if self.confirming {
+            return self.confirm_key(key);
         }
         let count = self.servers.len();
         self.selected = self.selected.min(count.saturating_sub(1));
@@ -94,20 +108,48 @@ impl Onboarding {
                 }
                 OnboardingAction::None
             }
-            KeyCode::Enter => match self.selected_server() {
-                Some(server) if !self.probing => match server.models.first() {
-                    Some(model) => OnboardingAction::Choose {
-                        provider: server.provider.to_owned(),
-                        base_url: server.base_url.clone(),
-                        model: model.clone(),
-                    },
-                    None => OnboardingAction::None,
-                },
-                _ => OnboardingAction::None,
-            },
+            KeyCode::Enter => {
+                self.confirming = self.selected_model().is_some();
+                OnboardingAction::None
+            }
             _ => OnboardingAction::None,
         }
     }
+
+    fn confirm_key(&mut self, key: KeyEvent) -> OnboardingAction {
+        let save = match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return OnboardingAction::Quit,
+            KeyCode::Esc => {
+                self.confirming = false;
+                return OnboardingAction::None;
+            }
+            KeyCode::Enter | KeyCode::Char('y') => true,
+            KeyCode::Char('n') => false,
+            _ => return OnboardingAction::None,
+        };
+        let Some((server, model)) = self.selected_model() else {
+            self.confirming = false;
+            return OnboardingAction::None;
+        };
+        OnboardingAction::Choose {
+            provider: server.provider.to_owned(),
+            base_url: server.base_url.clone(),
+            model: model.to_owned(),
+            save: save.then(|| saved_as(server, model)),
+        }
+    }
+}
+
+/// How `config.toml` remembers a server: under its built-in provider (`ollama`, `llamacpp`), or, for a server
+/// that speaks OpenAI's protocol with no built-in entry (LM Studio), under its own name (`lmstudio`) with
+/// `kind = "openai"` — saved as `openai` it would stand for OpenAI's hosted API.
+pub fn saved_as(server: &LocalServer, model: &str) -> ProviderChoice {
+    let name = if server.provider == "openai" {
+        server.name.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
+    } else {
+        server.provider.to_owned()
+    };
+    ProviderChoice { name, kind: ProviderKind::Openai, base_url: server.base_url.clone(), model: model.to_owned() }
 }
 
 #[cfg(test)]

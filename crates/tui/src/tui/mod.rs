@@ -107,12 +107,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
             agent = Some(start_agent(&mut app, config));
         }
         None => {
-            app.onboarding = Some(Onboarding {
-                servers: Vec::new(),
-                selected: 0,
-                probing: true,
-                config_file: launch.config_file.clone(),
-            });
+            app.onboarding = Some(Onboarding::new(launch.config_file.clone()));
             spawn_probe(probe_tx.clone());
         }
     }
@@ -225,9 +220,14 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     exit_signals.forget_keyboard();
                     effects.extend(app.update(Input::EditorResult(result), Instant::now()));
                 }
-                Effect::StartSession { provider, base_url, model } => {
+                Effect::StartSession { provider, base_url, model, save } => {
                     match (launch.configure)(&provider, &base_url, &model) {
-                        Ok(config) => agent = Some(start_agent(&mut app, config)),
+                        Ok(config) => {
+                            agent = Some(start_agent(&mut app, config));
+                            if let Some(choice) = save {
+                                save_choice(&mut app, &launch.config_file, &choice);
+                            }
+                        }
                         Err(message) => app.notice(crate::app::cells::NoticeKind::Error, message),
                     }
                 }
@@ -395,6 +395,23 @@ async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_prot
     match agent {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,
+    }
+}
+
+/// Remembers the welcome screen's choice in `config.toml`, and says so (or why not: the session runs anyway).
+fn save_choice(app: &mut App, config_file: &std::path::Path, choice: &tandem_core::config::ProviderChoice) {
+    use crate::app::cells::NoticeKind;
+    match tandem_core::config::save_provider_choice(config_file, choice) {
+        Ok(()) => app.notice(
+            NoticeKind::Info,
+            format!(
+                "Saved to {}: tandem starts with {} ({}) from now on. Change it there, or with --provider and --model.",
+                config_file.display(),
+                choice.model,
+                choice.name
+            ),
+        ),
+        Err(message) => app.notice(NoticeKind::Error, format!("The choice was not saved: {message}")),
     }
 }
 

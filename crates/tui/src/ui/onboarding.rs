@@ -103,6 +103,9 @@ fn sections(state: &Onboarding, room: usize, theme: &Theme) -> Vec<Section> {
 
     sections.push(Section { lines: server_lines(state, room, theme), keep: 10 });
     sections.push(blank());
+    if let Some(question) = save_question(state, theme) {
+        sections.push(Section { lines: wrapped(question), keep: 11 });
+    }
     sections.push(Section { lines: wrapped(key_hints(state, theme)), keep: 9 });
     sections
 }
@@ -248,10 +251,21 @@ fn server_line(server: &LocalServer, selected: bool, name_width: usize, room: us
     Line::from(out)
 }
 
+/// After Enter: what will start, and whether to remember it.
+fn save_question(state: &Onboarding, theme: &Theme) -> Option<Line<'static>> {
+    let (server, model) = state.selected_model().filter(|_| state.confirming)?;
+    Some(Line::from(vec![
+        Span::styled(format!("Start with {model} on {}. ", server.name), theme.bold),
+        Span::styled("Save it to config.toml, so tandem starts with it next time?", theme.text),
+    ]))
+}
+
 /// Keys that do something now.
 fn key_hints(state: &Onboarding, theme: &Theme) -> Line<'static> {
     let mut keys: Vec<(&str, &str)> = Vec::new();
-    if !state.servers.is_empty() && !state.probing {
+    if state.confirming {
+        keys.extend([("enter/y", "start and save"), ("n", "start, don't save"), ("esc", "back")]);
+    } else if !state.servers.is_empty() && !state.probing {
         if state.servers.len() > 1 {
             keys.push(("↑↓", "select"));
         }
@@ -260,7 +274,9 @@ fn key_hints(state: &Onboarding, theme: &Theme) -> Line<'static> {
         }
         keys.push(("enter", "start"));
     }
-    keys.extend([("d", "try the demo"), ("r", "rescan"), ("q", "quit")]);
+    if !state.confirming {
+        keys.extend([("d", "try the demo"), ("r", "rescan"), ("q", "quit")]);
+    }
     let mut spans = Vec::new();
     for (index, (key, action)) in keys.into_iter().enumerate() {
         if index > 0 {

@@ -32,19 +32,32 @@ fn keys_select_cycle_and_choose() {
     assert_eq!(onboarding.handle_key(key(KeyCode::Right)), OnboardingAction::None);
     assert_eq!(onboarding.handle_key(key(KeyCode::Right)), OnboardingAction::None);
     assert_eq!(onboarding.handle_key(key(KeyCode::Left)), OnboardingAction::None);
-    assert_eq!(
-        onboarding.handle_key(key(KeyCode::Enter)),
-        OnboardingAction::Choose {
-            provider: "ollama".into(),
-            base_url: "http://127.0.0.1:11434/v1".into(),
-            model: "b".into()
-        }
-    );
+    assert_eq!(onboarding.handle_key(key(KeyCode::Enter)), OnboardingAction::None, "asks whether to save first");
+    assert!(onboarding.confirming);
+    let chosen = |save| OnboardingAction::Choose {
+        provider: "ollama".into(),
+        base_url: "http://127.0.0.1:11434/v1".into(),
+        model: "b".into(),
+        save,
+    };
+    let saved = ProviderChoice {
+        name: "ollama".into(),
+        kind: ProviderKind::Openai,
+        base_url: "http://127.0.0.1:11434/v1".into(),
+        model: "b".into(),
+    };
+    assert_eq!(onboarding.handle_key(key(KeyCode::Enter)), chosen(Some(saved.clone())));
+    assert_eq!(onboarding.handle_key(key(KeyCode::Char('y'))), chosen(Some(saved)));
+    assert_eq!(onboarding.handle_key(key(KeyCode::Char('n'))), chosen(None));
+    assert_eq!(onboarding.handle_key(key(KeyCode::Char('q'))), OnboardingAction::None, "q answers nothing here");
+    assert_eq!(onboarding.handle_key(key(KeyCode::Esc)), OnboardingAction::None, "esc goes back");
+    assert!(!onboarding.confirming);
     // A server without models can't be chosen.
     onboarding.handle_key(key(KeyCode::Down));
     assert_eq!(onboarding.selected, 1);
     onboarding.handle_key(key(KeyCode::Right));
     assert_eq!(onboarding.handle_key(key(KeyCode::Enter)), OnboardingAction::None);
+    assert!(!onboarding.confirming, "nothing to confirm");
     onboarding.handle_key(key(KeyCode::Down));
     assert_eq!(onboarding.selected, 0);
     onboarding.handle_key(key(KeyCode::Up));
@@ -71,4 +84,17 @@ fn rescan_and_quit() {
     for code in [KeyCode::Up, KeyCode::Down, KeyCode::Left, KeyCode::Right, KeyCode::Enter] {
         assert_eq!(empty.handle_key(key(code)), OnboardingAction::None);
     }
+}
+
+/// LM Studio speaks OpenAI's protocol: saved as `openai` it would mean OpenAI's hosted API (and its key).
+#[test]
+fn a_server_without_a_provider_of_its_own_is_saved_under_its_name() {
+    let server = LocalServer {
+        name: "LM Studio",
+        provider: "openai",
+        base_url: "http://127.0.0.1:1234/v1".into(),
+        models: vec!["qwen".into()],
+    };
+    let saved = saved_as(&server, "qwen");
+    assert_eq!((saved.name.as_str(), saved.kind, saved.model.as_str()), ("lmstudio", ProviderKind::Openai, "qwen"));
 }

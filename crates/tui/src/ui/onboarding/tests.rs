@@ -14,7 +14,10 @@ macro_rules! snapshot {
 }
 
 fn state(probing: bool, servers: Vec<LocalServer>) -> Onboarding {
-    Onboarding { servers, selected: 0, probing, config_file: PathBuf::from("/home/me/.config/tandem/config.toml") }
+    let mut onboarding = Onboarding::new(PathBuf::from("/home/me/.config/tandem/config.toml"));
+    onboarding.set_servers(servers);
+    onboarding.probing = probing;
+    onboarding
 }
 
 fn two_servers() -> Vec<LocalServer> {
@@ -77,6 +80,20 @@ fn two_servers_found() {
     snapshot!("onboarding_two_servers_40x20", small);
     state.selected = 1;
     assert!(draw(&state, 80, 24).contains("› LM Studio"));
+}
+
+/// Enter asks before anything is written: what will start, and whether to remember it in config.toml.
+#[test]
+fn enter_asks_whether_to_save_the_choice() {
+    let mut state = state(false, two_servers());
+    state.confirming = true;
+    for (width, height) in [(80, 24), (40, 20)] {
+        let text = draw(&state, width, height);
+        assert!(text.contains("Start with qwen3-coder:30b on") && text.contains("Ollama."), "{text}");
+        assert!(text.contains("config.toml") && text.contains("start and save") && text.contains("esc"), "{text}");
+        assert!(!text.contains("try the demo"), "only the keys that answer the question:\n{text}");
+        snapshot!(format!("onboarding_confirm_{width}x{height}"), text);
+    }
 }
 
 #[test]
