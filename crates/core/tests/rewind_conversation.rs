@@ -356,3 +356,60 @@ async fn rewinding_past_an_interrupt_forgets_it_and_rewinding_to_the_prompt_afte
     let sent = user_texts(&server.requests().last().unwrap().body);
     assert!(!sent.last().unwrap().contains(tandem_core::agent::INTERRUPTED_NOTE), "{sent:?}");
 }
+
+/// Issue 28: after `/compact`, every earlier prompt showed as "(files only)" in `/rewind`. The session log still
+/// holds the conversation as it stood before each of them: rewinding to one brings that conversation back (and
+/// the restored history is logged, so it holds after a restart), while a prompt a rewind took back stays gone.
+#[tokio::test]
+async fn a_prompt_compacted_away_is_rewound_to_from_the_log_and_that_holds_after_a_restart() {
+    let (workspace, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let long = |name: &str| text(&format!("{name}: {}", "a long answer worth summarizing. ".repeat(1000)));
+    let server = FakeServer::spawn(scenario(json!([
+        long("A1"),
+        long("A2"),
+        text("A3"),
+        text("<summary>We talked at length.</summary>"),
+        text("A2, differently"),
+        text("after the restart"),
+    ])))
+    .unwrap();
+    let log = new_log(data.path(), workspace.path());
+    let path = log.path().to_path_buf();
+    let mut small = config(&server, workspace.path(), log, None);
+    small.model.context_window = 40_000;
+    let mut handle = agent::spawn(small);
+    turn(&mut handle, "first").await;
+    turn(&mut handle, "second").await;
+    turn(&mut handle, "third").await;
+    handle.ops.send(Op::Compact { instructions: None }).unwrap();
+    while !matches!(next(&mut handle).await, Event::CompactionFinished { .. }) {}
+    assert_eq!(server.requests().len(), 4, "the summary was asked for");
+    assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, true), (3, true)]);
+
+    let outcome = rewind_conversation(&mut handle, 2).await;
+    assert!(outcome.problems.is_empty(), "{:?}", outcome.problems);
+    let kept = outcome.messages.unwrap();
+    assert_eq!(kept.len(), 2, "the conversation before the compaction, up to the prompt: {kept:?}");
+    assert_eq!(kept[0].text(), "first");
+    assert!(kept[1].text().starts_with("A1: "), "{}", kept[1].text());
+    assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, false), (3, false)]);
+
+    turn(&mut handle, "second, differently").await;
+    let sent = user_texts(&server.requests().last().unwrap().body);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0], "first", "no summary: the conversation as it was");
+    assert!(sent[1].ends_with("second, differently"), "{sent:?}");
+
+    handle.ops.send(Op::Shutdown).unwrap();
+    let _ = tokio::time::timeout(WAIT, handle.task).await;
+    let (log, resume, messages) = resume_from(&path);
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert_eq!(messages[0].text(), "first");
+    assert_eq!(resume.prompts, [1, 4]);
+    let mut small = config(&server, workspace.path(), log, Some(resume));
+    small.model.context_window = 40_000;
+    let mut handle = agent::spawn(small);
+    assert_eq!(in_conversation(&points(&mut handle).await), [(1, true), (2, false), (3, false), (4, true)]);
+    let outcome = rewind_conversation(&mut handle, 1).await;
+    assert!(outcome.messages.unwrap().is_empty());
+}

@@ -114,6 +114,8 @@ pub struct Resume {
     pub prompts_unlogged: bool,
     /// What the model was still to be told with the next prompt.
     pub notes: Vec<String>,
+    /// Every prompt the log has a line for ([`crate::session::LoadedSession::logged_prompts`]).
+    pub logged_prompts: Vec<u64>,
 }
 
 impl From<crate::session::LoadedSession> for Resume {
@@ -123,6 +125,7 @@ impl From<crate::session::LoadedSession> for Resume {
             prompts: loaded.prompts.iter().map(|(seq, _)| *seq).collect(),
             prompts_unlogged: !loaded.prompts_logged,
             notes: loaded.pending_notes,
+            logged_prompts: loaded.logged_prompts,
             messages: loaded.messages,
             usage: loaded.usage_total,
             cost_usd: loaded.cost_total,

@@ -38,7 +38,8 @@ impl Session {
                         seq: point.seq,
                         files: point.files.iter().map(|path| self.shown(path)).collect(),
                         text: point.text.clone(),
-                        in_conversation: positions.of_prompt(point.seq).is_some(),
+                        in_conversation: positions.of_prompt(point.seq).is_some()
+                            || self.logged_prompts.contains(&point.seq),
                     })
                     .collect()
             }
@@ -176,11 +177,24 @@ impl Session {
                     }
                     outcome.messages = Some(kept);
                 }
-                None => outcome.problems.push(
-                    "that prompt is no longer in the conversation (it was rewound or compacted away): only files \
-                     can go back to it"
-                        .into(),
-                ),
+                None => match self.conversation_from_log(point.seq) {
+                    Ok(Some(then)) => {
+                        let kept = crate::context::compact::repair_history(then.messages.clone());
+                        if !request.dry_run {
+                            self.take_back_from_log(then, kept.clone(), point.seq);
+                        }
+                        outcome.messages = Some(kept);
+                    }
+                    Ok(None) => outcome.problems.push(
+                        "that prompt is no longer in the conversation (a rewind took it back, or it was compacted in \
+                         a session without a log): only files can go back to it"
+                            .into(),
+                    ),
+                    Err(err) => outcome.problems.push(format!(
+                        "that prompt is no longer in the conversation and the session log could not be read back \
+                         ({err}): only files can go back to it"
+                    )),
+                },
             }
         }
         // The model hears of a rewind that changed something (not of one that found nothing to put back).
@@ -210,8 +224,46 @@ impl Session {
         if let Some(live) = self.live_prompts.iter().position(|live| *live == seq) {
             self.live_prompts.truncate(live);
         }
+        // The prompts taken back are a branch the user left: not a place to go back to.
+        self.logged_prompts.retain(|prompt| *prompt < seq);
         let keep = self.messages.len();
         self.log(&crate::session::SessionLine::Rewind { keep, at: crate::session::now_secs(), to_seq: Some(seq) });
+    }
+}
+
+impl Session {
+    /// The conversation as it stood just before prompt `seq`, read back from the session log (for a prompt a
+    /// compaction or a rewind took out of the conversation); `None` when the log does not have it.
+    fn conversation_from_log(&mut self, seq: u64) -> Result<Option<crate::session::LoadedSession>, String> {
+        if !self.logged_prompts.contains(&seq) {
+            return Ok(None);
+        }
+        let Some(log) = &mut self.config.session_log else { return Ok(None) };
+        // What is still queued must be in the file before it is read.
+        log.write_through().map_err(|err| err.to_string())?;
+        crate::session::load_before_prompt(log.path(), seq).map_err(|err| err.to_string())
+    }
+
+    /// The conversation becomes `kept` (`then`'s history, repaired), as it was before prompt `seq`, and so does
+    /// what the session knows of it; the log records the restored history, so it holds after `--resume`.
+    fn take_back_from_log(&mut self, then: crate::session::LoadedSession, kept: Vec<Message>, seq: u64) {
+        self.interrupted = super::user_message::ends_interrupted(&kept);
+        self.replace_conversation(kept);
+        self.files = std::sync::Arc::new(crate::tools::FileState::default());
+        self.set_todos(crate::tools::todo_write::current_todos(&self.messages).unwrap_or_default());
+        self.live_prompts = then.prompts.iter().map(|(prompt, _)| *prompt).collect();
+        self.untracked_prompts = false;
+        self.logged_prompts.retain(|prompt| *prompt < seq);
+        let failed = match &mut self.config.session_log {
+            Some(log) => log
+                .append_restore(seq, &then.messages, &then.prompts)
+                .err()
+                .map(|err| super::turn::save_failure(log, &err)),
+            None => None,
+        };
+        if let Some(message) = failed {
+            self.report_save_failure(message);
+        }
     }
 }
 

@@ -21,7 +21,7 @@ const SAVE_ATTEMPTS: u32 = 3;
 const SAVE_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What the user reads when the transcript can't be written.
-fn save_failure(log: &crate::session::SessionWriter, err: &std::io::Error) -> String {
+pub(super) fn save_failure(log: &crate::session::SessionWriter, err: &std::io::Error) -> String {
     format!(
         "Could not save the session to {}: {err}. What is not saved yet is kept and written as soon as it can be; \
          free some space to keep this conversation.",
@@ -88,6 +88,9 @@ pub(super) struct Session {
     pub(super) live_prompts: Vec<u64>,
     /// A resumed session saved before prompts were logged: its older prompts are found by their text.
     pub(super) untracked_prompts: bool,
+    /// The prompts the session log has a line for, those compacted or rewound away included: rewind can read
+    /// the conversation as it stood before each back from the log.
+    pub(super) logged_prompts: std::collections::HashSet<u64>,
     /// What the next prompt's host calls it ([`crate::protocol::Op::NamePrompt`]).
     pub(super) next_prompt_id: Option<String>,
 }
@@ -135,6 +138,7 @@ impl Session {
             pending_notes: resume.notes,
             live_prompts: resume.prompts,
             untracked_prompts,
+            logged_prompts: resume.logged_prompts.into_iter().collect(),
             next_prompt_id: None,
             parent_cancel: None,
             role: None,

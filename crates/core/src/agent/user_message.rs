@@ -32,6 +32,9 @@ impl Session {
             }
             // Where rewind cuts the conversation for this prompt, even after a restart.
             self.log(&crate::session::SessionLine::Prompt { seq: prompt });
+            if self.config.session_log.is_some() {
+                self.logged_prompts.insert(prompt);
+            }
             self.live_prompts.push(prompt);
             self.emit(crate::protocol::Event::PromptCheckpointed { seq: prompt });
         }

@@ -257,7 +257,7 @@ pub(crate) fn summarize(path: &Path) -> Result<(SessionSummary, usize), SessionE
                 }
             }
             LineKind::Usage => summary.cost_usd = summary.cost_usd.zip(scan.cost_usd).map(|(total, cost)| total + cost),
-            LineKind::CompactBoundary => replay_left = scan.messages.unwrap_or(0),
+            LineKind::CompactBoundary | LineKind::Restore => replay_left = scan.messages.unwrap_or(0),
             LineKind::Title => summary.title = scan.title.or(summary.title),
             LineKind::Model => summary.model = scan.model.unwrap_or(summary.model),
             // Turns a rewind took back were still typed: the count of turns stays.

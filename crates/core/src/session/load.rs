@@ -30,6 +30,9 @@ pub struct LoadedSession {
     pub prompts: Vec<(u64, usize)>,
     /// The file has `prompt` lines at all (a session saved before them finds its prompts by their text).
     pub prompts_logged: bool,
+    /// Every prompt with a line in the file that no rewind took back, also those compacted away since: the
+    /// conversation as it stood before each can be read back ([`load_before_prompt`]).
+    pub logged_prompts: Vec<u64>,
     /// What the model was to be told with the next prompt, which never came (a rewind's note).
     pub pending_notes: Vec<String>,
     /// Unreadable lines that were ignored, the torn tail included. Besides a crash, this happens when a session
@@ -46,6 +49,19 @@ pub struct LoadedSession {
 /// Only a file whose first line is not a session header (or is from a newer format) is an error; unreadable
 /// later lines are skipped and counted, and lines of kinds this build does not know are ignored.
 pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
+    Ok(replay(path, None)?.0)
+}
+
+/// The session as it stood just before prompt `seq` was sent (its history then, and that history's prompts),
+/// read from the file; `None` when the file has no line for that prompt. This is how a rewind goes back to a
+/// prompt that a compaction (or an earlier rewind) took out of the conversation.
+pub fn load_before_prompt(path: &Path, seq: u64) -> Result<Option<LoadedSession>, SessionError> {
+    let (session, found) = replay(path, Some(seq))?;
+    Ok(found.then_some(session))
+}
+
+/// Applies the file's lines in order, stopping before the prompt line of `until` (then `true`) when given.
+fn replay(path: &Path, until: Option<u64>) -> Result<(LoadedSession, bool), SessionError> {
     let mut reader = LineReader::open(path).map_err(|e| SessionError::io(path, e))?;
     let meta = read_header(&mut reader, path)?;
     let mut session = LoadedSession {
@@ -60,6 +76,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         torn_tail: false,
         prompts: Vec::new(),
         prompts_logged: false,
+        logged_prompts: Vec::new(),
         pending_notes: Vec::new(),
         skipped_lines: 0,
         damaged_lines: Vec::new(),
@@ -69,6 +86,9 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         let parsed = line.text.and_then(|text| serde_json::from_str::<RawLine>(text).ok()).map(RawLine::into_line);
         match parsed {
             Some(Ok(Some(line))) => {
+                if matches!((&line, until), (SessionLine::Prompt { seq }, Some(until)) if *seq == until) {
+                    return Ok((session, true));
+                }
                 session.torn_tail = false;
                 session.apply(line);
             }
@@ -83,7 +103,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
             }
         }
     }
-    Ok(session)
+    Ok((session, false))
 }
 
 /// How many damaged lines a note names.
@@ -134,6 +154,11 @@ impl LoadedSession {
                 self.messages.clear();
                 self.prompts.clear();
             }
+            SessionLine::Restore { to_seq, .. } => {
+                self.messages.clear();
+                self.prompts.clear();
+                self.logged_prompts.retain(|prompt| *prompt < to_seq);
+            }
             SessionLine::Title { title } => self.title = Some(title),
             SessionLine::Model { model } => self.model = model,
             SessionLine::Rewind { keep, to_seq, .. } => {
@@ -142,10 +167,18 @@ impl LoadedSession {
                     None => keep,
                 };
                 self.messages.truncate(keep);
+                let taken_back = self.prompts.iter().filter(|(_, start)| *start >= keep).map(|(seq, _)| *seq);
+                let first_taken_back = to_seq.into_iter().chain(taken_back).min();
+                if let Some(first) = first_taken_back {
+                    self.logged_prompts.retain(|prompt| *prompt < first);
+                }
                 self.prompts.retain(|(_, start)| *start < keep);
             }
             SessionLine::Prompt { seq } => {
                 self.prompts_logged = true;
+                if !self.logged_prompts.contains(&seq) {
+                    self.logged_prompts.push(seq);
+                }
                 self.prompts.push((seq, self.messages.len()));
                 self.pending_notes.clear();
             }

@@ -35,7 +35,7 @@ mod writer;
 mod tests;
 
 pub use list::{SessionSummary, find, format_summary_table, format_utc, latest_for_cwd, list, unreadable};
-pub use load::{LoadedSession, load};
+pub use load::{LoadedSession, load, load_before_prompt};
 pub use search::{SearchHit, search, search_in};
 pub use writer::{SessionWriter, fork};
 
@@ -118,6 +118,10 @@ pub enum SessionLine {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         to_seq: Option<u64>,
     },
+    /// A rewind to a prompt no longer in the history (compacted or rewound away): the `messages` message lines
+    /// that follow, with their prompt lines, are the new history — the conversation as it stood just before
+    /// prompt `to_seq`, read back from this file.
+    Restore { to_seq: u64, at: u64, messages: usize },
     /// The message lines that follow are the prompt numbered `seq` (its rewind checkpoint).
     Prompt { seq: u64 },
     /// Something the model must be told with the next prompt (what a rewind did); pending until the next
@@ -149,6 +153,7 @@ pub(crate) enum LineKind {
     Title,
     Model,
     Rewind,
+    Restore,
     Prompt,
     Note,
     #[serde(other)]
@@ -215,6 +220,11 @@ impl RawLine {
             LineKind::Rewind => {
                 SessionLine::Rewind { keep: self.keep.ok_or("keep")?, at: self.at.unwrap_or(0), to_seq: self.to_seq }
             }
+            LineKind::Restore => SessionLine::Restore {
+                to_seq: self.to_seq.ok_or("to_seq")?,
+                at: self.at.unwrap_or(0),
+                messages: self.messages.unwrap_or(0),
+            },
             LineKind::Prompt => SessionLine::Prompt { seq: self.seq.ok_or("seq")? },
             LineKind::Note => SessionLine::Note { text: self.text.ok_or("text")? },
             LineKind::Unknown => return Ok(None),

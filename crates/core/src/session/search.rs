@@ -90,7 +90,9 @@ pub fn search_in(data_dir: &Path, query: &str, cwd: Option<&Path>, limit: usize)
                     session_best.push(hit);
                 }
                 SessionLine::Title { title: t } => title = Some(t),
-                SessionLine::CompactBoundary { messages, .. } => replay_left = messages,
+                SessionLine::CompactBoundary { messages, .. } | SessionLine::Restore { messages, .. } => {
+                    replay_left = messages
+                }
                 _ => {}
             }
         }

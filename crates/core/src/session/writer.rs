@@ -117,6 +117,20 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Queues a restored history ([`SessionLine::Restore`]): the line, then `history` with a prompt line before
+    /// the message each of `prompts` (number, message index) starts at, so a later load finds them again.
+    pub fn append_restore(&mut self, to_seq: u64, history: &[Message], prompts: &[(u64, usize)]) -> io::Result<()> {
+        let at = now_secs();
+        self.push(&SessionLine::Restore { to_seq, at, messages: history.len() })?;
+        for (index, message) in history.iter().enumerate() {
+            for (seq, _) in prompts.iter().filter(|(_, start)| *start == index) {
+                self.push(&SessionLine::Prompt { seq: *seq })?;
+            }
+            self.push(&MessageRef { message, at })?;
+        }
+        Ok(())
+    }
+
     /// Writes everything pending and syncs the file's data to disk; call at the end of every turn. One write and
     /// one `fdatasync` per turn, nothing when nothing changed.
     pub fn flush(&mut self) -> io::Result<()> {
