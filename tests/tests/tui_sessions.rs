@@ -152,3 +152,32 @@ fn slash_compact_keeps_a_short_conversation_and_compacts_a_long_one_visibly() {
     pty.send(keys::CTRL_O);
     pty.expect_text("We discussed the migration plan in depth.");
 }
+
+/// Issue 28: a resumed session showed an Edit or Write card with the sentence the model got ("Created file …")
+/// where the live session showed the diff. The log keeps what each change applied, and the resumed cards show
+/// the same diff: the removed and added lines of the Edit, every line of the new file.
+#[test]
+fn a_resumed_session_shows_the_diffs_its_edits_applied() {
+    let workspace = Workspace::new();
+    workspace.write("calc.py", "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n");
+    let edit = json!({"file_path": "calc.py", "old_string": "    s = 0\n    for x in xs:\n        s += x\n    return s",
+                      "new_string": "    return sum(xs)"});
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {"file_path": "calc.py"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_e", "name": "Edit", "input": edit}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_w", "name": "Write",
+                     "input": {"file_path": "notes.md", "content": "# Notes\n\n- total uses sum\n"}}]},
+        {"blocks": [{"type": "text", "text": "Simplified, and noted."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "simplify total", "--permission-mode", "acceptEdits"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let pty = start(&workspace, &server, 40, 100, &["--continue"]);
+    let screen = pty.expect_text("Simplified, and noted.");
+    for line in ["-     s = 0", "-     return s", "+     return sum(xs)", "+ # Notes", "+ - total uses sum"] {
+        assert!(screen.contains(line), "{line:?} missing from the resumed cards:\n{}", framed(&screen));
+    }
+    assert!(!screen.contains("Created file"), "the sentence for the model stays out:\n{}", framed(&screen));
+}

@@ -116,6 +116,49 @@ pub fn patch_value(hunks: &[Hunk]) -> serde_json::Value {
     serde_json::Value::Array(hunks)
 }
 
+/// What a successful file-changing call applied, from its structured output: the path, whether it created the
+/// file, and the hunks (`structuredPatch`) — not the file's whole text, which a session log need not hold again.
+pub fn applied_change(structured: &serde_json::Value) -> Option<serde_json::Value> {
+    let patch = structured.get("structuredPatch")?;
+    let mut change = serde_json::Map::new();
+    for key in ["filePath", "type"] {
+        if let Some(value) = structured.get(key) {
+            change.insert(key.into(), value.clone());
+        }
+    }
+    change.insert("structuredPatch".into(), patch.clone());
+    Some(serde_json::Value::Object(change))
+}
+
+/// The hunks of a [`patch_value`] (Claude Code's `structuredPatch`), for showing a saved change again; `None`
+/// when `patch` is not one.
+pub fn hunks_from_patch(patch: &serde_json::Value) -> Option<Vec<Hunk>> {
+    let number = |hunk: &serde_json::Value, key: &str| hunk.get(key)?.as_u64().map(|n| n as usize);
+    patch
+        .as_array()?
+        .iter()
+        .map(|hunk| {
+            let lines = hunk.get("lines")?.as_array()?.iter().map(|line| {
+                let line = line.as_str()?;
+                let kind = match line.chars().next()? {
+                    ' ' => LineKind::Context,
+                    '-' => LineKind::Removed,
+                    '+' => LineKind::Added,
+                    _ => return None,
+                };
+                Some(DiffLine { kind, text: line[1..].to_owned(), missing_newline: false })
+            });
+            Some(Hunk {
+                old_start: number(hunk, "oldStart")?,
+                old_len: number(hunk, "oldLines")?,
+                new_start: number(hunk, "newStart")?,
+                new_len: number(hunk, "newLines")?,
+                lines: lines.collect::<Option<Vec<DiffLine>>>()?,
+            })
+        })
+        .collect()
+}
+
 /// Total lines (added, removed) over hunks.
 pub fn counts(hunks: &[Hunk]) -> (usize, usize) {
     hunks.iter().map(Hunk::counts).fold((0, 0), |(a, r), (ha, hr)| (a + ha, r + hr))

@@ -116,6 +116,8 @@ pub struct Resume {
     pub notes: Vec<String>,
     /// Every prompt the log has a line for ([`crate::session::LoadedSession::logged_prompts`]).
     pub logged_prompts: Vec<u64>,
+    /// What each file-changing call applied ([`crate::session::LoadedSession::applied`]), for front ends.
+    pub applied: std::collections::HashMap<String, serde_json::Value>,
 }
 
 impl From<crate::session::LoadedSession> for Resume {
@@ -126,6 +128,7 @@ impl From<crate::session::LoadedSession> for Resume {
             prompts_unlogged: !loaded.prompts_logged,
             notes: loaded.pending_notes,
             logged_prompts: loaded.logged_prompts,
+            applied: loaded.applied,
             messages: loaded.messages,
             usage: loaded.usage_total,
             cost_usd: loaded.cost_total,

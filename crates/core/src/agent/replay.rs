@@ -10,11 +10,17 @@ use tandem_protocol::{Event, ItemOutcome, ToolCallStatus};
 
 use super::{INTERRUPTED_NOTE, rewind_notes_for_user};
 use crate::context::compact::SUMMARY_PREAMBLE;
-use crate::tools::{ToolContext, ToolRegistry, result_says_interrupted};
+use crate::tools::{Preview, ToolContext, ToolRegistry, result_says_interrupted};
 
 /// The events that draw `messages` as they were drawn live: prompts, answers, thinking, and each tool call
-/// started and finished with its result as the session's `tools` describe it. Item ids are `replay-N`.
-pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> Vec<Event> {
+/// started and finished with its result as the session's `tools` describe it, with the diff it applied where
+/// `applied` has it (the log's [`crate::session::SessionLine::Applied`] lines). Item ids are `replay-N`.
+pub fn replay_events(
+    messages: &[Message],
+    applied: &HashMap<String, serde_json::Value>,
+    tools: &ToolRegistry,
+    cwd: &Path,
+) -> Vec<Event> {
     let results: HashMap<&str, (&str, bool)> = messages
         .iter()
         .filter(|message| message.role == Role::User)
@@ -72,6 +78,11 @@ pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> 
                         Some((content, true)) => (content, true, ToolCallStatus::Failed),
                         Some((content, false)) => (content, false, ToolCallStatus::Completed),
                     };
+                    if let Some(preview) =
+                        applied.get(id.as_str()).and_then(|change| applied_preview(change, input, cwd))
+                    {
+                        events.push(Event::ToolCallPreview { call_id: id.clone(), preview });
+                    }
                     let view = (!is_error).then(|| tools.result_view(name, input, content)).flatten();
                     events.push(Event::ToolCallFinished {
                         call_id: id.clone(),
@@ -88,6 +99,23 @@ pub fn replay_events(messages: &[Message], tools: &ToolRegistry, cwd: &Path) -> 
         }
     }
     events
+}
+
+/// The diff a saved change applied, as the preview a live call showed: a created file is every line of the
+/// call's `content`, a change its hunks.
+fn applied_preview(
+    change: &serde_json::Value,
+    input: &tandem_protocol::conversation::ToolInput,
+    cwd: &Path,
+) -> Option<Preview> {
+    let path = change.get("filePath").and_then(serde_json::Value::as_str)?;
+    let label = crate::tools::display_path(Path::new(path), cwd);
+    let created = change.get("type").and_then(serde_json::Value::as_str) == Some("create");
+    let diff = match input.get("content").and_then(serde_json::Value::as_str) {
+        Some(content) if created => crate::diff::new_file_diff(&label, content),
+        _ => crate::diff::render(&label, &crate::diff::hunks_from_patch(change.get("structuredPatch")?)?, false),
+    };
+    Some(Preview::Diff { path: path.into(), diff, new_file: created, texts: None })
 }
 
 /// A user message's text: a compaction summary is a notice; rewind notes are notices; the prompt is what the
@@ -129,7 +157,7 @@ mod tests {
     fn replayed(messages: &[Message]) -> Vec<Event> {
         let mut tools = ToolRegistry::default();
         tools.register(std::sync::Arc::new(crate::tools::todo_write::TodoWriteTool));
-        replay_events(messages, &tools, Path::new("/work"))
+        replay_events(messages, &HashMap::new(), &tools, Path::new("/work"))
     }
 
     /// What tandem wrote for the model is not shown as typed: a summary is a notice, the prompt loses its
@@ -173,5 +201,40 @@ mod tests {
             })
             .collect();
         assert_eq!(finished, [("t", ToolCallStatus::Completed, true), ("u", ToolCallStatus::Interrupted, false)]);
+    }
+
+    /// An edit's saved change comes back as the diff the live card showed, before its result.
+    #[test]
+    fn a_saved_change_is_shown_as_its_diff() {
+        let old = "a\nb\nc\n";
+        let structured = json!({"filePath": "/work/src/x.rs", "type": "update", "originalFile": old,
+                                "structuredPatch": crate::diff::structured_patch(old, "a\nB\nc\n")});
+        let change = crate::diff::applied_change(&structured).unwrap();
+        assert!(change.get("originalFile").is_none(), "the log does not hold the file again");
+        let input = json!({"file_path": "src/x.rs", "old_string": "b", "new_string": "B"});
+        let messages = vec![
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse { id: "e".into(), name: "Edit".into(), input: input.into() }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "e".into(),
+                    content: "The file src/x.rs has been updated.".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let applied = HashMap::from([("e".to_owned(), change)]);
+        let events = replay_events(&messages, &applied, &ToolRegistry::builtin(), Path::new("/work"));
+        let Some(Event::ToolCallPreview { preview: Preview::Diff { path, diff, new_file: false, .. }, .. }) =
+            events.get(1)
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!(path, Path::new("/work/src/x.rs"));
+        assert!(diff.contains("@@ -1,3 +1,3 @@\n a\n-b\n+B\n c"), "{diff}");
+        assert!(matches!(events.get(2), Some(Event::ToolCallFinished { .. })), "{events:?}");
     }
 }

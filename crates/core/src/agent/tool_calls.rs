@@ -33,6 +33,8 @@ pub(super) struct ToolRound {
     pub interrupted: bool,
     /// Why the turn ends after this round, if it does.
     pub stopped: Option<TurnStop>,
+    /// (call id, change) of each call that changed a file ([`crate::diff::applied_change`]), for the session log.
+    pub applied: Vec<(String, serde_json::Value)>,
 }
 
 /// Why a turn ends after the round of tool calls it is in; the calls after the one that stopped it are not run.
@@ -109,6 +111,7 @@ impl ToolRunner<'_> {
             denials: Vec::new(),
             interrupted: false,
             stopped: None,
+            applied: Vec::new(),
         };
         let mut images = Vec::new();
 
@@ -163,6 +166,11 @@ impl ToolRunner<'_> {
                     structured: output.structured.clone(),
                     view,
                 });
+                if let Some(change) =
+                    output.structured.as_ref().filter(|_| !output.is_error).and_then(crate::diff::applied_change)
+                {
+                    round.applied.push((call.id.clone(), change));
+                }
                 let attached = output.images.take().map(|list| *list).unwrap_or_default();
                 images.extend(attached.into_iter().map(|source| ContentBlock::Image { source }));
                 round.results.push(ContentBlock::ToolResult {

@@ -436,6 +436,10 @@ impl Session {
             let results = Message { role: Role::User, content: round.results };
             self.emit(Event::ToolResults(results.clone()));
             self.push_message(results);
+            // What the edits applied, so that a resumed session shows their diffs as a live one does.
+            for (call_id, change) in round.applied {
+                self.log(&crate::session::SessionLine::Applied { call_id, change });
+            }
             // Only this round's call and results can have changed the list.
             self.report_todos(self.messages.len().saturating_sub(2));
             if let Some(slot) = &self.config.structured_output {

@@ -261,7 +261,12 @@ pub(crate) fn summarize(path: &Path) -> Result<(SessionSummary, usize), SessionE
             LineKind::Title => summary.title = scan.title.or(summary.title),
             LineKind::Model => summary.model = scan.model.unwrap_or(summary.model),
             // Turns a rewind took back were still typed: the count of turns stays.
-            LineKind::Session | LineKind::Rewind | LineKind::Prompt | LineKind::Note | LineKind::Unknown => {}
+            LineKind::Session
+            | LineKind::Rewind
+            | LineKind::Prompt
+            | LineKind::Note
+            | LineKind::Applied
+            | LineKind::Unknown => {}
         }
     }
     Ok((summary, messages))

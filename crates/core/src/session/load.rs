@@ -33,6 +33,8 @@ pub struct LoadedSession {
     /// Every prompt with a line in the file that no rewind took back, also those compacted away since: the
     /// conversation as it stood before each can be read back ([`load_before_prompt`]).
     pub logged_prompts: Vec<u64>,
+    /// What each file-changing call applied, by call id ([`SessionLine::Applied`]): its diff, shown again.
+    pub applied: std::collections::HashMap<String, serde_json::Value>,
     /// What the model was to be told with the next prompt, which never came (a rewind's note).
     pub pending_notes: Vec<String>,
     /// Unreadable lines that were ignored, the torn tail included. Besides a crash, this happens when a session
@@ -77,6 +79,7 @@ fn replay(path: &Path, until: Option<u64>) -> Result<(LoadedSession, bool), Sess
         prompts: Vec::new(),
         prompts_logged: false,
         logged_prompts: Vec::new(),
+        applied: std::collections::HashMap::new(),
         pending_notes: Vec::new(),
         skipped_lines: 0,
         damaged_lines: Vec::new(),
@@ -183,6 +186,9 @@ impl LoadedSession {
                 self.pending_notes.clear();
             }
             SessionLine::Note { text } => self.pending_notes.push(text),
+            SessionLine::Applied { call_id, change } => {
+                self.applied.insert(call_id, change);
+            }
         }
     }
 }

@@ -129,6 +129,8 @@ pub enum SessionLine {
     Note { text: String },
     /// A `/model` change.
     Model { model: String },
+    /// What a file-changing tool call applied: `filePath`, `type` and `structuredPatch` of its structured output.
+    Applied { call_id: String, change: serde_json::Value },
 }
 
 impl<'de> Deserialize<'de> for SessionLine {
@@ -156,6 +158,7 @@ pub(crate) enum LineKind {
     Restore,
     Prompt,
     Note,
+    Applied,
     #[serde(other)]
     Unknown,
 }
@@ -186,6 +189,8 @@ pub(crate) struct RawLine {
     to_seq: Option<u64>,
     seq: Option<u64>,
     text: Option<String>,
+    call_id: Option<String>,
+    change: Option<serde_json::Value>,
 }
 
 impl RawLine {
@@ -227,6 +232,9 @@ impl RawLine {
             },
             LineKind::Prompt => SessionLine::Prompt { seq: self.seq.ok_or("seq")? },
             LineKind::Note => SessionLine::Note { text: self.text.ok_or("text")? },
+            LineKind::Applied => {
+                SessionLine::Applied { call_id: self.call_id.ok_or("call_id")?, change: self.change.ok_or("change")? }
+            }
             LineKind::Unknown => return Ok(None),
         }))
     }

@@ -227,7 +227,12 @@ impl App {
                     });
                 }
             }
-            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms, view, .. } => {
+            Event::ToolCallFinished { call_id, content, is_error, status, duration_ms, view, structured } => {
+                if let Some(change) =
+                    structured.as_ref().filter(|_| !is_error).and_then(tandem_core::diff::applied_change)
+                {
+                    self.applied.insert(call_id.clone(), change);
+                }
                 if let Some(index) = self.transcript.find_tool(&call_id) {
                     self.transcript.update(index, |cell| {
                         if let CellKind::Tool(card) = &mut cell.kind {

@@ -156,6 +156,9 @@ pub struct App {
     pub cwd: PathBuf,
     /// The session's tools, which describe a resumed session's calls as they described them live.
     pub tools: tandem_core::tools::ToolRegistry,
+    /// What each file-changing call applied, by call id (the saved ones of a resumed session, then the live
+    /// ones), so that a conversation drawn again from its messages shows their diffs.
+    pub applied: std::collections::HashMap<String, serde_json::Value>,
     /// The session's id (from core), empty until the agent has announced it.
     pub session_id: String,
     /// A turn is running.
@@ -216,6 +219,7 @@ impl App {
             model_picker: None,
             cwd,
             tools: tandem_core::tools::ToolRegistry::builtin(),
+            applied: std::collections::HashMap::new(),
             session_id: String::new(),
             working: false,
             queued: Vec::new(),

@@ -12,7 +12,7 @@ impl App {
     /// session (prompts, answers, thinking, tool cards with their results), drawn by the code that draws those.
     pub fn restore_conversation(&mut self, messages: &[Message]) {
         let now = Instant::now();
-        for event in tandem_core::agent::replay_events(messages, &self.tools, &self.cwd) {
+        for event in tandem_core::agent::replay_events(messages, &self.applied, &self.tools, &self.cwd) {
             self.on_core_event(event, now);
         }
         self.stream_cells.clear();

@@ -100,6 +100,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
         Some(config) => {
             app.tools = config.tools.clone();
             if let Some(resume) = &config.resume {
+                app.applied = resume.applied.clone();
                 app.restore_conversation(&resume.messages);
                 app.status.usage = resume.usage;
                 app.resumed_notice("continue where you left off");
@@ -278,6 +279,7 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                         app.session_id.clear();
                         app.tools = config.tools.clone();
                         if let Some(resume) = &config.resume {
+                            app.applied = resume.applied.clone();
                             app.restore_conversation(&resume.messages);
                             app.status.usage = resume.usage;
                             app.resumed_notice("continue where you left off");
