@@ -132,6 +132,43 @@ fn n_rejects_an_edit_stops_the_turn_and_the_model_is_told() {
     assert!(requests[2].body.to_string().contains("Leave it as it is"));
 }
 
+/// `n` with a message typed while the model worked: the turn stops at the refusal and the queued message goes
+/// out at once, with the refusal before it, as the user's next word.
+#[test]
+fn n_stops_the_turn_and_the_message_queued_meanwhile_is_sent() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [
+            {"type": "text", "text": "- reading\n- then editing\n- then done\n", "chunks": 30},
+            {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "hello.txt"}}
+        ], "delay_ms": 80},
+        {"blocks": [
+            {"type": "tool_use", "id": "toolu_edit", "name": "Edit",
+             "input": {"file_path": "hello.txt", "old_string": "Hello, world", "new_string": "Hello, tandem"}}
+        ]},
+        {"blocks": [{"type": "text", "text": "Then I will only rename the function."}]}
+    ]})))
+    .unwrap();
+    let pty = start(&workspace, &server, 40, 120, &[]);
+    submit(&pty, "Change the greeting");
+    pty.expect_text("• reading");
+    pty.send("rename the function instead");
+    pty.expect_text("> rename the function instead");
+    pty.send(keys::ENTER);
+    pty.expect_text("queued: rename the function instead");
+    pty.expect_text("Allow Edit?");
+    pty.send("n");
+    expect_idle_with(&pty, "Then I will only rename the function.");
+    assert_eq!(workspace.read("hello.txt"), GREETING);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the refusal ended the turn; the queued message started the next");
+    let results = tool_results(&requests[2].body);
+    let denial = results.iter().find(|result| result["tool_use_id"] == "toolu_edit").expect("the edit's result");
+    assert!(denial["content"].to_string().contains("stopped the turn"), "{denial}");
+    assert!(requests[2].body.to_string().contains("rename the function instead"));
+}
+
 #[test]
 /// Enter and `y` after rejecting a hunk both write only the accepted one.
 fn a_review_can_accept_one_hunk_of_two() {
