@@ -82,6 +82,14 @@ impl Session {
             && self.config.compaction.should_compact(tokens, self.config.model.context_window)
     }
 
+    /// The tokens of latest exchanges a compaction keeps verbatim: a tenth of the window, at most 20,000 (see
+    /// `CompactionPolicy::keep_tail_tokens`), and at most a quarter of the conversation, so that compacting a
+    /// conversation well under the limit (`/compact` early on) still summarizes most of it.
+    fn kept_tail_tokens(&self) -> u64 {
+        let conversation = self.counter.estimate_messages(&self.messages);
+        self.config.compaction.keep_tail_tokens(self.config.model.context_window).min(conversation / 4)
+    }
+
     /// `/compact [instructions]` between turns.
     pub(super) async fn compact_now(&mut self, instructions: Option<String>) -> Compaction {
         if self.messages.is_empty() {
@@ -105,7 +113,7 @@ impl Session {
         extra: Option<String>,
         cancel: &CancellationToken,
     ) -> Compaction {
-        let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);
+        let keep = self.kept_tail_tokens();
         let summarized = compact::summarized_tokens(&self.messages, keep, &self.counter);
         if summarized < MIN_SUMMARIZED_TOKENS {
             let message = format!(
@@ -250,7 +258,7 @@ impl Session {
                 Some((path, content))
             })
             .collect();
-        let keep = self.config.compaction.keep_tail_tokens(self.config.model.context_window);
+        let keep = self.kept_tail_tokens();
         let todos = self.todos().to_vec();
         let mut rebuilt = compact::rebuild(&summary, &self.messages, &files, keep, &self.counter);
         // The checklist outlives the summary: the model goes on with the same steps.
