@@ -247,6 +247,8 @@ impl Session {
         let mut api_ms = 0u64;
         let mut denials: Vec<PermissionDenial> = Vec::new();
         let mut errors: Vec<String> = Vec::new();
+        // The user stopped the turn (an interrupt), as opposed to its ending on an error.
+        let mut stopped_by_user = false;
         let mut result_text = None;
         let mut stop_reason: Option<StopReason> = None;
         let mut stop_continuations = 0u32;
@@ -307,6 +309,7 @@ impl Session {
                         self.push_message(Message { role: Role::Assistant, content: partial });
                     }
                     self.interrupted = true;
+                    stopped_by_user = true;
                     errors.push(INTERRUPTED_ERROR.into());
                     break RunOutcome::ErrorDuringExecution;
                 }
@@ -479,6 +482,7 @@ impl Session {
             }
             if round.interrupted {
                 self.interrupted = true;
+                stopped_by_user = true;
                 errors.push(INTERRUPTED_ERROR.into());
                 break RunOutcome::ErrorDuringExecution;
             }
@@ -511,7 +515,7 @@ impl Session {
             usage: self.total_usage,
             total_cost_usd: self.cost(),
             permission_denials: denials,
-            interrupted: errors.iter().any(|error| error == INTERRUPTED_ERROR),
+            interrupted: stopped_by_user,
             errors,
             api_error,
             structured_output: if outcome == RunOutcome::Success { structured_output } else { None },
