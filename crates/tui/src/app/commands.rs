@@ -72,7 +72,7 @@ impl App {
                     self.editor.set_text(&format!("/{}", command.trim()));
                     return Vec::new();
                 }
-                self.notice(NoticeKind::Info, "Compacting the conversation…");
+                // The status line says it is compacting; the transcript gets what came of it (the marker, or why not).
                 let instructions = (!args.is_empty()).then(|| args.to_owned());
                 vec![Effect::Op(Op::Compact { instructions })]
             }
