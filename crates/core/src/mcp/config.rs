@@ -295,8 +295,9 @@ fn servers_of(
         .map(|(name, entry)| ServerConfig {
             name: name.clone(),
             transport: match scope {
-                McpScope::Project => provider_secret_refused(entry).and_then(|()| parse_entry(name, entry, inputs.env)),
-                _ => parse_entry(name, entry, inputs.env),
+                McpScope::Project => provider_secret_refused(entry)
+                    .and_then(|()| parse_entry(name, entry, inputs.env).map_err(|error| error.to_string())),
+                _ => parse_entry(name, entry, inputs.env).map_err(|error| error.to_string()),
             },
             scope,
             origin: file.display().to_string(),
@@ -305,24 +306,47 @@ fn servers_of(
         .collect()
 }
 
+/// Why a server entry can't be used as it stands.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// A `${VAR}` without a default whose variable is not set here (it may be when a session starts).
+    #[error("environment variable {0} is not set")]
+    UnsetVariable(String),
+    /// Anything else: the entry itself is wrong, said for the user.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for EntryError {
+    fn from(problem: String) -> Self {
+        EntryError::Invalid(problem)
+    }
+}
+
+impl From<&str> for EntryError {
+    fn from(problem: &str) -> Self {
+        EntryError::Invalid(problem.to_owned())
+    }
+}
+
 /// The keys of an entry tandem reads; anything else is reported rather than ignored.
 const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
 const HTTP_KEYS: &[&str] = &["type", "url", "headers"];
 
-fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, String> {
+fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, EntryError> {
     if let Some(problem) = name_problem(name) {
-        return Err(problem);
+        return Err(problem.into());
     }
-    let Value::Object(entry) = entry else { return Err("the entry is not an object".to_owned()) };
+    let Value::Object(entry) = entry else { return Err("the entry is not an object".into()) };
     let kind = match entry.get("type") {
         None => {
             if entry.contains_key("url") {
-                return Err("an entry with a url needs \"type\": \"http\"".to_owned());
+                return Err("an entry with a url needs \"type\": \"http\"".into());
             }
             "stdio"
         }
         Some(Value::String(kind)) => kind.as_str(),
-        Some(_) => return Err("\"type\" is not a string".to_owned()),
+        Some(_) => return Err("\"type\" is not a string".into()),
     };
     let known = match kind {
         "stdio" => STDIO_KEYS,
@@ -330,41 +354,41 @@ fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) 
         "sse" => {
             return Err("the legacy SSE transport is not supported (the rmcp client speaks streamable HTTP): \
                         use the server's streamable HTTP endpoint with \"type\": \"http\""
-                .to_owned());
+                .into());
         }
-        "sdk" => return Err("in-process SDK servers (type \"sdk\") are not supported by tandem yet".to_owned()),
-        "ws" => return Err("the WebSocket transport is not supported".to_owned()),
-        other => return Err(format!("unknown type {other:?} (use stdio or http)")),
+        "sdk" => return Err("in-process SDK servers (type \"sdk\") are not supported by tandem yet".into()),
+        "ws" => return Err("the WebSocket transport is not supported".into()),
+        other => return Err(EntryError::Invalid(format!("unknown type {other:?} (use stdio or http)"))),
     };
     if let Some(key) = entry.keys().find(|key| !known.contains(&key.as_str())) {
-        return Err(format!("\"{key}\" is not supported for a {kind} server"));
+        return Err(EntryError::Invalid(format!("\"{key}\" is not supported for a {kind} server")));
     }
     let expand = |text: &str| expand_vars(text, env);
     if kind == "http" {
         let url = expand(string_field(entry, "url")?.ok_or("\"url\" is missing")?)?;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!("the url {url:?} is not http:// or https://"));
+            return Err(EntryError::Invalid(format!("the url {url:?} is not http:// or https://")));
         }
         let headers = string_map(entry, "headers")?
             .into_iter()
             .map(|(k, v)| Ok((k, expand(&v)?)))
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, EntryError>>()?;
         return Ok(Transport::Http { url, headers });
     }
     let command = expand(string_field(entry, "command")?.ok_or("\"command\" is missing")?)?;
     if command.trim().is_empty() {
-        return Err("\"command\" is empty".to_owned());
+        return Err("\"command\" is empty".into());
     }
     let args = match entry.get("args") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|item| item.as_str().ok_or_else(|| "\"args\" holds a non-string".to_owned()).and_then(&expand))
+            .map(|item| item.as_str().ok_or_else(|| EntryError::from("\"args\" holds a non-string")).and_then(&expand))
             .collect::<Result<_, _>>()?,
-        Some(_) => return Err("\"args\" is not an array of strings".to_owned()),
+        Some(_) => return Err("\"args\" is not an array of strings".into()),
     };
     let env_map =
-        string_map(entry, "env")?.into_iter().map(|(k, v)| Ok((k, expand(&v)?))).collect::<Result<_, String>>()?;
+        string_map(entry, "env")?.into_iter().map(|(k, v)| Ok((k, expand(&v)?))).collect::<Result<_, EntryError>>()?;
     let cwd = string_field(entry, "cwd")?.map(|dir| expand(dir).map(PathBuf::from)).transpose()?;
     Ok(Transport::Stdio { command, args, env: env_map, cwd })
 }
@@ -388,7 +412,7 @@ fn provider_secret_refused(entry: &Value) -> Result<(), String> {
 }
 
 /// Reads `entry` as a session would, with the process environment; for `tandem mcp add`'s checks.
-pub fn parse_entry_for_check(name: &str, entry: &Value) -> Result<(), String> {
+pub fn parse_entry_for_check(name: &str, entry: &Value) -> Result<(), EntryError> {
     parse_entry(name, entry, &|var| std::env::var(var).ok()).map(|_| ())
 }
 
@@ -444,14 +468,14 @@ pub fn name_problem(name: &str) -> Option<String> {
 
 /// Expands `${VAR}` and `${VAR:-default}`; an unset variable without a default is an error naming it. A `$`
 /// not followed by `{` is kept as written.
-pub fn expand_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, EntryError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("${") {
         out.push_str(&rest[..at]);
         let after = &rest[at + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unclosed ${{ in {text:?}"));
+            return Err(EntryError::Invalid(format!("unclosed ${{ in {text:?}")));
         };
         let inner = &after[..end];
         let (name, default) = match inner.split_once(":-") {
@@ -463,7 +487,7 @@ pub fn expand_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<S
             (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(format!("environment variable {name} is not set")),
+            (None, None) => return Err(EntryError::UnsetVariable(name.to_owned())),
         }
         rest = &after[end + 1..];
     }

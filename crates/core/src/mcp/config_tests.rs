@@ -146,7 +146,8 @@ fn broken_files_and_flags_are_problems_not_silence() {
 fn variable_expansion() {
     let env = |name: &str| (name == "HOME").then(|| "/home/u".to_owned());
     assert_eq!(expand_vars("${HOME}/x $HOME ${Q:-d}", &env).unwrap(), "/home/u/x $HOME d");
-    assert!(expand_vars("${HOME", &env).unwrap_err().contains("unclosed"));
+    assert!(expand_vars("${HOME", &env).unwrap_err().to_string().contains("unclosed"));
+    assert_eq!(expand_vars("${NOPE}", &env).unwrap_err(), EntryError::UnsetVariable("NOPE".into()));
     assert_eq!(expand_vars("${Q:-}", &env).unwrap(), "");
 }
 

@@ -198,11 +198,10 @@ impl NewServer {
 /// Checks an entry the way a session will read it; an unset `${VAR}` is fine (it may be set when the session
 /// starts) and is returned as a warning.
 pub fn check_entry(name: &str, entry: &Value) -> Result<Option<String>, String> {
-    let probe = config::parse_entry_for_check(name, entry);
-    match probe {
+    match config::parse_entry_for_check(name, entry) {
         Ok(()) => Ok(None),
-        Err(why) if why.starts_with("environment variable ") => Ok(Some(why)),
-        Err(why) => Err(why),
+        Err(unset @ config::EntryError::UnsetVariable(_)) => Ok(Some(unset.to_string())),
+        Err(why) => Err(why.to_string()),
     }
 }
 
