@@ -274,7 +274,7 @@ fn build_matcher(input: &Input) -> Result<RegexMatcher, String> {
         builder.line_terminator(Some(b'\n'));
     }
     builder.build(&input.pattern).map_err(|err| {
-        let hint = if input.multiline != Some(true) && err.to_string().contains("\\n") {
+        let hint = if input.multiline != Some(true) && matches!(err.kind(), grep_regex::ErrorKind::NotAllowed(_)) {
             " (to match across lines, set multiline: true)"
         } else {
             ""

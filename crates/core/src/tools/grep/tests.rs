@@ -125,6 +125,9 @@ async fn errors_and_no_match() {
     let p = dir.path();
     let out = grep(p, json!({"pattern": "fn("})).await;
     assert!(out.is_error && out.content.starts_with("Invalid regex \"fn(\""), "{}", out.content);
+    assert!(!out.content.contains("multiline"), "no hint for an error that is not a line break: {}", out.content);
+    let out = grep(p, json!({"pattern": "hello\\nworld"})).await;
+    assert!(out.is_error && out.content.ends_with("(to match across lines, set multiline: true)"), "{}", out.content);
     let out = grep(p, json!({"pattern": "zzz_not_there"})).await;
     assert_eq!(out, ToolOutput::ok("No matches found"));
     let out = grep(p, json!({"pattern": "x", "path": "missing"})).await;
