@@ -37,6 +37,9 @@ pub struct Workspace {
 struct Relocated {
     secrets: Vec<PathBuf>,
     profiles: Vec<PathBuf>,
+    /// `PATH`'s absolute directories: those in a home directory are guarded like profiles
+    /// ([`Workspace::home_program_dirs`]).
+    program_dirs: Vec<PathBuf>,
 }
 
 /// Variables that name a credential store (a directory or a file) by itself.
@@ -83,7 +86,13 @@ impl Relocated {
         secrets.extend(set("KUBECONFIG").iter().flat_map(std::env::split_paths));
         secrets.extend(below(SECRET_HOMES));
         let resolve = |paths: Vec<PathBuf>| paths.iter().map(|path| resolved_against(cwd, path)).collect();
-        Relocated { secrets: resolve(secrets), profiles: resolve(below(PROFILE_HOMES)) }
+        let program_dirs: Vec<PathBuf> =
+            set("PATH").iter().flat_map(std::env::split_paths).filter(|dir| dir.is_absolute()).collect();
+        Relocated {
+            secrets: resolve(secrets),
+            profiles: resolve(below(PROFILE_HOMES)),
+            program_dirs: resolve(program_dirs),
+        }
     }
 
     fn holds(paths: &[PathBuf], resolved: &Path) -> bool {
@@ -118,6 +127,12 @@ impl Workspace {
             account_home,
             relocated: Relocated::from(|name| std::env::var_os(name), cwd),
         }
+    }
+
+    /// The directories `PATH` lists inside a home directory (`~/.cargo/bin`, `~/.local/bin`): a program written
+    /// there runs in later sessions in place of the system's, so they are guarded like profiles.
+    fn home_program_dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.relocated.program_dirs.iter().filter(|dir| self.homes().any(|home| dir.starts_with(home) && *dir != home))
     }
 
     /// `$HOME` and, where it differs, the account's home: both guarded alike.
@@ -212,8 +227,11 @@ impl Workspace {
             return Some(Protection::Credentials);
         }
         let home = self.homes().find_map(|home| home_protection(strip_prefix_ignore_case(resolved, home).ok()?));
-        let home =
-            home.or_else(|| Relocated::holds(&self.relocated.profiles, resolved).then_some(Protection::ShellProfile));
+        let home = home.or_else(|| {
+            let profile = Relocated::holds(&self.relocated.profiles, resolved)
+                || self.home_program_dirs().any(|dir| strip_prefix_ignore_case(resolved, dir).is_ok());
+            profile.then_some(Protection::ShellProfile)
+        });
         // Credentials first: `~/.claude/.credentials.json` is also below a `.claude`, which only guards writes.
         if home == Some(Protection::Credentials) {
             return home;
@@ -289,8 +307,11 @@ const HOME_SECRETS: &[&str] = &[
     ".terraform.d/credentials.tfrc.json",
     ".config/op",
 ];
-/// Files below the home directory that shells and git read on their own: never writable by a sandboxed command.
+/// Files below the home directory that shells and git read on their own, and the directories of programs that
+/// login profiles put first on `PATH` once they exist: never writable by a sandboxed command.
 const HOME_PROFILES: &[&str] = &[
+    ".local/bin",
+    "bin",
     ".bashrc",
     ".bash_aliases",
     ".bash_env",
@@ -354,6 +375,7 @@ impl Workspace {
             self.homes().flat_map(|home| HOME_PROFILES.iter().map(move |rest| home.join(rest))).collect();
         paths.extend(self.claude_dir.iter().chain(&self.claude_json).cloned());
         paths.extend(self.relocated.profiles.iter().cloned());
+        paths.extend(self.home_program_dirs().cloned());
         paths
     }
 }
@@ -413,7 +435,9 @@ impl Protection {
                 "it is project configuration that decides what tandem may do (.tandem, .claude, .mcp.json)"
             }
             Protection::Credentials => "it holds credentials",
-            Protection::ShellProfile => "it is a shell or git profile",
+            Protection::ShellProfile => {
+                "it is a shell or git profile, or a directory of programs your PATH finds before the system's"
+            }
             Protection::TandemConfig => "it is in tandem's configuration directory",
             Protection::TandemData => "it is tandem's data directory, with the transcripts of every project",
             Protection::SessionRecord => "it is this session's own record, from which a rewind restores files",
@@ -577,6 +601,26 @@ mod tests {
         let workspace = Workspace::new(Path::new("/tmp"), &[], None, None);
         let secrets = workspace.secret_paths();
         assert!(secrets.contains(&PathBuf::from("/etc/shadow")) && secrets.contains(&PathBuf::from("/etc/sudoers")));
+    }
+
+    /// Found by the 49th red-team round: a session whose workspace held the home wrote `~/.local/bin/bash`; the
+    /// next login's PATH (profiles add `~/.local/bin` once it exists) put it before the system's, and a later
+    /// session ran it unsandboxed to analyse every command. What PATH finds in the home is guarded like a profile.
+    #[test]
+    fn the_program_directories_in_the_home_are_profiles() {
+        let home = tempfile::tempdir().unwrap();
+        let home_path = home.path().canonicalize().unwrap();
+        let mut workspace = Workspace::new(&home_path, &[], Some(home_path.clone()), None);
+        let path = std::env::join_paths([home_path.join(".cargo/bin"), PathBuf::from("/usr/bin")]).unwrap();
+        workspace.relocated = Relocated::from(|name| (name == "PATH").then(|| path.clone()), &home_path);
+        for program in [".local/bin/bash", "bin/git", ".cargo/bin/ls"] {
+            let at = home_path.join(program);
+            assert_eq!(workspace.protected(&at), Some(Protection::ShellProfile), "{program}");
+            assert!(workspace.profile_paths().iter().any(|path| at.starts_with(path)), "{program}");
+        }
+        for free in [".local/share/x", "binaries/x", "project/bin/x"] {
+            assert_eq!(workspace.protected(&home_path.join(free)), None, "{free}");
+        }
     }
 
     /// Found by the 48th red-team round: with `XDG_CONFIG_HOME`, `GH_CONFIG_DIR`, `GNUPGHOME`, `DOCKER_CONFIG`,
