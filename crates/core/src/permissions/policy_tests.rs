@@ -429,6 +429,23 @@ fn history_paths_are_judged_where_git_takes_them() {
     assert_eq!(setup.decide(&no_deny_rules, "Bash", json!({"command": "git show :./lnk/../.env"})), Ask);
 }
 
+/// Round 49: with no revision, git blame reads the file in the work tree, through a link on the way (a tracked
+/// directory now a link to another project): its operands were never judged as reads.
+#[test]
+fn git_blame_reads_its_file_where_the_work_tree_has_it() {
+    let setup = Setup::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "SECRET").unwrap();
+    std::os::unix::fs::symlink(outside.path(), setup.cwd().join("d")).unwrap();
+    let policy = setup.policy(DefaultMode, &[]);
+    for command in ["git blame d/secret.txt", "git blame -- d/secret.txt", "git blame -w HEAD d/secret.txt"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    for command in ["git blame src/a.rs", "git blame -L 1,5 HEAD -- src/a.rs"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+}
+
 /// Round 48: jq reads an operand as an argument only after `--args`/`--jsonargs`; a file named before them was
 /// taken for an argument and read unasked from outside the workspace.
 #[test]

@@ -284,12 +284,22 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
                 || arg.starts_with("--abbrev")
         }),
         "blame" => {
+            // Without a revision git blame reads the file in the work tree (its uncommitted lines), through a
+            // link on the way that git diff would refuse: every operand is judged as a path read (a revision's
+            // name read as a path inside the workspace is harmless).
+            let read =
+                |effects: &mut Effects, text: &str| effects.reads.push(PathArg { text: text.to_owned(), glob: false });
             let mut i = 0;
             let mut fine = true;
             while let Some(arg) = rest.get(i) {
                 i += 1;
                 match *arg {
-                    "--" => break,
+                    "--" => {
+                        for file in &rest[i..] {
+                            read(&mut effects, file);
+                        }
+                        break;
+                    }
                     "-L" | "--date" => i += 1,
                     "--contents" => {
                         if let Some(file) = rest.get(i) {
@@ -308,7 +318,7 @@ pub(super) fn understand(args: &[Word]) -> Result<Effects, String> {
                             || other.starts_with("--date=")
                             || other.starts_with("--abbrev=") => {}
                     other if other.starts_with('-') => fine = false,
-                    _ => {}
+                    operand => read(&mut effects, operand),
                 }
             }
             fine
