@@ -318,5 +318,5 @@ fn file_name_word(word: &Word) -> Option<Word> {
         Seg::Opaque(text) => Seg::Opaque(text.clone()),
     };
     segs.insert(0, head);
-    Some(Word { segs })
+    Some(Word { segs, globbed: word.globbed })
 }

@@ -446,6 +446,21 @@ fn git_blame_reads_its_file_where_the_work_tree_has_it() {
     }
 }
 
+/// Round 49: a word that mixes an expansion with unquoted glob characters is globbed by bash, though the analyser
+/// can't split it: `echo $PWD/../*/*` listed other projects' files and `~/.ssh`. echo's globbed words are reads.
+#[test]
+fn echo_of_a_globbed_expansion_asks() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    for command in ["echo $PWD/../*/*", "echo \"$PWD/../home\"/.aws/*", "echo ~+/../*"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "echo $HOME/.ssh/*"})), Deny, "a secret's names");
+    for command in ["echo $PWD", "echo src/*", "echo \"$HOME/*\""] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+}
+
 /// Round 48: jq reads an operand as an argument only after `--args`/`--jsonargs`; a file named before them was
 /// taken for an argument and read unasked from outside the workspace.
 #[test]

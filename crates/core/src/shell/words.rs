@@ -20,11 +20,14 @@ pub(super) enum Seg {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Word {
     pub segs: Vec<Seg>,
+    /// The shell globs the word, though the analyser could not split it into segments (an expansion or a quoted
+    /// part beside unquoted glob characters, `$PWD/../*`): its value is names of files, unknown here.
+    pub globbed: bool,
 }
 
 impl Word {
     pub(super) fn literal(text: &str) -> Word {
-        Word { segs: vec![Seg::Text(text.to_owned())] }
+        Word { segs: vec![Seg::Text(text.to_owned())], globbed: false }
     }
 
     /// The word as shown to people and rules: literal parts unquoted, expansions as written.

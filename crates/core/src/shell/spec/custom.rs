@@ -32,6 +32,9 @@ fn plain_all(args: &[Word]) -> Result<Vec<String>, String> {
 fn echo(args: &[Word]) -> Result<Effects, String> {
     let mut effects = Effects::default();
     for word in args {
+        if word.globbed {
+            return Err(format!("`{}` is names of files only known when the command runs", word.text()));
+        }
         if word.segs.iter().any(|seg| matches!(seg, Seg::Glob(_))) {
             if word.has_opaque() {
                 return Err(format!("`{}` is only known when the command runs", word.text()));

@@ -151,7 +151,7 @@ impl Walker {
             Item::ProcessSubstitution(kind, subshell) => {
                 self.process_substitution(subshell);
                 let shown = if matches!(kind, ast::ProcessSubstitutionKind::Read) { "<(…)" } else { ">(…)" };
-                words.push(Word { segs: vec![Seg::Opaque(shown.to_owned())] });
+                words.push(Word { segs: vec![Seg::Opaque(shown.to_owned())], globbed: false });
             }
         }
     }
@@ -181,7 +181,7 @@ impl Walker {
                 if parts.iter().all(Word::is_plain) {
                     Word::literal(&text)
                 } else {
-                    Word { segs: vec![Seg::Opaque(text)] }
+                    Word { segs: vec![Seg::Opaque(text)], globbed: parts.iter().any(|part| part.globbed) }
                 }
             }
         };

@@ -23,7 +23,7 @@ impl Walker {
             Err(_) => {
                 self.ask(format!("a word the analyser could not parse (`{raw}`)"));
                 self.crude(raw);
-                return Word { segs: vec![Seg::Opaque(raw.to_owned())] };
+                return Word { segs: vec![Seg::Opaque(raw.to_owned())], globbed: has_glob(raw) };
             }
         };
         let mut sink = (Vec::new(), String::new());
@@ -32,13 +32,13 @@ impl Walker {
         }
         let (segs, skeleton) = sink;
         if expand && has_brace_expansion(&skeleton) {
-            return Word { segs: vec![Seg::Opaque(raw.to_owned())] };
+            return Word { segs: vec![Seg::Opaque(raw.to_owned())], globbed: has_glob(&skeleton) };
         }
         // bash globs the whole word, quoted parts standing for themselves: `.gi["t"]` and `[\-]v` are bracket
         // expressions although no single piece is one. Such a word's value depends on the files there: unknown.
         let glob_pieces = segs.iter().any(|seg| matches!(seg, Seg::Glob(_)));
         if expand && has_glob(&skeleton) && (skeleton.contains('\0') || !glob_pieces) {
-            return Word { segs: vec![Seg::Opaque(raw.to_owned())] };
+            return Word { segs: vec![Seg::Opaque(raw.to_owned())], globbed: true };
         }
         let mut word = Word::default();
         for seg in segs {
