@@ -1,6 +1,9 @@
 //! File-system helpers at the bottom of core, shared by tools, permissions, sessions, rewind and MCP: path
 //! resolution (lexical, and as the kernel resolves it), atomic writes, binary detection, sizes for people.
 
+mod mounts;
+pub use mounts::mount_aliases;
+
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs;

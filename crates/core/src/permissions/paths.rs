@@ -30,6 +30,8 @@ pub struct Workspace {
     /// Credential stores and profiles that tandem's environment moved out of the home directory
     /// (`XDG_CONFIG_HOME`, `GH_CONFIG_DIR`, `GNUPGHOME`, …): the commands tandem starts see the same variables.
     relocated: Relocated,
+    /// The homes' other names through this system's mounts (a bind mount of the home): guarded as the homes are.
+    home_aliases: Vec<PathBuf>,
 }
 
 /// Where the environment puts what [`HOME_SECRETS`] and [`HOME_PROFILES`] name at their usual places.
@@ -126,7 +128,15 @@ impl Workspace {
             claude_json: None,
             account_home,
             relocated: Relocated::from(|name| std::env::var_os(name), cwd),
+            home_aliases: Vec::new(),
         }
+        .with_home_aliases()
+    }
+
+    fn with_home_aliases(mut self) -> Workspace {
+        let homes: Vec<PathBuf> = self.home.iter().chain(&self.account_home).cloned().collect();
+        self.home_aliases = crate::fs_util::mount_aliases(&homes);
+        self
     }
 
     /// The directories `PATH` lists inside a home directory (`~/.cargo/bin`, `~/.local/bin`): a program written
@@ -135,9 +145,10 @@ impl Workspace {
         self.relocated.program_dirs.iter().filter(|dir| self.homes().any(|home| dir.starts_with(home) && *dir != home))
     }
 
-    /// `$HOME` and, where it differs, the account's home: both guarded alike.
+    /// `$HOME` and, where it differs, the account's home, and their other names through the mounts: all guarded
+    /// alike.
     fn homes(&self) -> impl Iterator<Item = &PathBuf> {
-        self.home.iter().chain(&self.account_home)
+        self.home.iter().chain(&self.account_home).chain(&self.home_aliases)
     }
 
     /// Names tandem's data directory (denied to reads) and the current session's files in it (allowed).
@@ -366,6 +377,9 @@ impl Workspace {
         paths.extend(self.claude_json.iter().cloned());
         paths.extend(self.relocated.secrets.iter().cloned());
         paths.extend(system_secrets());
+        // The same files under another mount point (a bind mount of the home) are the same secrets.
+        let aliases = crate::fs_util::mount_aliases(&paths);
+        paths.extend(aliases);
         paths
     }
 
@@ -376,6 +390,8 @@ impl Workspace {
         paths.extend(self.claude_dir.iter().chain(&self.claude_json).cloned());
         paths.extend(self.relocated.profiles.iter().cloned());
         paths.extend(self.home_program_dirs().cloned());
+        let aliases = crate::fs_util::mount_aliases(&paths);
+        paths.extend(aliases);
         paths
     }
 }
@@ -601,6 +617,21 @@ mod tests {
         let workspace = Workspace::new(Path::new("/tmp"), &[], None, None);
         let secrets = workspace.secret_paths();
         assert!(secrets.contains(&PathBuf::from("/etc/shadow")) && secrets.contains(&PathBuf::from("/etc/sudoers")));
+    }
+
+    /// Found by the 49th red-team round: with the home also mounted elsewhere (a bind mount, `/home` under
+    /// `/mnt/data`), a rule-allowed `make` read `~/.ssh` through the other mount point, which the sandbox granted
+    /// whole. The home's other names are guarded as the home is (the mount table is read by `mount_aliases`).
+    #[test]
+    fn a_home_mounted_twice_is_guarded_under_both_names() {
+        let work = tempfile::tempdir().unwrap();
+        let home = PathBuf::from("/home/alice");
+        let mut workspace = Workspace::new(work.path(), &[], Some(home.clone()), None);
+        workspace.home_aliases = vec![PathBuf::from("/mnt/data/alice")];
+        assert_eq!(workspace.protected(Path::new("/mnt/data/alice/.ssh/id_rsa")), Some(Protection::Credentials));
+        assert_eq!(workspace.protected(Path::new("/mnt/data/alice/.bashrc")), Some(Protection::ShellProfile));
+        assert!(workspace.secret_paths().contains(&PathBuf::from("/mnt/data/alice/.ssh")));
+        assert_eq!(workspace.protected(Path::new("/mnt/data/alice/notes.txt")), None);
     }
 
     /// Found by the 49th red-team round: a session whose workspace held the home wrote `~/.local/bin/bash`; the
