@@ -2,7 +2,7 @@
 //! top-level subvolume mounted beside its subvolumes, `/home` also mounted under `/mnt/data`. The sandbox denies
 //! secrets by path; the same files reached under another mount point must be denied too.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One line of `/proc/self/mountinfo`: the file system (`major:minor`), the directory of it that is mounted,
 /// and where.
