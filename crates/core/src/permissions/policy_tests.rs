@@ -461,6 +461,19 @@ fn echo_of_a_globbed_expansion_asks() {
     }
 }
 
+/// A signature placeholder runs the signature program (which writes in the home): asked, also with the `+`, `-`
+/// and space modifiers round 49 found running unasked (`%+G?`).
+#[test]
+fn signature_placeholders_ask_with_their_modifiers() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    for format in ["%G?", "%+G?", "%-GG", "% GS", "tformat:%h%+GK"] {
+        let command = format!("git log --format='{format}'");
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "git log --format='%h %+s'"})), Allow);
+}
+
 /// Round 48: jq reads an operand as an argument only after `--args`/`--jsonargs`; a file named before them was
 /// taken for an argument and read unasked from outside the workspace.
 #[test]

@@ -124,10 +124,12 @@ const LOG_OPTIONS: &[&str] = &[
     "--parents",
     "--children",
 ];
-/// A `--format`/`--pretty` with a signature placeholder (`%G?`, `%GG`, `%GS`, `%GK`…) runs the signature program
+/// A `--format`/`--pretty` with a signature placeholder (`%G?`, `%GG`, `%GS`, `%GK`…, also with a `+`, `-` or
+/// space between `%` and `G`, which only change the line breaks around it) runs the signature program
 /// (`gpg.program`, `gpg.ssh.program`), like `--show-signature` (which is not in [`LOG_OPTIONS`] for that reason).
 fn verifies_signatures(arg: &str) -> bool {
-    (arg.starts_with("--format=") || arg.starts_with("--pretty=")) && arg.contains("%G")
+    (arg.starts_with("--format=") || arg.starts_with("--pretty="))
+        && ["%G", "%+G", "%-G", "% G"].iter().any(|placeholder| arg.contains(placeholder))
 }
 
 const LOG_VALUE_PREFIXES: &[&str] = &[
