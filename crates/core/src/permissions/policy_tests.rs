@@ -456,6 +456,13 @@ fn echo_of_a_globbed_expansion_asks() {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
     }
     assert_eq!(setup.decide(&policy, "Bash", json!({"command": "echo $HOME/.ssh/*"})), Deny, "a secret's names");
+    // A parameter the line itself filled is globbed when unquoted (a second look at the fix: `$_`).
+    for command in [": '../*/*'; echo $_", "echo hi '../*' >/dev/null; echo $_", "echo $1 $@"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    for command in [": '../*'; echo \"$_\"", "echo $HOME $PATH"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
     for command in ["echo $PWD", "echo src/*", "echo \"$HOME/*\""] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
     }

@@ -91,6 +91,11 @@ impl Walker {
                     let inner = source.strip_prefix("${").and_then(|s| s.strip_suffix('}')).unwrap_or("");
                     self.embedded(inner);
                 }
+                if expand && !quoted && holds_earlier_words(expr) {
+                    // Unquoted, its value is globbed, and the command line itself chose it (`: '../*'; echo $_`):
+                    // counted as unquoted glob characters, so the word is names of files only known when it runs.
+                    sink.1.push('*');
+                }
                 Seg::Opaque(source)
             }
             WordPiece::CommandSubstitution(command) => {
@@ -120,6 +125,40 @@ impl Walker {
 
 /// `$X`, `${X}`, `$1`, `$@`, `${#X}`: expansions that only produce a value. Everything else
 /// (`${X:-$(cmd)}`, `${!X}`, `${X@P}`, `${a[$i]}`) can run code or depends on another variable's name.
+/// A parameter whose value the command line itself can set without an assignment: the positional and special
+/// ones (`$_` is the previous command's last argument, `$@`, `$1`), and those bash sets from what a command did
+/// (`BASH_REMATCH` from `[[ =~ ]]`, `REPLY` from `read`, `BASH_ARGV`, …). An environment variable's value comes
+/// from outside the line.
+fn holds_earlier_words(expr: &ParameterExpr) -> bool {
+    const SET_BY_COMMANDS: &[&str] = &[
+        "BASH_REMATCH",
+        "BASH_ARGV",
+        "BASH_ARGC",
+        "BASH_COMMAND",
+        "BASH_EXECUTION_STRING",
+        "REPLY",
+        "OPTARG",
+        "MAPFILE",
+        "READLINE_LINE",
+        "COMP_LINE",
+        "COMP_WORDS",
+        "DIRSTACK",
+        "FUNCNAME",
+        "BASH_SOURCE",
+    ];
+    let parameter = match expr {
+        ParameterExpr::Parameter { parameter, .. } => parameter,
+        _ => return true,
+    };
+    match parameter {
+        Parameter::Positional(_) | Parameter::Special(_) => true,
+        Parameter::Named(name) | Parameter::NamedWithAllIndices { name, .. } => {
+            name == "_" || SET_BY_COMMANDS.contains(&name.as_str())
+        }
+        _ => true,
+    }
+}
+
 fn is_simple_parameter(expr: &ParameterExpr) -> bool {
     let plain = |parameter: &Parameter| {
         matches!(
