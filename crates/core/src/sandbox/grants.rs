@@ -92,6 +92,10 @@ fn reads_for(policy: &SandboxPolicy, cwd: Option<&Path>) -> (Arc<ReadGrants>, Ve
         named_as.extend(anchored(&other).map(|canonical| (canonical, origin)));
         deny_read.push(other);
     }
+    // The same files reached under another mount point (the project or the home bind-mounted elsewhere) are
+    // denied under that name too: a directory granted whole there would hand them out.
+    let aliases = crate::fs_util::mount_aliases(&deny_read);
+    deny_read.extend(aliases);
     (read_grants(&deny_read, &policy.allow_read, &named_as, &denies), deny_read)
 }
 
