@@ -88,8 +88,18 @@ impl Relocated {
         secrets.extend(set("KUBECONFIG").iter().flat_map(std::env::split_paths));
         secrets.extend(below(SECRET_HOMES));
         let resolve = |paths: Vec<PathBuf>| paths.iter().map(|path| resolved_against(cwd, path)).collect();
-        let program_dirs: Vec<PathBuf> =
-            set("PATH").iter().flat_map(std::env::split_paths).filter(|dir| dir.is_absolute()).collect();
+        // bash expands a `~` at the start of a PATH entry when it looks a command up (`export PATH="~/bin:…"`).
+        let home = set("HOME").map(PathBuf::from);
+        let program_dirs: Vec<PathBuf> = set("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .filter_map(|dir| match (dir.strip_prefix("~"), &home) {
+                (Ok(rest), Some(home)) => Some(home.join(rest)),
+                (Ok(_), None) => None,
+                (Err(_), _) => Some(dir),
+            })
+            .filter(|dir| dir.is_absolute())
+            .collect();
         Relocated {
             secrets: resolve(secrets),
             profiles: resolve(below(PROFILE_HOMES)),
@@ -642,9 +652,21 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home_path = home.path().canonicalize().unwrap();
         let mut workspace = Workspace::new(&home_path, &[], Some(home_path.clone()), None);
-        let path = std::env::join_paths([home_path.join(".cargo/bin"), PathBuf::from("/usr/bin")]).unwrap();
-        workspace.relocated = Relocated::from(|name| (name == "PATH").then(|| path.clone()), &home_path);
-        for program in [".local/bin/bash", "bin/git", ".cargo/bin/ls"] {
+        let path = std::env::join_paths([
+            home_path.join(".cargo/bin"),
+            PathBuf::from("~/.npm-global/bin"),
+            PathBuf::from("/usr/bin"),
+        ])
+        .unwrap();
+        workspace.relocated = Relocated::from(
+            |name| match name {
+                "PATH" => Some(path.clone()),
+                "HOME" => Some(home_path.clone().into()),
+                _ => None,
+            },
+            &home_path,
+        );
+        for program in [".local/bin/bash", "bin/git", ".cargo/bin/ls", ".npm-global/bin/tsc"] {
             let at = home_path.join(program);
             assert_eq!(workspace.protected(&at), Some(Protection::ShellProfile), "{program}");
             assert!(workspace.profile_paths().iter().any(|path| at.starts_with(path)), "{program}");
