@@ -155,6 +155,33 @@ impl Workspace {
         self.relocated.program_dirs.iter().filter(|dir| self.homes().any(|home| dir.starts_with(home) && *dir != home))
     }
 
+    /// Where the home's secrets, profiles and program directories really are when a link stands for them
+    /// (`~/.bashrc -> dotfiles/bashrc`, `~/bin -> dotfiles/bin`, stow-style dotfiles): a path there is what the
+    /// link's name is. Resolved now, as the kernel would (a dangling link's target too).
+    fn linked_home_entries(&self) -> Vec<(PathBuf, Protection)> {
+        let lists = [(HOME_SECRETS, Protection::Credentials), (HOME_PROFILES, Protection::ShellProfile)];
+        let mut named: Vec<(PathBuf, Protection)> = self
+            .homes()
+            .flat_map(|home| {
+                lists.iter().flat_map(move |(entries, protection)| {
+                    entries.iter().map(move |entry| (home.join(entry), *protection))
+                })
+            })
+            .collect();
+        named.extend(self.home_program_dirs().map(|dir| (dir.clone(), Protection::ShellProfile)));
+        named
+            .into_iter()
+            .filter_map(|(path, protection)| {
+                let real = match std::fs::read_link(&path) {
+                    // A dangling link (`~/.ssh -> dotfiles/ssh` not made yet) leads where its target will be.
+                    Ok(target) => resolved_against(path.parent().unwrap_or(Path::new("/")), &target),
+                    Err(_) => resolved_against(Path::new("/"), &path),
+                };
+                (real != path).then_some((real, protection))
+            })
+            .collect()
+    }
+
     /// `$HOME` and, where it differs, the account's home, and their other names through the mounts: all guarded
     /// alike.
     fn homes(&self) -> impl Iterator<Item = &PathBuf> {
@@ -248,6 +275,11 @@ impl Workspace {
             return Some(Protection::Credentials);
         }
         let home = self.homes().find_map(|home| home_protection(strip_prefix_ignore_case(resolved, home).ok()?));
+        let home = home.or_else(|| {
+            self.linked_home_entries()
+                .into_iter()
+                .find_map(|(real, protection)| strip_prefix_ignore_case(resolved, &real).is_ok().then_some(protection))
+        });
         let home = home.or_else(|| {
             let profile = Relocated::holds(&self.relocated.profiles, resolved)
                 || self.home_program_dirs().any(|dir| strip_prefix_ignore_case(resolved, dir).is_ok());
@@ -642,6 +674,25 @@ mod tests {
         assert_eq!(workspace.protected(Path::new("/mnt/data/alice/.bashrc")), Some(Protection::ShellProfile));
         assert!(workspace.secret_paths().contains(&PathBuf::from("/mnt/data/alice/.ssh")));
         assert_eq!(workspace.protected(Path::new("/mnt/data/alice/notes.txt")), None);
+    }
+
+    /// A second look at round 49: with stow-style dotfiles (`~/.bashrc -> dotfiles/bashrc`, `~/bin ->
+    /// dotfiles/bin`), the file tools wrote the profile and the program under the link's target, unasked.
+    #[test]
+    fn a_profile_or_secret_behind_a_link_is_guarded_where_it_is() {
+        let home = tempfile::tempdir().unwrap();
+        let home_path = home.path().canonicalize().unwrap();
+        let dotfiles = home_path.join("dotfiles");
+        std::fs::create_dir_all(dotfiles.join("bin")).unwrap();
+        std::fs::write(dotfiles.join("bashrc"), "# rc\n").unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("bashrc"), home_path.join(".bashrc")).unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("bin"), home_path.join("bin")).unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("ssh"), home_path.join(".ssh")).unwrap();
+        let workspace = Workspace::new(&home_path, &[], Some(home_path.clone()), None);
+        assert_eq!(workspace.protected(&dotfiles.join("bashrc")), Some(Protection::ShellProfile));
+        assert_eq!(workspace.protected(&dotfiles.join("bin/deploy")), Some(Protection::ShellProfile));
+        assert_eq!(workspace.protected(&dotfiles.join("ssh/id_rsa")), Some(Protection::Credentials), "dangling too");
+        assert_eq!(workspace.protected(&dotfiles.join("vimrc")), None);
     }
 
     /// Found by the 49th red-team round: a session whose workspace held the home wrote `~/.local/bin/bash`; the
