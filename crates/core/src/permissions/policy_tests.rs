@@ -797,3 +797,17 @@ fn a_path_that_cant_be_resolved_for_sure_is_never_allowed_unasked() {
     let policy = setup.policy(BypassPermissions, &[]);
     assert_eq!(setup.decide(&policy, "Read", json!({ "file_path": "/proc/cpuinfo" })), Allow, "no link of a process");
 }
+
+/// A third look at round 49: the loop's variable holds a quoted pattern as written, and `echo $x` unquoted globs
+/// it (`for x in '../*'; do echo $x; done` listed another project, unasked).
+#[test]
+fn a_loop_over_a_quoted_path_pattern_asks() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    for command in ["for x in '../*'; do echo $x; done", "for x in src \"/etc/*\"; do echo $x; done"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    for command in ["for x in a b; do echo $x; done", "for f in src/*; do echo $f; done"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+}

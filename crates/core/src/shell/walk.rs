@@ -326,6 +326,10 @@ impl Walker {
             self.ask(format!("a `for` loop over `{text}`, names only known when the command runs"));
         } else if word.segs.iter().any(|seg| matches!(seg, super::words::Seg::Glob(_))) || text.starts_with('~') {
             self.reads.push(text);
+        } else if text.contains('/') && super::words::has_glob(&text) {
+            // A quoted pattern is the loop variable's value as written; `echo $x` unquoted then globs it
+            // (`for x in '../*'; do echo $x; done` listed another project).
+            self.ask(format!("a `for` loop over the pattern `{text}`, which the loop's variable would glob"));
         }
     }
 
