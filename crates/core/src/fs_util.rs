@@ -98,6 +98,14 @@ pub fn write_atomic_create_dirs(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic(path, bytes)
 }
 
+/// Writes a JSON object file the way every settings-like file tandem keeps is written: pretty-printed with a
+/// trailing newline, atomically, keeping the file's mode, its directory made when missing.
+pub fn write_json_object(path: &Path, object: &serde_json::Map<String, serde_json::Value>) -> io::Result<()> {
+    let mut text = serde_json::to_string_pretty(object).map_err(io::Error::other)?;
+    text.push('\n');
+    write_atomic_create_dirs(path, text.as_bytes())
+}
+
 /// [`write_atomic_create_dirs`] for a path the permission check resolved ([`resolve_path`]: no symlink in its
 /// existing part), as the file tools write: every directory on the way is opened (or made) without following a
 /// symlink, and the temporary file is written and renamed inside the directory so opened. A link put in the way

@@ -38,13 +38,7 @@ pub fn is_trusted(config_dir: &Path, store: Store, key: &Path, fingerprint: &str
 pub fn trust(config_dir: &Path, store: Store, key: &Path, fingerprint: &str) -> std::io::Result<PathBuf> {
     let mut map = read(config_dir, store);
     map.insert(key.display().to_string(), Value::String(fingerprint.to_owned()));
-    std::fs::create_dir_all(config_dir)?;
     let path = store.file(config_dir);
-    let mut temp = tempfile::NamedTempFile::new_in(config_dir)?;
-    std::io::Write::write_all(
-        &mut temp,
-        serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default().as_bytes(),
-    )?;
-    temp.persist(&path).map_err(|err| err.error)?;
+    crate::fs_util::write_json_object(&path, &map)?;
     Ok(path)
 }

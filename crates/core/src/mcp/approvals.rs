@@ -66,9 +66,7 @@ fn write(config_dir: &Path, project_root: &Path, stored: Option<&Stored>) -> Res
         }
     }
     let path = file(config_dir);
-    let text = serde_json::to_string_pretty(&Value::Object(all)).unwrap_or_default();
-    crate::fs_util::write_atomic_create_dirs(&path, text.as_bytes())
-        .map_err(|err| format!("{}: {err}", path.display()))?;
+    crate::fs_util::write_json_object(&path, &all).map_err(|err| format!("{}: {err}", path.display()))?;
     Ok(path)
 }
 

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::config::{self, McpScope, PROJECT_MCP_FILE, TANDEM_MCP_FILE};
-use crate::fs_util::write_atomic_create_dirs;
 
 /// The files of the scopes `tandem mcp` writes.
 pub struct Files<'a> {
@@ -119,10 +118,7 @@ fn read_for_update(file: &Path) -> Result<Option<Map<String, Value>>, String> {
 }
 
 fn write_document(file: &Path, document: Map<String, Value>) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(&Value::Object(document))
-        .map_err(|err| format!("{}: cannot serialize: {err}", file.display()))?;
-    text.push('\n');
-    write_atomic_create_dirs(file, text.as_bytes()).map_err(|err| format!("{}: cannot write: {err}", file.display()))
+    crate::fs_util::write_json_object(file, &document).map_err(|err| format!("{}: cannot write: {err}", file.display()))
 }
 
 /// A server entry from `tandem mcp add`'s arguments, in Claude Code's shape.

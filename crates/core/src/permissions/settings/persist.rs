@@ -123,10 +123,7 @@ fn rule_list<'a>(
 }
 
 fn write_document(file: &Path, document: Map<String, Value>) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(&Value::Object(document))
-        .map_err(|err| format!("{}: cannot serialize settings: {err}", file.display()))?;
-    text.push('\n');
-    write_atomic_create_dirs(file, text.as_bytes()).map_err(|err| format!("{}: cannot write: {err}", file.display()))
+    crate::fs_util::write_json_object(file, &document).map_err(|err| format!("{}: cannot write: {err}", file.display()))
 }
 
 /// Makes sure git ignores `.tandem/settings.local.json`, adding it to `.tandem/.gitignore` (created if needed,
