@@ -32,6 +32,9 @@ pub struct Workspace {
     relocated: Relocated,
     /// The homes' other names through this system's mounts (a bind mount of the home): guarded as the homes are.
     home_aliases: Vec<PathBuf>,
+    /// [`Workspace::linked_home_entries`], resolved once: every path judgment looks at them, and a link at one of
+    /// those names can't be made unasked (the name itself is guarded).
+    linked_entries: std::sync::OnceLock<Vec<(PathBuf, Protection)>>,
 }
 
 /// Where the environment puts what [`HOME_SECRETS`] and [`HOME_PROFILES`] name at their usual places.
@@ -139,6 +142,7 @@ impl Workspace {
             account_home,
             relocated: Relocated::from(|name| std::env::var_os(name), cwd),
             home_aliases: Vec::new(),
+            linked_entries: std::sync::OnceLock::new(),
         }
         .with_home_aliases()
     }
@@ -157,7 +161,7 @@ impl Workspace {
 
     /// Where the home's secrets, profiles and program directories really are when a link stands for them
     /// (`~/.bashrc -> dotfiles/bashrc`, `~/bin -> dotfiles/bin`, stow-style dotfiles): a path there is what the
-    /// link's name is. Resolved now, as the kernel would (a dangling link's target too).
+    /// link's name is. Resolved as the kernel would (a dangling link's target too), once per workspace.
     fn linked_home_entries(&self) -> Vec<(PathBuf, Protection)> {
         let lists = [(HOME_SECRETS, Protection::Credentials), (HOME_PROFILES, Protection::ShellProfile)];
         let mut named: Vec<(PathBuf, Protection)> = self
@@ -276,9 +280,10 @@ impl Workspace {
         }
         let home = self.homes().find_map(|home| home_protection(strip_prefix_ignore_case(resolved, home).ok()?));
         let home = home.or_else(|| {
-            self.linked_home_entries()
-                .into_iter()
-                .find_map(|(real, protection)| strip_prefix_ignore_case(resolved, &real).is_ok().then_some(protection))
+            self.linked_entries
+                .get_or_init(|| self.linked_home_entries())
+                .iter()
+                .find_map(|(real, protection)| strip_prefix_ignore_case(resolved, real).is_ok().then_some(*protection))
         });
         let home = home.or_else(|| {
             let profile = Relocated::holds(&self.relocated.profiles, resolved)
