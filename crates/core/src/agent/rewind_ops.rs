@@ -211,27 +211,34 @@ impl Session {
     /// the session knows of it.
     fn take_back_conversation(&mut self, at: (usize, usize), kept: Vec<Message>, seq: u64) {
         // The chosen prompt told the model its previous answer was interrupted: the next one must too.
-        self.interrupted = matches!(
+        let interrupted = matches!(
             self.messages.get(at.0).and_then(|message| message.content.get(at.1)),
             Some(crate::conversation::ContentBlock::Text { text }) if text.contains(super::INTERRUPTED_NOTE)
         );
+        let mut live = std::mem::take(&mut self.live_prompts);
+        if let Some(chosen) = live.iter().position(|prompt| *prompt == seq) {
+            live.truncate(chosen);
+        }
+        self.become_conversation(kept, live, interrupted, seq);
+        let keep = self.messages.len();
+        self.log(&crate::session::SessionLine::Rewind { keep, at: crate::session::now_secs(), to_seq: Some(seq) });
+    }
+
+    /// The conversation is `kept` now, with `live` its prompts, as it was just before prompt `seq`; what the
+    /// session knows of it follows.
+    fn become_conversation(&mut self, kept: Vec<Message>, live: Vec<u64>, interrupted: bool, seq: u64) {
+        self.interrupted = interrupted;
         self.replace_conversation(kept);
         // What the model read in the part taken back is not in its context any more: a Read must return the
         // file, not "unchanged since you last read it", and an edit needs a Read first again.
         self.files = std::sync::Arc::new(crate::tools::FileState::default());
         // The checklist is the one the kept conversation last wrote.
         self.set_todos(crate::tools::todo_write::current_todos(&self.messages).unwrap_or_default());
-        if let Some(live) = self.live_prompts.iter().position(|live| *live == seq) {
-            self.live_prompts.truncate(live);
-        }
+        self.live_prompts = live;
         // The prompts taken back are a branch the user left: not a place to go back to.
         self.logged_prompts.retain(|prompt| *prompt < seq);
-        let keep = self.messages.len();
-        self.log(&crate::session::SessionLine::Rewind { keep, at: crate::session::now_secs(), to_seq: Some(seq) });
     }
-}
 
-impl Session {
     /// The conversation as it stood just before prompt `seq`, read back from the session log (for a prompt a
     /// compaction or a rewind took out of the conversation); `None` when the log does not have it.
     fn conversation_from_log(&mut self, seq: u64) -> Result<Option<crate::session::LoadedSession>, String> {
@@ -247,13 +254,10 @@ impl Session {
     /// The conversation becomes `kept` (`then`'s history, repaired), as it was before prompt `seq`, and so does
     /// what the session knows of it; the log records the restored history, so it holds after `--resume`.
     fn take_back_from_log(&mut self, then: crate::session::LoadedSession, kept: Vec<Message>, seq: u64) {
-        self.interrupted = super::user_message::ends_interrupted(&kept);
-        self.replace_conversation(kept);
-        self.files = std::sync::Arc::new(crate::tools::FileState::default());
-        self.set_todos(crate::tools::todo_write::current_todos(&self.messages).unwrap_or_default());
-        self.live_prompts = then.prompts.iter().map(|(prompt, _)| *prompt).collect();
+        let interrupted = super::user_message::ends_interrupted(&kept);
+        let live = then.prompts.iter().map(|(prompt, _)| *prompt).collect();
+        self.become_conversation(kept, live, interrupted, seq);
         self.untracked_prompts = false;
-        self.logged_prompts.retain(|prompt| *prompt < seq);
         let failed = match &mut self.config.session_log {
             Some(log) => log
                 .append_restore(seq, &then.messages, &then.prompts)

@@ -424,7 +424,8 @@ impl Workspace {
         paths.extend(self.claude_json.iter().cloned());
         paths.extend(self.relocated.secrets.iter().cloned());
         paths.extend(system_secrets());
-        // The same files under another mount point (a bind mount of the home) are the same secrets.
+        // The same files under another mount point are the same secrets, to the file tools' read guard too (the
+        // sandbox gives every path it denies its mount aliases itself).
         let aliases = crate::fs_util::mount_aliases(&paths);
         paths.extend(aliases);
         paths
@@ -437,8 +438,6 @@ impl Workspace {
         paths.extend(self.claude_dir.iter().chain(&self.claude_json).cloned());
         paths.extend(self.relocated.profiles.iter().cloned());
         paths.extend(self.home_program_dirs().cloned());
-        let aliases = crate::fs_util::mount_aliases(&paths);
-        paths.extend(aliases);
         paths
     }
 }

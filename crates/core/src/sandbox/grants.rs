@@ -39,6 +39,9 @@ impl Grants {
         if policy.mode == SandboxMode::WorkspaceWrite {
             let roots = policy.roots(cwd);
             let mut deny_write = with_matches(&policy.deny_write, &policy.deny_write_globs);
+            // As for reads: a denied path is denied under every name the mounts give it.
+            let aliases = crate::fs_util::mount_aliases(&deny_write);
+            deny_write.extend(aliases);
             // A denied file that is not followed wherever it goes (beyond what is held) must stay where it is.
             deny_write.extend(deny_read.into_iter().filter(|path| {
                 std::fs::symlink_metadata(path).is_ok_and(|meta| !super::denied_files::followed(&meta))

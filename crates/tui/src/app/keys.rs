@@ -241,9 +241,9 @@ impl App {
                 self.onboarding = None;
                 vec![Effect::StartDemo]
             }
-            OnboardingAction::Choose { provider, base_url, model, save } => {
+            OnboardingAction::Choose { provider, choice, save } => {
                 self.onboarding = None;
-                vec![Effect::StartSession { provider, base_url, model, save }]
+                vec![Effect::StartSession { provider, choice, save }]
             }
         }
     }

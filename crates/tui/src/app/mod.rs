@@ -62,9 +62,8 @@ pub enum Effect {
     /// Start the agent with a provider picked on the onboarding screen (and save it to `config.toml`).
     StartSession {
         provider: String,
-        base_url: String,
-        model: String,
-        save: Option<tandem_core::config::ProviderChoice>,
+        choice: tandem_core::config::ProviderChoice,
+        save: bool,
     },
     /// Probe local model servers again (onboarding).
     Rescan,

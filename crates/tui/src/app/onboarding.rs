@@ -12,12 +12,12 @@ pub use tandem_core::provider::local::LocalServer;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OnboardingAction {
     None,
-    /// Start a session with this local server and model, and remember it in `config.toml` when `save` is set.
+    /// Start a session with the built-in `provider` at the chosen server and model, and remember the choice in
+    /// `config.toml` when `save` is set.
     Choose {
         provider: String,
-        base_url: String,
-        model: String,
-        save: Option<ProviderChoice>,
+        choice: ProviderChoice,
+        save: bool,
     },
     /// Probe the local ports again (the state is already marked as probing).
     Rescan,
@@ -131,12 +131,7 @@ impl Onboarding {
             self.confirming = false;
             return OnboardingAction::None;
         };
-        OnboardingAction::Choose {
-            provider: server.provider.to_owned(),
-            base_url: server.base_url.clone(),
-            model: model.to_owned(),
-            save: save.then(|| saved_as(server, model)),
-        }
+        OnboardingAction::Choose { provider: server.provider.to_owned(), choice: saved_as(server, model), save }
     }
 }
 

@@ -221,11 +221,11 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
                     exit_signals.forget_keyboard();
                     effects.extend(app.update(Input::EditorResult(result), Instant::now()));
                 }
-                Effect::StartSession { provider, base_url, model, save } => {
-                    match (launch.configure)(&provider, &base_url, &model) {
+                Effect::StartSession { provider, choice, save } => {
+                    match (launch.configure)(&provider, &choice.base_url, &choice.model) {
                         Ok(config) => {
                             agent = Some(start_agent(&mut app, config));
-                            if let Some(choice) = save {
+                            if save {
                                 save_choice(&mut app, &launch.config_file, &choice);
                             }
                         }

@@ -36,19 +36,17 @@ fn keys_select_cycle_and_choose() {
     assert!(onboarding.confirming);
     let chosen = |save| OnboardingAction::Choose {
         provider: "ollama".into(),
-        base_url: "http://127.0.0.1:11434/v1".into(),
-        model: "b".into(),
+        choice: ProviderChoice {
+            name: "ollama".into(),
+            kind: ProviderKind::Openai,
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "b".into(),
+        },
         save,
     };
-    let saved = ProviderChoice {
-        name: "ollama".into(),
-        kind: ProviderKind::Openai,
-        base_url: "http://127.0.0.1:11434/v1".into(),
-        model: "b".into(),
-    };
-    assert_eq!(onboarding.handle_key(key(KeyCode::Enter)), chosen(Some(saved.clone())));
-    assert_eq!(onboarding.handle_key(key(KeyCode::Char('y'))), chosen(Some(saved)));
-    assert_eq!(onboarding.handle_key(key(KeyCode::Char('n'))), chosen(None));
+    assert_eq!(onboarding.handle_key(key(KeyCode::Enter)), chosen(true));
+    assert_eq!(onboarding.handle_key(key(KeyCode::Char('y'))), chosen(true));
+    assert_eq!(onboarding.handle_key(key(KeyCode::Char('n'))), chosen(false));
     assert_eq!(onboarding.handle_key(key(KeyCode::Char('q'))), OnboardingAction::None, "q answers nothing here");
     assert_eq!(onboarding.handle_key(key(KeyCode::Esc)), OnboardingAction::None, "esc goes back");
     assert!(!onboarding.confirming);
