@@ -27,6 +27,7 @@ pub mod rewind;
 mod safe_git;
 pub mod sandbox;
 pub mod session;
+pub mod setup;
 pub mod shell;
 pub mod shell_env;
 pub mod shutdown;

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what extends the tools: hooks and MCP servers", &["hooks", "mcp"]),
     ("what decides: permissions, commands, shutdown", &["commands", "permissions", "shutdown"]),
     ("the agent", &["agent"]),
+    ("the composition root: a session built from options, files and the environment", &["setup"]),
 ];
 
 #[test]

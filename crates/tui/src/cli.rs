@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+use tandem_core::config::ProviderFlags;
+use tandem_core::setup::{FrontEnd, SessionChoice, SessionOptions};
 
 /// tandem — a terminal pair programmer.
 #[derive(Clone, Debug, Parser)]
@@ -217,6 +219,58 @@ impl Cli {
     /// Runs without the app: `-p`, or stream-json input.
     pub fn headless(&self) -> bool {
         self.print || self.streaming_input()
+    }
+
+    /// The front end these flags pick.
+    pub fn front_end(&self) -> FrontEnd {
+        match (self.streaming_input(), self.print) {
+            (true, _) => FrontEnd::Sdk,
+            (false, true) => FrontEnd::Headless,
+            (false, false) => FrontEnd::App,
+        }
+    }
+
+    /// What the flags ask of the session, for core's composition root (which judges each value).
+    pub fn session_options(&self) -> SessionOptions {
+        SessionOptions {
+            front_end: self.front_end(),
+            provider: ProviderFlags {
+                provider: self.provider.clone(),
+                model: self.model.clone(),
+                base_url: self.base_url.clone(),
+            },
+            session: SessionChoice {
+                resume: self.resume.clone(),
+                continue_latest: self.continue_session,
+                fork: self.fork_session,
+                id: self.session_id.clone(),
+            },
+            permission_mode: self.permission_mode.clone(),
+            skip_permissions: self.dangerously_skip_permissions,
+            allowed_tools: self.allowed_tools.clone(),
+            disallowed_tools: self.disallowed_tools.clone(),
+            tools: self.tools.clone(),
+            add_dirs: self.add_dir.clone(),
+            settings: self.settings.clone(),
+            setting_sources: self.setting_sources.clone(),
+            sandbox: self.sandbox.clone(),
+            system_prompt: self.system_prompt.clone(),
+            system_prompt_file: self.system_prompt_file.clone(),
+            append_system_prompt: self.append_system_prompt.clone(),
+            max_turns: self.max_turns,
+            max_budget_usd: self.max_budget_usd,
+            fallback_model: self.fallback_model.clone(),
+            thinking: self.thinking.clone(),
+            max_thinking_tokens: self.max_thinking_tokens,
+            thinking_display: self.thinking_display.clone(),
+            effort: self.effort.clone(),
+            json_schema: self.json_schema.clone(),
+            agents: self.agents.clone(),
+            mcp_configs: self.mcp_config.clone(),
+            strict_mcp_config: self.strict_mcp_config,
+            betas: self.betas.clone(),
+            permission_prompt_tool: self.permission_prompt_tool.clone(),
+        }
     }
 }
 

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 
+use tandem_core::setup;
 use tandem_tui::cli::Cli;
 use tandem_tui::headless::{self, HeadlessOptions};
-use tandem_tui::setup;
 
 fn main() -> ExitCode {
     // First, while this is the only thread: `setenv` is only sound then.
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         include_hook_events: cli.include_hook_events,
     };
     let code = runtime.block_on(async {
-        match setup::build(&cli, cwd) {
+        match setup::build(&cli.session_options(), cwd) {
             Ok(mut config) => {
                 config.raw_stream = options.include_partial_messages;
                 headless::run(config, prompt, options).await
@@ -95,7 +95,7 @@ fn streaming(cli: Cli) -> ExitCode {
     };
     let Some(runtime) = runtime() else { return ExitCode::from(1) };
     let code = runtime.block_on(async {
-        match setup::build(&cli, cwd) {
+        match setup::build(&cli.session_options(), cwd) {
             Ok(mut config) => {
                 config.raw_stream = cli.include_partial_messages;
                 tandem_tui::sdk::run(config, &cli).await
@@ -167,30 +167,29 @@ fn interactive(cli: Cli) -> ExitCode {
         None
     };
     let code = runtime.block_on(async {
-        let config = match setup::build(&cli, cwd.clone()) {
+        let options = cli.session_options();
+        let config = match setup::build(&options, cwd.clone()) {
             _ if pick_session.is_some() || cli.demo => None,
             Ok(config) => Some(config),
-            Err(_) if setup::needs_onboarding(&cli) => None,
+            Err(_) if setup::needs_onboarding(&options) => None,
             Err(error) => {
                 eprintln!("tandem: {}", error.0);
                 return 2;
             }
         };
-        let base_cli = cli.clone();
-        let configure_cwd = cwd.clone();
+        let (base, base_cwd) = (options.clone(), cwd.clone());
         let configure = move |provider: &str, base_url: &str, model: &str| {
-            let mut cli = base_cli.clone();
-            cli.provider = Some(provider.to_owned());
-            cli.base_url = Some(base_url.to_owned());
-            cli.model = Some(model.to_owned());
-            setup::build(&cli, configure_cwd.clone()).map_err(|error| error.0)
+            let mut options = base.clone();
+            options.provider.provider = Some(provider.to_owned());
+            options.provider.base_url = Some(base_url.to_owned());
+            options.provider.model = Some(model.to_owned());
+            setup::build(&options, base_cwd.clone()).map_err(|error| error.0)
         };
-        let resume_cli = cli.clone();
-        let resume_cwd = cwd.clone();
+        let (base, base_cwd) = (options.clone(), cwd.clone());
         let resume = move |id: &str| {
-            let mut cli = resume_cli.clone();
-            cli.resume = Some(id.to_owned());
-            setup::build(&cli, resume_cwd.clone()).map_err(|error| error.0)
+            let mut options = base.clone();
+            options.session.resume = Some(id.to_owned());
+            setup::build(&options, base_cwd.clone()).map_err(|error| error.0)
         };
         let mouse_capture =
             !cli.no_mouse && std::env::var("TANDEM_NO_MOUSE").map_or(true, |value| value.is_empty() || value == "0");

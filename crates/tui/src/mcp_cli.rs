@@ -148,7 +148,7 @@ impl Context {
         mcp_config::load(&LoadInputs {
             project_root: &self.project_root,
             config_dir: &self.paths.config_dir,
-            claude_json: crate::setup_mcp::claude_json(&env, self.home.as_deref()),
+            claude_json: tandem_core::setup::claude_json(&env, self.home.as_deref()),
             flag_configs: &[],
             strict: false,
             choices: &self.choices,

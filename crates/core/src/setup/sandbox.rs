@@ -4,25 +4,24 @@
 
 use std::sync::Arc;
 
-use tandem_core::config;
-use tandem_core::permissions::confine::ConfinementShape;
-use tandem_core::permissions::settings::Settings;
-use tandem_core::permissions::{PermissionPolicy, SandboxDecisions};
-use tandem_core::sandbox::{self, Confinement, SandboxMode, Support};
+use crate::config;
+use crate::permissions::confine::ConfinementShape;
+use crate::permissions::settings::Settings;
+use crate::permissions::{PermissionPolicy, SandboxDecisions};
+use crate::sandbox::{self, Confinement, SandboxMode, Support};
 
-use crate::cli::Cli;
-use crate::setup::SetupError;
+use super::SetupError;
 
 /// Builds the session's [`Confinement`] and tells `permissions` what the sandbox settings change in decisions.
 /// `None`: no sandbox (switched off, or unavailable and allowed to be).
-pub fn confinement(
-    cli: &Cli,
+pub(super) fn confinement(
+    options: &super::SessionOptions,
     file: &config::ConfigFile,
     settings: &Settings,
     permissions: &mut PermissionPolicy,
     notices: &mut Vec<String>,
 ) -> Result<Option<Arc<Confinement>>, SetupError> {
-    let flag = cli.sandbox.clone().or_else(|| file.sandbox.clone());
+    let flag = options.sandbox.clone().or_else(|| file.sandbox.clone());
     let approved = match &flag {
         Some(text) => SandboxMode::parse(text).ok_or_else(|| {
             SetupError(format!("invalid sandbox mode {text:?}: use off, read-only or workspace-write"))
@@ -47,7 +46,7 @@ pub fn confinement(
         Support::Unavailable(why) => return unavailable(&why, approved, file, settings, notices),
     }
     let shape = ConfinementShape { enabled, approved, approved_network: file.sandbox_network.unwrap_or(true) };
-    let confinement = tandem_core::permissions::confine::confinement(permissions, &settings.sandbox, shape)
+    let confinement = crate::permissions::confine::confinement(permissions, &settings.sandbox, shape)
         .map_err(|err| SetupError(format!("cannot create the sandbox's private temp dir: {err}")))?;
     permissions.sandboxed = true;
     permissions.sandbox = SandboxDecisions {

@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
-use tandem_core::config::{ConfigFile, WebSearchConfig};
-use tandem_core::models::{self, ModelInfo};
-use tandem_core::provider::{ApiKey, Endpoint, Provider, ProviderKind};
-use tandem_core::tools::Tool;
-use tandem_core::tools::web_fetch::WebFetchTool;
-use tandem_core::tools::web_search::{SearchBackend, WebSearchTool};
-use tandem_core::web::reader::PageReader;
-use tandem_core::web::search::anthropic::AnthropicSearch;
-use tandem_core::web::search::engines::{BRAVE_URL, Engine};
+use crate::config::{ConfigFile, WebSearchConfig};
+use crate::models::{self, ModelInfo};
+use crate::provider::{ApiKey, Endpoint, Provider, ProviderKind};
+use crate::tools::Tool;
+use crate::tools::web_fetch::WebFetchTool;
+use crate::tools::web_search::{SearchBackend, WebSearchTool};
+use crate::web::reader::PageReader;
+use crate::web::search::anthropic::AnthropicSearch;
+use crate::web::search::engines::{BRAVE_URL, Engine};
 
-use crate::setup::SetupError;
+use super::SetupError;
 
 /// The small, fast model Claude Code uses for pages, on Anthropic's own API.
 const DEFAULT_SMALL_MODEL: &str = "claude-haiku-4-5";
@@ -22,17 +22,17 @@ const SMALL_MODEL_ENV: &str = "ANTHROPIC_SMALL_FAST_MODEL";
 const BRAVE_KEY_ENV: &str = "BRAVE_API_KEY";
 
 /// What the web tools are made from.
-pub struct WebInputs<'a> {
-    pub file: &'a ConfigFile,
-    pub endpoint: &'a Endpoint,
-    pub provider: &'a Arc<dyn Provider>,
+pub(super) struct WebInputs<'a> {
+    pub(super) file: &'a ConfigFile,
+    pub(super) endpoint: &'a Endpoint,
+    pub(super) provider: &'a Arc<dyn Provider>,
     /// The session's model, with its prices as the session knows them.
-    pub model: &'a ModelInfo,
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub(super) model: &'a ModelInfo,
+    pub(super) env: &'a dyn Fn(&str) -> Option<String>,
 }
 
 /// WebFetch, and WebSearch when a backend is configured or the provider searches itself.
-pub fn tools(inputs: &WebInputs, notices: &mut Vec<String>) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
+pub(super) fn tools(inputs: &WebInputs, notices: &mut Vec<String>) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     let reader = small_model(inputs).map(|model| Arc::new(PageReader { provider: inputs.provider.clone(), model }));
     let mut tools: Vec<Arc<dyn Tool>> = vec![Arc::new(WebFetchTool { reader, ..WebFetchTool::default() })];
     if let Some(backend) = search_backend(inputs, notices)? {

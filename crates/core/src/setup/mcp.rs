@@ -4,22 +4,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tandem_core::mcp::config::{self, LoadInputs, ProjectChoices};
-use tandem_core::mcp::{ManagerOptions, McpManager};
-use tandem_core::shell_env::ShellEnvPolicy;
-
-use crate::cli::Cli;
+use crate::mcp::config::{self, LoadInputs, ProjectChoices};
+use crate::mcp::{ManagerOptions, McpManager};
+use crate::shell_env::ShellEnvPolicy;
 
 /// What the MCP part of the setup needs.
-pub struct McpInputs<'a> {
-    pub cli: &'a Cli,
-    pub project_root: &'a Path,
-    pub config_dir: &'a Path,
-    pub cwd: &'a Path,
-    pub home: Option<&'a Path>,
-    pub choices: &'a ProjectChoices,
-    pub shell_env: Arc<ShellEnvPolicy>,
-    pub context_window: u64,
+pub(super) struct McpInputs<'a> {
+    pub(super) options: &'a super::SessionOptions,
+    pub(super) project_root: &'a Path,
+    pub(super) config_dir: &'a Path,
+    pub(super) cwd: &'a Path,
+    pub(super) home: Option<&'a Path>,
+    pub(super) choices: &'a ProjectChoices,
+    pub(super) shell_env: Arc<ShellEnvPolicy>,
+    pub(super) context_window: u64,
 }
 
 /// Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set).
@@ -32,14 +30,14 @@ pub fn claude_json(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) ->
 
 /// The servers of the session, started; `None` when there are none. Problems and servers waiting for approval
 /// are added to `notices`.
-pub fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<McpManager>> {
+pub(super) fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<McpManager>> {
     let env = |name: &str| std::env::var(name).ok();
     let loaded = config::load(&LoadInputs {
         project_root: inputs.project_root,
         config_dir: inputs.config_dir,
         claude_json: claude_json(&env, inputs.home),
-        flag_configs: &inputs.cli.mcp_config,
-        strict: inputs.cli.strict_mcp_config,
+        flag_configs: &inputs.options.mcp_configs,
+        strict: inputs.options.strict_mcp_config,
         choices: inputs.choices,
         env: &env,
         cwd: inputs.cwd,
@@ -51,7 +49,7 @@ pub fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<Arc<Mcp
         }
     }
     // The app asks about each of them in a dialog; headless runs can't, so they say how to approve.
-    if !loaded.awaiting_approval.is_empty() && inputs.cli.headless() {
+    if !loaded.awaiting_approval.is_empty() && inputs.options.front_end.headless() {
         let names: Vec<&str> = loaded.awaiting_approval.iter().map(|server| server.name.as_str()).collect();
         let how = "approve them once in the app (tandem remembers it), list them in enabledMcpjsonServers (or set \
                    enableAllProjectMcpServers) in your user settings, or pass the file with --mcp-config .mcp.json";
