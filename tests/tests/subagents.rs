@@ -127,3 +127,19 @@ fn agents_from_the_flag_and_the_agent_alias_with_subagent_hooks() {
     let transcript = lines[1]["agent_transcript_path"].as_str().unwrap();
     assert!(std::fs::read_to_string(transcript).unwrap().contains("12 passed."), "the subagent's transcript is kept");
 }
+
+#[test]
+fn an_agents_tools_are_checked_against_every_tool_offered() {
+    let workspace = Workspace::new();
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "ok"}]}]}))).unwrap();
+    let agents =
+        json!({"reader": {"description": "Reads pages", "prompt": "You read.", "tools": ["WebFetch", "Nope"]}});
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--agents", &agents.to_string(), "--tools", "Agent,Read,WebFetch"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("reader lists tools tandem does not have here (Nope)"), "{}", run.stderr);
+    assert!(!run.stderr.contains("has no tool \"Agent\""), "Agent is the Task tool's other name: {}", run.stderr);
+    assert_eq!(tool_names(&server.requests()[0].body), ["Read", "WebFetch", "Task"]);
+}
