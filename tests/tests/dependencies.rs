@@ -3,6 +3,9 @@
 //! `[dev-dependencies]`: `src/`, `tests/`, `benches/`). An unused dependency costs every build and every
 //! review, and `cargo` does not say so. Checked here rather than by an installed tool, so CI needs nothing more.
 
+// Test code: a panic is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 /// Dependencies used without being named in code, with why.
