@@ -380,7 +380,23 @@ impl PermissionPolicy {
         if matches!(path, "/dev/null" | "/dev/stdin") {
             return Ok(());
         }
-        self.judge_path(path, touched, Protection::guards_reads).map(drop)
+        let resolved = self.judge_path(path, touched, Protection::guards_reads)?;
+        self.not_asked_by_rule(&resolved, "Read")
+    }
+
+    /// `Ok` unless a rule of the user's says `tool` must ask about `path` (a Read ask rule for a read, an Edit
+    /// ask or deny rule for a write): a rule that asks about the Read tool asks about a command that reads the
+    /// same file. The sandbox holds what no word names (`grep -r .`) to the same rules.
+    fn not_asked_by_rule(&self, path: &std::path::Path, tool: &str) -> Result<(), String> {
+        let kinds: &[RuleKind] = if tool == "Read" { &[RuleKind::Ask] } else { &[RuleKind::Ask, RuleKind::Deny] };
+        let rule = kinds
+            .iter()
+            .flat_map(|kind| self.rules_of(*kind))
+            .find(|rule| rule.rule.specifier.is_some() && self.file_rule_matches(rule, tool, Some(path), true));
+        match rule {
+            Some(rule) => Err(format!("{}, which the rule {}{} covers", path.display(), rule.text, source(rule))),
+            None => Ok(()),
+        }
     }
 
     /// Where `path` certainly leads, when that is inside the workspace, not made by another part of the line and
@@ -408,6 +424,7 @@ impl PermissionPolicy {
     /// `Ok` when a command may write `path` unasked (mode aside); otherwise the path and why not.
     fn writable(&self, path: &str, touched: &[PathBuf]) -> Result<(), String> {
         let resolved = self.judge_path(path, touched, |_| true)?;
+        self.not_asked_by_rule(&resolved, "Edit")?;
         // Directories that don't exist yet are made on the way (`mkdir -p .claude/CLAUDE.md` makes `.claude`).
         for missing in resolved.ancestors().skip(1).take_while(|dir| dir.symlink_metadata().is_err()) {
             if let Some(protection) = self.workspace.protected(missing) {

@@ -8,7 +8,7 @@ use super::PermissionPolicy;
 use super::rules::path_globs;
 use super::settings::{RuleKind, resolve_path_pattern};
 use crate::sandbox::{
-    Confinement, PathGlob, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths, is_pattern,
+    AskedPaths, Confinement, PathGlob, SandboxMode, SandboxPolicy, SandboxSettings, default_cache_paths, is_pattern,
 };
 
 /// The session-wide choices: whether unapproved commands are sandboxed, and what approved ones run in.
@@ -28,12 +28,15 @@ pub fn confinement(
     let base = base_policy(settings, permissions)?;
     let mut rule_write = default_cache_paths(&permissions.home);
     rule_write.extend(settings.allow_write.iter().cloned());
+    let (read, read_globs) = named_by_rules(permissions, RuleKind::Ask, "Read");
+    let (write, write_globs) = named_by_rules(permissions, RuleKind::Ask, "Edit");
     Ok(Confinement {
         enabled: shape.enabled,
         approved: shape.approved,
         approved_network: shape.approved_network,
         base,
         rule_write,
+        asked: AskedPaths { read, read_globs, write, write_globs },
     })
 }
 
@@ -44,7 +47,7 @@ fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> st
     let secrets = workspace.secret_paths();
     base.deny_read = secrets.clone();
     base.deny_read.extend(settings.deny_read.iter().cloned());
-    let (read_paths, read_globs) = denied_by_rules(permissions, "Read");
+    let (read_paths, read_globs) = named_by_rules(permissions, RuleKind::Deny, "Read");
     base.deny_read.extend(read_paths);
     base.deny_read_globs = read_globs;
     base.allow_read = settings.allow_read.clone();
@@ -57,19 +60,19 @@ fn base_policy(settings: &SandboxSettings, permissions: &PermissionPolicy) -> st
     base.deny_write = secrets;
     base.deny_write.extend(workspace.profile_paths());
     base.deny_write.extend(settings.deny_write.iter().cloned());
-    let (edit_paths, edit_globs) = denied_by_rules(permissions, "Edit");
+    let (edit_paths, edit_globs) = named_by_rules(permissions, RuleKind::Deny, "Edit");
     base.deny_write.extend(edit_paths);
     base.deny_write_globs = edit_globs;
     Ok(base)
 }
 
-/// What the deny rules for `tool` name, read the wide way, as the analyser applies them (`/x` in the project and
-/// at the root, a name without `/` at any depth): the paths they name outright, and the patterns the sandbox
-/// searches for before each command.
-fn denied_by_rules(permissions: &PermissionPolicy, tool: &str) -> (Vec<PathBuf>, Vec<PathGlob>) {
+/// What the `kind` rules for `tool` (deny or ask) name, read the wide way, as the analyser applies them (`/x` in
+/// the project and at the root, a name without `/` at any depth): the paths they name outright, and the patterns
+/// the sandbox searches for before each command.
+fn named_by_rules(permissions: &PermissionPolicy, kind: RuleKind, tool: &str) -> (Vec<PathBuf>, Vec<PathGlob>) {
     let roots = permissions.workspace.roots();
     let (mut paths, mut globs) = (Vec::new(), Vec::new());
-    let rules = permissions.rules.iter().filter(|rule| rule.kind == RuleKind::Deny && rule.rule.tool == tool);
+    let rules = permissions.rules.iter().filter(|rule| rule.kind == kind && rule.rule.tool == tool);
     for rule in rules {
         let Some(spec) = rule.rule.specifier.as_deref() else { continue };
         for pattern in path_globs(spec, &rule.root, roots, &permissions.home, true) {

@@ -293,7 +293,7 @@ impl PermissionPolicy {
         }
     }
 
-    fn file_rule_matches(&self, rule: &SourcedRule, tool: &str, path: Option<&Path>, broad: bool) -> bool {
+    pub(super) fn file_rule_matches(&self, rule: &SourcedRule, tool: &str, path: Option<&Path>, broad: bool) -> bool {
         if !rule.rule.covers_tool(tool) {
             return false;
         }

@@ -811,3 +811,46 @@ fn a_loop_over_a_quoted_path_pattern_asks() {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
     }
 }
+
+/// binutils' `strings` reads more arguments from a file named `@FILE`: a glob that matches such a name (round 50:
+/// `strings ?rsp` with `@rsp` in the workspace read the file `rsp` named, outside it) asks, as `@FILE` does.
+#[test]
+fn strings_with_a_glob_asks_since_a_match_may_be_a_response_file() {
+    let setup = Setup::new();
+    std::fs::write(setup.cwd().join("rsp"), "../other/secret.txt\n").unwrap();
+    std::fs::write(setup.cwd().join("@rsp"), "").unwrap();
+    std::fs::write(setup.cwd().join("a.o"), "").unwrap();
+    let policy = setup.policy(DefaultMode, &[]);
+    for command in ["strings ?rsp", "strings *", "strings @rsp", "strings -a *.o"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "strings a.o"})), Allow);
+}
+
+/// An ask rule for Read or Edit asks about a command that reads or writes what it names, as it asks about the tool
+/// (round 50: `cat secrets/key` printed a file `Read(secrets/**)` asks about; `echo x > locked/a.txt` wrote
+/// under `Edit(locked/**)` in acceptEdits).
+#[test]
+fn ask_rules_for_files_ask_about_commands_that_name_them() {
+    let setup = Setup::new();
+    for dir in ["secrets", "locked"] {
+        std::fs::create_dir(setup.cwd().join(dir)).unwrap();
+        std::fs::write(setup.cwd().join(dir).join("key"), "k").unwrap();
+    }
+    std::fs::write(setup.cwd().join("README.md"), "r").unwrap();
+    let rules = [(RuleKind::Ask, "Read(secrets/**)"), (RuleKind::Ask, "Edit(locked/**)")];
+    let policy = setup.policy(AcceptEdits, &rules);
+    for command in [
+        "cat secrets/key",
+        "head -1 secrets/*",
+        "cp secrets/key pub.txt",
+        "echo x > locked/a.txt",
+        "cp README.md locked/new.txt",
+        "touch locked/key",
+    ] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    for command in ["cat README.md", "cat locked/key", "cp README.md copy.md", "echo x > secrets/new"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
+    }
+}

@@ -73,6 +73,19 @@ pub struct Confinement {
     pub base: SandboxPolicy,
     /// Writable by commands the user's rules allow: tool caches and `sandbox.filesystem.allowWrite`.
     pub rule_write: Vec<PathBuf>,
+    /// What the user's ask rules name: only a call the user approved may reach it.
+    pub asked: AskedPaths,
+}
+
+/// The paths the user's `ask` rules name (`Read(secrets/**)`, `Edit(locked/**)`): reading or writing them needs
+/// the user's yes, so every grant but [`Grant::Approved`] is denied them. The analyser asks about a command that
+/// names them; this holds a command that reaches them without naming them (`grep -r . `, a build script).
+#[derive(Clone, Debug, Default)]
+pub struct AskedPaths {
+    pub read: Vec<PathBuf>,
+    pub read_globs: Vec<super::PathGlob>,
+    pub write: Vec<PathBuf>,
+    pub write_globs: Vec<super::PathGlob>,
 }
 
 impl Confinement {
@@ -86,7 +99,7 @@ impl Confinement {
         if !self.enabled {
             return approved;
         }
-        let policy = match grant {
+        let mut policy = match grant {
             Grant::Approved => return approved,
             Grant::Excluded => return None,
             Grant::ReadOnly => self.with(SandboxMode::ReadOnly, false),
@@ -99,6 +112,10 @@ impl Confinement {
                 ..self.with(SandboxMode::WorkspaceWrite, true)
             },
         };
+        policy.deny_read.extend(self.asked.read.iter().cloned());
+        policy.deny_read_globs.extend(self.asked.read_globs.iter().cloned());
+        policy.deny_write.extend(self.asked.write.iter().cloned());
+        policy.deny_write_globs.extend(self.asked.write_globs.iter().cloned());
         // `--sandbox read-only` holds every command to reading, whatever allowed it.
         Some(if self.approved == SandboxMode::ReadOnly {
             SandboxPolicy { mode: SandboxMode::ReadOnly, ..policy }

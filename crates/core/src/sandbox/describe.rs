@@ -61,6 +61,14 @@ pub fn describe(confinement: Option<&Confinement>, support: &Support) -> String 
             patterns(&base.deny_write_globs).join(", ")
         );
     }
+    let asked = &confinement.asked;
+    let mut named: Vec<String> = asked.read.iter().map(|path| format!("read {}", path.display())).collect();
+    named.extend(patterns(&asked.read_globs).into_iter().map(|pattern| format!("read {pattern}")));
+    named.extend(asked.write.iter().map(|path| format!("write {}", path.display())));
+    named.extend(patterns(&asked.write_globs).into_iter().map(|pattern| format!("write {pattern}")));
+    if !named.is_empty() {
+        let _ = writeln!(out, "Only for commands you approve (your ask rules): {}", named.join(", "));
+    }
     let _ = write!(out, "Also writable under your rules: {}", paths(&confinement.rule_write));
     out
 }
@@ -129,6 +137,7 @@ mod tests {
             approved_network: true,
             base,
             rule_write: vec![PathBuf::from("/h/.cargo/registry")],
+            asked: Default::default(),
         };
         let text = describe(Some(&confinement), &Support::Full { abi: 6 });
         for line in [

@@ -60,7 +60,7 @@ mod read_cache;
 mod tests;
 mod walk;
 
-pub use confinement::{Confinement, Grant, SandboxSettings, default_cache_paths};
+pub use confinement::{AskedPaths, Confinement, Grant, SandboxSettings, default_cache_paths};
 pub use denied_files::{keep_in as keep_denied_files_in, note_where_denied_files_are, origin_of as denied_origin_of};
 pub use describe::describe;
 pub use followed_reads::{denied_directory_around, open_unasked, refuse_hidden_at, refuse_hidden_opened};

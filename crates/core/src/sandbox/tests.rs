@@ -416,6 +416,7 @@ fn each_grant_gets_what_its_decision_assumed() {
         approved_network: true,
         base,
         rule_write: vec![PathBuf::from("/home/u/.cargo/registry")],
+        asked: Default::default(),
     };
     let read_only = confinement.policy_for(Grant::ReadOnly).unwrap();
     assert_eq!((read_only.mode, read_only.network), (SandboxMode::ReadOnly, false));
@@ -432,4 +433,40 @@ fn each_grant_gets_what_its_decision_assumed() {
     assert_eq!(capped.policy_for(Grant::Approved).unwrap().mode, SandboxMode::ReadOnly);
     let off = Confinement { enabled: false, ..confinement };
     assert!(off.policy_for(Grant::ReadOnly).is_none(), "switched off: nothing is sandboxed");
+}
+
+/// What an ask rule names is out of reach of every command the user did not approve (round 50: `grep -r . ` read
+/// under `Read(secrets/**)`, a build wrote under `Edit(locked/**)`), and within reach of one they approved.
+#[tokio::test]
+async fn what_ask_rules_name_needs_an_approved_call() {
+    let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
+    let ws = ws.path();
+    repo(ws);
+    for dir in ["secrets", "locked"] {
+        std::fs::create_dir(ws.join(dir)).unwrap();
+        std::fs::write(ws.join(dir).join("key"), "CANARY\n").unwrap();
+    }
+    let confinement = Confinement {
+        enabled: true,
+        approved: SandboxMode::WorkspaceWrite,
+        approved_network: true,
+        base: policy(SandboxMode::WorkspaceWrite, vec![ws.to_path_buf()], true),
+        rule_write: Vec::new(),
+        asked: super::AskedPaths {
+            read: vec![ws.join("secrets")],
+            write: vec![ws.join("locked")],
+            ..Default::default()
+        },
+    };
+    for grant in [Grant::ReadOnly, Grant::WorkspaceWrite, Grant::UserRule] {
+        let p = confinement.policy_for(grant).unwrap();
+        denied(&p, ws, "cat secrets/key").await;
+        allowed(&p, ws, "cat README locked/key > /dev/null").await;
+        if grant != Grant::ReadOnly {
+            denied(&p, ws, "echo x > locked/key").await;
+            allowed(&p, ws, "echo x > src/new").await;
+        }
+    }
+    let approved = confinement.policy_for(Grant::Approved).unwrap();
+    allowed(&approved, ws, "cat secrets/key > /dev/null && echo x > locked/key").await;
 }

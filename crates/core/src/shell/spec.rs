@@ -166,9 +166,14 @@ pub(super) fn understand(words: &[Word]) -> Result<Effects, String> {
         return Err(format!("`{program}` is run by path, which could be any program"));
     }
     let args = &words[1..];
-    // binutils read more arguments from `@FILE`, anywhere on the line.
-    if program == "strings" && args.iter().any(|word| word.text().starts_with('@')) {
-        return Err("`strings @FILE` reads its arguments from a file".into());
+    // binutils read more arguments from `@FILE`, anywhere on the line; a glob may match a name that starts with
+    // `@` (`strings ?rsp` with `@rsp` there), so a glob is refused too.
+    if program == "strings"
+        && args.iter().any(|word| {
+            word.text().starts_with('@') || word.globbed || word.segs.iter().any(|seg| matches!(seg, Seg::Glob(_)))
+        })
+    {
+        return Err("`strings @FILE` reads its arguments from a file, and a glob may name one".into());
     }
     // bash expands `~` after `=` or `:` in an argument that looks like an assignment (`a=b:~/x`).
     if let Some(word) = args.iter().find(|word| {
