@@ -129,12 +129,12 @@ impl PermissionPolicy {
                     .into(),
             });
         }
+        if unsandboxed && self.sandboxed {
+            // Leaving the sandbox is always the user's call, whatever the rules or the mode say.
+            return refused(self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into())));
+        }
         if self.mode == PermissionMode::BypassPermissions {
             return (Decision::Allow, Grant::UserRule);
-        }
-        if unsandboxed && self.sandboxed {
-            // Leaving the sandbox is always the user's call, whatever the rules say.
-            return refused(self.ask_bash(String::new(), Some("it asks to run outside the sandbox".into())));
         }
         // Plan mode refuses every change, whatever an allow rule says: rules count only outside it.
         let planning = self.mode == PermissionMode::Plan;
@@ -278,9 +278,10 @@ impl PermissionPolicy {
             self.git_repository_is_ours()?;
         }
         self.history_reads_allowed(&effects.history_reads, touched)?;
-        if effects.unnamed_history && self.rules_of(RuleKind::Deny).any(super::policy::names_read_paths) {
+        let guarded = |kind| self.rules_of(kind).any(super::policy::names_read_paths);
+        if effects.unnamed_history && (guarded(RuleKind::Deny) || guarded(RuleKind::Ask)) {
             return Err("it may print files out of the repository's history or index without naming them, and a \
-                        Read deny rule could name one"
+                        Read deny or ask rule could name one"
                 .into());
         }
         Ok(judged)

@@ -350,6 +350,10 @@ fn leaving_the_sandbox_always_asks() {
     assert_eq!(setup.decide(&policy, "Bash", json!({"command": "ls"})), Allow);
     policy.mode = DontAsk;
     assert_eq!(setup.decide(&policy, "Bash", input.clone()), Deny);
+    // Round 50's second look: bypass mode ran it unasked and unsandboxed.
+    policy.mode = BypassPermissions;
+    assert_eq!(setup.decide(&policy, "Bash", input.clone()), Ask, "bypass asks to leave the sandbox too");
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "ls"})), Allow);
     policy.sandboxed = false;
     policy.mode = DefaultMode;
     assert_eq!(setup.decide(&policy, "Bash", input), Allow, "without a sandbox the flag changes nothing");
@@ -853,4 +857,22 @@ fn ask_rules_for_files_ask_about_commands_that_name_them() {
     for command in ["cat README.md", "cat locked/key", "cp README.md copy.md", "echo x > secrets/new"] {
         assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Allow, "{command}");
     }
+}
+
+/// Round 50's second look: with only a Read *ask* rule, `git diff --cached` (which prints staged files without
+/// naming them) ran unasked and printed what the rule covers; and an ask rule naming a link did not cover the
+/// Read of the file it leads to.
+#[test]
+fn ask_rules_cover_unnamed_history_and_what_a_named_link_leads_to() {
+    let setup = Setup::new();
+    std::fs::create_dir(setup.cwd().join("private")).unwrap();
+    std::fs::write(setup.cwd().join("private/k2"), "k").unwrap();
+    std::os::unix::fs::symlink("private", setup.cwd().join("conf")).unwrap();
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Ask, "Read(secrets/**)"), (RuleKind::Ask, "Read(conf/**)")]);
+    for command in ["git diff --cached", "git status -v", "cat private/k2"] {
+        assert_eq!(setup.decide(&policy, "Bash", json!({"command": command})), Ask, "{command}");
+    }
+    let read = json!({"file_path": setup.cwd().join("private/k2")});
+    assert_eq!(setup.decide(&policy, "Read", read), Ask, "the rule names the link to it");
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "git status"})), Allow);
 }

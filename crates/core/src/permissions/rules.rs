@@ -114,7 +114,23 @@ pub fn path_globs(specifier: &str, rule_root: &Path, roots: &[PathBuf], home: &P
         let below = if broad { roots } else { &roots[..1] };
         globs.extend(below.iter().map(|root| root.join("**").join(&pattern)));
     }
+    if broad {
+        // A deny or ask rule naming a link (`Read(conf/**)`, `conf -> private`) covers where it leads too: the
+        // file is the same whichever name reaches it.
+        let followed: Vec<PathBuf> = globs.iter().filter_map(|glob| where_it_leads(glob)).collect();
+        globs.extend(followed);
+    }
     globs
+}
+
+/// `glob` with its literal beginning (the components before the first with a wildcard) replaced by where it
+/// really is, when that differs (a link on the way); `None` when it does not exist or leads nowhere else.
+fn where_it_leads(glob: &Path) -> Option<PathBuf> {
+    let wild = |part: &std::path::Component| part.as_os_str().to_string_lossy().contains(['*', '?', '[', '{']);
+    let literal: PathBuf = glob.components().take_while(|part| !wild(part)).collect();
+    let rest: PathBuf = glob.components().skip_while(|part| !wild(part)).collect();
+    let real = std::fs::canonicalize(&literal).ok().filter(|real| *real != literal)?;
+    Some(if rest.as_os_str().is_empty() { real } else { real.join(rest) })
 }
 
 #[cfg(test)]
