@@ -10,6 +10,7 @@ pub mod config;
 pub mod context;
 pub use tandem_protocol::conversation;
 pub mod diff;
+pub mod events;
 pub mod front_matter;
 pub mod fs_util;
 pub mod heap;

@@ -113,7 +113,7 @@ async fn turn(
     handle.ops.send(Op::UserTurn { text: prompt.into() }).unwrap();
     let mut events = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match &event {
             Event::PermissionRequested { call_id, suggested_rule, .. } => {
                 let reply = answer(call_id, suggested_rule);
@@ -267,7 +267,7 @@ async fn an_interrupted_response_is_counted_in_the_totals() {
     handle.ops.send(Op::UserTurn { text: "count".into() }).unwrap();
     let mut totals = None;
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match event {
             Event::MessageDelta { .. } if totals.is_none() => {
                 totals = Some(None);
@@ -313,7 +313,7 @@ async fn manual_compact_survives_a_failing_summary_request_and_keeps_the_task() 
     handle.ops.send(Op::Compact { instructions: Some("Mention every bird.".into()) }).unwrap();
     let mut paid = None;
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match event {
             Event::Usage { total, cost_usd, .. } => paid = Some((total, cost_usd)),
             Event::CompactBoundary { trigger, .. } => {
@@ -391,7 +391,7 @@ async fn compacting_a_short_conversation_says_so_and_changes_nothing() {
     turn_of(&mut handle, "Task: keep the pelican safe.").await;
     handle.ops.send(Op::Compact { instructions: None }).unwrap();
     let said = loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match event {
             Event::Info { message } => break message,
             Event::CompactionStarted { .. } | Event::CompactBoundary { .. } => panic!("compacted: {event:?}"),
@@ -429,7 +429,7 @@ async fn compaction_makes_the_conversation_smaller(window: Option<u64>) {
     }
     handle.ops.send(Op::Compact { instructions: None }).unwrap();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match event {
             Event::CompactBoundary { post_tokens, summary, .. } => {
                 assert!(post_tokens > 0);
@@ -477,7 +477,7 @@ async fn compaction_restores_only_files_a_read_may_read() {
     turn_of(&mut handle, "more?").await;
     handle.ops.send(Op::Compact { instructions: None }).unwrap();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match event {
             Event::CompactBoundary { .. } => break,
             Event::Info { message } | Event::Error { message } => panic!("not compacted: {message}"),

@@ -16,7 +16,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("paths and files: import nothing of core", &["fs_util"]),
     (
         "foundations: on paths and files alone",
-        &["diff", "front_matter", "heap", "models", "safe_git", "shell", "shell_env"],
+        &["diff", "events", "front_matter", "heap", "models", "safe_git", "shell", "shell_env"],
     ),
     (
         "what a session knows and keeps, each on foundations alone",

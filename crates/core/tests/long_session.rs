@@ -57,7 +57,7 @@ async fn turn(handle: &mut AgentHandle, prompt: &str) -> (TurnSummary, Vec<Event
     handle.ops.send(Op::UserTurn { text: prompt.into() }).unwrap();
     let mut events = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv()).await.unwrap().unwrap().event;
         match &event {
             Event::PermissionRequested { call_id, .. } => panic!("{call_id} asked for permission under AcceptEdits"),
             Event::TurnFinished(summary) => return (summary.clone(), events),

@@ -40,7 +40,11 @@ fn text(answer: &str) -> Value {
 }
 
 async fn next(handle: &mut AgentHandle) -> Event {
-    tokio::time::timeout(WAIT, handle.events.recv()).await.expect("an event in time").expect("the agent is running")
+    tokio::time::timeout(WAIT, handle.events.recv())
+        .await
+        .expect("an event in time")
+        .expect("the agent is running")
+        .event
 }
 
 async fn turn(handle: &mut AgentHandle, prompt: &str) {
@@ -53,7 +57,9 @@ async fn interrupted_turn(handle: &mut AgentHandle, prompt: &str) {
     handle.ops.send(Op::UserTurn { text: prompt.into() }).unwrap();
     loop {
         match next(handle).await {
-            Event::ToolCallStarted { .. } => handle.ops.send(Op::Interrupt).unwrap(),
+            Event::ToolCallStarted { .. } => {
+                handle.ops.send(Op::Interrupt).unwrap();
+            }
             Event::TurnFinished(_) => break,
             _ => {}
         }

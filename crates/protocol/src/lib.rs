@@ -1,6 +1,7 @@
 //! The only language between a front end (TUI, headless) and the agent.
 //!
-//! `Op` flows front end → core, `Event` flows core → front end. Tool calls are item lifecycles sharing one
+//! `Op` flows front end → core in a [`Submission`] with an id, `Event` flows core → front end in an [`EventMsg`]
+//! that names the submission it belongs to. Tool calls are item lifecycles sharing one
 //! call id: `ToolCallStarted` → (`PermissionRequested` → `Op::PermissionAnswer`) → `ToolCallOutput`* →
 //! `ToolCallFinished`. No business logic lives here.
 //!
@@ -26,6 +27,36 @@ use crate::permissions::PermissionMode;
 use crate::stream::StreamEvent;
 use crate::tools::{CallDisplay, Preview, ResultView, Risk};
 pub use rewind::{ReplayAnswer, RewindFileView, RewindHunks, RewindOutcome, RewindPointView, RewindTarget};
+
+/// Names one submission. Core puts it on every event the submission caused, so that a front end matches an
+/// answer to what it asked (a `RewindPoints` to its `ListRewindPoints`, a `PromptRefused` to its prompt) by id,
+/// never by order or by text. A turn is named by the submission that started it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SubmissionId(pub u64);
+
+/// An [`Op`] with its id: what travels from a front end to core.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Submission {
+    pub id: SubmissionId,
+    pub op: Op,
+}
+
+/// An [`Event`] with the submission it belongs to: what travels from core to a front end. `None`: it belongs to
+/// no submission (the session announcing itself, a server that connected, a background command that ended
+/// between turns).
+#[derive(Clone, Debug)]
+pub struct EventMsg {
+    pub submission: Option<SubmissionId>,
+    pub event: Event,
+}
+
+impl From<Event> for EventMsg {
+    /// An event of no submission.
+    fn from(event: Event) -> EventMsg {
+        EventMsg { submission: None, event }
+    }
+}
 
 /// Front end → core.
 #[derive(Clone, Debug, PartialEq)]

@@ -73,7 +73,7 @@ fn answer(turn: usize) -> String {
 }
 
 fn core(app: &mut App, event: Event, now: Instant) {
-    app.update(Input::Core(Box::new(event)), now);
+    app.update(Input::Core(Box::new(event.into())), now);
 }
 
 /// A provider event as core hands it on: an item event (the index stands for the item's id).

@@ -198,7 +198,7 @@ fn wire_speed(events: Vec<Event>) -> Run {
                 last_draw = Instant::now();
             }
             for event in events.by_ref().take(DRAIN + 1) {
-                app.update(Input::Core(Box::new(event)), Instant::now());
+                app.update(Input::Core(Box::new(event.into())), Instant::now());
             }
         }
     })
@@ -214,7 +214,7 @@ fn paced(events: Vec<Event>) -> Run {
                 if let Event::MessageDelta { text, .. } = &event {
                     stats.bytes += text.len();
                 }
-                app.update(Input::Core(Box::new(event)), Instant::now());
+                app.update(Input::Core(Box::new(event.into())), Instant::now());
             }
             stats.frame(draw(terminal, app));
             app.dirty = false;
@@ -237,7 +237,7 @@ fn at_rate(events: Vec<Event>, tokens_per_second: f64) -> Run {
                     stats.bytes += text.len();
                     due -= 1.0;
                 }
-                app.update(Input::Core(Box::new(event)), Instant::now());
+                app.update(Input::Core(Box::new(event.into())), Instant::now());
             }
             if app.dirty {
                 stats.frame(draw(terminal, app));
@@ -366,7 +366,7 @@ fn main() {
             },
             |(mut app, events)| {
                 for event in events {
-                    app.update(Input::Core(Box::new(event)), Instant::now());
+                    app.update(Input::Core(Box::new(event.into())), Instant::now());
                 }
                 app
             },

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde_json::Value;
 use tandem_core::agent::{self, AgentConfig};
-use tandem_protocol::{Event, Op, PermissionAnswer, RunOutcome, TurnSummary};
+use tandem_protocol::{Event, EventMsg, Op, PermissionAnswer, RunOutcome, TurnSummary};
 
 use crate::cli::OutputFormat;
 use crate::stream_json;
@@ -78,7 +78,7 @@ pub async fn run(config: AgentConfig, prompt: String, options: HeadlessOptions) 
     });
 
     let mut printer = Printer::new(session_id, api_key_source, options, Output::stdout());
-    while let Some(event) = handle.events.recv().await {
+    while let Some(EventMsg { event, .. }) = handle.events.recv().await {
         match event {
             Event::PermissionRequested { call_id, tool, .. }
                 if tool == tandem_core::tools::ask_user::ASK_USER_QUESTION

@@ -181,7 +181,7 @@ impl Session {
                 }
             };
             // The summary's own text is not part of the conversation: front ends only hear about retries.
-            let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
+            let (events, mut heard) = crate::events::EventSink::channel();
             let reply = sampling::sample(
                 self.config.provider.as_ref(),
                 &request,
@@ -192,7 +192,7 @@ impl Session {
                 self.recorder.as_deref().map(|recorder| (recorder, "compaction")),
             )
             .await;
-            while let Ok(event) = heard.try_recv() {
+            while let Ok(crate::protocol::EventMsg { event, .. }) = heard.try_recv() {
                 if matches!(event, Event::Retrying { .. }) {
                     self.emit_event(event);
                 }

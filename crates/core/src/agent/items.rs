@@ -2,10 +2,9 @@
 //! block a thinking item, with an id of its own, started → deltas → completed with a typed outcome. The
 //! provider's block indices stay here; a front end never sees them (except stream-json's raw passthrough).
 
+use crate::events::EventSink;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use tokio::sync::mpsc;
 
 use crate::conversation::SharedText;
 use crate::protocol::{Event, ItemOutcome};
@@ -31,12 +30,7 @@ pub(super) struct Items {
 impl Items {
     /// Turns one raw stream event into item events.
     /// `assembler` has already taken `event`: a completed message item carries the text it assembled.
-    pub(super) fn on(
-        &mut self,
-        event: &StreamEvent,
-        assembler: &MessageAssembler,
-        events: &mpsc::UnboundedSender<Event>,
-    ) {
+    pub(super) fn on(&mut self, event: &StreamEvent, assembler: &MessageAssembler, events: &EventSink) {
         let send = |event: Event| {
             let _ = events.send(event);
         };
@@ -86,7 +80,7 @@ impl Items {
     }
 
     /// Ends every open item with `outcome` (the attempt was interrupted, failed, or is being retried).
-    pub(super) fn close_all(&mut self, outcome: ItemOutcome, events: &mpsc::UnboundedSender<Event>) {
+    pub(super) fn close_all(&mut self, outcome: ItemOutcome, events: &EventSink) {
         let mut open: Vec<(usize, (String, Kind))> = self.open.drain().collect();
         open.sort_by_key(|(index, _)| *index);
         for (_, (item_id, kind)) in open {
@@ -95,13 +89,7 @@ impl Items {
     }
 }
 
-fn complete(
-    item_id: String,
-    kind: Kind,
-    outcome: ItemOutcome,
-    text: Option<SharedText>,
-    events: &mpsc::UnboundedSender<Event>,
-) {
+fn complete(item_id: String, kind: Kind, outcome: ItemOutcome, text: Option<SharedText>, events: &EventSink) {
     let event = match kind {
         Kind::Message => Event::MessageCompleted { item_id, outcome, text },
         Kind::Thinking => Event::ThinkingCompleted { item_id, outcome },
@@ -114,27 +102,22 @@ fn complete(
 mod tests {
     use super::*;
 
-    fn feed(
-        items: &mut Items,
-        assembler: &mut MessageAssembler,
-        event: StreamEvent,
-        tx: &mpsc::UnboundedSender<Event>,
-    ) {
+    fn feed(items: &mut Items, assembler: &mut MessageAssembler, event: StreamEvent, tx: &EventSink) {
         assembler.push(&event).unwrap();
         items.on(&event, assembler, tx);
     }
 
-    fn received(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
+    fn received(rx: &mut tokio::sync::mpsc::UnboundedReceiver<crate::protocol::EventMsg>) -> Vec<Event> {
         let mut seen = Vec::new();
-        while let Ok(event) = rx.try_recv() {
-            seen.push(event);
+        while let Ok(message) = rx.try_recv() {
+            seen.push(message.event);
         }
         seen
     }
 
     #[test]
     fn blocks_become_items_with_ids_and_an_interrupt_closes_what_is_open() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = EventSink::channel();
         let (mut items, mut assembler) = (Items::default(), MessageAssembler::new());
         feed(&mut items, &mut assembler, StreamEvent::BlockStart { index: 0, block: BlockStart::Thinking }, &tx);
         feed(&mut items, &mut assembler, StreamEvent::ThinkingDelta { index: 0, thinking: "hmm".into() }, &tx);
@@ -160,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_completed_message_item_shares_its_text_with_the_conversation() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = EventSink::channel();
         let (mut items, mut assembler) = (Items::default(), MessageAssembler::new());
         feed(&mut items, &mut assembler, StreamEvent::BlockStart { index: 0, block: BlockStart::Text }, &tx);
         for piece in ["Hello, ", "world."] {

@@ -1,15 +1,14 @@
 //! The front end's MCP requests (`/mcp`, the `.mcp.json` approval dialog), answered beside a running turn, and
 //! the list of servers sent again whenever one of them changes.
 
+use crate::events::EventSink;
 use std::sync::Arc;
-
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::mcp::McpManager;
 use crate::protocol::{Event, McpChoice, McpRequest};
 
 /// Sends [`Event::McpServers`] now and after every change, until the front end goes away.
-pub(super) fn watch(manager: Arc<McpManager>, events: UnboundedSender<Event>) {
+pub(super) fn watch(manager: Arc<McpManager>, events: EventSink) {
     let mut changes = manager.subscribe();
     tokio::spawn(async move {
         loop {
@@ -26,7 +25,7 @@ pub(super) fn watch(manager: Arc<McpManager>, events: UnboundedSender<Event>) {
 
 /// Does what the front end asked; a change shows in the next [`Event::McpServers`] (sent here too, so an
 /// answer arrives when nothing changed).
-pub(super) fn handle(manager: Option<Arc<McpManager>>, request: McpRequest, events: UnboundedSender<Event>) {
+pub(super) fn handle(manager: Option<Arc<McpManager>>, request: McpRequest, events: EventSink) {
     let Some(manager) = manager else {
         let _ = events.send(Event::McpServers(Vec::new()));
         return;

@@ -11,6 +11,7 @@ mod clear;
 mod command_context;
 mod commands;
 mod compaction;
+mod dispatch;
 mod items;
 mod mcp_input;
 mod mcp_ops;
@@ -37,9 +38,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::events::EventSink;
 use crate::models::ModelInfo;
 use crate::permissions::PermissionPolicy;
-use crate::protocol::{Event, Op, PermissionAnswer};
+use crate::protocol::{EventMsg, Op, PermissionAnswer, Submission, SubmissionId};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Provider, SystemBlock};
 use crate::tools::ToolRegistry;
@@ -138,29 +140,30 @@ impl From<crate::session::LoadedSession> for Resume {
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<Event>,
+    pub ops: OpSender,
+    pub events: mpsc::UnboundedReceiver<EventMsg>,
     pub task: tokio::task::JoinHandle<()>,
 }
 
-/// Work for the turn runner, in the order the front end asked for it.
-enum Work {
-    Turn(String),
-    TurnWithImages(String, Vec<serde_json::Value>),
-    SetModel(String),
-    SetEffort(Option<crate::reasoning::Effort>),
-    Clear,
-    ListRules,
-    RemoveRule(crate::protocol::RuleListing),
-    Compact(Option<String>),
-    ListHooks,
-    TrustHooks,
-    TrustSettings,
-    KillBackground(String),
-    ListRewindPoints,
-    PreviewRewind(u64),
-    NamePrompt(String),
-    Rewind(rewind_ops::RewindRequest),
+/// Sends ops to the agent, each as a [`Submission`] with a new id, which the events it causes carry.
+#[derive(Clone, Debug)]
+pub struct OpSender {
+    tx: mpsc::UnboundedSender<Submission>,
+    next: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// The agent has ended: the op was not delivered.
+#[derive(Debug, thiserror::Error)]
+#[error("the session has ended")]
+pub struct SessionEnded;
+
+impl OpSender {
+    /// Submits `op`; its id is on every event it causes.
+    pub fn send(&self, op: Op) -> Result<SubmissionId, SessionEnded> {
+        let id = SubmissionId(self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+        self.tx.send(Submission { id, op }).map_err(|_| SessionEnded)?;
+        Ok(id)
+    }
 }
 
 /// State shared between the op router and the turn runner.
@@ -182,9 +185,9 @@ fn recorder_for(log: Option<&crate::session::SessionWriter>) -> Option<Arc<crate
 
 /// Starts the agent on the current tokio runtime.
 pub fn spawn(config: AgentConfig) -> AgentHandle {
-    let (op_tx, mut op_rx) = mpsc::unbounded_channel::<Op>();
-    let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
-    let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<Work>();
+    let (op_tx, mut op_rx) = mpsc::unbounded_channel::<Submission>();
+    let (event_tx, event_rx) = EventSink::channel();
+    let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<Submission>();
     let shared = Arc::new(Shared {
         cancel: Mutex::new(CancellationToken::new()),
         pending: Arc::new(Mutex::new(HashMap::new())),
@@ -198,38 +201,9 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let replay_provider = config.provider.clone();
     let replay_recorder = shared.recorder.clone();
     tokio::spawn(async move {
-        while let Some(op) = op_rx.recv().await {
+        while let Some(Submission { id, op }) = op_rx.recv().await {
+            // What must be seen while a turn runs is done here; the rest waits its turn, in order.
             match op {
-                Op::UserTurn { text } => {
-                    if turn_tx.send(Work::Turn(text)).is_err() {
-                        break;
-                    }
-                }
-                Op::SetModel { model } => {
-                    if turn_tx.send(Work::SetModel(model)).is_err() {
-                        break;
-                    }
-                }
-                Op::UserTurnWithImages { text, images } => {
-                    if turn_tx.send(Work::TurnWithImages(text, images)).is_err() {
-                        break;
-                    }
-                }
-                Op::SetEffort(effort) => {
-                    if turn_tx.send(Work::SetEffort(effort)).is_err() {
-                        break;
-                    }
-                }
-                Op::Compact { instructions } => {
-                    if turn_tx.send(Work::Compact(instructions)).is_err() {
-                        break;
-                    }
-                }
-                Op::ClearConversation => {
-                    if turn_tx.send(Work::Clear).is_err() {
-                        break;
-                    }
-                }
                 Op::PermissionAnswer { call_id, answer } => {
                     let waiter = lock(&router_shared.pending).remove(&call_id);
                     if let Some(waiter) = waiter {
@@ -237,41 +211,13 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                     }
                 }
                 Op::Interrupt => lock(&router_shared.cancel).cancel(),
-                Op::ListPermissionRules => {
-                    if turn_tx.send(Work::ListRules).is_err() {
-                        break;
-                    }
-                }
-                Op::RemovePermissionRule { rule } => {
-                    if turn_tx.send(Work::RemoveRule(rule)).is_err() {
-                        break;
-                    }
-                }
-                Op::ListHooks => {
-                    if turn_tx.send(Work::ListHooks).is_err() {
-                        break;
-                    }
-                }
-                Op::TrustProjectHooks => {
-                    if turn_tx.send(Work::TrustHooks).is_err() {
-                        break;
-                    }
-                }
-                Op::TrustHeldSettings => {
-                    if turn_tx.send(Work::TrustSettings).is_err() {
-                        break;
-                    }
-                }
-                Op::KillBackground { id } => {
-                    if turn_tx.send(Work::KillBackground(id)).is_err() {
-                        break;
-                    }
-                }
                 Op::SetPermissionMode(mode) => lock(&router_shared.policy).mode = mode,
-                Op::Mcp(request) => mcp_ops::handle(router_mcp.clone(), request, router_events.clone()),
+                Op::Mcp(request) => {
+                    mcp_ops::handle(router_mcp.clone(), request, router_events.for_submission(Some(id)));
+                }
                 Op::Replay { request, body, headers, edited } => {
                     // Beside the session, not in its turn queue: a replay is only read.
-                    let (provider, events) = (replay_provider.clone(), router_events.clone());
+                    let (provider, events) = (replay_provider.clone(), router_events.for_submission(Some(id)));
                     let recorder = replay_recorder.clone();
                     tokio::spawn(async move {
                         crate::inspect::replay::replay(
@@ -286,30 +232,14 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                         .await;
                     });
                 }
-                Op::ListRewindPoints => {
-                    if turn_tx.send(Work::ListRewindPoints).is_err() {
-                        break;
-                    }
-                }
-                Op::PreviewRewind { seq } => {
-                    if turn_tx.send(Work::PreviewRewind(seq)).is_err() {
-                        break;
-                    }
-                }
-                Op::NamePrompt { id } => {
-                    if turn_tx.send(Work::NamePrompt(id)).is_err() {
-                        break;
-                    }
-                }
-                Op::Rewind { to, conversation, files, hunks, dry_run } => {
-                    let request = rewind_ops::RewindRequest { to, conversation, files, hunks, dry_run };
-                    if turn_tx.send(Work::Rewind(request)).is_err() {
-                        break;
-                    }
-                }
                 Op::Shutdown => {
                     lock(&router_shared.cancel).cancel();
                     break;
+                }
+                op => {
+                    if turn_tx.send(Submission { id, op }).is_err() {
+                        break;
+                    }
                 }
             }
         }
@@ -320,8 +250,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let task = tokio::spawn(async move {
         config.hooks.observe(event_tx.clone());
         let mcp = config.mcp.clone();
-        let mcp_events = event_tx.clone();
-        let mut session = turn::Session::new(config, shared, event_tx);
+        let mcp_events = event_tx.for_submission(None);
+        let mut session = turn::Session::new(config, shared, event_tx.clone());
         session.announce();
         if let Some(manager) = mcp {
             mcp_ops::watch(manager, mcp_events);
@@ -345,40 +275,18 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
                 }
                 _ => turn_rx.recv().await,
             };
-            let Some(work) = work else { break };
-            match work {
-                Work::Turn(text) => {
-                    session.run_input(text).await;
-                    idle_since = Some(tokio::time::Instant::now());
-                }
-                Work::TurnWithImages(text, images) => {
-                    session.attachments =
-                        images.into_iter().map(|source| crate::conversation::ContentBlock::Image { source }).collect();
-                    session.run_turn(text).await;
-                    idle_since = Some(tokio::time::Instant::now());
-                }
-                Work::SetModel(model) => session.set_model(&model),
-                Work::SetEffort(effort) => session.set_effort(effort),
-                Work::Clear => session.clear_with_hooks().await,
-                Work::Compact(instructions) => {
-                    session.compact_now(instructions).await;
-                }
-                Work::ListRules => session.list_rules(),
-                Work::RemoveRule(rule) => session.remove_rule(&rule),
-                Work::ListHooks => session.list_hooks(),
-                Work::TrustHooks => session.trust_project_hooks(),
-                Work::TrustSettings => session.trust_held_settings(),
-                Work::KillBackground(id) => session.kill_background(&id),
-                Work::ListRewindPoints => session.list_rewind_points(),
-                Work::PreviewRewind(seq) => session.preview_rewind(seq),
-                Work::NamePrompt(id) => session.next_prompt_id = Some(id),
-                Work::Rewind(request) => session.rewind(request),
+            let Some(Submission { id, op }) = work else { break };
+            event_tx.working_on(Some(id));
+            if session.run_op(op).await {
+                idle_since = Some(tokio::time::Instant::now());
             }
+            event_tx.working_on(None);
         }
         session.session_end_hooks("other").await;
     });
 
-    AgentHandle { ops: op_tx, events: event_rx, task }
+    let ops = OpSender { tx: op_tx, next: Arc::new(std::sync::atomic::AtomicU64::new(1)) };
+    AgentHandle { ops, events: event_rx, task }
 }
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it (the state stays usable).

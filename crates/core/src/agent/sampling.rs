@@ -5,10 +5,10 @@
 //! through `Event::Retrying { discarded_partial_output: true }`) and the whole request is sent again: only a
 //! complete message ever reaches the conversation, so a tool call from a broken stream never runs.
 
+use crate::events::EventSink;
 use std::time::Duration;
 
 use futures::StreamExt;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::items::Items;
@@ -36,7 +36,7 @@ pub(super) async fn sample(
     request: &ModelRequest,
     retry: &RetryPolicy,
     cancel: &CancellationToken,
-    events: &mpsc::UnboundedSender<Event>,
+    events: &EventSink,
     raw: bool,
     recording: Recording<'_>,
 ) -> Result<Assembled, SampleError> {
@@ -108,7 +108,7 @@ async fn stream_once(
     request: &ModelRequest,
     assembler: &mut MessageAssembler,
     items: &mut Items,
-    events: &mpsc::UnboundedSender<Event>,
+    events: &EventSink,
     raw: bool,
     mut record: Option<&mut Attempt>,
 ) -> Result<(), ProviderError> {

@@ -1,6 +1,7 @@
 //! Where the session runs its hooks: at its start and end, on a submitted prompt, before the model stops, and
 //! before a compaction. Tool hooks run with the calls, in `tool_calls`.
 
+use crate::events::EventSink;
 use serde_json::{Map, Value, json};
 
 use super::lock;
@@ -233,7 +234,7 @@ impl Session {
 }
 
 /// Tells the user what hooks said for them (`systemMessage`) and which failed without blocking.
-pub(super) fn report(events: &tokio::sync::mpsc::UnboundedSender<Event>, outcome: &HookOutcome) {
+pub(super) fn report(events: &EventSink, outcome: &HookOutcome) {
     for notice in &outcome.notices {
         let _ = events.send(Event::Info { message: notice.clone() });
     }

@@ -8,6 +8,7 @@
 //! permission requests as ordinary ones (answered through the parent), and its tool calls as live output lines
 //! of the parent's Task card.
 
+use crate::events::EventSink;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -61,7 +62,7 @@ pub(super) struct Launcher {
     pending:
         Arc<Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<crate::protocol::PermissionAnswer>>>>,
     policy: Arc<Mutex<crate::permissions::PermissionPolicy>>,
-    events: mpsc::UnboundedSender<Event>,
+    events: EventSink,
     reasoning: crate::reasoning::Reasoning,
     betas: Vec<String>,
     claude_dir: Option<std::path::PathBuf>,
@@ -90,7 +91,7 @@ impl SharedBudget {
 }
 
 impl Launcher {
-    pub(super) fn new(config: &AgentConfig, shared: &Shared, events: &mpsc::UnboundedSender<Event>) -> Launcher {
+    pub(super) fn new(config: &AgentConfig, shared: &Shared, events: &EventSink) -> Launcher {
         Launcher {
             provider: config.provider.clone(),
             model: config.model.clone(),
@@ -206,7 +207,7 @@ impl Launcher {
         let agent_id = crate::session::new_session_id();
         let config = self.config_for(agent, &agent_id);
         let transcript = config.session_log.as_ref().map(|log| log.path().to_path_buf());
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = EventSink::channel();
         let shared = Arc::new(Shared {
             cancel: Mutex::new(ctx.cancel.child_token()),
             pending: self.pending.clone(),
@@ -278,14 +279,14 @@ impl SubagentLauncher for Launcher {
 /// Passes a subagent's events on to the parent's front end (see the module docs) until it ends; returns how its
 /// turn ended.
 async fn forward(
-    mut events: mpsc::UnboundedReceiver<Event>,
-    parent: mpsc::UnboundedSender<Event>,
+    mut events: mpsc::UnboundedReceiver<crate::protocol::EventMsg>,
+    parent: EventSink,
     parent_call_id: String,
     agent_type: String,
     live: Option<mpsc::UnboundedSender<String>>,
 ) -> Option<TurnSummary> {
     let mut finished = None;
-    while let Some(event) = events.recv().await {
+    while let Some(crate::protocol::EventMsg { event, .. }) = events.recv().await {
         match event {
             Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule, reason, .. } => {
                 let agent = Some(agent_type.clone());

@@ -4,6 +4,7 @@
 //! answered with exactly one `tool_result`, in the model's order. Consecutive read-only calls run concurrently;
 //! a mutating call runs alone. After an interrupt, calls that did not run are answered "not run".
 
+use crate::events::EventSink;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,7 +55,7 @@ pub(super) struct ToolRunner<'a> {
     pub stopped: std::sync::Mutex<Option<TurnStop>>,
     pub tools: &'a ToolRegistry,
     pub shared: &'a Arc<Shared>,
-    pub events: &'a mpsc::UnboundedSender<Event>,
+    pub events: &'a EventSink,
     pub context: ToolContext,
     /// Where "always, everywhere" answers are saved.
     pub config_dir: &'a std::path::Path,

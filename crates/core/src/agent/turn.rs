@@ -1,9 +1,9 @@
 //! A session's conversation and the turn loop.
 
+use crate::events::EventSink;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::Compaction;
@@ -35,7 +35,7 @@ const INTERRUPTED_ERROR: &str = "Interrupted by the user.";
 pub(super) struct Session {
     pub(super) config: AgentConfig,
     pub(super) shared: Arc<Shared>,
-    pub(super) events: mpsc::UnboundedSender<Event>,
+    pub(super) events: EventSink,
     pub(super) messages: Vec<Message>,
     pub(super) files: Arc<FileState>,
     pub(super) total_usage: Usage,
@@ -96,7 +96,7 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) fn new(mut config: AgentConfig, shared: Arc<Shared>, events: mpsc::UnboundedSender<Event>) -> Self {
+    pub(super) fn new(mut config: AgentConfig, shared: Arc<Shared>, events: EventSink) -> Self {
         // A resumed session keeps its totals and title even when its conversation is empty (all of it rewound).
         let resumed = config.resume.is_some();
         let resume = config.resume.take().unwrap_or_default();

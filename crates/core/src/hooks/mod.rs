@@ -117,7 +117,7 @@ pub struct HookEngine {
     host: Option<Arc<dyn HookHost>>,
     /// Hears every hook start and end ([`crate::protocol::Event::HookStarted`], `HookFinished`): the session's
     /// event channel, for stream-json's `--include-hook-events`.
-    observer: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<crate::protocol::Event>>,
+    observer: std::sync::OnceLock<crate::events::EventSink>,
 }
 
 impl std::fmt::Debug for HookEngine {
@@ -168,7 +168,7 @@ impl HookEngine {
     }
 
     /// Sends hook starts and ends to `events` (the first session to ask gets them; its subagents share it).
-    pub fn observe(&self, events: tokio::sync::mpsc::UnboundedSender<crate::protocol::Event>) {
+    pub fn observe(&self, events: crate::events::EventSink) {
         let _ = self.observer.set(events);
     }
 

@@ -2,8 +2,8 @@
 //! one. It goes only to the session's own endpoint (with its key), never to a URL from the record, and its
 //! answer is only read: nothing enters the conversation, and no tool it asks for runs.
 
+use crate::events::EventSink;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::Recorder;
 use crate::protocol::{Event, ReplayAnswer};
@@ -18,7 +18,7 @@ pub async fn replay(
     body: Value,
     headers: Vec<(String, String)>,
     edited: bool,
-    events: &mpsc::UnboundedSender<Event>,
+    events: &EventSink,
 ) {
     let bytes = body.to_string().into_bytes();
     let model = body.get("model").and_then(Value::as_str).unwrap_or_default().to_owned();

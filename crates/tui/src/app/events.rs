@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use tandem_core::permissions::PermissionMode;
 use tandem_protocol::conversation::{ContentBlock, SharedText};
-use tandem_protocol::{Event, RunOutcome, ToolCallStatus};
+use tandem_protocol::{Event, RunOutcome, SubmissionId, ToolCallStatus};
 
 use super::cells::{CellKind, NoticeKind, ToolCard, ToolState};
 use super::{App, Effect};
@@ -33,7 +33,8 @@ fn format_delay(ms: u64) -> String {
 const MAX_LIVE_OUTPUT: usize = 64 * 1024;
 
 impl App {
-    pub(crate) fn on_core_event(&mut self, event: Event, now: Instant) {
+    /// `event`, from the submission named (`None`: one of no submission, or a replayed one).
+    pub(crate) fn on_core_event(&mut self, event: Event, submission: Option<SubmissionId>, now: Instant) {
         match event {
             Event::McpServers(servers) => self.on_mcp_servers(servers),
             Event::Replayed(answer) => self.on_replayed(answer),
@@ -274,11 +275,11 @@ impl App {
             Event::HookStarted { .. } | Event::HookFinished { .. } => {}
             Event::PromptRefused { prompt } => {
                 // Not sent: it leaves the conversation and goes back into the prompt (unless something new is
-                // being typed there), so nothing is lost.
-                if let Some(last) = self.transcript.cells().len().checked_sub(1)
-                    && matches!(&self.transcript.cells()[last].kind, CellKind::User { text } if *text == prompt)
-                {
-                    self.transcript.truncate(last);
+                // being typed there), so nothing is lost. Its cell is the one its submission was sent from, if
+                // nothing was drawn below it since.
+                let cell = self.prompt_cells.iter().find(|(id, _)| Some(*id) == submission).map(|(_, cell)| *cell);
+                if let Some(cell) = cell.filter(|cell| cell + 1 == self.transcript.cells().len()) {
+                    self.transcript.truncate(cell);
                     if self.editor.text().is_empty() {
                         self.editor.set_text(&prompt);
                     }
@@ -311,6 +312,7 @@ impl App {
             Event::PermissionRules(rules) => self.show_rules(rules),
             Event::Error { message } => self.notice(NoticeKind::Error, message),
             Event::TurnFinished(summary) => {
+                self.prompt_cells.retain(|(id, _)| Some(*id) != submission);
                 self.working = false;
                 self.status.working_since = None;
                 self.status.retry = None;

@@ -433,7 +433,7 @@ fn help_and_the_rules_list_fit_a_50_column_screen() {
     }
     assert!(text.contains("under the cursor"), "a long description wraps instead of being cut:\n{text}");
     press(&mut narrow, key(KeyCode::Char('x')), Instant::now());
-    narrow.update(Input::Core(Box::new(Event::PermissionRules(Vec::new()))), Instant::now());
+    narrow.update(Input::Core(Box::new(Event::PermissionRules(Vec::new()).into())), Instant::now());
     let rules = screen_at(&narrow, Instant::now());
     assert!(rules.contains("settings.json") && rules.contains("close"), "wrapped, not cut:\n{rules}");
 }
@@ -468,7 +468,7 @@ fn a_compaction_marker_says_before_and_after_and_opens_to_the_summary() {
         post_tokens: 4_100,
         summary: "## Task\n\nKeep the **pelican** safe.".into(),
     };
-    app.update(Input::Core(Box::new(boundary)), Instant::now());
+    app.update(Input::Core(Box::new(boundary.into())), Instant::now());
     let text = screen_at(&app, Instant::now());
     assert!(
         text.contains("── conversation compacted on request: 13.6k → 4.1k tokens · ctrl+o shows the summary"),

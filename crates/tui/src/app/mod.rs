@@ -37,7 +37,7 @@ use std::time::Instant;
 
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use tandem_core::permissions::PermissionMode;
-use tandem_protocol::{Event, Op};
+use tandem_protocol::{Op, SubmissionId};
 
 use self::cells::{CellKind, NoticeKind};
 use self::editor::Editor;
@@ -99,7 +99,7 @@ pub enum Input {
     Paste(String),
     Mouse(MouseEvent),
     Resize(u16, u16),
-    Core(Box<Event>),
+    Core(Box<tandem_protocol::EventMsg>),
     /// `$EDITOR` finished: the edited text, or why it failed.
     EditorResult(Result<String, String>),
     /// Local servers found by the onboarding probe.
@@ -164,6 +164,9 @@ pub struct App {
     pub working: bool,
     /// Messages typed while the model worked, sent together when the turn ends.
     pub queued: Vec<String>,
+    /// The prompts sent and not answered yet: their submission and their cell (so that a refused one is taken
+    /// back out of the transcript).
+    pub(crate) prompt_cells: Vec<(SubmissionId, usize)>,
     /// Screen size.
     pub size: (u16, u16),
     /// Streaming item id (core's) → transcript cell, for the response being streamed.
@@ -222,6 +225,7 @@ impl App {
             session_id: String::new(),
             working: false,
             queued: Vec::new(),
+            prompt_cells: Vec::new(),
             size: (80, 24),
             stream_cells: HashMap::new(),
             response_start: None,
@@ -275,8 +279,9 @@ impl App {
                 self.set_size(width, height);
                 Vec::new()
             }
-            Input::Core(event) => {
-                self.on_core_event(*event, now);
+            Input::Core(message) => {
+                let tandem_protocol::EventMsg { submission, event } = *message;
+                self.on_core_event(event, submission, now);
                 let mut effects = self.send_queued(now);
                 if self.inspector.as_mut().is_some_and(|inspector| std::mem::take(&mut inspector.stale)) {
                     effects.push(Effect::ListRequests);
@@ -320,6 +325,14 @@ impl App {
         self.working = true;
         self.status.working_since = Some(now);
         vec![Effect::Op(Op::UserTurn { text })]
+    }
+
+    /// The runtime sent the prompt of the last user cell as `submission`: a refusal names it.
+    pub fn prompt_submitted(&mut self, submission: SubmissionId) {
+        let last_prompt = self.transcript.cells().iter().rposition(|cell| matches!(cell.kind, CellKind::User { .. }));
+        if let Some(cell) = last_prompt {
+            self.prompt_cells.push((submission, cell));
+        }
     }
 
     /// Sends what was queued while the model worked, once the turn is over.

@@ -13,7 +13,7 @@ impl App {
     pub fn restore_conversation(&mut self, messages: &[Message]) {
         let now = Instant::now();
         for event in tandem_core::agent::replay_events(messages, &self.applied, &self.tools, &self.cwd) {
-            self.on_core_event(event, now);
+            self.on_core_event(event, None, now);
         }
         self.stream_cells.clear();
         self.transcript.scroll_to_bottom();

@@ -41,7 +41,7 @@ pub(super) fn ctrl(c: char) -> Input {
 }
 
 pub(super) fn core(app: &mut App, event: Event) -> Vec<Effect> {
-    app.update(Input::Core(Box::new(event)), Instant::now())
+    app.update(Input::Core(Box::new(event.into())), Instant::now())
 }
 
 pub(super) fn type_text(app: &mut App, text: &str) {
@@ -584,4 +584,24 @@ fn bashes_lists_background_commands_and_kills_one() {
         app.submit("/bashes kill bash_1".into(), Instant::now()),
         vec![Effect::Op(Op::KillBackground { id: "bash_1".into() })]
     );
+}
+
+/// A prompt a hook refused goes back into the input: the refusal names the prompt's submission, so only that
+/// prompt's cell is taken out (the app matched the prompt's text before, and any cell with the same text would do).
+#[test]
+fn a_refused_prompt_is_taken_back_by_its_submission() {
+    let mut app = app(80, 24);
+    type_text(&mut app, "deploy it");
+    app.update(key(KeyCode::Enter), Instant::now());
+    app.prompt_submitted(tandem_protocol::SubmissionId(4));
+    let refused = |submission| tandem_protocol::EventMsg {
+        submission: Some(tandem_protocol::SubmissionId(submission)),
+        event: Event::PromptRefused { prompt: "deploy it".into() },
+    };
+    app.update(Input::Core(Box::new(refused(9))), Instant::now());
+    assert!(screen(&app).contains("deploy it"), "another submission's refusal takes nothing back");
+    app.update(Input::Core(Box::new(refused(4))), Instant::now());
+    let user_cells = app.transcript.cells().iter().filter(|cell| matches!(cell.kind, CellKind::User { .. })).count();
+    assert_eq!(user_cells, 0);
+    assert_eq!(app.editor.text(), "deploy it", "the prompt is back in the input");
 }

@@ -13,8 +13,8 @@ mod rewind;
 mod sdk_mcp;
 
 use serde_json::{Value, json};
-use tandem_core::agent::{self, AgentConfig};
-use tandem_protocol::{Event, Op, PermissionAnswer};
+use tandem_core::agent::{self, AgentConfig, OpSender};
+use tandem_protocol::{Event, EventMsg, Op, PermissionAnswer, SubmissionId};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _};
 use tokio::sync::mpsc;
 
@@ -89,7 +89,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         last_code: 0,
         mcp,
         replay_user_messages: cli.replay_user_messages,
-        rewinds: std::collections::VecDeque::new(),
+        rewinds: std::collections::HashMap::new(),
     };
     if let Some(first) = first {
         state.frame(first, &out, &mut printer);
@@ -122,7 +122,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                 out.line(&stream_json::session_state(&session_id, "running"));
             }
             event = handle.events.recv() => {
-                let Some(event) = event else {
+                let Some(EventMsg { submission, event }) = event else {
                     eprintln!("tandem: error: the agent stopped unexpectedly");
                     return 1;
                 };
@@ -172,7 +172,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                         }
                     }
                     Event::Rewound(outcome) => {
-                        if let Some(rewind) = state.rewinds.pop_front() {
+                        if let Some(rewind) = submission.and_then(|id| state.rewinds.remove(&id)) {
                             out.line(&rewind::answer(&rewind, outcome));
                         }
                     }
@@ -190,7 +190,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
 
 /// The loop's state between frames.
 struct State {
-    ops: mpsc::UnboundedSender<Op>,
+    ops: OpSender,
     /// Turns asked for and not finished yet (a `user` frame during a turn is queued by the agent).
     running: usize,
     closed: bool,
@@ -198,8 +198,8 @@ struct State {
     mcp: Option<std::sync::Arc<tandem_core::mcp::McpManager>>,
     /// `--replay-user-messages`: each user frame is printed back with its uuid.
     replay_user_messages: bool,
-    /// `rewind_files` requests sent to the session, answered in order as it reports them.
-    rewinds: std::collections::VecDeque<rewind::Pending>,
+    /// `rewind_files` requests sent to the session, by the submission its outcome will name.
+    rewinds: std::collections::HashMap<SubmissionId, rewind::Pending>,
 }
 
 impl State {
@@ -242,7 +242,9 @@ impl State {
                 }
                 if subtype == "rewind_files" {
                     match rewind::request(&id, &request, &self.ops) {
-                        Ok(pending) => self.rewinds.push_back(pending),
+                        Ok((submission, pending)) => {
+                            self.rewinds.insert(submission, pending);
+                        }
                         Err(error) => out.line(&failure(&id, &error)),
                     }
                     return;

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use tandem_core::agent::AgentConfig;
 use tandem_core::permissions::PermissionMode;
 use tandem_protocol::Op;
-use tokio::sync::mpsc;
 
 use super::control::HostLink;
 use crate::headless::Printer;
@@ -120,7 +119,11 @@ pub(super) fn user_turn(frame: &Value) -> Result<Op, String> {
 }
 
 /// Handles one control request from the host; the result is its response object or an error message.
-pub(super) fn handle(request: &Value, ops: &mpsc::UnboundedSender<Op>, printer: &mut Printer) -> Result<Value, String> {
+pub(super) fn handle(
+    request: &Value,
+    ops: &tandem_core::agent::OpSender,
+    printer: &mut Printer,
+) -> Result<Value, String> {
     let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or_default();
     let sent = |op: Op| ops.send(op).map_err(|_| "the session has ended".to_owned());
     match subtype {

@@ -3,8 +3,8 @@
 //! with `{canRewind, error, filesChanged, insertions, deletions}`; a dry run only says what would change.
 
 use serde_json::{Value, json};
-use tandem_protocol::{Op, RewindOutcome, RewindTarget};
-use tokio::sync::mpsc;
+use tandem_core::agent::OpSender;
+use tandem_protocol::{Op, RewindOutcome, RewindTarget, SubmissionId};
 
 /// A rewind sent to the session, waiting for its outcome.
 #[derive(Debug)]
@@ -13,8 +13,9 @@ pub(super) struct Pending {
     dry_run: bool,
 }
 
-/// Sends the rewind the request asks for; its answer comes with the session's [`tandem_protocol::Event::Rewound`].
-pub(super) fn request(request_id: &str, request: &Value, ops: &mpsc::UnboundedSender<Op>) -> Result<Pending, String> {
+/// Sends the rewind the request asks for; its answer comes with the session's [`tandem_protocol::Event::Rewound`]
+/// of the submission returned.
+pub(super) fn request(request_id: &str, request: &Value, ops: &OpSender) -> Result<(SubmissionId, Pending), String> {
     let id = match request.get("user_message_id").or_else(|| request.get("user_message_uuid")) {
         Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
         _ => return Err("rewind_files needs a user_message_id (the uuid of a user message)".into()),
@@ -25,8 +26,8 @@ pub(super) fn request(request_id: &str, request: &Value, ops: &mpsc::UnboundedSe
         Some(other) => return Err(format!("dry_run {other} is not true or false")),
     };
     let op = Op::Rewind { to: RewindTarget::Message(id), conversation: false, files: true, hunks: None, dry_run };
-    ops.send(op).map_err(|_| "the session has ended".to_owned())?;
-    Ok(Pending { request_id: request_id.to_owned(), dry_run })
+    let submission = ops.send(op).map_err(|ended| ended.to_string())?;
+    Ok((submission, Pending { request_id: request_id.to_owned(), dry_run }))
 }
 
 /// The control response for a rewind's outcome. A dry run that can't rewind says so in a success (as the real

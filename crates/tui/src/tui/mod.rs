@@ -207,7 +207,12 @@ async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
             match effect {
                 Effect::Op(op) => {
                     if let Some(handle) = &agent {
-                        let _ = handle.ops.send(op);
+                        let prompt = matches!(op, tandem_protocol::Op::UserTurn { .. });
+                        if let Ok(submission) = handle.ops.send(op)
+                            && prompt
+                        {
+                            app.prompt_submitted(submission);
+                        }
                     }
                 }
                 Effect::Copy(text) => {
@@ -393,7 +398,7 @@ fn apply_simple(effects: &[Effect], agent: Option<&AgentHandle>) {
     }
 }
 
-async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_protocol::Event> {
+async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<tandem_protocol::EventMsg> {
     match agent {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,

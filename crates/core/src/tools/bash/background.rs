@@ -3,13 +3,13 @@
 //! since the last read, `KillShell` ends one, and every one still running is killed with its process group
 //! (and whatever left it) when the session ends.
 
+use crate::events::EventSink;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::running::{self, Registration, kill_marked};
 use super::{Launch, Started, shell, spawn};
@@ -66,7 +66,7 @@ pub struct BackgroundShells {
     shells: Mutex<BTreeMap<String, Shell>>,
     next: Mutex<u32>,
     /// Front ends hear when the list changes.
-    events: Option<UnboundedSender<Event>>,
+    events: Option<EventSink>,
 }
 
 impl Default for BackgroundShells {
@@ -80,7 +80,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl BackgroundShells {
-    pub fn new(events: Option<UnboundedSender<Event>>) -> Self {
+    pub fn new(events: Option<EventSink>) -> Self {
         BackgroundShells { shells: Mutex::new(BTreeMap::new()), next: Mutex::new(1), events }
     }
 
