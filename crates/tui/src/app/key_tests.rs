@@ -325,10 +325,11 @@ fn the_readme_and_the_help_name_the_same_keys() {
     let dialog = readme_table(&readme, "| key | in the permission dialog |");
     assert!(!everywhere.is_empty() && !dialog.is_empty(), "the README's key tables");
     let in_readme: Vec<String> = everywhere.iter().chain(&dialog).flat_map(|row| backticked_keys(row)).collect();
-    let in_help: Vec<String> = crate::ui::frame::HELP_KEYS
+    let in_help: Vec<String> = super::keymap::KEYS
         .iter()
-        .filter(|(keys, _)| !matches!(*keys, "" | "click" | "dialog"))
-        .flat_map(|(keys, _)| keys.split(['/', ' ']).filter(|key| !key.is_empty()).map(str::to_lowercase))
+        .map(|row| row.keys)
+        .filter(|keys| !matches!(*keys, "" | "click" | "dialog"))
+        .flat_map(|keys| keys.split(['/', ' ']).filter(|key| !key.is_empty()).map(str::to_lowercase))
         .collect();
     for key in &in_help {
         assert!(in_readme.contains(key), "the help's {key} is not in the README's key tables");

@@ -9,6 +9,7 @@ use tandem_protocol::Op;
 
 use super::cells::CellKind;
 use super::editor::EditorAction;
+use super::keymap::{self, Action};
 use super::modal::Modal;
 use super::onboarding::OnboardingAction;
 use super::transcript::Search;
@@ -26,13 +27,12 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let action = keymap::action(&key);
         // These two mean the same in every state: a dialog, help, a picker, onboarding.
-        if ctrl && matches!(key.code, KeyCode::Char('z' | 'Z')) {
-            return vec![Effect::Suspend];
-        }
-        if ctrl && matches!(key.code, KeyCode::Char('l' | 'L')) {
-            return vec![Effect::Redraw];
+        match action {
+            Some(Action::Suspend) => return vec![Effect::Suspend],
+            Some(Action::Redraw) => return vec![Effect::Redraw],
+            _ => {}
         }
         match self.modal() {
             Some(Modal::Onboarding) => return self.on_onboarding_key(key),
@@ -50,52 +50,8 @@ impl App {
         if self.transcript.search.as_ref().is_some_and(|search| search.editing) {
             return self.on_search_key(key);
         }
-        match (key.code, ctrl) {
-            (KeyCode::Char('c'), true) => return self.on_ctrl_c(now),
-            (KeyCode::Char('f'), true) => {
-                self.start_search();
-                return Vec::new();
-            }
-            (KeyCode::Char('o'), true) => {
-                self.toggle_card_in_view();
-                return Vec::new();
-            }
-            (KeyCode::Char('s'), true) => {
-                self.enter_scroll_mode();
-                return Vec::new();
-            }
-            (KeyCode::BackTab, _) => return self.cycle_mode(),
-            (KeyCode::PageUp, _) => {
-                self.page(true);
-                return Vec::new();
-            }
-            (KeyCode::PageDown, _) => {
-                self.page(false);
-                return Vec::new();
-            }
-            // Esc takes a queued message back into the prompt first (to edit or drop); then it interrupts.
-            // In search or scroll mode, Esc closes the mode (as its hint says), even while the model works.
-            (KeyCode::Esc, _) if self.focus == Focus::Scroll || self.transcript.search.is_some() => {}
-            (KeyCode::Esc, _)
-                if !self.queued.is_empty() && self.focus == Focus::Input && !self.editor.handles_esc() =>
-            {
-                let queued = std::mem::take(&mut self.queued).join("\n\n");
-                let draft = self.editor.text();
-                let text = if draft.is_empty() { queued } else { format!("{queued}\n\n{draft}") };
-                self.editor.set_text(&text);
-                self.flash("queued message back in the prompt: enter queues it again");
-                return Vec::new();
-            }
-            (KeyCode::Esc, _) if self.working => {
-                self.flash(super::INTERRUPTING);
-                return vec![Effect::Op(Op::Interrupt)];
-            }
-            (KeyCode::Esc, _)
-                if self.focus == Focus::Input && self.editor.text().is_empty() && !self.editor.handles_esc() =>
-            {
-                return self.esc_on_empty_prompt(now);
-            }
-            _ => {}
+        if let Some(effects) = action.and_then(|action| self.run_action(action, now)) {
+            return effects;
         }
         match self.focus {
             Focus::Scroll => self.on_scroll_key(key),
@@ -103,23 +59,73 @@ impl App {
         }
     }
 
-    fn on_input_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if self.editor.is_empty() {
-            match (key.code, ctrl) {
-                (KeyCode::Char('d'), true) => return vec![Effect::Quit],
-                (KeyCode::Home, _) => {
-                    let (total, viewport) = self.scroll_metrics();
-                    self.transcript.scroll_by(total as isize, total, viewport);
-                    return Vec::new();
-                }
-                (KeyCode::End, _) => {
-                    self.transcript.scroll_to_bottom();
-                    return Vec::new();
-                }
-                _ => {}
+    /// Does what the key table binds a key to, where it applies now; `None` passes the key on to the focus.
+    fn run_action(&mut self, action: Action, now: Instant) -> Option<Vec<Effect>> {
+        let empty_prompt = self.focus == Focus::Input && self.editor.is_empty();
+        let effects = match action {
+            Action::Suspend => vec![Effect::Suspend],
+            Action::Redraw => vec![Effect::Redraw],
+            Action::CtrlC => self.on_ctrl_c(now),
+            Action::Search => {
+                self.start_search();
+                Vec::new()
             }
+            Action::ToggleCard => {
+                self.toggle_card_in_view();
+                Vec::new()
+            }
+            Action::ScrollMode => {
+                self.enter_scroll_mode();
+                Vec::new()
+            }
+            Action::CycleMode => self.cycle_mode(),
+            Action::PageUp | Action::PageDown => {
+                self.page(action == Action::PageUp);
+                Vec::new()
+            }
+            Action::QuitWhenEmpty if empty_prompt => vec![Effect::Quit],
+            Action::Top if empty_prompt => {
+                let (total, viewport) = self.scroll_metrics();
+                self.transcript.scroll_by(total as isize, total, viewport);
+                Vec::new()
+            }
+            Action::Bottom if empty_prompt => {
+                self.transcript.scroll_to_bottom();
+                Vec::new()
+            }
+            Action::Escape => return self.on_esc(now),
+            Action::QuitWhenEmpty | Action::Top | Action::Bottom => return None,
+        };
+        Some(effects)
+    }
+
+    /// Esc takes a queued message back into the prompt first (to edit or drop); then it interrupts; on an empty
+    /// prompt, pressed twice, it opens the rewind. In search or scroll mode it closes the mode (as its hint says),
+    /// even while the model works: the mode's own keys do that.
+    fn on_esc(&mut self, now: Instant) -> Option<Vec<Effect>> {
+        if self.focus == Focus::Scroll || self.transcript.search.is_some() {
+            return None;
         }
+        let editor_takes_it = self.editor.handles_esc();
+        if !self.queued.is_empty() && self.focus == Focus::Input && !editor_takes_it {
+            let queued = std::mem::take(&mut self.queued).join("\n\n");
+            let draft = self.editor.text();
+            let text = if draft.is_empty() { queued } else { format!("{queued}\n\n{draft}") };
+            self.editor.set_text(&text);
+            self.flash("queued message back in the prompt: enter queues it again");
+            return Some(Vec::new());
+        }
+        if self.working {
+            self.flash(super::INTERRUPTING);
+            return Some(vec![Effect::Op(Op::Interrupt)]);
+        }
+        if self.focus == Focus::Input && self.editor.text().is_empty() && !editor_takes_it {
+            return Some(self.esc_on_empty_prompt(now));
+        }
+        None
+    }
+
+    fn on_input_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
         match self.editor.handle_key(key) {
             EditorAction::Submit(text) => {
                 if self.working && !text.starts_with('/') {

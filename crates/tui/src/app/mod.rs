@@ -8,6 +8,7 @@ pub mod events;
 pub mod history;
 pub mod inspector;
 pub mod inspector_json;
+pub mod keymap;
 pub mod keys;
 pub mod mcp_view;
 pub mod modal;

@@ -220,26 +220,6 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height }
 }
 
-/// Every key, as README.md documents it. Kept to 78 columns with the key column.
-pub(crate) const HELP_KEYS: &[(&str, &str)] = &[
-    ("enter", "send; while the model works it is queued (esc takes it back)"),
-    ("shift+enter", "new line (also alt+enter, ctrl+j, or \\ then enter)"),
-    ("esc", "interrupt the model while it works"),
-    ("ctrl+c", "clear the prompt · interrupt the model · twice: quit"),
-    ("ctrl+d", "delete the character under the cursor · empty prompt: quit"),
-    ("ctrl+z", "suspend to the shell (fg to return)"),
-    ("ctrl+l", "redraw the whole screen"),
-    ("shift+tab", "cycle the permission mode: default, accept edits, plan"),
-    ("pgup/pgdn", "scroll (the wheel too) · home/end on an empty prompt"),
-    ("ctrl+f", "search the conversation (n/N next/previous)"),
-    ("ctrl+s", "scroll mode: j/k move · v select · y copy · c answer · b code"),
-    ("ctrl+o", "expand/collapse the card in view or under the cursor"),
-    ("click", "expand/collapse a card"),
-    ("↑/↓  ctrl+r", "prompt history · search the history"),
-    ("dialog", "y once · a/p/u always · n/esc deny and stop · f deny, say why · e edit · ? keys"),
-    ("", "tab/space review hunks · shift+pgup/pgdn scroll behind it"),
-];
-
 /// The help's lines at `width` columns: the keys, then every slash command; a description too long for the
 /// row wraps under itself.
 fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
@@ -248,7 +228,8 @@ fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let row = |keys: &str, what: &str| {
         crate::ui::wrap::wrap_line(&Line::from(vec![key(keys), Span::raw(what.to_owned())]), width.max(20), &indent)
     };
-    let mut lines: Vec<Line<'static>> = HELP_KEYS.iter().flat_map(|(keys, what)| row(keys, what)).collect();
+    let mut lines: Vec<Line<'static>> =
+        crate::app::keymap::KEYS.iter().flat_map(|key_row| row(key_row.keys, key_row.what)).collect();
     lines.push(Line::default());
     for command in crate::app::editor::SLASH_COMMANDS.iter().chain(app.editor.custom_commands()) {
         lines.extend(row(&command.name, &command.description));
