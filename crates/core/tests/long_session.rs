@@ -3,7 +3,7 @@
 //! its files (as they are on disk) and its guidelines, with every request a valid history.
 
 // Test code: a panic is how a failure is reported.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
 mod common;
 

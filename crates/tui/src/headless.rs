@@ -235,6 +235,7 @@ impl Printer {
         }
     }
 
+    #[expect(clippy::too_many_lines, reason = "one match over the protocol's events, as stream-json prints them")]
     pub(crate) fn event(&mut self, event: &Event) {
         match event {
             Event::SessionConfigured {

@@ -14,6 +14,7 @@ use crate::protocol::{Event, RunOutcome};
 
 impl Session {
     /// Runs what the user submitted: a slash command, or a prompt.
+    #[expect(clippy::too_many_lines, reason = "one match over the built-in commands a prompt can run")]
     pub(super) async fn run_input(&mut self, text: String) {
         let Some((name, args)) = parse_invocation(&text) else {
             let text = self.attach_mcp_resources(text).await;

@@ -190,6 +190,10 @@ impl ToolRunner<'_> {
 
     /// Validation, the PreToolUse hooks and the permission decision; asks the front end (after the
     /// PermissionRequest hooks) when the policy says so.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "a call's preparation (input, hooks, decision, sandbox grant) in order; the hook part is where to cut it"
+    )]
     async fn prepare(&self, call: &Call, denials: &mut Vec<PermissionDenial>) -> Prepared {
         if let Some(message) = &call.invalid_input {
             return failed(message.clone());

@@ -88,6 +88,10 @@ impl PermissionPolicy {
         })
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the Bash decision's steps in the order they must run (deny, ask, sandbox, mode, rules, analysis); each is one call, the order is the point"
+    )]
     fn judge_bash(&self, analysis: &Analysis, unsandboxed: bool) -> (Decision, Grant) {
         let refused = |decision: Decision| (decision, Grant::Approved);
         if let Some(reason) = &analysis.blocked {

@@ -96,6 +96,7 @@ fn deny_rules_take_the_broad_reading() {
 }
 
 #[test]
+#[expect(clippy::too_many_lines, reason = "a list of commands, one line each")]
 fn read_only_commands() {
     for command in [
         "ls -la",

@@ -45,6 +45,7 @@ impl App {
     }
 
     /// Runs `/name args` (without the slash).
+    #[expect(clippy::too_many_lines, reason = "one match over the app's slash commands")]
     pub(crate) fn run_command(&mut self, command: &str, now: Instant) -> Vec<Effect> {
         let (name, args) = command.trim().split_once(char::is_whitespace).unwrap_or((command.trim(), ""));
         let args = args.trim();

@@ -34,6 +34,7 @@ const MAX_LIVE_OUTPUT: usize = 64 * 1024;
 
 impl App {
     /// `event`, from the submission named (`None`: one of no submission, or a replayed one).
+    #[expect(clippy::too_many_lines, reason = "one match over the protocol's events, each arm one reaction")]
     pub(crate) fn on_core_event(&mut self, event: Event, submission: Option<SubmissionId>, now: Instant) {
         match event {
             Event::McpServers(servers) => self.on_mcp_servers(servers),

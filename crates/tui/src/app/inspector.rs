@@ -170,6 +170,10 @@ impl App {
         )
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one match over the inspector's keys (list, body, replay editing), as the other views' key handlers"
+    )]
     pub(crate) fn on_inspector_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let page = (self.size.1 as usize).saturating_sub(6).max(1);
         let Some(inspector) = &mut self.inspector else { return Vec::new() };

@@ -78,6 +78,10 @@ pub async fn run(launch: Launch) -> i32 {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the app's event loop (terminal, agent, timers, signals) and its effects; the effects are where to cut it"
+)]
 async fn event_loop(mut term: terminal::Term, launch: Launch) -> i32 {
     let env = |name: &str| std::env::var(name).ok();
     let theme = Theme::new(ColorDepth::detect(&env));

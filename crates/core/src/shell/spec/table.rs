@@ -13,6 +13,10 @@ const fn tool(short: &'static str, long: &'static str, known: &'static str, oper
 }
 
 /// The spec of a tool, by its bare name.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the table of read-only programs and their options: data, one entry per program"
+)]
 pub(super) fn spec(program: &str) -> Option<Spec> {
     let found = match program {
         "cat" => tool(
