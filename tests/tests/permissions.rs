@@ -239,9 +239,37 @@ fn the_target_of_a_denied_link_is_refused_to_the_first_read() {
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let refused = tool_results(&requests[1].body)[0]["content"].as_str().unwrap().to_owned();
-    assert!(refused.contains("is refused"), "{refused}");
+    // Judged as the file the rule's link leads to, before the Read runs.
+    assert!(refused.contains("denied by the rule Read(.env)"), "{refused}");
     for request in &requests {
         assert!(!request.body.to_string().contains("CANARY-ENV"), "the denied link's target reached the model");
+    }
+}
+
+/// Round 51's second look: a file that a denied link leads to, made by a command after the session started (here
+/// by a build a rule allows), was read by the Read tool until the next sandboxed command searched again. What the
+/// rules deny is searched for again after every command.
+#[test]
+fn what_a_command_makes_where_a_denied_link_leads_is_refused_to_the_next_read() {
+    let workspace = Workspace::new();
+    workspace.write("build/.keep", "");
+    std::fs::create_dir(workspace.path().join("conf")).unwrap();
+    std::os::unix::fs::symlink("../build/db.key", workspace.path().join("conf/db.key")).unwrap();
+    workspace.write("Makefile", "all:\n\t@printf 'CANARY-%s\\n' KEY > build/db.key\n");
+    let rules = json!({"permissions": {"deny": ["Read(conf/**)"], "allow": ["Bash(make:*)"]}});
+    workspace.write(".claude/settings.json", &rules.to_string());
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_make", "name": "Bash", "input": {"command": "make"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "build/db.key"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_grep", "name": "Grep", "input": {"pattern": "CANARY", "path": "build", "output_mode": "content"}}]},
+        {"blocks": [{"type": "text", "text": "Finished."}]}
+    ]})))
+    .unwrap();
+    let Some(run) = run_sandboxed(workspace.anthropic(&server), &[]) else { return };
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(workspace.read("build/db.key"), "CANARY-KEY\n", "the build ran");
+    for request in server.requests() {
+        assert!(!request.body.to_string().contains("CANARY-KEY"), "a denied link's new target reached the model");
     }
 }
 

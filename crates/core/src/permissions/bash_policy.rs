@@ -477,7 +477,9 @@ impl PermissionPolicy {
                 ));
             }
             let word = self.spelled_out(word);
-            let mut paths = vec![self.workspace.resolve(&word)];
+            // Where it leads, and the name as written (a link under a denied directory leads out of it).
+            let mut paths =
+                vec![self.workspace.resolve(&word), super::paths::normalize(&self.workspace.absolute(&word))];
             if crate::shell::spec::has_glob_chars(&word) {
                 let arg = crate::shell::spec::PathArg { text: word.clone(), glob: true };
                 let expanded = command_paths::expand(&self.workspace, &arg).unwrap_or_default();

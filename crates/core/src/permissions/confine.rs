@@ -76,10 +76,12 @@ fn named_by_rules(permissions: &PermissionPolicy, kind: RuleKind, tool: &str) ->
     for rule in rules {
         let Some(spec) = rule.rule.specifier.as_deref() else { continue };
         for pattern in path_globs(spec, &rule.root, roots, &permissions.home, true) {
-            // `dir/**` names `dir` and all below it: a path.
+            // `dir/**` names `dir` and all below it: searched as a pattern all the same, for the links inside
+            // it (`conf/k -> ../private/k2`), whose targets the rule covers too.
             let text = pattern.to_string_lossy();
+            let whole_dir = text.ends_with("/**");
             let literal = Path::new(text.strip_suffix("/**").unwrap_or(&text));
-            match PathGlob::new(&pattern).filter(|_| is_pattern(literal)) {
+            match PathGlob::new(&pattern).filter(|_| is_pattern(literal) || whole_dir) {
                 Some(glob) => globs.push(glob),
                 None => paths.push(literal.to_path_buf()),
             }

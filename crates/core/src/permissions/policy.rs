@@ -192,8 +192,23 @@ impl PermissionPolicy {
         // A path that can't be resolved for sure (a dangling link, /proc…) is never inside.
         let certain = written.as_deref().is_none_or(|path| self.workspace.resolve_strict(path).is_some());
         let path = written.as_deref().map(|path| self.workspace.resolve(path));
-        let matches =
-            |rule: &SourcedRule| self.file_rule_matches(rule, name, path.as_deref(), rule.kind != RuleKind::Allow);
+        // A deny or ask rule also covers the path as spelled (`conf/k`, a link under `Read(conf/**)`, resolves to
+        // `private/k2`) and the file found where such a rule points (`a.key -> plain.txt` under `Read(**/*.key)`,
+        // read as `plain.txt`): the same file, whichever name reaches it.
+        let spelled = written.as_deref().map(|path| super::paths::normalize(&self.workspace.absolute(path)));
+        let origin = path
+            .as_deref()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .and_then(|meta| crate::sandbox::denied_origin_of(&meta));
+        let matches = |rule: &SourcedRule| {
+            let narrow = rule.kind == RuleKind::Allow;
+            self.file_rule_matches(rule, name, path.as_deref(), !narrow)
+                || !narrow
+                    && [&spelled, &origin]
+                        .into_iter()
+                        .flatten()
+                        .any(|other| self.file_rule_matches(rule, name, Some(other), true))
+        };
 
         if let Some(rule) = self.rules_of(RuleKind::Deny).find(|rule| matches(rule)) {
             return Decision::Deny {

@@ -876,3 +876,36 @@ fn ask_rules_cover_unnamed_history_and_what_a_named_link_leads_to() {
     assert_eq!(setup.decide(&policy, "Read", read), Ask, "the rule names the link to it");
     assert_eq!(setup.decide(&policy, "Bash", json!({"command": "git status"})), Allow);
 }
+
+/// Round 51: a rule covers a file by the name the call spells too, not only where it resolves: `Read(conf/**)`
+/// with `conf/k -> ../private/k2` let `Read conf/k` through (judged as `private/k2`), and `Read(**/*.key)` as an
+/// ask rule with `a.key -> plain.txt` let `Read a.key` through.
+#[test]
+fn file_rules_cover_the_name_a_call_spells() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.cwd().join("conf")).unwrap();
+    std::fs::create_dir_all(setup.cwd().join("private")).unwrap();
+    std::fs::write(setup.cwd().join("private/k2"), "k").unwrap();
+    std::fs::write(setup.cwd().join("plain.txt"), "k").unwrap();
+    std::os::unix::fs::symlink("../private/k2", setup.cwd().join("conf/k")).unwrap();
+    std::os::unix::fs::symlink("plain.txt", setup.cwd().join("a.key")).unwrap();
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Deny, "Read(conf/**)"), (RuleKind::Ask, "Read(**/*.key)")]);
+    let read = |path: &str| setup.decide(&policy, "Read", json!({"file_path": setup.cwd().join(path)}));
+    assert_eq!(read("conf/k"), Deny);
+    assert_eq!(read("a.key"), Ask);
+    assert_eq!(read("README.md"), Allow);
+}
+
+/// Round 51's second look: a deny rule matching a directory (`Read(conf/*)` and `conf/sub`) covers what is in it
+/// by name too, as the sandbox denies the directory whole: `Read conf/sub/k` (a link out of it) went through.
+#[test]
+fn a_rule_matching_a_directory_covers_the_names_in_it() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.cwd().join("conf/sub")).unwrap();
+    std::fs::write(setup.cwd().join("k2"), "k").unwrap();
+    std::os::unix::fs::symlink("../../k2", setup.cwd().join("conf/sub/k")).unwrap();
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Deny, "Read(conf/*)")]);
+    let read = |path: &str| setup.decide(&policy, "Read", json!({"file_path": setup.cwd().join(path)}));
+    assert_eq!(read("conf/sub/k"), Deny);
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "cat conf/sub/k"})), Deny);
+}

@@ -81,7 +81,10 @@ pub fn path_matches(
     path_globs(specifier, rule_root, roots, home, broad).iter().any(|resolved| {
         let glob = globset::GlobBuilder::new(&resolved.to_string_lossy()).literal_separator(true).build();
         let Ok(glob) = glob else { return false };
-        if glob.compile_matcher().is_match(path) {
+        let matcher = glob.compile_matcher();
+        // A deny or ask rule that matches a directory (`Read(conf/*)` and `conf/sub`) covers what is in it, as the
+        // sandbox denies it whole: the wide reading.
+        if matcher.is_match(path) || broad && path.ancestors().skip(1).any(|dir| matcher.is_match(dir)) {
             return true;
         }
         // `dir/**` also covers `dir` itself: searching the directory reads what is below it.

@@ -227,6 +227,7 @@ pub(super) fn followed(meta: &Metadata) -> bool {
 /// session from there, even if no other command runs in this one).
 pub fn note_where_denied_files_are() {
     follow(&mut remembered());
+    search_again();
 }
 
 /// Where the denied files held are now, those whose origin `denied` still denies (a file whose path can't be
@@ -375,7 +376,7 @@ fn linked_files(path: &Path, roots: &[PathBuf], budget: &mut usize) -> Vec<(Path
 /// was there before any command ran is known by the first Read.
 pub fn origin_of(meta: &Metadata) -> Option<PathBuf> {
     let mut searching = SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    while *searching {
+    while *searching > 0 {
         searching = SEARCHED.wait(searching).unwrap_or_else(std::sync::PoisonError::into_inner);
     }
     drop(searching);
@@ -387,21 +388,43 @@ pub(super) fn known_origin(meta: &Metadata) -> Option<PathBuf> {
     remembered().denied.get(&identity(meta)).cloned()
 }
 
-/// Whether the search the session started with still runs.
-static SEARCHING: Mutex<bool> = Mutex::new(false);
+/// How many searches of what the session's policy denies are running ([`origin_of`] waits for none).
+static SEARCHING: Mutex<usize> = Mutex::new(0);
 static SEARCHED: Condvar = Condvar::new();
 
-/// Runs `search` (which remembers what the policy denies now) on a thread of its own; [`origin_of`] waits for it.
-pub(super) fn search_at_start(search: impl FnOnce() + Send + 'static) {
+/// A search of what the session's policy denies, run again after each command.
+pub(super) type SessionSearch = std::sync::Arc<dyn Fn() + Send + Sync>;
+
+/// The session's search: kept so that it runs again after each command ([`note_where_denied_files_are`]).
+static SESSION_SEARCH: Mutex<Option<SessionSearch>> = Mutex::new(None);
+
+/// Runs `search` (which remembers what the policy denies now) on a thread of its own, now and after every command;
+/// [`origin_of`] waits for it.
+pub(super) fn search_at_start(search: SessionSearch) {
+    *SESSION_SEARCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(search.clone());
+    search_in_background(search);
+}
+
+/// After a command: what it made (a link to a denied place, the file a denied link leads to) is found before the
+/// next tool call is judged, not only before the next sandboxed command.
+fn search_again() {
+    let search = SESSION_SEARCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    if let Some(search) = search {
+        search_in_background(search);
+    }
+}
+
+fn search_in_background(search: SessionSearch) {
     /// Ends the wait however the search ends.
     struct Ended;
     impl Drop for Ended {
         fn drop(&mut self) {
-            *SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+            let mut searching = SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            *searching = searching.saturating_sub(1);
             SEARCHED.notify_all();
         }
     }
-    *SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+    *SEARCHING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
     let started = std::thread::Builder::new().name("denied-files".into()).spawn(move || {
         let _ended = Ended;
         search();

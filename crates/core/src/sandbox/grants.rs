@@ -67,9 +67,9 @@ impl Grants {
 /// denies are then known to the Read tool from the start (one denied through a link a rule names, `.env` →
 /// `config/prod.env`), and the first command finds its read grants made.
 pub(super) fn search_at_start(policy: SandboxPolicy, cwd: PathBuf) {
-    super::denied_files::search_at_start(move || {
+    super::denied_files::search_at_start(Arc::new(move || {
         reads_for(&policy, Some(&cwd));
-    });
+    }));
 }
 
 /// What the policy lets a command read, and every path it denies now: those it names, what its patterns match,

@@ -77,7 +77,11 @@ pub use path_globs::{PathGlob, is_pattern};
 /// tool waits for it), so that the tools refuse them as the sandbox does from the first call.
 pub fn find_denied_files(confinement: &Confinement, cwd: &Path) {
     if confinement.enabled {
-        grants::search_at_start(confinement.base.clone(), cwd.to_path_buf());
+        // What ask rules name too: the file tools then know a file found there under any name.
+        let mut policy = confinement.base.clone();
+        policy.deny_read.extend(confinement.asked.read.iter().cloned());
+        policy.deny_read_globs.extend(confinement.asked.read_globs.iter().cloned());
+        grants::search_at_start(policy, cwd.to_path_buf());
     }
 }
 

@@ -5,8 +5,9 @@
 //!
 //! A search is kept for the next command while every directory it listed keeps its inode and modification time.
 //! The search is bounded ([`MAX_ENTRIES`] per pattern): what it could not finish is denied whole. It doesn't follow
-//! links (a link's target is denied where it is, if it matches there), doesn't descend into what it found (denied
-//! whole), nor into a repository's `.git`, `node_modules` or a build's `target` (see [`is_generated`]).
+//! links (a link that matches is denied, and so is where it leads), doesn't descend into what it found (denied
+//! whole) except to find the links in a directory a rule names whole, nor into a repository's `.git`,
+//! `node_modules` or a build's `target` (see [`is_generated`]).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -89,28 +90,52 @@ impl PathGlob {
     fn search(&self, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
         if self.matches(&self.base) {
             found.push(self.base.clone());
-            return true;
+            return links_inside(&self.base, found, listed);
         }
+        let mut matched_dirs = Vec::new();
         let visit = |entry: &std::fs::DirEntry| {
             let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
             if self.matches(&path) {
+                if is_dir {
+                    matched_dirs.push(path.clone());
+                }
                 found.push(path);
                 Visit::Pass
-            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) && !is_generated(&path) {
+            } else if is_dir && !is_generated(&path) {
                 Visit::Enter
             } else {
                 Visit::Pass
             }
         };
         let mut budget = MAX_ENTRIES;
-        match breadth_first(&self.base, &mut budget, |dir| listed.push(Seen::now(dir)), visit) {
+        let complete = match breadth_first(&self.base, &mut budget, |dir| listed.push(Seen::now(dir)), visit) {
             Walked::Done => true,
             Walked::Unfinished(unfinished) => {
                 found.extend(unfinished);
                 false
             }
-        }
+        };
+        // A directory the pattern matches is denied whole: where the links in it lead is denied too.
+        matched_dirs.iter().fold(complete, |complete, dir| links_inside(dir, found, listed) && complete)
     }
+}
+
+/// The links below a directory denied whole (`Read(conf/**)`, or one a pattern matches), added to `found`: denying the directory does not
+/// deny where a link in it leads (`conf/k -> ../private/k2`), and Landlock judges the file a path reaches; each
+/// link found is followed to its target like a link the rule named. `false` when the walk did not finish (the
+/// links beyond it are not found; the directory itself is denied all the same).
+fn links_inside(dir: &Path, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
+    let visit = |entry: &std::fs::DirEntry| match entry.file_type() {
+        Ok(kind) if kind.is_symlink() => {
+            found.push(entry.path());
+            Visit::Pass
+        }
+        Ok(kind) if kind.is_dir() => Visit::Enter,
+        _ => Visit::Pass,
+    };
+    let mut budget = MAX_ENTRIES;
+    matches!(breadth_first(dir, &mut budget, |dir| listed.push(Seen::now(dir)), visit), Walked::Done)
 }
 
 /// Whether a path holds a wildcard (a pattern), or is a plain path.
@@ -169,6 +194,33 @@ mod tests {
         assert_eq!(found(root.join("secrets/**")), vec![root.join("secrets")]);
         assert!(!is_pattern(&root.join("keep.txt")) && is_pattern(&root.join("**/.env")));
         assert!(PathGlob::new(Path::new("relative/*")).is_none());
+    }
+
+    /// Round 51: `Read(conf/**)` denied the directory `conf`, but not where the links in it lead
+    /// (`conf/k -> ../private/k2`): a command and the Read tool read `private/k2`. The search of a directory a rule
+    /// names whole finds the links inside it, which are then followed like a link the rule named.
+    #[test]
+    fn a_directory_denied_whole_gives_its_links_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("conf/deep")).unwrap();
+        std::fs::create_dir_all(root.join("private")).unwrap();
+        std::fs::write(root.join("private/k2"), "x").unwrap();
+        std::fs::write(root.join("conf/plain"), "x").unwrap();
+        std::os::unix::fs::symlink("../private/k2", root.join("conf/k")).unwrap();
+        std::os::unix::fs::symlink("../../private", root.join("conf/deep/inner")).unwrap();
+        let glob = PathGlob::new(&root.join("conf/**")).unwrap();
+        let mut found = Vec::new();
+        glob.expand_into(&mut found);
+        found.sort();
+        assert_eq!(found, vec![root.join("conf"), root.join("conf/deep/inner"), root.join("conf/k")]);
+        // A directory a pattern matches on the way (`conf/*` and `conf/deep`) gives its links too.
+        let glob = PathGlob::new(&root.join("conf/*")).unwrap();
+        let mut found = Vec::new();
+        glob.expand_into(&mut found);
+        found.sort();
+        let expected = ["conf/deep", "conf/deep/inner", "conf/k", "conf/plain"].map(|name| root.join(name));
+        assert_eq!(found, expected);
     }
 
     /// Found by the 48th red-team round: `grep -r SECRET .` (read-only, sandboxed) printed `deploy/target/.env`

@@ -132,16 +132,12 @@ pub fn skip_hidden(walker: &mut ignore::WalkBuilder, root: &Path, hidden: Option
             Ok(rest) => resolved.join(rest),
             Err(_) => resolve(path),
         };
-        // A denied directory renamed since (found at a denied place, under another name now) is not entered.
-        let renamed_denied = || {
-            entry.file_type().is_some_and(|kind| kind.is_dir())
-                && entry
-                    .metadata()
-                    .ok()
-                    .and_then(|meta| crate::sandbox::denied_origin_of(&meta))
-                    .is_some_and(|o| hidden(&o))
+        // A file or directory found at a hidden place and reached here under another name (renamed since, or the
+        // target of a link a rule names: `a.key -> plain.txt` under `Read(**/*.key)`) is left out too.
+        let found_hidden = || {
+            entry.metadata().ok().and_then(|meta| crate::sandbox::denied_origin_of(&meta)).is_some_and(|o| hidden(&o))
         };
-        !hidden(&judged) && !renamed_denied()
+        !hidden(&judged) && !found_hidden()
     });
     Ok(())
 }
