@@ -215,6 +215,13 @@ fn tidy_property(property: &mut Value, definitions: &Value) {
     if let Some(items) = object.get_mut("items") {
         tidy_property(items, definitions);
     }
+    // An object's own fields (a TodoWrite item's `status`): written the same way, so that no `$ref` is left to
+    // the `$defs` a tool schema does not carry.
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        for property in properties.values_mut() {
+            tidy_property(property, definitions);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -222,6 +229,24 @@ mod tests {
     use serde_json::json;
 
     use crate::tools::Tool;
+
+    /// Issue 29 found the TodoWrite and AskUserQuestion schemas, sent with every request, holding `$ref`s to
+    /// `$defs` that were not sent: no model saw the status values or the option fields.
+    #[test]
+    fn no_schema_refers_to_definitions_it_does_not_carry() {
+        let mut tools: Vec<std::sync::Arc<dyn Tool>> = crate::tools::ToolRegistry::builtin().iter().collect();
+        tools.push(std::sync::Arc::new(crate::tools::todo_write::TodoWriteTool));
+        tools.push(std::sync::Arc::new(crate::tools::ask_user::AskUserQuestionTool));
+        tools.push(std::sync::Arc::new(crate::tools::ask_user::ExitPlanModeTool));
+        tools.push(std::sync::Arc::new(crate::tools::bash_output::BashOutputTool));
+        for tool in tools {
+            let schema = tool.input_schema().to_string();
+            assert!(!schema.contains("$ref") && !schema.contains("$defs"), "{}: {schema}", tool.name());
+        }
+        let todo = crate::tools::todo_write::TodoWriteTool.input_schema();
+        let status = &todo["properties"]["todos"]["items"]["properties"]["status"];
+        assert_eq!(status["enum"], json!(["pending", "in_progress", "completed"]), "{todo}");
+    }
 
     /// The derived schema is the one the model always saw (Claude Code's field names, types and wording).
     #[test]
