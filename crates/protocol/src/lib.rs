@@ -36,7 +36,7 @@ pub use rewind::{ReplayAnswer, RewindFileView, RewindHunks, RewindOutcome, Rewin
 pub struct SubmissionId(pub u64);
 
 /// An [`Op`] with its id: what travels from a front end to core.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Submission {
     pub id: SubmissionId,
     pub op: Op,
@@ -45,7 +45,7 @@ pub struct Submission {
 /// An [`Event`] with the submission it belongs to: what travels from core to a front end. `None`: it belongs to
 /// no submission (the session announcing itself, a server that connected, a background command that ended
 /// between turns).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EventMsg {
     pub submission: Option<SubmissionId>,
     pub event: Event,
@@ -59,7 +59,8 @@ impl From<Event> for EventMsg {
 }
 
 /// Front end → core.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum Op {
     /// The user's message: starts a turn that runs until the model replies without tool calls.
     UserTurn {
@@ -147,7 +148,8 @@ pub enum Op {
 }
 
 /// What a front end asks of the MCP servers.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum McpRequest {
     /// Send the list now.
     Refresh,
@@ -159,7 +161,8 @@ pub enum McpRequest {
 }
 
 /// Claude Code's three answers about a new `.mcp.json` server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum McpChoice {
     /// Use it and every future server of this project's `.mcp.json` (`enableAllProjectMcpServers`).
     ApproveAll,
@@ -170,7 +173,7 @@ pub enum McpChoice {
 }
 
 /// A server as front ends show it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct McpServerView {
     pub name: String,
     /// `user`, `project`, `local` or `dynamic`.
@@ -196,7 +199,7 @@ pub struct McpServerView {
 }
 
 /// A server's prompt.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct McpPromptView {
     /// The slash command's name, without the slash: `mcp__server__prompt`.
     pub command: String,
@@ -206,7 +209,8 @@ pub struct McpPromptView {
 }
 
 /// How the user answered a permission request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum PermissionAnswer {
     AllowOnce,
     /// Allow, and remember `rule` (one or more rules separated by ", ") at `scope`.
@@ -255,7 +259,7 @@ pub enum AlwaysScope {
 }
 
 /// An active permission rule and where it comes from, for `/permissions`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleListing {
     pub text: String,
     pub kind: crate::permissions::RuleKind,
@@ -316,7 +320,7 @@ pub struct PermissionDenial {
 }
 
 /// The end of a turn, with everything a result line needs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnSummary {
     /// The id [`Event::TurnStarted`] gave the turn.
     pub turn_id: u64,
@@ -347,7 +351,7 @@ pub struct TurnSummary {
 }
 
 /// A model request that failed for good, for Claude Code's `api_error_status` and synthetic error message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiFailure {
     pub status: Option<u16>,
     pub error_type: Option<String>,
@@ -355,7 +359,8 @@ pub struct ApiFailure {
 }
 
 /// Core → front end.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum Event {
     SessionConfigured {
         session_id: String,
@@ -633,4 +638,33 @@ impl Effort {
 pub enum CompactTrigger {
     Auto,
     Manual,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The protocol is data: a submission and an event cross a process boundary as tagged JSON and come back the
+    /// same (an SDK or a remote front end could speak it as it is).
+    #[test]
+    fn submissions_and_events_travel_as_tagged_json() {
+        let submission = Submission {
+            id: SubmissionId(7),
+            op: Op::PermissionAnswer {
+                call_id: "t1".into(),
+                answer: PermissionAnswer::Reject { message: "no".into() },
+            },
+        };
+        let json = serde_json::to_value(&submission).unwrap();
+        assert_eq!(json["id"], 7);
+        assert_eq!(json["op"]["type"], "permission_answer");
+        assert_eq!(serde_json::from_value::<Submission>(json).unwrap(), submission);
+        let message = EventMsg { submission: Some(SubmissionId(7)), event: Event::Info { message: "hi".into() } };
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["event"], serde_json::json!({"type": "info", "data": {"message": "hi"}}));
+        let back: EventMsg = serde_json::from_value(json).unwrap();
+        assert!(matches!(back.event, Event::Info { message } if message == "hi"));
+        let mode = serde_json::to_value(Op::SetPermissionMode(PermissionMode::AcceptEdits)).unwrap();
+        assert_eq!(mode, serde_json::json!({"type": "set_permission_mode", "data": "acceptEdits"}));
+    }
 }

@@ -44,7 +44,8 @@ impl PermissionMode {
 }
 
 /// Where a rule came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Claude Code's user file, `~/.claude/settings.json` (read, never written by tandem).
     ClaudeUser,
@@ -91,7 +92,8 @@ impl Scope {
 }
 
 /// Which list a rule is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RuleKind {
     Allow,
     Ask,

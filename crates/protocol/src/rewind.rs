@@ -1,8 +1,10 @@
 //! What rewind and the API inspector's replay say across the protocol: the prompts a session can go back to,
 //! what going back would change, what it did, and what a replayed request got back.
 
+use serde::{Deserialize, Serialize};
+
 /// A prompt the session can go back to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RewindPointView {
     pub seq: u64,
     pub text: String,
@@ -13,7 +15,8 @@ pub struct RewindPointView {
 }
 
 /// Which prompt a rewind goes back to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum RewindTarget {
     /// By its number ([`RewindPointView::seq`]).
     Prompt(u64),
@@ -23,7 +26,7 @@ pub enum RewindTarget {
 
 /// Of one file (as shown in [`RewindFileView::path`]), which hunks of going back go back: one flag per hunk of
 /// the diff from `now` to `then` (`tandem_core::tools::diff::hunks`, default context); the rest stay as now.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RewindHunks {
     pub path: String,
     pub restore: Vec<bool>,
@@ -34,7 +37,7 @@ pub struct RewindHunks {
 }
 
 /// One file going back: as it is now and as it was then (`None`: no file).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RewindFileView {
     pub path: String,
     pub now: Option<String>,
@@ -52,7 +55,7 @@ pub struct RewindFileView {
 }
 
 /// What a rewind did (or, dry, would do).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RewindOutcome {
     /// The prompt gone back to (front ends put it back in the input), and its number.
     pub prompt: String,
@@ -77,7 +80,7 @@ pub struct RewindOutcome {
 }
 
 /// What a replayed request got back.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplayAnswer {
     pub request: u64,
     /// The body was edited before it was sent.

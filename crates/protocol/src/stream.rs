@@ -1,9 +1,11 @@
 //! A model's answer as it streams, in Anthropic's vocabulary (every provider's stream is translated into it).
 
 use crate::conversation::{StopReason, Usage};
+use serde::{Deserialize, Serialize};
 
 /// The kind of a content block as it starts streaming.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum BlockStart {
     Text,
     Thinking,
@@ -12,7 +14,8 @@ pub enum BlockStart {
 }
 
 /// One streaming event, in Anthropic's vocabulary.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum StreamEvent {
     MessageStart {
         id: String,

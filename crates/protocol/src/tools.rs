@@ -123,7 +123,7 @@ pub enum Preview {
 }
 
 /// A file before and after a change, whole.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiffTexts {
     /// The file as it is now (`None` for a new file), in its own line endings, so a front end can review per
     /// hunk (core's `tools::diff`).
