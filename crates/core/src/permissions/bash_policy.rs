@@ -394,10 +394,11 @@ impl PermissionPolicy {
     /// same file. The sandbox holds what no word names (`grep -r .`) to the same rules.
     fn not_asked_by_rule(&self, path: &std::path::Path, tool: &str) -> Result<(), String> {
         let kinds: &[RuleKind] = if tool == "Read" { &[RuleKind::Ask] } else { &[RuleKind::Ask, RuleKind::Deny] };
-        let rule = kinds
-            .iter()
-            .flat_map(|kind| self.rules_of(*kind))
-            .find(|rule| rule.rule.specifier.is_some() && self.file_rule_matches(rule, tool, Some(path), true));
+        let rule = kinds.iter().flat_map(|kind| self.rules_of(*kind)).find(|rule| {
+            rule.rule.specifier.is_some()
+                && (self.file_rule_matches(rule, tool, Some(path), true)
+                    || rule.rule.covers_tool(tool) && self.rule_leads_to(rule, path))
+        });
         match rule {
             Some(rule) => Err(format!("{}, which the rule {}{} covers", path.display(), rule.text, source(rule))),
             None => Ok(()),

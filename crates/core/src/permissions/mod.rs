@@ -10,6 +10,7 @@ mod command_paths;
 pub mod confine;
 mod git_config;
 pub mod hook_verdicts;
+mod link_targets;
 pub mod mcp_policy;
 pub mod paths;
 pub mod policy;

@@ -130,11 +130,17 @@ impl PermissionPolicy {
         let rules: Vec<SourcedRule> = self.rules.iter().filter(counts).cloned().collect();
         let (roots, home) = (self.workspace.roots().to_vec(), self.home.clone());
         let broad = !kinds.contains(&RuleKind::Allow);
+        // Where the links deny and ask rules cover lead, found now (a matcher is made for each call).
+        let targets: Vec<PathBuf> = match broad {
+            true => rules.iter().flat_map(|rule| self.rule_link_targets(rule)).collect(),
+            false => Vec::new(),
+        };
         move |path: &Path| {
-            rules.iter().any(|rule| {
-                let spec = rule.rule.specifier.as_deref().unwrap_or_default();
-                path_matches(spec, path, &rule.root, &roots, &home, broad)
-            })
+            targets.iter().any(|target| path.starts_with(target))
+                || rules.iter().any(|rule| {
+                    let spec = rule.rule.specifier.as_deref().unwrap_or_default();
+                    path_matches(spec, path, &rule.root, &roots, &home, broad)
+                })
         }
     }
 
@@ -204,10 +210,12 @@ impl PermissionPolicy {
             let narrow = rule.kind == RuleKind::Allow;
             self.file_rule_matches(rule, name, path.as_deref(), !narrow)
                 || !narrow
-                    && [&spelled, &origin]
+                    && ([&spelled, &origin]
                         .into_iter()
                         .flatten()
                         .any(|other| self.file_rule_matches(rule, name, Some(other), true))
+                        || rule.rule.covers_tool(name)
+                            && path.as_deref().is_some_and(|path| self.rule_leads_to(rule, path)))
         };
 
         if let Some(rule) = self.rules_of(RuleKind::Deny).find(|rule| matches(rule)) {

@@ -909,3 +909,29 @@ fn a_rule_matching_a_directory_covers_the_names_in_it() {
     assert_eq!(read("conf/sub/k"), Deny);
     assert_eq!(setup.decide(&policy, "Bash", json!({"command": "cat conf/sub/k"})), Deny);
 }
+
+/// Round 51's third look: a rule covers where the links in a directory it names lead for every tool, also before
+/// the target exists: Write and Edit wrote `open/x` through `locked/x -> ../open/x` under `Edit(locked/**)` (the
+/// sandbox held commands; the tools judged names), Write created `open/new` behind a dangling `locked/new`, and
+/// `make && cat build/db.key` read a file a build made behind a dangling `conf/db.key` under `Read(conf/**)`.
+#[test]
+fn rules_cover_where_the_links_in_their_directories_lead_even_before_it_exists() {
+    let setup = Setup::new();
+    for dir in ["locked", "open", "conf", "build"] {
+        std::fs::create_dir(setup.cwd().join(dir)).unwrap();
+    }
+    std::fs::write(setup.cwd().join("open/x"), "x").unwrap();
+    std::fs::write(setup.cwd().join("open/free"), "x").unwrap();
+    std::os::unix::fs::symlink("../open/x", setup.cwd().join("locked/x")).unwrap();
+    std::os::unix::fs::symlink("../open/new", setup.cwd().join("locked/new")).unwrap();
+    std::os::unix::fs::symlink("../build/db.key", setup.cwd().join("conf/db.key")).unwrap();
+    let rules = [(RuleKind::Deny, "Edit(locked/**)"), (RuleKind::Deny, "Read(conf/**)")];
+    let policy = setup.policy(AcceptEdits, &rules);
+    let write =
+        |path: &str| setup.decide(&policy, "Write", json!({"file_path": setup.cwd().join(path), "content": "y"}));
+    assert_eq!(write("open/x"), Deny);
+    assert_eq!(write("open/new"), Deny, "the place a dangling link names");
+    assert_eq!(write("open/free"), Allow);
+    assert_eq!(setup.decide(&policy, "Bash", json!({"command": "cat build/db.key"})), Deny);
+    assert_eq!(setup.decide(&policy, "Read", json!({"file_path": setup.cwd().join("build/db.key")})), Deny);
+}
