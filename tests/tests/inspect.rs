@@ -95,6 +95,30 @@ fn requests_are_recorded_redacted_listed_shown_and_replayable_with_curl() {
     assert!(again.headers.contains_key("x-api-key"), "the key went with it, from the environment");
 }
 
+/// Issue 29 found `tandem inspect … | head` panicking ("failed printing to stdout: Broken pipe"): a reader that
+/// closes the pipe early ends a listing quietly, as it does for other Unix tools.
+#[test]
+fn a_listing_whose_reader_goes_away_ends_quietly() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!([{"blocks": [{"type": "text", "text": "Hi."}]}]))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "hi", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let session = run.result()["session_id"].as_str().unwrap().to_owned();
+    for args in [vec!["inspect", session.as_str(), "1"], vec!["sessions"]] {
+        let mut command = workspace.tandem();
+        command.args(&args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        // The reader is gone before tandem writes a byte.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}
+
 fn walk(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {

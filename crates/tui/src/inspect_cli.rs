@@ -9,6 +9,7 @@ use tandem_core::config::Paths;
 use tandem_core::inspect::{self, Exchange};
 use tandem_core::session;
 
+use crate::pipe::{say, say_part};
 use crate::ui::inspector::cut;
 
 /// `tandem inspect`: what a session sent to the model and what came back.
@@ -48,8 +49,8 @@ pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
     let exchanges = inspect::read_session(&found.path.with_extension(""));
     let Some(number) = cli.request else {
         match cli.json {
-            true => println!("{}", serde_json::to_string_pretty(&list_json(&exchanges)).unwrap_or_default()),
-            false => print!("{}", list(&exchanges)),
+            true => say!("{}", serde_json::to_string_pretty(&list_json(&exchanges)).unwrap_or_default()),
+            false => say_part!("{}", list(&exchanges)),
         }
         return 0;
     };
@@ -59,14 +60,14 @@ pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
     };
     if cli.curl {
         match curl(exchange) {
-            Ok(command) => println!("{command}"),
+            Ok(command) => say!("{command}"),
             Err(why) => {
                 eprintln!("tandem inspect: {why}");
                 return 1;
             }
         }
     } else {
-        println!("{}", serde_json::to_string_pretty(exchange).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(exchange).unwrap_or_default());
     }
     0
 }

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod headless;
 pub mod inspect_cli;
 pub mod mcp_cli;
+pub mod pipe;
 pub mod sdk;
 pub mod stream_json;
 pub mod tui;

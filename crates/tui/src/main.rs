@@ -132,12 +132,14 @@ fn list_sessions() -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
     let paths = tandem_core::config::Paths::discover(&env);
     let sessions = tandem_core::session::list(&paths.data_dir);
-    print!("{}", tandem_core::session::format_summary_table(&sessions));
+    tandem_tui::pipe::print(format_args!("{}", tandem_core::session::format_summary_table(&sessions)));
     let unreadable = tandem_core::session::unreadable(&paths.data_dir);
     if !unreadable.is_empty() {
-        println!("\nDamaged, not listed above (they can't be resumed; move them away to hide them):");
+        tandem_tui::pipe::print(format_args!(
+            "\nDamaged, not listed above (they can't be resumed; move them away to hide them):\n"
+        ));
         for (_, why) in &unreadable {
-            println!("  {why}");
+            tandem_tui::pipe::print(format_args!("  {why}\n"));
         }
     }
     ExitCode::SUCCESS

@@ -14,6 +14,8 @@ use tandem_core::mcp::edit::{self, Files, NewServer};
 use tandem_core::mcp::{ManagerOptions, McpManager, ServerStatus, Status};
 use tandem_core::permissions::settings;
 
+use crate::pipe::say;
+
 /// `tandem mcp`: configure and check MCP servers.
 #[derive(Debug, Parser)]
 #[command(name = "tandem mcp", about = "Configure and check MCP servers (as `claude mcp` does)")]
@@ -194,19 +196,17 @@ impl Context {
             eprintln!("tandem mcp: warning: {problem}");
         }
         if config.servers.is_empty() && config.awaiting_approval.is_empty() && config.refused.is_empty() {
-            println!(
-                "No MCP servers configured. Use `tandem mcp add` to add a server (or a .mcp.json in the project)."
-            );
+            say!("No MCP servers configured. Use `tandem mcp add` to add a server (or a .mcp.json in the project).");
             return Ok(());
         }
         let refused = config.refused.clone();
-        println!("Checking MCP server health...\n");
+        say!("Checking MCP server health...\n");
         for status in self.check(config) {
             let target = describe_target(&status.config);
-            println!("{}: {target} - {}", status.name, health(&status.status, status.needs_approval));
+            say!("{}: {target} - {}", status.name, health(&status.status, status.needs_approval));
         }
         for name in refused {
-            println!("{name}: (.mcp.json) - ✗ Refused (tandem mcp reset-project-choices asks again)");
+            say!("{name}: (.mcp.json) - ✗ Refused (tandem mcp reset-project-choices asks again)");
         }
         Ok(())
     }
@@ -226,13 +226,13 @@ impl Context {
         config.servers.retain(|s| s.name == name);
         config.awaiting_approval.retain(|s| s.name == name);
         let status = self.check(config).into_iter().find(|s| s.name == name);
-        println!("{name}:");
-        println!("  Scope: {}", scope_label(&server));
-        println!("  File: {}", server.origin);
+        say!("{name}:");
+        say!("  Scope: {}", scope_label(&server));
+        say!("  File: {}", server.origin);
         if let Some(status) = &status {
-            println!("  Status: {}", health(&status.status, status.needs_approval));
+            say!("  Status: {}", health(&status.status, status.needs_approval));
             if !status.tools.is_empty() {
-                println!("  Tools: {}", status.tools.len());
+                say!("  Tools: {}", status.tools.len());
             }
         }
         print_entry(&server.raw);
@@ -241,8 +241,8 @@ impl Context {
             scope => Some(scope.as_str()),
         };
         match scope_flag {
-            Some(scope) => println!("\nTo remove this server, run: tandem mcp remove \"{name}\" -s {scope}"),
-            None => println!("\nThis server is in Claude Code's ~/.claude.json, which tandem does not change."),
+            Some(scope) => say!("\nTo remove this server, run: tandem mcp remove \"{name}\" -s {scope}"),
+            None => say!("\nThis server is in Claude Code's ~/.claude.json, which tandem does not change."),
         }
         Ok(())
     }
@@ -254,10 +254,10 @@ impl Context {
         }
         let transport = if entry.get("url").is_some() { "http" } else { "stdio" };
         let file = self.files().add(scope, name, entry)?;
-        println!("Added {transport} MCP server {name} to {} config", scope.as_str());
-        println!("File modified: {}", file.display());
+        say!("Added {transport} MCP server {name} to {} config", scope.as_str());
+        say!("File modified: {}", file.display());
         if scope == McpScope::Project {
-            println!("Sessions in this project ask once before starting it (as every .mcp.json server).");
+            say!("Sessions in this project ask once before starting it (as every .mcp.json server).");
         }
         Ok(())
     }
@@ -268,11 +268,7 @@ impl Context {
             let scope = parse_scope(scope)?;
             return match files.remove(scope, name)? {
                 Some(file) => {
-                    println!(
-                        "Removed MCP server {name} from {} config\nFile modified: {}",
-                        scope.as_str(),
-                        file.display()
-                    );
+                    say!("Removed MCP server {name} from {} config\nFile modified: {}", scope.as_str(), file.display());
                     Ok(())
                 }
                 None => Err(format!("no MCP server {name:?} in {} config", scope.as_str())),
@@ -309,12 +305,9 @@ impl Context {
         let legacy = settings::reset_mcp_choices(&self.project_root)?;
         let files: Vec<String> = stored.iter().chain(legacy.iter()).map(|file| file.display().to_string()).collect();
         if files.is_empty() {
-            println!("No .mcp.json choices were recorded for this project.");
+            say!("No .mcp.json choices were recorded for this project.");
         } else {
-            println!(
-                "The project's .mcp.json servers will ask for approval again.\nFile modified: {}",
-                files.join(", ")
-            );
+            say!("The project's .mcp.json servers will ask for approval again.\nFile modified: {}", files.join(", "));
         }
         Ok(())
     }
@@ -380,24 +373,24 @@ fn describe_target(entry: &Value) -> String {
 
 fn print_entry(entry: &Value) {
     if let Some(url) = entry.get("url").and_then(Value::as_str) {
-        println!("  Type: http\n  URL: {url}");
+        say!("  Type: http\n  URL: {url}");
         if let Some(Value::Object(headers)) = entry.get("headers") {
-            println!("  Headers:");
+            say!("  Headers:");
             for (key, value) in headers {
-                println!("    {key}: {}", value.as_str().unwrap_or("?"));
+                say!("    {key}: {}", value.as_str().unwrap_or("?"));
             }
         }
         return;
     }
-    println!("  Type: stdio");
-    println!("  Command: {}", entry.get("command").and_then(Value::as_str).unwrap_or("?"));
+    say!("  Type: stdio");
+    say!("  Command: {}", entry.get("command").and_then(Value::as_str).unwrap_or("?"));
     let args: Vec<&str> =
         entry.get("args").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-    println!("  Args: {}", args.join(" "));
-    println!("  Environment:");
+    say!("  Args: {}", args.join(" "));
+    say!("  Environment:");
     if let Some(Value::Object(env)) = entry.get("env") {
         for (key, value) in env {
-            println!("    {key}={}", value.as_str().unwrap_or("?"));
+            say!("    {key}={}", value.as_str().unwrap_or("?"));
         }
     }
 }
