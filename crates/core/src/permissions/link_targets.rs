@@ -4,6 +4,8 @@
 //! fill). The sandbox's search finds these links for commands; this finds them for a call being judged.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use super::PermissionPolicy;
 use super::rules::{path_globs, path_matches};
@@ -25,9 +27,14 @@ impl PermissionPolicy {
         let Some(spec) = rule.rule.specifier.as_deref() else { return Vec::new() };
         let roots = self.workspace.roots();
         let mut targets = Vec::new();
+        // A Read rule at any depth is left to the sandbox's search, whose finds the tools know by their origin; an
+        // Edit rule's links are looked for at every depth (a write is rarer than a read, and the dangling link of
+        // `Edit(**/*.lock)` names a file no search has found yet).
+        let any_depth = rule.rule.covers_tool("Read");
         for glob in path_globs(spec, &rule.root, roots, &self.home, true) {
             let base: PathBuf = glob.components().take_while(|part| !is_wildcard(part)).collect();
-            if base.parent().is_none() || roots.iter().any(|root| root.starts_with(&base)) {
+            let at_a_root = roots.iter().any(|root| root.starts_with(&base));
+            if base.parent().is_none() || at_a_root && any_depth {
                 continue;
             }
             for link in links_below(&base) {
@@ -44,9 +51,70 @@ fn is_wildcard(part: &Component) -> bool {
     part.as_os_str().to_string_lossy().contains(['*', '?', '[', '{'])
 }
 
-/// The links at or below `base` (not followed), at most [`MAX_ENTRIES`] entries looked at.
+/// The links at or below `base` (not followed), at most [`MAX_ENTRIES`] entries looked at. A walk is kept while
+/// every directory it listed is the same directory with the same modification time (adding, removing or renaming
+/// an entry, a link included, changes its directory's): a rule naming a directory of 10,000 files cost ~50 ms a
+/// call walked each time.
 fn links_below(base: &Path) -> Vec<PathBuf> {
+    let kept = SCANS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(scan) = kept.iter().find(|scan| scan.base == base && scan.dirs.iter().all(Listed::unchanged)) {
+        return scan.links.clone();
+    }
+    drop(kept);
+    let started = SystemTime::now();
+    let (links, dirs) = walk(base);
+    let settled = dirs.iter().all(|dir| dir.settled_before(started));
+    let mut kept = SCANS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.retain(|scan| scan.base != base);
+    if settled {
+        if kept.len() >= KEPT_SCANS {
+            kept.remove(0);
+        }
+        kept.push(Scan { base: base.to_path_buf(), dirs, links: links.clone() });
+    }
+    links
+}
+
+/// Walks kept at most (one per directory a rule names).
+const KEPT_SCANS: usize = 16;
+
+static SCANS: Mutex<Vec<Scan>> = Mutex::new(Vec::new());
+
+/// A walk of a directory a rule names: the links found, and the directories listed as they were.
+struct Scan {
+    base: PathBuf,
+    dirs: Vec<Listed>,
+    links: Vec<PathBuf>,
+}
+
+/// A directory as it was listed: a change of identity or modification time means its entries may have changed.
+struct Listed {
+    path: PathBuf,
+    identity: Option<(u64, u64, SystemTime)>,
+}
+
+impl Listed {
+    fn now(path: &Path) -> Listed {
+        use std::os::unix::fs::MetadataExt;
+        let identity =
+            std::fs::symlink_metadata(path).ok().and_then(|meta| Some((meta.dev(), meta.ino(), meta.modified().ok()?)));
+        Listed { path: path.to_path_buf(), identity }
+    }
+
+    fn unchanged(&self) -> bool {
+        Listed::now(&self.path).identity == self.identity
+    }
+
+    /// Modified well before `started`: file system clocks are coarse, so a change in the same tick as the
+    /// listing would keep the listed time.
+    fn settled_before(&self, started: SystemTime) -> bool {
+        self.identity.is_some_and(|(_, _, modified)| modified + std::time::Duration::from_secs(2) <= started)
+    }
+}
+
+fn walk(base: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
     let mut links = Vec::new();
+    let mut listed = vec![Listed::now(base)];
     if base.symlink_metadata().is_ok_and(|meta| meta.file_type().is_symlink()) {
         links.push(base.to_path_buf());
     }
@@ -56,29 +124,38 @@ fn links_below(base: &Path) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
             if budget == 0 {
-                return links;
+                return (links, listed);
             }
             budget -= 1;
             match entry.file_type() {
                 Ok(kind) if kind.is_symlink() => links.push(entry.path()),
-                Ok(kind) if kind.is_dir() => pending.push(entry.path()),
+                Ok(kind) if kind.is_dir() => {
+                    listed.push(Listed::now(&entry.path()));
+                    pending.push(entry.path());
+                }
                 _ => {}
             }
         }
     }
-    links
+    (links, listed)
 }
 
-/// Where `link` leads: the real path, or for a link whose target does not exist yet, the place it names (its
-/// directory resolved).
+/// Where `link` leads: the real path, or for a link whose target does not exist yet, the place it names — resolved as
+/// the kernel will: the longest part of it that exists is resolved with its links (a `..` after a link goes up from
+/// where the link leads, not from its name), and only the rest is taken as written.
 fn target_of(link: &Path) -> PathBuf {
     if let Ok(real) = std::fs::canonicalize(link) {
         return real;
     }
     let Ok(named) = std::fs::read_link(link) else { return link.to_path_buf() };
-    let joined = crate::fs_util::normalize(&link.parent().unwrap_or(Path::new("/")).join(named));
-    match (joined.parent().and_then(|dir| std::fs::canonicalize(dir).ok()), joined.file_name()) {
-        (Some(dir), Some(name)) => dir.join(name),
-        _ => joined,
+    let joined = link.parent().unwrap_or(Path::new("/")).join(named);
+    let parts: Vec<Component> = joined.components().collect();
+    for existing in (1..parts.len()).rev() {
+        let head: PathBuf = parts[..existing].iter().collect();
+        if let Ok(real) = std::fs::canonicalize(&head) {
+            let rest: PathBuf = parts[existing..].iter().collect();
+            return crate::fs_util::normalize(&real.join(rest));
+        }
     }
+    crate::fs_util::normalize(&joined)
 }

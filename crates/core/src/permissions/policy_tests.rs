@@ -935,3 +935,24 @@ fn rules_cover_where_the_links_in_their_directories_lead_even_before_it_exists()
     assert_eq!(setup.decide(&policy, "Bash", json!({"command": "cat build/db.key"})), Deny);
     assert_eq!(setup.decide(&policy, "Read", json!({"file_path": setup.cwd().join("build/db.key")})), Deny);
 }
+
+/// Round 51's fourth look: an Edit rule at any depth covers where a link it matches leads (`Edit(**/*.lock)` with
+/// `yarn.lock -> data/lock.txt`: Write of `data/lock.txt` went through), and a dangling link's target is resolved
+/// as the kernel will (`locked/cfg -> ../open/s/../new` with `open/s -> ../deep/a/b` names `deep/a/new`).
+#[test]
+fn edit_rules_follow_links_at_any_depth_and_resolve_dangling_targets_as_the_kernel() {
+    let setup = Setup::new();
+    for dir in ["data", "locked", "open", "deep/a/b"] {
+        std::fs::create_dir_all(setup.cwd().join(dir)).unwrap();
+    }
+    std::fs::write(setup.cwd().join("data/lock.txt"), "x").unwrap();
+    std::os::unix::fs::symlink("data/lock.txt", setup.cwd().join("yarn.lock")).unwrap();
+    std::os::unix::fs::symlink("../deep/a/b", setup.cwd().join("open/s")).unwrap();
+    std::os::unix::fs::symlink("../open/s/../new", setup.cwd().join("locked/cfg")).unwrap();
+    let policy = setup.policy(AcceptEdits, &[(RuleKind::Deny, "Edit(**/*.lock)"), (RuleKind::Deny, "Edit(locked/**)")]);
+    let write =
+        |path: &str| setup.decide(&policy, "Write", json!({"file_path": setup.cwd().join(path), "content": "y"}));
+    assert_eq!(write("data/lock.txt"), Deny);
+    assert_eq!(write("deep/a/new"), Deny, "where the dangling link really leads");
+    assert_eq!(write("open/new"), Allow, "not where it leads: `..` goes up from deep/a/b");
+}

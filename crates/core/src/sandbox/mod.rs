@@ -77,10 +77,14 @@ pub use path_globs::{PathGlob, is_pattern};
 /// tool waits for it), so that the tools refuse them as the sandbox does from the first call.
 pub fn find_denied_files(confinement: &Confinement, cwd: &Path) {
     if confinement.enabled {
-        // What ask rules name too: the file tools then know a file found there under any name.
+        // What ask rules name, and what may not be written, too: the file tools then know a file found there under
+        // any name (a Write of `data/lock.txt` where `Edit(**/*.lock)` and `yarn.lock -> data/lock.txt`). A file
+        // found only where writes are denied is not denied to reads for that: each policy denies by its own paths.
         let mut policy = confinement.base.clone();
-        policy.deny_read.extend(confinement.asked.read.iter().cloned());
-        policy.deny_read_globs.extend(confinement.asked.read_globs.iter().cloned());
+        let asked = &confinement.asked;
+        policy.deny_read.extend(asked.read.iter().chain(&asked.write).chain(&confinement.base.deny_write).cloned());
+        let globs = asked.read_globs.iter().chain(&asked.write_globs).chain(&confinement.base.deny_write_globs);
+        policy.deny_read_globs.extend(globs.cloned());
         grants::search_at_start(policy, cwd.to_path_buf());
     }
 }
