@@ -125,3 +125,33 @@ fn an_empty_or_relative_home_does_not_make_the_repositorys_files_the_users() {
     assert_eq!(execute(command).code, 0);
     assert!(!system_text(&server).contains("CANARY-OUTSIDE"));
 }
+
+/// Issue 29: `settingSources` decides the guideline files as Claude Code does — the user's `CLAUDE.md` with
+/// `user`, the project's with `project`, `CLAUDE.local.md` with `local` (an SDK program passing `[]` got the
+/// project's `CLAUDE.md` all the same).
+#[test]
+fn setting_sources_decide_which_guideline_files_are_read() {
+    let workspace = Workspace::new();
+    std::fs::create_dir_all(workspace.path().join(".git")).unwrap();
+    workspace.write_config("claude/CLAUDE.md", "USER-GUIDE\n");
+    workspace.write("CLAUDE.md", "PROJECT-GUIDE\n");
+    workspace.write("CLAUDE.local.md", "LOCAL-GUIDE\n");
+    let home = tempfile::tempdir().unwrap();
+    for (sources, expected) in [
+        ("", &[][..]),
+        ("user", &["USER-GUIDE"][..]),
+        ("project", &["PROJECT-GUIDE"][..]),
+        ("project,local", &["PROJECT-GUIDE", "LOCAL-GUIDE"][..]),
+        ("user,project,local", &["USER-GUIDE", "PROJECT-GUIDE", "LOCAL-GUIDE"][..]),
+    ] {
+        let server = one_reply();
+        let mut command = workspace.anthropic(&server);
+        command.env("HOME", home.path()).args(["-p", "hi", "--setting-sources", sources]);
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{run:?}");
+        let system = system_text(&server);
+        for guide in ["USER-GUIDE", "PROJECT-GUIDE", "LOCAL-GUIDE"] {
+            assert_eq!(system.contains(guide), expected.contains(&guide), "--setting-sources {sources:?}, {guide}");
+        }
+    }
+}

@@ -63,6 +63,7 @@ pub fn config(dir: &Path) -> AgentConfig {
         shell_env: Arc::default(),
         config_dir: paths.config_dir,
         claude_dir: None,
+        guideline_sources: tandem_core::context::guidelines::Sources::ALL,
         notices: vec![format!(
             "DEMO — a scripted model, no network, no key. The project is a scratch copy in {} (removed on exit).",
             dir.display()

@@ -42,6 +42,7 @@ impl Session {
             config_dir: &self.config.config_dir,
             claude_dir: self.config.claude_dir.as_deref(),
             home: home.as_deref(),
+            sources: self.config.guideline_sources,
         };
         let policy = lock(&self.shared.policy);
         let hidden = policy.walk_hidden();

@@ -68,6 +68,8 @@ pub struct AgentConfig {
     pub config_dir: PathBuf,
     /// Claude Code's user directory (`~/.claude`, `$CLAUDE_CONFIG_DIR`): its `CLAUDE.md` is a user guideline file.
     pub claude_dir: Option<PathBuf>,
+    /// Which guideline files are read (the settings sources the session was given).
+    pub guideline_sources: crate::context::guidelines::Sources,
     /// Shown once at the start (settings problems, sandbox notes).
     pub notices: Vec<String>,
     /// Where the session is recorded (append-only JSONL), when it is.

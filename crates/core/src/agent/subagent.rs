@@ -66,6 +66,7 @@ pub(super) struct Launcher {
     reasoning: crate::reasoning::Reasoning,
     betas: Vec<String>,
     claude_dir: Option<std::path::PathBuf>,
+    guideline_sources: crate::context::guidelines::Sources,
     /// What subagents spent since the parent last took it (usage, cost; `None` once a price was unknown).
     spent: Mutex<(Usage, Option<f64>)>,
     /// Denials inside subagents, for the parent's result.
@@ -106,6 +107,7 @@ impl Launcher {
             reasoning: config.reasoning.clone(),
             betas: config.betas.clone(),
             claude_dir: config.claude_dir.clone(),
+            guideline_sources: config.guideline_sources,
             max_turns: config.max_turns,
             // This run's spending counts (not what a resumed session spent before), as in the session itself.
             budget: config.max_budget_usd.map(|max| Arc::new(SharedBudget { max, spent: Mutex::new(0.0) })),
@@ -186,6 +188,7 @@ impl Launcher {
             shell_env: self.shell_env.clone(),
             config_dir: self.config_dir.clone(),
             claude_dir: self.claude_dir.clone(),
+            guideline_sources: self.guideline_sources,
             notices: Vec::new(),
             session_log,
             resume: None,

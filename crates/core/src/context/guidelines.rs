@@ -48,11 +48,26 @@ pub struct UserDirs<'a> {
     pub config_dir: &'a Path,
     pub claude_dir: Option<&'a Path>,
     pub home: Option<&'a Path>,
+    pub sources: Sources,
+}
+
+/// Which guideline files are read, as the settings sources say (`--setting-sources`, an SDK's `settingSources`):
+/// Claude Code reads the user's `CLAUDE.md` with `user`, the project's (`CLAUDE.md`, `.claude/CLAUDE.md`, and
+/// tandem's `AGENTS.md`) with `project`, and `CLAUDE.local.md` with `local`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sources {
+    pub user: bool,
+    pub project: bool,
+    pub local: bool,
+}
+
+impl Sources {
+    pub const ALL: Sources = Sources { user: true, project: true, local: true };
 }
 
 /// The candidate guideline files for a session in `cwd`, in order (whether or not they exist).
 pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
-    candidates_for(&UserDirs { config_dir, claude_dir: None, home: None }, cwd)
+    candidates_for(&UserDirs { config_dir, claude_dir: None, home: None, sources: Sources::ALL }, cwd)
         .into_iter()
         .map(|(path, _)| path)
         .collect()
@@ -62,18 +77,19 @@ pub fn candidates(config_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
 /// path (an empty or relative `$HOME`) would name files in the repository: such a directory is not read.
 fn candidates_for(dirs: &UserDirs, cwd: &Path) -> Vec<(PathBuf, bool)> {
     let mut paths: Vec<(PathBuf, bool)> = Vec::new();
-    if let Some(dir) = dirs.claude_dir.filter(|dir| dir.is_absolute()) {
+    if let Some(dir) = dirs.claude_dir.filter(|dir| dir.is_absolute() && dirs.sources.user) {
         paths.push((dir.join("CLAUDE.md"), true));
     }
-    if dirs.config_dir.is_absolute() {
+    if dirs.config_dir.is_absolute() && dirs.sources.user {
         paths.extend(USER_FILES.iter().map(|name| (dirs.config_dir.join(name), true)));
     }
     let root = project_root(cwd);
     // `project_root` is an ancestor of `cwd` (or `cwd` itself), so this walks root → cwd.
     let mut project_dirs: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(&root)).collect();
     project_dirs.reverse();
+    let wanted = |name: &&&str| if **name == "CLAUDE.local.md" { dirs.sources.local } else { dirs.sources.project };
     for dir in project_dirs {
-        paths.extend(PROJECT_FILES.iter().map(|name| (dir.join(name), false)));
+        paths.extend(PROJECT_FILES.iter().filter(wanted).map(|name| (dir.join(name), false)));
     }
     paths
 }
@@ -86,7 +102,7 @@ const MAX_PROBLEM_PATH: usize = 160;
 /// Reads the guidelines for a session in `cwd` with user files from `config_dir`. Never fails.
 pub fn load(config_dir: &Path, cwd: &Path) -> Guidelines {
     let everything = ProjectReads { hidden: &|_| false, importable: &|_| true };
-    load_from(&UserDirs { config_dir, claude_dir: None, home: None }, cwd, &everything)
+    load_from(&UserDirs { config_dir, claude_dir: None, home: None, sources: Sources::ALL }, cwd, &everything)
 }
 
 /// What a project's guideline files may bring into the prompt, which is sent to the model without anyone being
@@ -501,7 +517,7 @@ mod tests {
         fs::write(cwd.join("CLAUDE.md"), "here").unwrap();
         let real = repo.canonicalize().unwrap();
         let hidden = |path: &Path| path.starts_with(real.join(".ssh")) || path == real.join(".env");
-        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None };
+        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None, sources: Sources::ALL };
         let g = load_from(&dirs, &cwd, &ProjectReads { hidden: &hidden, importable: &|_| true });
         assert!(g.text.contains("use tabs") && g.text.contains("here"), "{}", g.text);
         assert!(!g.text.contains("CANARY"), "{}", g.text);
@@ -535,7 +551,7 @@ mod tests {
             }
             true
         };
-        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None };
+        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None, sources: Sources::ALL };
         let g = load_from(&dirs, &cwd, &ProjectReads { hidden: &|_| false, importable: &swap });
         assert!(notes.is_symlink(), "the swap happened");
         assert!(!g.text.contains("CANARY"), "{}", g.text);

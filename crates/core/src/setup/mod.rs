@@ -142,6 +142,11 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
         shell_env,
         config_dir: paths.config_dir.clone(),
         claude_dir,
+        guideline_sources: crate::context::guidelines::Sources {
+            user: sources.user,
+            project: sources.project,
+            local: sources.local,
+        },
         notices,
         session_log: Some(session_log),
         resume,
@@ -155,13 +160,7 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
         structured_output,
         fallback_model: options.fallback_model.clone(),
         mcp,
-        betas: options
-            .betas
-            .iter()
-            .flat_map(|list| list.split(','))
-            .map(|beta| beta.trim().to_owned())
-            .filter(|beta| !beta.is_empty())
-            .collect(),
+        betas: betas(options),
         model,
     })
 }
@@ -194,6 +193,12 @@ fn load_settings(
         settings.apply_document(settings::Scope::Flag, label, document, cwd, home);
     }
     Ok((settings, sources, flag_settings))
+}
+
+/// `--betas`: each value a comma list.
+fn betas(options: &SessionOptions) -> Vec<String> {
+    let names = options.betas.iter().flat_map(|list| list.split(','));
+    names.map(str::trim).filter(|beta| !beta.is_empty()).map(str::to_owned).collect()
 }
 
 /// The limits a run was given, when they cannot mean anything.

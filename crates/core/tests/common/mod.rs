@@ -40,6 +40,7 @@ pub(crate) fn agent_config(server: &FakeServer, cwd: &Path) -> AgentConfig {
         shell_env: Default::default(),
         config_dir: cwd.join(".tandem-test-config"),
         claude_dir: None,
+        guideline_sources: tandem_core::context::guidelines::Sources::ALL,
         notices: Vec::new(),
         session_log: None,
         resume: None,
