@@ -143,3 +143,26 @@ fn an_agents_tools_are_checked_against_every_tool_offered() {
     assert!(!run.stderr.contains("has no tool \"Agent\""), "Agent is the Task tool's other name: {}", run.stderr);
     assert_eq!(tool_names(&server.requests()[0].body), ["Read", "WebFetch", "Task"]);
 }
+
+/// Issue 29: as in Claude Code, a Task call without `subagent_type` starts the general-purpose agent, and its
+/// `model` chooses the subagent's model (an alias too).
+#[test]
+fn task_defaults_to_the_general_purpose_agent_and_takes_a_model() {
+    let workspace = Workspace::new();
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_t", "name": "Task", "input": {
+            "description": "Count files", "prompt": "Count the files.", "model": "haiku"}}]},
+        {"blocks": [{"type": "text", "text": "3 files."}]},
+        {"blocks": [{"type": "text", "text": "There are 3."}]}
+    ]})))
+    .unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "count", "--output-format", "json"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the subagent ran");
+    let model = requests[1].body["model"].as_str().unwrap();
+    assert!(model.contains("haiku"), "the call's model: {model}");
+    assert!(tool_results(&requests[2].body)[0]["content"].to_string().contains("3 files."));
+}

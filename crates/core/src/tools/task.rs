@@ -31,9 +31,16 @@ pub struct Input {
     pub description: String,
     /// The task for the agent to perform
     pub prompt: String,
-    /// The type of specialized agent to use for this task
-    pub subagent_type: String,
+    /// The type of specialized agent to use for this task (general-purpose when not given)
+    #[serde(default)]
+    pub subagent_type: Option<String>,
+    /// The model for this agent (sonnet, opus, haiku, or a model id); without it, the agent's own or this session's
+    #[serde(default)]
+    pub model: Option<String>,
 }
+
+/// The agent a Task call without `subagent_type` starts (Claude Code's default).
+const DEFAULT_AGENT: &str = "general-purpose";
 
 /// What runs subagents: the session the Task call belongs to.
 pub trait SubagentLauncher: Send + Sync {
@@ -90,26 +97,33 @@ impl TypedTool for TaskTool {
     }
 
     fn summary(&self, input: &serde_json::Value, _ctx: &ToolContext) -> String {
-        let kind = input.get("subagent_type").and_then(serde_json::Value::as_str).unwrap_or("agent");
+        let kind = input.get("subagent_type").and_then(serde_json::Value::as_str).unwrap_or(DEFAULT_AGENT);
         let description = input.get("description").and_then(serde_json::Value::as_str).unwrap_or_default();
         format!("{kind}: {description}")
     }
 
     fn call<'a>(&'a self, input: Input, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let Some(agent) = self.catalog.find(input.subagent_type.trim()) else {
+            let kind = input.subagent_type.as_deref().map(str::trim).filter(|kind| !kind.is_empty());
+            let kind = kind.unwrap_or(DEFAULT_AGENT);
+            let Some(agent) = self.catalog.find(kind) else {
                 let names: Vec<&str> = self.catalog.agents.iter().map(|agent| agent.name.as_str()).collect();
                 return ToolOutput::error(format!(
-                    "There is no agent type {:?}. Use one of: {}.",
-                    input.subagent_type,
+                    "There is no agent type {kind:?}. Use one of: {}.",
                     names.join(", ")
                 ));
+            };
+            // The call's model stands in for the agent's (resolved like the agent's, aliases included).
+            let model = input.model.as_deref().map(str::trim).filter(|model| !model.is_empty() && *model != "inherit");
+            let agent = match model {
+                Some(model) => Cow::Owned(AgentDefinition { model: Some(model.to_owned()), ..agent.clone() }),
+                None => Cow::Borrowed(agent),
             };
             if input.prompt.trim().is_empty() {
                 return ToolOutput::error("prompt is empty: say what the subagent should do and return.");
             }
             match &ctx.subagents {
-                Some(launcher) => launcher.launch(agent, &input.description, &input.prompt, ctx).await,
+                Some(launcher) => launcher.launch(&agent, &input.description, &input.prompt, ctx).await,
                 None => ToolOutput::error("Subagents can't start here (a subagent can't start another)."),
             }
         })
