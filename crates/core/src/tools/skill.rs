@@ -27,6 +27,9 @@ pub struct Input {
     /// The skill's name, as listed in this tool's description
     #[serde(alias = "command")]
     skill: String,
+    /// Optional arguments for the skill
+    #[serde(default)]
+    args: Option<String>,
 }
 
 /// The Skill tool's name (a deny rule or `--disallowedTools` naming it keeps skills out of the offer).
@@ -77,6 +80,7 @@ impl TypedTool for SkillTool {
                 Err(why) => return ToolOutput::error(format!("The skill's file {} {why}.", file.display())),
             };
             let body = crate::front_matter::Document::parse(&text).map(|doc| doc.body).unwrap_or(text);
+            let body = with_arguments(body.trim(), input.args.as_deref().map(str::trim).unwrap_or_default());
             let others = other_files(&skill.dir);
             let others =
                 if others.is_empty() { String::new() } else { format!("\n\nIts other files:\n{}", others.join("\n")) };
@@ -84,10 +88,22 @@ impl TypedTool for SkillTool {
                 "Skill {} loaded. Base directory of the skill: {}{others}\n\n{}",
                 skill.name,
                 skill.dir.display(),
-                body.trim()
+                body
             ))
         })
     }
+}
+
+/// The skill's text with the call's arguments: in place of `$ARGUMENTS`, else after it (`ARGUMENTS: …`), as Claude
+/// Code gives them. Only `$ARGUMENTS`: a skill's code samples hold `$1` and friends of their own.
+fn with_arguments(body: &str, args: &str) -> String {
+    if args.is_empty() {
+        return body.to_owned();
+    }
+    if body.contains("$ARGUMENTS") {
+        return body.replace("$ARGUMENTS", args);
+    }
+    format!("{body}\n\nARGUMENTS: {args}")
 }
 
 /// The skill directory's files other than SKILL.md, relative, sorted.
@@ -131,5 +147,24 @@ mod tests {
         assert!(!output.content.contains("description:"), "front matter is not repeated");
         let missing = Tool::run(&tool, serde_json::json!({"skill": "deploy"}).into(), &ctx).await;
         assert!(missing.is_error && missing.content.contains("release"));
+    }
+
+    /// Issue 29: Claude Code's Skill takes `args`, given to the skill where it says `$ARGUMENTS` or after it.
+    #[tokio::test]
+    async fn a_skill_gets_its_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in [("greet", "Say hello to $ARGUMENTS."), ("lint", "Run `grep $1 x`.")] {
+            std::fs::create_dir_all(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join("SKILL.md"), format!("---\ndescription: d\n---\n{body}\n"))
+                .unwrap();
+        }
+        let catalog = crate::skills::load(&[(dir.path().to_path_buf(), "project")]);
+        let tool = SkillTool { catalog: Arc::new(catalog) };
+        let ctx = ToolContext::new(dir.path().to_path_buf());
+        let run = |input: serde_json::Value| Tool::run(&tool, input.into(), &ctx);
+        let greet = run(serde_json::json!({"skill": "greet", "args": "the team"})).await;
+        assert!(greet.content.contains("Say hello to the team."), "{}", greet.content);
+        let lint = run(serde_json::json!({"skill": "lint", "args": "src/"})).await;
+        assert!(lint.content.contains("Run `grep $1 x`.\n\nARGUMENTS: src/"), "{}", lint.content);
     }
 }
