@@ -46,7 +46,8 @@ language (`rust`, `py`, `js`, `ts`, `go`, `java`, `cpp`, …), which is faster t
 shows path:count.\n\
 - -i: case insensitive. -n: line numbers in content mode (default true). multiline: patterns can span lines \
 and `.` matches newlines.\n\
-- head_limit: show only the first N entries (default 250); the output says how many were left out.\n\
+- head_limit: show only the first N entries (default 250, 0 for all); offset: skip the first N entries (to page \
+through a long result); the output says how many were left out.\n\
 - Use Grep for searching; don't run grep or rg through Bash.";
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -86,14 +87,41 @@ pub struct Input {
     /// Lines to show before each match (content mode)
     #[serde(rename = "-B")]
     before: Option<u64>,
-    /// Lines to show before and after each match (content mode)
+    /// Alias for context
     #[serde(rename = "-C")]
+    context_c: Option<u64>,
+    /// Lines to show before and after each match (content mode; before -A/-B)
     context: Option<u64>,
     /// Let patterns span lines; `.` matches newlines. Default false
     multiline: Option<bool>,
-    /// Show only the first N entries (default 250)
-    #[schemars(range(min = 1))]
+    /// Show only the first N entries (default 250; 0 for all)
     head_limit: Option<u64>,
+    /// Skip the first N entries before applying head_limit (default 0)
+    offset: Option<u64>,
+}
+
+/// Which entries of the result are shown: `offset` skipped, then at most `limit`.
+#[derive(Clone, Copy, Debug)]
+struct Page {
+    offset: usize,
+    limit: usize,
+}
+
+impl Page {
+    fn of(input: &Input) -> Page {
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let limit = match input.head_limit {
+            None => DEFAULT_HEAD_LIMIT,
+            Some(0) => usize::MAX,
+            Some(n) => count(n),
+        };
+        Page { offset: input.offset.map_or(0, count), limit }
+    }
+
+    /// Entries a file may keep: what could be shown.
+    fn kept(self) -> usize {
+        self.offset.saturating_add(self.limit)
+    }
 }
 
 pub struct GrepTool;
@@ -208,7 +236,9 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) 
     let mut searcher = SearcherBuilder::new();
     searcher.line_number(true).multi_line(input.multiline == Some(true)).binary_detection(BinaryDetection::quit(0));
     if mode == Mode::Content {
-        let (before, after) = (input.before.or(input.context), input.after.or(input.context));
+        // `context` (then `-C`) over `-A`/`-B`, as Claude Code reads them.
+        let around = input.context.or(input.context_c);
+        let (before, after) = (around.or(input.before), around.or(input.after));
         searcher.before_context(before.unwrap_or(0) as usize).after_context(after.unwrap_or(0) as usize);
     }
     let mut walker = build_walker(input, root)?;
@@ -217,7 +247,8 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) 
         .or_else(|| crate::fs_util::resolve_like_kernel(root))
         .unwrap_or_else(|| crate::fs_util::normalize(root));
     let beneath = beneath.as_path();
-    let limit = input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let page = Page::of(input);
+    let limit = page.kept();
 
     let results = Mutex::new(Vec::new());
     let stored = AtomicUsize::new(0);
@@ -254,11 +285,11 @@ fn grep(input: &Input, root: &Path, cancel: &CancellationToken, guards: Guards) 
         return Ok(NO_MATCHES.to_string());
     }
     Ok(match mode {
-        Mode::FilesWithMatches => format_files(&mut results, limit),
-        Mode::Count => format_counts(&mut results, limit),
+        Mode::FilesWithMatches => format_files(&mut results, page),
+        Mode::Count => format_counts(&mut results, page),
         Mode::Content => {
             results.sort_by(|a, b| a.path.cmp(&b.path));
-            format_content(&results, limit, input.line_numbers.unwrap_or(true), stored.load(Ordering::Relaxed))
+            format_content(&results, page, input.line_numbers.unwrap_or(true), stored.load(Ordering::Relaxed))
         }
     })
 }
@@ -430,22 +461,22 @@ fn display_line(bytes: &[u8]) -> String {
     format!("{cut}… [line truncated, {chars} chars]")
 }
 
-fn format_files(results: &mut [FileResult], limit: usize) -> String {
+fn format_files(results: &mut [FileResult], page: Page) -> String {
     // Most recently modified first (what the model is most likely working on), then by path.
     results.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
     let total = results.len();
     let mut out = format!("Found {total} file{}\n", plural(total));
-    let shown = emit_limited(&mut out, results.iter().map(|r| r.path.display().to_string()), limit);
-    finish(out, shown, total, "files")
+    let shown = emit_limited(&mut out, results.iter().map(|r| r.path.display().to_string()), page);
+    finish(out, shown, total, "files", page)
 }
 
-fn format_counts(results: &mut [FileResult], limit: usize) -> String {
+fn format_counts(results: &mut [FileResult], page: Page) -> String {
     results.sort_by(|a, b| a.path.cmp(&b.path));
     let total_files = results.len();
     let total_matches: usize = results.iter().map(|r| r.entries).sum();
     let mut out = String::new();
-    let shown = emit_limited(&mut out, results.iter().map(|r| format!("{}:{}", r.path.display(), r.entries)), limit);
-    let mut out = finish(out, shown, total_files, "files");
+    let shown = emit_limited(&mut out, results.iter().map(|r| format!("{}:{}", r.path.display(), r.entries)), page);
+    let mut out = finish(out, shown, total_files, "files", page);
     out.push_str(&format!(
         "\n\nFound {total_matches} total match{} across {total_files} file{}.",
         if total_matches == 1 { "" } else { "es" },
@@ -454,10 +485,11 @@ fn format_counts(results: &mut [FileResult], limit: usize) -> String {
     out
 }
 
-fn format_content(results: &[FileResult], limit: usize, numbers: bool, stored: usize) -> String {
+fn format_content(results: &[FileResult], page: Page, numbers: bool, stored: usize) -> String {
     let total: usize = results.iter().map(|r| r.entries).sum();
     let mut out = String::new();
     let mut shown = 0;
+    let mut skipped = 0;
     let mut full = false;
     'files: for (index, result) in results.iter().enumerate() {
         let path = result.path.display().to_string();
@@ -476,7 +508,11 @@ fn format_content(results: &[FileResult], limit: usize, numbers: bool, stored: u
                     continue;
                 }
             };
-            if shown >= limit || out.len() + text.len() > MAX_OUTPUT_CHARS {
+            if skipped < page.offset {
+                skipped += 1;
+                continue;
+            }
+            if shown >= page.limit || out.len() + text.len() > MAX_OUTPUT_CHARS {
                 full = true;
                 break 'files;
             }
@@ -484,18 +520,18 @@ fn format_content(results: &[FileResult], limit: usize, numbers: bool, stored: u
             shown += 1;
         }
     }
-    let mut out = finish(out, shown, total, "lines");
+    let mut out = finish(out, shown, total, "lines", page);
     if !full && stored >= MAX_STORED_LINES && shown < total {
         out.push_str("\n(Too many matches to keep them all; narrow the search.)");
     }
     out
 }
 
-/// Appends items one per line until `limit` items or [`MAX_OUTPUT_CHARS`]; returns how many were shown.
-fn emit_limited(out: &mut String, items: impl Iterator<Item = String>, limit: usize) -> usize {
+/// Appends the page's items one per line, stopping at [`MAX_OUTPUT_CHARS`]; returns how many were shown.
+fn emit_limited(out: &mut String, items: impl Iterator<Item = String>, page: Page) -> usize {
     let mut shown = 0;
-    for item in items {
-        if shown >= limit || out.len() + item.len() + 1 > MAX_OUTPUT_CHARS {
+    for item in items.skip(page.offset) {
+        if shown >= page.limit || out.len() + item.len() + 1 > MAX_OUTPUT_CHARS {
             break;
         }
         out.push_str(&item);
@@ -505,8 +541,8 @@ fn emit_limited(out: &mut String, items: impl Iterator<Item = String>, limit: us
     shown
 }
 
-/// Trims the final newline and says how many entries were left out.
-fn finish(mut out: String, shown: usize, total: usize, what: &str) -> String {
+/// Trims the final newline and says how many entries were left out (before the page, and after it).
+fn finish(mut out: String, shown: usize, total: usize, what: &str, page: Page) -> String {
     loop {
         out.truncate(out.trim_end_matches('\n').len());
         if out.ends_with("\n--") {
@@ -517,10 +553,20 @@ fn finish(mut out: String, shown: usize, total: usize, what: &str) -> String {
             break;
         }
     }
-    if shown < total {
+    let skipped = page.offset.min(total);
+    if skipped > 0 && shown == 0 {
+        out.push_str(&format!("[No {what} past offset {skipped}: there are {total}.]"));
+    } else if skipped > 0 {
+        let after = total - skipped - shown;
         out.push_str(&format!(
-            "\n\n[Showing {shown} of {total} {what}; {} more not shown. Use head_limit, a narrower path or glob, or \
-             a more specific pattern to see others.]",
+            "\n\n[Showing {what} {} to {} of {total} (offset {skipped}); {after} more after these.]",
+            skipped + 1,
+            skipped + shown
+        ));
+    } else if shown < total {
+        out.push_str(&format!(
+            "\n\n[Showing {shown} of {total} {what}; {} more not shown. Use head_limit and offset to page, a narrower \
+             path or glob, or a more specific pattern to see others.]",
             total - shown
         ));
     }

@@ -105,7 +105,7 @@ async fn head_limit_says_how_many_were_cut() {
     }
     let out = grep(dir.path(), json!({"pattern": "needle", "head_limit": 3})).await;
     assert_eq!(out.content.lines().count(), 6, "{}", out.content);
-    assert!(out.content.ends_with("[Showing 3 of 10 files; 7 more not shown. Use head_limit, a narrower path or glob, or a more specific pattern to see others.]"));
+    assert!(out.content.ends_with("[Showing 3 of 10 files; 7 more not shown. Use head_limit and offset to page, a narrower path or glob, or a more specific pattern to see others.]"));
     let out = grep(dir.path(), json!({"pattern": "needle", "output_mode": "content", "head_limit": 4})).await;
     assert!(out.content.contains("[Showing 4 of 10 lines; 6 more not shown."), "{}", out.content);
 }
@@ -220,4 +220,29 @@ async fn a_file_opened_out_of_the_root_after_the_walk_judged_it_is_not_searched(
     let out = GrepTool.run(input.into(), &ctx).await;
     assert!(work.join("sub/y").exists(), "the swap happened");
     assert!(!out.content.contains("CANARY-OUTSIDE"), "{}", out.content);
+}
+
+/// Issue 29: Claude Code's `offset` pages through a result (after sorting, before head_limit), `head_limit: 0` shows
+/// everything, and `context` is read before `-C` and `-A`/`-B`.
+#[tokio::test]
+async fn offset_pages_head_limit_zero_shows_all_and_context_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    for index in 0..5 {
+        std::fs::write(dir.path().join(format!("f{index}.txt")), "before\nneedle\nafter\n").unwrap();
+    }
+    let page =
+        grep(dir.path(), json!({"pattern": "needle", "output_mode": "count", "offset": 1, "head_limit": 2})).await;
+    let shown: Vec<bool> = (0..5).map(|index| page.content.contains(&format!("f{index}.txt:1"))).collect();
+    assert_eq!(shown, [false, true, true, false, false], "{}", page.content);
+    assert!(page.content.contains("[Showing files 2 to 3 of 5 (offset 1); 2 more after these.]"), "{}", page.content);
+    let all = grep(dir.path(), json!({"pattern": "needle", "output_mode": "count", "head_limit": 0})).await;
+    assert!(all.content.contains("f4.txt:1") && !all.content.contains("Showing"), "{}", all.content);
+    let past = grep(dir.path(), json!({"pattern": "needle", "output_mode": "count", "offset": 9})).await;
+    assert!(past.content.contains("[No files past offset 5: there are 5.]"), "{}", past.content);
+    let context = grep(
+        dir.path(),
+        json!({"pattern": "needle", "path": "f0.txt", "output_mode": "content", "context": 1, "-A": 0}),
+    )
+    .await;
+    assert!(context.content.contains("before") && context.content.contains("after"), "{}", context.content);
 }
