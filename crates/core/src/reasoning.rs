@@ -88,6 +88,8 @@ pub const MIN_BUDGET: u32 = 1024;
 const ANSWER_ROOM: u32 = 4096;
 /// Needed for thinking between tool calls with budgeted thinking (adaptive thinking interleaves by itself).
 pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+/// Enables `output_config.effort` (Claude Code sends it with every request that sets an effort).
+pub const EFFORT_BETA: &str = "effort-2025-11-24";
 
 impl Reasoning {
     /// Whether anything was asked for.
@@ -175,6 +177,7 @@ impl Reasoning {
         if let Some(effort) = self.effort {
             if model.effort || support == ThinkingSupport::Unknown {
                 out.effort = Some(effort);
+                out.betas.push(EFFORT_BETA);
             } else {
                 notes.push(format!("{} does not take an effort level (assets/models.toml); it is not sent", model.id));
             }
@@ -198,6 +201,17 @@ mod tests {
         assert_eq!(out.min_max_tokens, Some(8000 + ANSWER_ROOM));
         assert_eq!(out.betas, [INTERLEAVED_THINKING_BETA]);
         assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// Issue 29: an effort was sent without the beta header that enables it.
+    #[test]
+    fn an_effort_carries_the_header_that_enables_it() {
+        let reasoning = Reasoning { effort: Some(Effort::Low), ..Reasoning::default() };
+        let opus = model("claude-opus-4-5");
+        assert!(opus.effort, "assets/models.toml: claude-opus-4-5 takes an effort");
+        let (out, _) = reasoning.for_model(&opus, ProviderKind::Anthropic, true);
+        assert_eq!(out.effort, Some(Effort::Low));
+        assert_eq!(out.betas, [EFFORT_BETA]);
     }
 
     #[test]
