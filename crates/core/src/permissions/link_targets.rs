@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use super::PermissionPolicy;
-use super::rules::{path_globs, path_matches};
+use super::rules::path_globs;
 use super::settings::SourcedRule;
 
 /// Entries looked at, at most, per rule and call: a directory a rule names is usually small; beyond this the links
@@ -31,17 +31,29 @@ impl PermissionPolicy {
         // Edit rule's links are looked for at every depth (a write is rarer than a read, and the dangling link of
         // `Edit(**/*.lock)` names a file no search has found yet).
         let any_depth = rule.rule.covers_tool("Read");
-        for glob in path_globs(spec, &rule.root, roots, &self.home, true) {
+        let globs = path_globs(spec, &rule.root, roots, &self.home, true);
+        // Matched by the rule's globs built once: a workspace holds thousands of links (pnpm's node_modules).
+        let matchers: Vec<(globset::GlobMatcher, Option<PathBuf>)> = globs
+            .iter()
+            .filter_map(|glob| {
+                let text = glob.to_string_lossy();
+                let whole = text.strip_suffix("/**").map(PathBuf::from);
+                let built = globset::GlobBuilder::new(&text).literal_separator(true).build().ok()?;
+                Some((built.compile_matcher(), whole))
+            })
+            .collect();
+        let covers = |link: &Path| {
+            matchers.iter().any(|(matcher, whole)| {
+                link.ancestors().any(|path| matcher.is_match(path)) || whole.as_deref().is_some_and(|w| link == w)
+            })
+        };
+        for glob in &globs {
             let base: PathBuf = glob.components().take_while(|part| !is_wildcard(part)).collect();
             let at_a_root = roots.iter().any(|root| root.starts_with(&base));
             if base.parent().is_none() || at_a_root && any_depth {
                 continue;
             }
-            for link in links_below(&base) {
-                if path_matches(spec, &link, &rule.root, roots, &self.home, true) {
-                    targets.push(target_of(&link));
-                }
-            }
+            targets.extend(links_below(&base).iter().filter(|link| covers(link)).map(|link| target_of(link)));
         }
         targets
     }
@@ -90,14 +102,17 @@ struct Scan {
 /// A directory as it was listed: a change of identity or modification time means its entries may have changed.
 struct Listed {
     path: PathBuf,
-    identity: Option<(u64, u64, SystemTime)>,
+    /// Device, inode, modification time and change time (which no command can set back, as `touch` can the
+    /// modification time).
+    identity: Option<(u64, u64, SystemTime, (i64, i64))>,
 }
 
 impl Listed {
     fn now(path: &Path) -> Listed {
         use std::os::unix::fs::MetadataExt;
-        let identity =
-            std::fs::symlink_metadata(path).ok().and_then(|meta| Some((meta.dev(), meta.ino(), meta.modified().ok()?)));
+        let identity = std::fs::symlink_metadata(path)
+            .ok()
+            .and_then(|meta| Some((meta.dev(), meta.ino(), meta.modified().ok()?, (meta.ctime(), meta.ctime_nsec()))));
         Listed { path: path.to_path_buf(), identity }
     }
 
@@ -108,7 +123,7 @@ impl Listed {
     /// Modified well before `started`: file system clocks are coarse, so a change in the same tick as the
     /// listing would keep the listed time.
     fn settled_before(&self, started: SystemTime) -> bool {
-        self.identity.is_some_and(|(_, _, modified)| modified + std::time::Duration::from_secs(2) <= started)
+        self.identity.is_some_and(|(_, _, modified, _)| modified + std::time::Duration::from_secs(2) <= started)
     }
 }
 
@@ -140,22 +155,30 @@ fn walk(base: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
     (links, listed)
 }
 
-/// Where `link` leads: the real path, or for a link whose target does not exist yet, the place it names — resolved as
-/// the kernel will: the longest part of it that exists is resolved with its links (a `..` after a link goes up from
-/// where the link leads, not from its name), and only the rest is taken as written.
+/// Where `link` leads: the real path, or for a link whose target does not exist yet, the place a file created
+/// through it would be — resolved as the kernel will: every link on the way followed, dangling ones in a chain
+/// too (`locked/cfg -> ../mid/cfg -> ../open/cfg`), and a `..` after a link going up from where the link leads.
 fn target_of(link: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(link) {
-        return real;
-    }
-    let Ok(named) = std::fs::read_link(link) else { return link.to_path_buf() };
-    let joined = link.parent().unwrap_or(Path::new("/")).join(named);
-    let parts: Vec<Component> = joined.components().collect();
-    for existing in (1..parts.len()).rev() {
-        let head: PathBuf = parts[..existing].iter().collect();
-        if let Ok(real) = std::fs::canonicalize(&head) {
-            let rest: PathBuf = parts[existing..].iter().collect();
-            return crate::fs_util::normalize(&real.join(rest));
+    let mut current = link.to_path_buf();
+    for _ in 0..MAX_HOPS {
+        if let Ok(real) = std::fs::canonicalize(&current) {
+            return real;
         }
+        let Ok(named) = std::fs::read_link(&current) else { return with_real_directory(&current) };
+        current = with_real_directory(&current.parent().unwrap_or(Path::new("/")).join(named));
     }
-    crate::fs_util::normalize(&joined)
+    current
+}
+
+/// Links followed at most, as the kernel (then `ELOOP`).
+const MAX_HOPS: usize = 40;
+
+/// `path` with its directory resolved as the kernel will (links followed, then `..`), its last name as written.
+fn with_real_directory(path: &Path) -> PathBuf {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return crate::fs_util::normalize(path) };
+    let dir = std::fs::canonicalize(dir)
+        .ok()
+        .or_else(|| crate::fs_util::resolve_like_kernel(dir))
+        .unwrap_or_else(|| target_of(dir));
+    dir.join(name)
 }

@@ -956,3 +956,37 @@ fn edit_rules_follow_links_at_any_depth_and_resolve_dangling_targets_as_the_kern
     assert_eq!(write("deep/a/new"), Deny, "where the dangling link really leads");
     assert_eq!(write("open/new"), Allow, "not where it leads: `..` goes up from deep/a/b");
 }
+
+/// Round 51's fifth look: a chain of dangling links (`locked/cfg -> ../mid/cfg -> ../open/cfg`) is followed to its
+/// end, as the kernel does when a Write creates the file; and a link made in a directory whose modification time a
+/// command set back (`touch -m -d`) is still seen (the walk is kept by the directories' change times too).
+#[test]
+fn chains_of_dangling_links_are_followed_and_a_reset_mtime_does_not_hide_a_new_link() {
+    let setup = Setup::new();
+    for dir in ["locked", "mid", "open", "data", "sub"] {
+        std::fs::create_dir_all(setup.cwd().join(dir)).unwrap();
+    }
+    std::os::unix::fs::symlink("../mid/cfg", setup.cwd().join("locked/cfg")).unwrap();
+    std::os::unix::fs::symlink("../open/cfg", setup.cwd().join("mid/cfg")).unwrap();
+    let policy = setup.policy(AcceptEdits, &[(RuleKind::Deny, "Edit(locked/**)"), (RuleKind::Deny, "Edit(*.lock)")]);
+    let write =
+        |path: &str| setup.decide(&policy, "Write", json!({"file_path": setup.cwd().join(path), "content": "y"}));
+    assert_eq!(write("open/cfg"), Deny, "the end of the chain");
+    assert_eq!(write("mid/other"), Allow);
+    // Every directory settled long ago, so that the walk is kept.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let settle = |dir: &std::path::Path| std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+    let mut dirs = vec![setup.cwd()];
+    while let Some(dir) = dirs.pop() {
+        settle(&dir);
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+            }
+        }
+    }
+    assert_eq!(write("data/new.txt"), Allow, "no link leads there yet");
+    std::os::unix::fs::symlink("../data/new.txt", setup.cwd().join("sub/x.lock")).unwrap();
+    settle(&setup.cwd().join("sub"));
+    assert_eq!(write("data/new.txt"), Deny, "the new link is seen though sub's mtime was set back");
+}
