@@ -110,7 +110,8 @@ struct Listed {
 impl Listed {
     fn now(path: &Path) -> Listed {
         use std::os::unix::fs::MetadataExt;
-        let identity = std::fs::symlink_metadata(path)
+        // A directory entered through a link is seen where it is.
+        let identity = std::fs::metadata(path)
             .ok()
             .and_then(|meta| Some((meta.dev(), meta.ino(), meta.modified().ok()?, (meta.ctime(), meta.ctime_nsec()))));
         Listed { path: path.to_path_buf(), identity }
@@ -135,6 +136,9 @@ fn walk(base: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
     }
     let mut pending = vec![base.to_path_buf()];
     let mut budget = MAX_ENTRIES;
+    // A link to a directory is walked too, under its name here (the links in it are reached through it), each real
+    // directory once (a link back up would loop).
+    let mut entered: std::collections::HashSet<PathBuf> = std::fs::canonicalize(base).into_iter().collect();
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
@@ -142,11 +146,18 @@ fn walk(base: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
                 return (links, listed);
             }
             budget -= 1;
+            let path = entry.path();
             match entry.file_type() {
-                Ok(kind) if kind.is_symlink() => links.push(entry.path()),
+                Ok(kind) if kind.is_symlink() => {
+                    if std::fs::canonicalize(&path).is_ok_and(|real| real.is_dir() && entered.insert(real)) {
+                        listed.push(Listed::now(&path));
+                        pending.push(path.clone());
+                    }
+                    links.push(path);
+                }
                 Ok(kind) if kind.is_dir() => {
-                    listed.push(Listed::now(&entry.path()));
-                    pending.push(entry.path());
+                    listed.push(Listed::now(&path));
+                    pending.push(path);
                 }
                 _ => {}
             }

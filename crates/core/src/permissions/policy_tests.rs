@@ -990,3 +990,23 @@ fn chains_of_dangling_links_are_followed_and_a_reset_mtime_does_not_hide_a_new_l
     settle(&setup.cwd().join("sub"));
     assert_eq!(write("data/new.txt"), Deny, "the new link is seen though sub's mtime was set back");
 }
+
+/// Round 51's sixth look: the links inside a directory that a link in the rule's directory leads to are covered too
+/// (`locked/sub -> ../open/sub`, `open/sub/e -> ../../data/exists`: `locked/sub/e` names `data/exists`).
+#[test]
+fn links_inside_a_linked_directory_are_covered_too() {
+    let setup = Setup::new();
+    for dir in ["locked", "open/sub", "data"] {
+        std::fs::create_dir_all(setup.cwd().join(dir)).unwrap();
+    }
+    std::fs::write(setup.cwd().join("data/exists"), "s").unwrap();
+    std::os::unix::fs::symlink("../open/sub", setup.cwd().join("locked/sub")).unwrap();
+    std::os::unix::fs::symlink("../../data/exists", setup.cwd().join("open/sub/e")).unwrap();
+    std::os::unix::fs::symlink("../../data/k", setup.cwd().join("open/sub/k")).unwrap();
+    std::os::unix::fs::symlink("..", setup.cwd().join("open/sub/up")).unwrap();
+    let policy = setup.policy(AcceptEdits, &[(RuleKind::Deny, "Read(locked/**)"), (RuleKind::Deny, "Edit(locked/**)")]);
+    let read = json!({"file_path": setup.cwd().join("data/exists")});
+    assert_eq!(setup.decide(&policy, "Read", read), Deny);
+    let write = json!({"file_path": setup.cwd().join("data/k"), "content": "y"});
+    assert_eq!(setup.decide(&policy, "Write", write), Deny, "behind a dangling link in the linked directory");
+}

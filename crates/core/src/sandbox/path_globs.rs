@@ -126,10 +126,15 @@ impl PathGlob {
 /// link found is followed to its target like a link the rule named. `false` when the walk did not finish (the
 /// links beyond it are not found; the directory itself is denied all the same).
 fn links_inside(dir: &Path, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
+    // A link to a directory is entered too, under its name here (`locked/sub -> ../open/sub`: the links in `open/sub`
+    // are reached as `locked/sub/…`), each real directory once (a link back up would loop).
+    let mut entered: std::collections::HashSet<PathBuf> = std::fs::canonicalize(dir).into_iter().collect();
     let visit = |entry: &std::fs::DirEntry| match entry.file_type() {
         Ok(kind) if kind.is_symlink() => {
-            found.push(entry.path());
-            Visit::Pass
+            let path = entry.path();
+            let into = std::fs::canonicalize(&path).ok().filter(|real| real.is_dir() && entered.insert(real.clone()));
+            found.push(path);
+            if into.is_some() { Visit::Enter } else { Visit::Pass }
         }
         Ok(kind) if kind.is_dir() => Visit::Enter,
         _ => Visit::Pass,
@@ -221,6 +226,13 @@ mod tests {
         found.sort();
         let expected = ["conf/deep", "conf/deep/inner", "conf/k", "conf/plain"].map(|name| root.join(name));
         assert_eq!(found, expected);
+        // A link to a directory is entered under its own name, once (`conf/deep/inner -> ../../private`).
+        std::os::unix::fs::symlink("../k2", root.join("private/back")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("private/up")).unwrap();
+        let glob = PathGlob::new(&root.join("conf/**")).unwrap();
+        let mut found = Vec::new();
+        glob.expand_into(&mut found);
+        assert!(found.contains(&root.join("conf/deep/inner/back")), "{found:?}");
     }
 
     /// Found by the 48th red-team round: `grep -r SECRET .` (read-only, sandboxed) printed `deploy/target/.env`

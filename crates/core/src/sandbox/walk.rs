@@ -16,13 +16,17 @@ pub(super) struct Seen {
     device: u64,
     inode: u64,
     modified: (i64, i64),
+    /// The change time: a command can set the modification time back after adding an entry, not this.
+    changed: (i64, i64),
 }
 
 impl Seen {
     pub(super) fn now(path: &Path) -> Option<Seen> {
-        let meta = std::fs::symlink_metadata(path).ok()?;
+        // A directory entered through a link is seen where it is.
+        let meta = std::fs::metadata(path).ok()?;
         let modified = (meta.mtime(), meta.mtime_nsec());
-        Some(Seen { path: path.to_path_buf(), device: meta.dev(), inode: meta.ino(), modified })
+        let changed = (meta.ctime(), meta.ctime_nsec());
+        Some(Seen { path: path.to_path_buf(), device: meta.dev(), inode: meta.ino(), modified, changed })
     }
 
     pub(super) fn unchanged(&self) -> bool {
