@@ -77,9 +77,11 @@ pub struct Confinement {
     pub asked: AskedPaths,
 }
 
-/// The paths the user's `ask` rules name (`Read(secrets/**)`, `Edit(locked/**)`): reading or writing them needs
-/// the user's yes, so every grant but [`Grant::Approved`] is denied them. The analyser asks about a command that
-/// names them; this holds a command that reaches them without naming them (`grep -r . `, a build script).
+/// The paths the user's `ask` rules name (`Read(secrets/**)`, `Edit(locked/**)`). Reading them needs the user's
+/// yes, so every grant but [`Grant::Approved`] is denied the read ones: the analyser asks about a command that names
+/// them, this holds one that reaches them without naming them (`grep -r .`, a build script). The write ones are
+/// asked about when named, and known to the file tools by every name (see `find_denied_files`); the sandbox does
+/// not hold them (see [`Confinement::policy_for`]).
 #[derive(Clone, Debug, Default)]
 pub struct AskedPaths {
     pub read: Vec<PathBuf>,
@@ -112,10 +114,11 @@ impl Confinement {
                 ..self.with(SandboxMode::WorkspaceWrite, true)
             },
         };
+        // Only reads: a write denied inside the workspace costs every directory above it the right to create
+        // entries (Landlock grants by directory), so an ask rule for `Edit(Cargo.lock)` would stop acceptEdits'
+        // `cp a b` at the top. Writes an Edit ask rule covers are asked about when a command names them.
         policy.deny_read.extend(self.asked.read.iter().cloned());
         policy.deny_read_globs.extend(self.asked.read_globs.iter().cloned());
-        policy.deny_write.extend(self.asked.write.iter().cloned());
-        policy.deny_write_globs.extend(self.asked.write_globs.iter().cloned());
         // `--sandbox read-only` holds every command to reading, whatever allowed it.
         Some(if self.approved == SandboxMode::ReadOnly {
             SandboxPolicy { mode: SandboxMode::ReadOnly, ..policy }

@@ -64,7 +64,7 @@ pub fn describe(confinement: Option<&Confinement>, support: &Support) -> String 
     let asked = &confinement.asked;
     let mut named: Vec<String> = asked.read.iter().map(|path| format!("read {}", path.display())).collect();
     named.extend(patterns(&asked.read_globs).into_iter().map(|pattern| format!("read {pattern}")));
-    named.extend(asked.write.iter().map(|path| format!("write {}", path.display())));
+    named.extend(asked.write.iter().map(|path| format!("write {} (asked when a command names it)", path.display())));
     named.extend(patterns(&asked.write_globs).into_iter().map(|pattern| format!("write {pattern}")));
     if !named.is_empty() {
         let _ = writeln!(out, "Only for commands you approve (your ask rules): {}", named.join(", "));

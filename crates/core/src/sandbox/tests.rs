@@ -435,8 +435,10 @@ fn each_grant_gets_what_its_decision_assumed() {
     assert!(off.policy_for(Grant::ReadOnly).is_none(), "switched off: nothing is sandboxed");
 }
 
-/// What an ask rule names is out of reach of every command the user did not approve (round 50: `grep -r . ` read
-/// under `Read(secrets/**)`, a build wrote under `Edit(locked/**)`), and within reach of one they approved.
+/// What a Read ask rule names is out of reach of every command the user did not approve (round 50: `grep -r . ` read
+/// under `Read(secrets/**)`), and within reach of one they approved. An Edit ask rule's paths are asked about when a
+/// command names them, not held here: carving them out stopped commands from creating anything in the directories
+/// above them (`cp a b` at the top with `Edit(Cargo.lock)` asked, found by a regression check).
 #[tokio::test]
 async fn what_ask_rules_name_needs_an_approved_call() {
     let (Some(_abi), Some(ws)) = (landlock_abi(), scratch()) else { return };
@@ -463,8 +465,9 @@ async fn what_ask_rules_name_needs_an_approved_call() {
         denied(&p, ws, "cat secrets/key").await;
         allowed(&p, ws, "cat README locked/key > /dev/null").await;
         if grant != Grant::ReadOnly {
-            denied(&p, ws, "echo x > locked/key").await;
-            allowed(&p, ws, "echo x > src/new").await;
+            allowed(&p, ws, "echo x > src/new && cp README README2 && mkdir -p top/x").await;
+            std::fs::remove_file(ws.join("README2")).unwrap();
+            std::fs::remove_dir_all(ws.join("top")).unwrap();
         }
     }
     let approved = confinement.policy_for(Grant::Approved).unwrap();
