@@ -12,6 +12,12 @@
 //! another project's rules denied is not denied here. Moving a denied file to a place where it could be read is
 //! refused by Landlock itself (it would gain a right it lacked, see `linux.rs`).
 //!
+//! The session's search looks where every rule points, not only where reads are denied: what Read ask rules and
+//! Edit deny or ask rules name, the secrets and profiles that may not be written (`find_denied_files`). A file found
+//! only there is not denied to reads for it (each policy denies by its own paths); the file tools judge a call by
+//! the place its file was found too ([`origin_of`]), so a rule covers the file under any other name. The search
+//! runs when the session starts and again after every command ([`note_where_denied_files_are`]).
+//!
 //! What is remembered is also written down ([`keep_in`], a file in tandem's data directory, which no sandboxed
 //! command may write), with where it was last seen, so that a later session still follows the file a build
 //! renamed in an earlier one (looked for near where it was last seen when it is not there any more).
