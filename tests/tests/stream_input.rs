@@ -500,3 +500,27 @@ fn rewind_files_by_the_hosts_uuid_dry_and_for_real() {
     let (code, _) = host.finish();
     assert_eq!(code, 0);
 }
+
+/// Issue 29: Grep's `tool_use_result` is Claude Code's object (it was the plain text).
+#[test]
+fn grep_results_carry_claude_codes_object() {
+    let workspace = Workspace::new();
+    workspace.write("notes.txt", "needle\nhay\n");
+    let server = scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "toolu_grep", "name": "Grep", "input": {"pattern": "needle"}}]},
+        text_reply("Done.")
+    ]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    host.user(json!("Go"));
+    host.until(|frame| frame["type"] == "result");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    let frame = frames
+        .iter()
+        .find(|frame| frame["type"] == "user" && frame["message"]["content"][0]["tool_use_id"] == "toolu_grep")
+        .expect("the Grep result's frame");
+    let result = &frame["tool_use_result"];
+    assert_eq!(result["mode"], "files_with_matches", "{result}");
+    assert_eq!(result["numFiles"], 1);
+    assert!(result["filenames"][0].as_str().unwrap().ends_with("notes.txt"), "{result}");
+}

@@ -18,7 +18,7 @@ use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::typed::TypedTool;
@@ -161,8 +161,12 @@ impl TypedTool for GrepTool {
             let cancel = ctx.cancel.clone();
             let judged_root = ctx.judged_path.clone();
             let guards = Guards { hidden: ctx.hidden.clone(), unreadable: ctx.unreadable.clone(), judged_root };
+            let (mode, page) = (input.output_mode, Page::of(&input));
             match tokio::task::spawn_blocking(move || grep(&input, &root, &cancel, guards)).await {
-                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Ok(text)) => {
+                    let structured = structured_result(mode, page, &text);
+                    ToolOutput::ok(text).with_structured(structured)
+                }
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Grep failed: {err}")),
             }
@@ -198,6 +202,30 @@ fn grep_view(mode: Mode, content: &str) -> ResultView {
         Mode::Content => cut_total,
     };
     ResultView::Found { count: count.unwrap_or(items.len()), unit, items }
+}
+
+/// The result as Claude Code gives it to SDK hosts (`tool_use_result`): `mode`, `numFiles`, `filenames`, and for
+/// content and count modes the `content` listed (`numLines`, `numMatches`), with the `appliedLimit` when the listing
+/// was cut and the `appliedOffset` when one was asked for.
+fn structured_result(mode: Mode, page: Page, text: &str) -> Value {
+    let ResultView::Found { count, items, .. } = grep_view(mode, text) else { return Value::Null };
+    let cut = text.lines().any(|line| line.starts_with("[Showing "));
+    let mut result = match mode {
+        Mode::FilesWithMatches => json!({"mode": "files_with_matches", "numFiles": items.len(), "filenames": items}),
+        Mode::Content => json!({
+            "mode": "content", "numFiles": 0, "filenames": [], "content": items.join("\n"), "numLines": items.len()
+        }),
+        Mode::Count => json!({
+            "mode": "count", "numFiles": items.len(), "filenames": [], "content": items.join("\n"), "numMatches": count
+        }),
+    };
+    if cut && page.limit != usize::MAX {
+        result["appliedLimit"] = json!(page.limit);
+    }
+    if page.offset > 0 {
+        result["appliedOffset"] = json!(page.offset);
+    }
+    result
 }
 
 /// One matching file.

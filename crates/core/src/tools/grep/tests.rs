@@ -246,3 +246,30 @@ async fn offset_pages_head_limit_zero_shows_all_and_context_wins() {
     .await;
     assert!(context.content.contains("before") && context.content.contains("after"), "{}", context.content);
 }
+
+/// Issue 29: SDK hosts get Grep's result as Claude Code gives it (`tool_use_result` was the plain text): the mode,
+/// the files or the content listed, the counts, and the limit and offset applied.
+#[tokio::test]
+async fn hosts_get_the_result_as_claude_codes_object() {
+    let dir = tempfile::tempdir().unwrap();
+    for index in 0..3 {
+        std::fs::write(dir.path().join(format!("f{index}.txt")), "needle\nneedle\n").unwrap();
+    }
+    let files = grep(dir.path(), json!({"pattern": "needle", "head_limit": 2})).await;
+    let structured = files.structured.unwrap();
+    assert_eq!(structured["mode"], "files_with_matches");
+    assert_eq!((structured["numFiles"].as_u64(), structured["appliedLimit"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(structured["filenames"].as_array().unwrap().len(), 2);
+    let count = grep(dir.path(), json!({"pattern": "needle", "output_mode": "count", "offset": 1})).await;
+    let structured = count.structured.unwrap();
+    assert_eq!(
+        (structured["mode"].as_str(), structured["numMatches"].as_u64()),
+        (Some("count"), Some(6)),
+        "{structured}"
+    );
+    assert_eq!(structured["appliedOffset"], 1);
+    let content = grep(dir.path(), json!({"pattern": "needle", "output_mode": "content", "path": "f0.txt"})).await;
+    let structured = content.structured.unwrap();
+    assert_eq!((structured["mode"].as_str(), structured["numLines"].as_u64()), (Some("content"), Some(2)));
+    assert!(structured["content"].as_str().unwrap().contains("f0.txt:1:needle"), "{structured}");
+}
