@@ -88,13 +88,29 @@ impl TypedTool for GlobTool {
             let root = ctx.resolve(input.path.as_deref().unwrap_or("."));
             let cancel = ctx.cancel.clone();
             let hidden = ctx.hidden.clone();
+            let started = std::time::Instant::now();
             match tokio::task::spawn_blocking(move || glob(&input.pattern, &root, &cancel, hidden)).await {
-                Ok(Ok(text)) => ToolOutput::ok(text),
+                Ok(Ok(text)) => {
+                    let structured = structured_result(&text, started.elapsed());
+                    ToolOutput::ok(text).with_structured(structured)
+                }
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Glob failed: {err}")),
             }
         })
     }
+}
+
+/// The result as Claude Code gives it to SDK hosts (`tool_use_result`): `filenames` (those listed), `numFiles`,
+/// `truncated` (more matched than are listed) and `durationMs`.
+fn structured_result(text: &str, took: std::time::Duration) -> Value {
+    let ResultView::Found { count, items, .. } = glob_view(text) else { return Value::Null };
+    serde_json::json!({
+        "filenames": items,
+        "durationMs": u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        "numFiles": items.len(),
+        "truncated": count > items.len(),
+    })
 }
 
 fn glob(pattern: &str, root: &Path, cancel: &CancellationToken, hidden: Option<HiddenPaths>) -> Result<String, String> {
@@ -238,6 +254,20 @@ mod tests {
     }
 
     /// The card's count comes from Glob's own text, also the total its note gives when the list is cut.
+    #[tokio::test]
+    async fn hosts_get_the_result_as_claude_codes_object() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..MAX_RESULTS + 3 {
+            touch(&dir.path().join(format!("f{n}.txt")), 10);
+        }
+        let out = glob_tool(dir.path(), json!({"pattern": "*.txt"})).await;
+        let structured = out.structured.expect("Claude Code's object for hosts");
+        assert_eq!(structured["numFiles"], MAX_RESULTS);
+        assert_eq!(structured["truncated"], true);
+        assert_eq!(structured["filenames"].as_array().unwrap().len(), MAX_RESULTS);
+        assert!(structured["durationMs"].is_u64());
+    }
+
     #[tokio::test]
     async fn result_view_reads_back_the_text() {
         let dir = tempfile::tempdir().unwrap();
