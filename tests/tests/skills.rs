@@ -69,3 +69,27 @@ fn a_skill_runs_as_a_slash_command() {
     let prompt = server.requests()[0].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(prompt.contains("skill changelog") && prompt.contains("ARGUMENTS: v1.2"), "{prompt}");
 }
+
+/// Issue 29: the setting sources decide the project's and the user's skills (and commands and agents) as Claude
+/// Code's `settingSources` does: an SDK program passing `[]` got the project's skills all the same.
+#[test]
+fn setting_sources_decide_whose_skills_are_read() {
+    let workspace = Workspace::new();
+    workspace.write(".claude/skills/changelog/SKILL.md", "---\ndescription: Write the changelog.\n---\nDo it.\n");
+    workspace.write_config("claude/skills/haiku/SKILL.md", "---\ndescription: Answer in a haiku.\n---\nFive.\n");
+    for (sources, expected) in [
+        ("", json!([])),
+        ("user", json!(["haiku"])),
+        ("project", json!(["changelog"])),
+        ("user,project", json!(["changelog", "haiku"])),
+    ] {
+        let server =
+            FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "ok"}]}]}))).unwrap();
+        let mut command = workspace.anthropic(&server);
+        command.args(["-p", "hi", "--output-format", "stream-json", "--verbose", "--setting-sources", sources]);
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{run:?}");
+        let init = run.lines().into_iter().find(|line| line["subtype"] == "init").unwrap();
+        assert_eq!(init["skills"], expected, "--setting-sources {sources:?}");
+    }
+}

@@ -73,8 +73,9 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
     let model = session_model(&resolved, options)?;
     let home = crate::fs_util::user_home();
     let claude_dir = crate::hooks::claude_user_dir(&process_env, home.as_deref());
-    let places = Places { paths: &paths, cwd: &cwd, home: home.as_deref(), claude_dir: claude_dir.as_deref() };
-    let (settings, sources, flag_settings) = load_settings(options, &places)?;
+    let sources = setting_sources(options)?;
+    let places = Places { paths: &paths, cwd: &cwd, home: home.as_deref(), claude_dir: claude_dir.as_deref(), sources };
+    let (settings, flag_settings) = load_settings(options, &places)?;
     let mut notices: Vec<String> = settings.problems.iter().map(|problem| format!("Settings: {problem}")).collect();
     notices.extend(permissions::held_notices(&settings, options.front_end));
     notices.extend(unapplied_options(options));
@@ -172,6 +173,8 @@ struct Places<'a> {
     home: Option<&'a Path>,
     /// Claude Code's user directory (`~/.claude`, `$CLAUDE_CONFIG_DIR`).
     claude_dir: Option<&'a Path>,
+    /// Which of them the session reads (`--setting-sources`).
+    sources: settings::SettingSources,
 }
 
 /// The settings files the options' sources name, then `--settings` over them; a file that exists but cannot be
@@ -179,20 +182,24 @@ struct Places<'a> {
 fn load_settings(
     options: &SessionOptions,
     places: &Places<'_>,
-) -> Result<(settings::Settings, settings::SettingSources, Option<permissions::FlagSettings>), SetupError> {
-    let sources = match options.setting_sources.as_deref() {
-        Some(list) => settings::SettingSources::parse(list)
-            .map_err(|why| SetupError(format!("invalid --setting-sources {list:?}: {why}")))?,
-        None => settings::SettingSources::ALL,
-    };
+) -> Result<(settings::Settings, Option<permissions::FlagSettings>), SetupError> {
     let (config_dir, cwd, home) = (&places.paths.config_dir, places.cwd, places.home);
-    let mut settings = settings::load_sources(config_dir, places.claude_dir, cwd, home, sources);
+    let mut settings = settings::load_sources(config_dir, places.claude_dir, cwd, home, places.sources);
     settings.check_readable().map_err(SetupError)?;
     let flag_settings = permissions::flag_settings(options)?;
     if let Some((label, document)) = &flag_settings {
         settings.apply_document(settings::Scope::Flag, label, document, cwd, home);
     }
-    Ok((settings, sources, flag_settings))
+    Ok((settings, flag_settings))
+}
+
+/// `--setting-sources`: which of the user's and the project's files the session reads (all by default).
+fn setting_sources(options: &SessionOptions) -> Result<settings::SettingSources, SetupError> {
+    match options.setting_sources.as_deref() {
+        Some(list) => settings::SettingSources::parse(list)
+            .map_err(|why| SetupError(format!("invalid --setting-sources {list:?}: {why}"))),
+        None => Ok(settings::SettingSources::ALL),
+    }
 }
 
 /// `--betas`: each value a comma list.

@@ -1,7 +1,7 @@
 //! The tools the session offers the model: the built-in ones, the catalogs' (skills, subagents), the web's and
 //! `--json-schema`'s, less those a deny rule without a specifier takes out and those `--tools` leaves out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::{Places, SessionOptions, SetupError};
@@ -87,9 +87,20 @@ impl Offer {
         notices: &mut Vec<String>,
     ) -> Catalogs {
         let (root, claude_dir, config_dir) = (&settings.project_root, places.claude_dir, &places.paths.config_dir);
-        let commands = crate::commands::load(&crate::commands::directories(root, claude_dir, config_dir));
+        // As Claude Code: the project's commands, skills and agents with the `project` setting source, the user's
+        // with `user`.
+        let sources = places.sources;
+        let read = |mut dirs: Vec<(PathBuf, &'static str)>| {
+            dirs.retain(|(_, scope)| match *scope {
+                "project" => sources.project,
+                "user" => sources.user,
+                _ => true,
+            });
+            dirs
+        };
+        let commands = crate::commands::load(&read(crate::commands::directories(root, claude_dir, config_dir)));
         notices.extend(commands.problems.iter().map(|problem| format!("Commands: {problem}")));
-        let skills = Arc::new(crate::skills::load(&crate::skills::directories(root, claude_dir, config_dir)));
+        let skills = Arc::new(crate::skills::load(&read(crate::skills::directories(root, claude_dir, config_dir))));
         notices.extend(skills.problems.iter().map(|problem| format!("Skills: {problem}")));
         if !skills.skills.is_empty() && self.offered(crate::tools::skill::SKILL_TOOL) {
             self.registry.register(Arc::new(crate::tools::skill::SkillTool { catalog: skills.clone() }));
@@ -101,7 +112,7 @@ impl Offer {
             }
         }
         let agents = Arc::new(crate::agents::load(
-            &crate::agents::directories(root, claude_dir, config_dir),
+            &read(crate::agents::directories(root, claude_dir, config_dir)),
             options.agents.as_deref(),
         ));
         notices.extend(agents.problems.iter().map(|problem| format!("Agents: {problem}")));
