@@ -3,13 +3,14 @@
 //! target, which the rule covers too — also before the target exists (a dangling link that a build or a Write would
 //! fill). The sandbox's search finds these links for commands; this finds them for a call being judged.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
 use super::PermissionPolicy;
 use super::rules::path_globs;
 use super::settings::SourcedRule;
+use crate::sandbox::Seen;
 
 /// Entries looked at, at most, per rule and call: a directory a rule names is usually small; beyond this the links
 /// are left to the sandbox's search (which holds commands, and makes the tools refuse what it found).
@@ -21,8 +22,8 @@ impl PermissionPolicy {
         self.rule_link_targets(rule).iter().any(|target| path.starts_with(target))
     }
 
-    /// Where the links `rule` covers lead. Only below a directory the rule names: a rule at any depth of the
-    /// workspace (`Read(**/*.key)`) is left to the sandbox's search, which walks the workspace once and keeps it.
+    /// Where the links `rule` covers lead: below the directory the rule names, and for an Edit rule at any depth
+    /// of the workspace too (a Read rule at any depth, `Read(**/*.key)`, is left to the sandbox's search).
     pub(super) fn rule_link_targets(&self, rule: &SourcedRule) -> Vec<PathBuf> {
         let Some(spec) = rule.rule.specifier.as_deref() else { return Vec::new() };
         let roots = self.workspace.roots();
@@ -48,7 +49,7 @@ impl PermissionPolicy {
             })
         };
         for glob in &globs {
-            let base: PathBuf = glob.components().take_while(|part| !is_wildcard(part)).collect();
+            let (base, _) = crate::sandbox::split_literal(glob);
             let at_a_root = roots.iter().any(|root| root.starts_with(&base));
             if base.parent().is_none() || at_a_root && any_depth {
                 continue;
@@ -59,23 +60,20 @@ impl PermissionPolicy {
     }
 }
 
-fn is_wildcard(part: &Component) -> bool {
-    part.as_os_str().to_string_lossy().contains(['*', '?', '[', '{'])
-}
-
 /// The links at or below `base` (not followed), at most [`MAX_ENTRIES`] entries looked at. A walk is kept while
-/// every directory it listed is the same directory with the same modification time (adding, removing or renaming
-/// an entry, a link included, changes its directory's): a rule naming a directory of 10,000 files cost ~50 ms a
+/// every directory it listed is the same directory with the same modification and change times (adding, removing
+/// or renaming an entry, a link included, changes its directory's): a rule naming a directory of 10,000 files cost ~50 ms a
 /// call walked each time.
 fn links_below(base: &Path) -> Vec<PathBuf> {
     let kept = SCANS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(scan) = kept.iter().find(|scan| scan.base == base && scan.dirs.iter().all(Listed::unchanged)) {
+    let unchanged = |dirs: &[Option<Seen>]| dirs.iter().all(|dir| dir.as_ref().is_some_and(Seen::unchanged));
+    if let Some(scan) = kept.iter().find(|scan| scan.base == base && unchanged(&scan.dirs)) {
         return scan.links.clone();
     }
     drop(kept);
     let started = SystemTime::now();
     let (links, dirs) = walk(base);
-    let settled = dirs.iter().all(|dir| dir.settled_before(started));
+    let settled = dirs.iter().all(|dir| dir.as_ref().is_some_and(|dir| dir.settled_before(started)));
     let mut kept = SCANS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     kept.retain(|scan| scan.base != base);
     if settled {
@@ -95,74 +93,19 @@ static SCANS: Mutex<Vec<Scan>> = Mutex::new(Vec::new());
 /// A walk of a directory a rule names: the links found, and the directories listed as they were.
 struct Scan {
     base: PathBuf,
-    dirs: Vec<Listed>,
+    dirs: Vec<Option<Seen>>,
     links: Vec<PathBuf>,
 }
 
-/// A directory as it was listed: a change of identity or modification time means its entries may have changed.
-struct Listed {
-    path: PathBuf,
-    /// Device, inode, modification time and change time (which no command can set back, as `touch` can the
-    /// modification time).
-    identity: Option<(u64, u64, SystemTime, (i64, i64))>,
-}
-
-impl Listed {
-    fn now(path: &Path) -> Listed {
-        use std::os::unix::fs::MetadataExt;
-        // A directory entered through a link is seen where it is.
-        let identity = std::fs::metadata(path)
-            .ok()
-            .and_then(|meta| Some((meta.dev(), meta.ino(), meta.modified().ok()?, (meta.ctime(), meta.ctime_nsec()))));
-        Listed { path: path.to_path_buf(), identity }
-    }
-
-    fn unchanged(&self) -> bool {
-        Listed::now(&self.path).identity == self.identity
-    }
-
-    /// Modified well before `started`: file system clocks are coarse, so a change in the same tick as the
-    /// listing would keep the listed time.
-    fn settled_before(&self, started: SystemTime) -> bool {
-        self.identity.is_some_and(|(_, _, modified, _)| modified + std::time::Duration::from_secs(2) <= started)
-    }
-}
-
-fn walk(base: &Path) -> (Vec<PathBuf>, Vec<Listed>) {
+/// The sandbox's walk for links (links to directories entered under their own names, each real directory once),
+/// bounded here by [`MAX_ENTRIES`]; and the rule's directory itself when it is a link.
+fn walk(base: &Path) -> (Vec<PathBuf>, Vec<Option<Seen>>) {
     let mut links = Vec::new();
-    let mut listed = vec![Listed::now(base)];
     if base.symlink_metadata().is_ok_and(|meta| meta.file_type().is_symlink()) {
         links.push(base.to_path_buf());
     }
-    let mut pending = vec![base.to_path_buf()];
-    let mut budget = MAX_ENTRIES;
-    // A link to a directory is walked too, under its name here (the links in it are reached through it), each real
-    // directory once (a link back up would loop).
-    let mut entered: std::collections::HashSet<PathBuf> = std::fs::canonicalize(base).into_iter().collect();
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            if budget == 0 {
-                return (links, listed);
-            }
-            budget -= 1;
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(kind) if kind.is_symlink() => {
-                    if std::fs::canonicalize(&path).is_ok_and(|real| real.is_dir() && entered.insert(real)) {
-                        listed.push(Listed::now(&path));
-                        pending.push(path.clone());
-                    }
-                    links.push(path);
-                }
-                Ok(kind) if kind.is_dir() => {
-                    listed.push(Listed::now(&path));
-                    pending.push(path);
-                }
-                _ => {}
-            }
-        }
-    }
+    let mut listed = Vec::new();
+    crate::sandbox::links_inside(base, &mut links, &mut listed, MAX_ENTRIES);
     (links, listed)
 }
 

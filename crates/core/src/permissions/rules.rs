@@ -129,9 +129,7 @@ pub fn path_globs(specifier: &str, rule_root: &Path, roots: &[PathBuf], home: &P
 /// `glob` with its literal beginning (the components before the first with a wildcard) replaced by where it
 /// really is, when that differs (a link on the way); `None` when it does not exist or leads nowhere else.
 fn where_it_leads(glob: &Path) -> Option<PathBuf> {
-    let wild = |part: &std::path::Component| part.as_os_str().to_string_lossy().contains(['*', '?', '[', '{']);
-    let literal: PathBuf = glob.components().take_while(|part| !wild(part)).collect();
-    let rest: PathBuf = glob.components().skip_while(|part| !wild(part)).collect();
+    let (literal, rest) = crate::sandbox::split_literal(glob);
     let real = std::fs::canonicalize(&literal).ok().filter(|real| *real != literal)?;
     Some(if rest.as_os_str().is_empty() { real } else { real.join(rest) })
 }

@@ -71,7 +71,9 @@ use grants::{canonical_unique, workspace_grants};
 pub use guard::{Guard, History, NestedSettings};
 #[cfg(target_os = "linux")]
 pub use own_environment::hide as hide_own_environment;
-pub use path_globs::{PathGlob, is_pattern};
+pub(crate) use path_globs::links_inside;
+pub use path_globs::{PathGlob, is_pattern, split_literal};
+pub(crate) use walk::Seen;
 
 /// Finds the files the session's sandbox denies to reads before any command runs (in the background; the Read
 /// tool waits for it), so that the tools refuse them as the sandbox does from the first call.

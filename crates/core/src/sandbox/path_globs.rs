@@ -47,7 +47,7 @@ impl PathGlob {
             return None;
         }
         let matcher = globset::GlobBuilder::new(&text).literal_separator(true).build().ok()?.compile_matcher();
-        let base = pattern.components().take_while(|component| !is_wildcard(component)).collect();
+        let (base, _) = split_literal(pattern);
         let whole = text.strip_suffix("/**").map(PathBuf::from);
         Some(PathGlob { base, matcher, whole, pattern: text, last: Arc::default() })
     }
@@ -90,7 +90,7 @@ impl PathGlob {
     fn search(&self, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
         if self.matches(&self.base) {
             found.push(self.base.clone());
-            return links_inside(&self.base, found, listed);
+            return links_inside(&self.base, found, listed, MAX_ENTRIES);
         }
         let mut matched_dirs = Vec::new();
         let visit = |entry: &std::fs::DirEntry| {
@@ -117,7 +117,7 @@ impl PathGlob {
             }
         };
         // A directory the pattern matches is denied whole: where the links in it lead is denied too.
-        matched_dirs.iter().fold(complete, |complete, dir| links_inside(dir, found, listed) && complete)
+        matched_dirs.iter().fold(complete, |complete, dir| links_inside(dir, found, listed, MAX_ENTRIES) && complete)
     }
 }
 
@@ -125,7 +125,12 @@ impl PathGlob {
 /// deny where a link in it leads (`conf/k -> ../private/k2`), and Landlock judges the file a path reaches; each
 /// link found is followed to its target like a link the rule named. `false` when the walk did not finish (the
 /// links beyond it are not found; the directory itself is denied all the same).
-fn links_inside(dir: &Path, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Seen>>) -> bool {
+pub(crate) fn links_inside(
+    dir: &Path,
+    found: &mut Vec<PathBuf>,
+    listed: &mut Vec<Option<Seen>>,
+    mut budget: usize,
+) -> bool {
     // A link to a directory is entered too, under its name here (`locked/sub -> ../open/sub`: the links in `open/sub`
     // are reached as `locked/sub/…`), each real directory once (a link back up would loop).
     let mut entered: std::collections::HashSet<PathBuf> = std::fs::canonicalize(dir).into_iter().collect();
@@ -139,8 +144,14 @@ fn links_inside(dir: &Path, found: &mut Vec<PathBuf>, listed: &mut Vec<Option<Se
         Ok(kind) if kind.is_dir() => Visit::Enter,
         _ => Visit::Pass,
     };
-    let mut budget = MAX_ENTRIES;
     matches!(breadth_first(dir, &mut budget, |dir| listed.push(Seen::now(dir)), visit), Walked::Done)
+}
+
+/// A glob's literal beginning (its components before the first with a wildcard) and the rest.
+pub fn split_literal(glob: &Path) -> (PathBuf, PathBuf) {
+    let literal = glob.components().take_while(|component| !is_wildcard(component)).collect();
+    let rest = glob.components().skip_while(|component| !is_wildcard(component)).collect();
+    (literal, rest)
 }
 
 /// Whether a path holds a wildcard (a pattern), or is a plain path.

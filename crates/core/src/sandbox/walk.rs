@@ -11,7 +11,7 @@ const SETTLED: Duration = Duration::from_secs(2);
 
 /// One directory as a listing of it saw it (the read split's, or a pattern search's).
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Seen {
+pub(crate) struct Seen {
     path: PathBuf,
     device: u64,
     inode: u64,
@@ -21,7 +21,7 @@ pub(super) struct Seen {
 }
 
 impl Seen {
-    pub(super) fn now(path: &Path) -> Option<Seen> {
+    pub(crate) fn now(path: &Path) -> Option<Seen> {
         // A directory entered through a link is seen where it is.
         let meta = std::fs::metadata(path).ok()?;
         let modified = (meta.mtime(), meta.mtime_nsec());
@@ -29,11 +29,11 @@ impl Seen {
         Some(Seen { path: path.to_path_buf(), device: meta.dev(), inode: meta.ino(), modified, changed })
     }
 
-    pub(super) fn unchanged(&self) -> bool {
+    pub(crate) fn unchanged(&self) -> bool {
         Seen::now(&self.path).is_some_and(|now| now == *self)
     }
 
-    pub(super) fn settled_before(&self, split: SystemTime) -> bool {
+    pub(crate) fn settled_before(&self, split: SystemTime) -> bool {
         let Ok(since_epoch) = split.duration_since(SystemTime::UNIX_EPOCH) else { return false };
         let settled = since_epoch.saturating_sub(SETTLED);
         let (secs, nanos) = self.modified;
