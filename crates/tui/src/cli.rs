@@ -2,9 +2,21 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 use tandem_core::config::ProviderFlags;
 use tandem_core::setup::{FrontEnd, SessionChoice, SessionOptions};
+
+/// The commands that are not a session: a first argument that names one is that command, as with `claude`, so
+/// `tandem sessions` lists them instead of asking the model about sessions.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum Command {
+    /// List saved sessions (id, time, directory, title, turns, cost).
+    Sessions,
+    /// List a session's model requests, or show one (as JSON or curl).
+    Inspect(crate::inspect_cli::InspectArgs),
+    /// Configure and check MCP servers (as `claude mcp` does).
+    Mcp(crate::mcp_cli::McpArgs),
+}
 
 /// tandem — a terminal pair programmer.
 #[derive(Clone, Debug, Parser)]
@@ -13,9 +25,14 @@ use tandem_core::setup::{FrontEnd, SessionChoice, SessionOptions};
     version,
     about = "tandem — a terminal pair programmer",
     long_about = None,
-    after_help = "Other commands:\n  tandem sessions    list saved sessions (id, time, directory, title, turns, cost)\n  tandem mcp         configure and check MCP servers (list, get, add, add-json, remove)"
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
 )]
 pub struct Cli {
+    /// A command other than a session (`tandem sessions`, `tandem inspect`, `tandem mcp`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// The prompt. With -p it is run headless; otherwise the app opens with it submitted.
     pub prompt: Option<String>,
 
@@ -279,6 +296,9 @@ impl Cli {
 /// Returns the warnings (one per dropped flag) with the result.
 pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::Error>, Vec<String>) {
     let mut warnings = Vec::new();
+    if names_a_command(&args) {
+        return (Cli::try_parse_from(&args), warnings);
+    }
     let sdk_mode = args.iter().any(|arg| arg == "--input-format" || arg == "--input-format=stream-json");
     let mut last_dropped: Option<usize> = None;
     loop {
@@ -288,6 +308,8 @@ pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::E
         };
         let unknown = match error.kind() {
             clap::error::ErrorKind::UnknownArgument => error.get(clap::error::ContextKind::InvalidArg),
+            // A word after the prompt: clap takes it for a command that can't follow arguments.
+            clap::error::ErrorKind::ArgumentConflict => error.get(clap::error::ContextKind::InvalidSubcommand),
             _ => None,
         };
         let Some(clap::error::ContextValue::String(flag)) = unknown else { return (Err(error), warnings) };
@@ -306,6 +328,10 @@ pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::E
                 last_dropped = None;
                 continue;
             }
+            let error = clap::Error::raw(
+                clap::error::ErrorKind::UnknownArgument,
+                format!("unexpected argument '{flag}' found: put a prompt of several words in quotes"),
+            );
             return (Err(error), warnings);
         }
         if !flag.starts_with("--") {
@@ -327,12 +353,34 @@ pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::E
     }
 }
 
+/// Whether the first argument is one of the commands, whose unknown options are errors (only a session's are
+/// tolerated, for the SDKs that pass newer flags).
+pub fn names_a_command(args: &[std::ffi::OsString]) -> bool {
+    let Some(first) = args.get(1).and_then(|arg| arg.to_str()) else { return false };
+    Cli::command().get_subcommands().any(|command| command.get_name() == first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> (Result<Cli, clap::Error>, Vec<String>) {
         parse_tolerant(std::iter::once("tandem").chain(args.iter().copied()).map(Into::into).collect())
+    }
+
+    #[test]
+    fn a_first_word_that_names_a_command_is_that_command_and_its_options_are_checked() {
+        let (cli, _) = parse(&["sessions"]);
+        assert!(matches!(cli.map(|cli| cli.command), Ok(Some(Command::Sessions))));
+        let (cli, _) = parse(&["-p", "sessions please"]);
+        let cli = cli.unwrap_or_else(|error| panic!("{error}"));
+        assert!(cli.command.is_none());
+        assert_eq!(cli.prompt.as_deref(), Some("sessions please"));
+        let (cli, warnings) = parse(&["mcp", "list", "--no-such-option"]);
+        assert_eq!(cli.map(|_| ()).map_err(|error| error.kind()), Err(clap::error::ErrorKind::UnknownArgument));
+        assert!(warnings.is_empty());
+        let (cli, _) = parse(&["inspect", "abc", "3", "--curl"]);
+        assert!(matches!(cli.map(|cli| cli.command), Ok(Some(Command::Inspect(_)))));
     }
 
     #[test]

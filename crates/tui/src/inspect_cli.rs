@@ -3,8 +3,6 @@
 //! rows; with `N`, that exchange in full as JSON (`--json`, the default) or as a `curl` command that sends the
 //! same request again (`--curl`, the key read from the environment at run time, never written out).
 
-use clap::Parser;
-
 use tandem_core::config::Paths;
 use tandem_core::inspect::{self, Exchange};
 use tandem_core::session;
@@ -13,9 +11,8 @@ use crate::pipe::{say, say_part};
 use crate::ui::inspector::cut;
 
 /// `tandem inspect`: what a session sent to the model and what came back.
-#[derive(Debug, Parser)]
-#[command(name = "tandem inspect", about = "List a session's model requests, or show one (as JSON or curl)")]
-struct InspectCli {
+#[derive(Clone, Debug, clap::Args)]
+pub struct InspectArgs {
     /// The session's id (or a unique start of it), as `tandem sessions` lists them.
     session: String,
     /// The request to show (its number in the list).
@@ -28,15 +25,8 @@ struct InspectCli {
     json: bool,
 }
 
-/// Runs `tandem inspect …` (`args` without the program name) and returns the exit code.
-pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
-    let cli = match InspectCli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() { 2 } else { 0 };
-        }
-    };
+/// Runs `tandem inspect …` and returns the exit code.
+pub fn run(cli: InspectArgs) -> u8 {
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::discover(&env);
     let found = match session::find(&paths.data_dir, &cli.session) {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 
 use tandem_core::setup;
-use tandem_tui::cli::Cli;
+use tandem_tui::cli::{Cli, Command};
 use tandem_tui::headless::{self, HeadlessOptions};
 
 fn main() -> ExitCode {
@@ -15,20 +15,13 @@ fn main() -> ExitCode {
     let environment_hidden = tandem_core::sandbox::hide_own_environment();
     tandem_core::sandbox::harden_self();
     quiet_for_caught_panics();
-    if std::env::args().nth(1).as_deref() == Some("sessions") {
-        return list_sessions();
-    }
-    if std::env::args().nth(1).as_deref() == Some("inspect") {
-        return ExitCode::from(tandem_tui::inspect_cli::run(std::env::args_os().skip(1).collect()));
-    }
-    if std::env::args().nth(1).as_deref() == Some("mcp") {
-        return ExitCode::from(tandem_tui::mcp_cli::run(std::env::args_os().skip(1).collect()));
-    }
-    let (parsed, warnings) = tandem_tui::cli::parse_tolerant(std::env::args_os().collect());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let a_command = tandem_tui::cli::names_a_command(&args);
+    let (parsed, warnings) = tandem_tui::cli::parse_tolerant(args);
     for warning in warnings {
         eprintln!("tandem: warning: {warning}");
     }
-    let cli = match parsed {
+    let mut cli = match parsed {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
             ErrorKind::DisplayHelp
@@ -37,9 +30,20 @@ fn main() -> ExitCode {
                 let _ = error.print();
                 return ExitCode::SUCCESS;
             }
+            // A command's usage and its `--help` say more than one line; a session's errors stay one line.
+            _ if a_command => {
+                let _ = error.print();
+                return ExitCode::from(2);
+            }
             _ => return usage_error(&first_line(&error.render().to_string())),
         },
     };
+    match cli.command.take() {
+        Some(Command::Sessions) => return list_sessions(),
+        Some(Command::Inspect(args)) => return ExitCode::from(tandem_tui::inspect_cli::run(args)),
+        Some(Command::Mcp(args)) => return ExitCode::from(tandem_tui::mcp_cli::run(args)),
+        None => {}
+    }
     init_logging();
     #[cfg(target_os = "linux")]
     if let Err(why) = environment_hidden {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::Subcommand;
 use serde_json::Value;
 
 use tandem_core::config::{self, Paths};
@@ -17,14 +17,13 @@ use tandem_core::permissions::settings;
 use crate::pipe::say;
 
 /// `tandem mcp`: configure and check MCP servers.
-#[derive(Debug, Parser)]
-#[command(name = "tandem mcp", about = "Configure and check MCP servers (as `claude mcp` does)")]
-struct McpCli {
+#[derive(Clone, Debug, clap::Args)]
+pub struct McpArgs {
     #[command(subcommand)]
     command: Command,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Clone, Debug, Subcommand)]
 enum Command {
     /// List the configured servers and check that they connect.
     List,
@@ -70,15 +69,8 @@ enum Command {
     Other(Vec<String>),
 }
 
-/// Runs `tandem mcp` with the arguments after `mcp`; the exit code.
-pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
-    let cli = match McpCli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() { 2 } else { 0 };
-        }
-    };
+/// Runs `tandem mcp …`; the exit code.
+pub fn run(cli: McpArgs) -> u8 {
     let context = match Context::discover() {
         Ok(context) => context,
         Err(why) => {
