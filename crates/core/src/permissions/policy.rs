@@ -283,7 +283,13 @@ impl PermissionPolicy {
                 Some("an ask rule matches".into()),
             );
         }
-        let explicit = self.rules_of(RuleKind::Allow).any(|rule| rule.rule.specifier.is_some() && matches(rule));
+        // A protected place is allowed only by a rule that spells it: `Edit(*.json)` or `Edit(**)` matching
+        // `.claude/settings.local.json` or `.git/config` is not the user asking for that.
+        let explicit = self.rules_of(RuleKind::Allow).any(|rule| {
+            rule.rule.specifier.is_some()
+                && matches(rule)
+                && (sensitive.is_none() || path.as_deref().is_some_and(|path| self.rule_spells(rule, path)))
+        });
         let general = self.rules_of(RuleKind::Allow).any(|rule| rule.rule.specifier.is_none() && matches(rule));
         if explicit || (general && inside && sensitive.is_none()) {
             return Decision::Allow;
@@ -314,6 +320,17 @@ impl PermissionPolicy {
             PermissionMode::AcceptEdits if access.edits_files => Decision::Allow,
             _ => self.ask(name, suggestion, None),
         }
+    }
+
+    /// Whether a path rule spells the protected place `path` is in (the outermost protected directory or file on
+    /// its way: `.git`, `.claude`, `.mcp.json`, `~/.ssh`…) as one of its components, without a wildcard:
+    /// `Edit(.git/hooks/**)`, `Edit(.mcp.json)` and `Read(~/.ssh/**)` do; `Edit(*.json)`, `Edit(**)`,
+    /// `Edit(.*/**)` and `Edit(src/**)` do not, whatever they match.
+    fn rule_spells(&self, rule: &SourcedRule, path: &Path) -> bool {
+        let Some(spec) = &rule.rule.specifier else { return false };
+        let place = path.ancestors().filter(|dir| self.workspace.protected(dir).is_some()).last();
+        let Some(name) = place.and_then(Path::file_name).and_then(|name| name.to_str()) else { return false };
+        spec.split('/').any(|part| !part.contains(['*', '?', '[', '{']) && part.eq_ignore_ascii_case(name))
     }
 
     pub(super) fn file_rule_matches(&self, rule: &SourcedRule, tool: &str, path: Option<&Path>, broad: bool) -> bool {

@@ -1010,3 +1010,36 @@ fn links_inside_a_linked_directory_are_covered_too() {
     let write = json!({"file_path": setup.cwd().join("data/k"), "content": "y"});
     assert_eq!(setup.decide(&policy, "Write", write), Deny, "behind a dangling link in the linked directory");
 }
+
+/// Found by the fifty-second red-team round: `--allowedTools 'Edit(*.json)'` let Write create
+/// `.claude/settings.local.json` unasked (its allow rules then widened the next session), and `Edit(**)` let it write
+/// `.git/config` (`core.fsmonitor`, run by the user's next `git status`). A rule allows a protected path only when
+/// its literal part names the protected place; a wildcard that happens to cover it does not.
+#[test]
+fn only_a_rule_that_spells_a_protected_place_lets_it_be_written() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.cwd().join(".claude")).unwrap();
+    let write = |path: &str| json!({ "file_path": setup.cwd().join(path).display().to_string(), "content": "x" });
+    for (rule, path) in [
+        ("Edit(*.json)", ".claude/settings.local.json"),
+        ("Edit(**/*.json)", ".claude/settings.local.json"),
+        ("Edit(**)", ".git/config"),
+        ("Edit(/**)", ".git/hooks/pre-commit"),
+        ("Edit(.*/**)", ".claude/settings.json"),
+        ("Edit(*.json)", ".mcp.json"),
+        ("Edit(src/**)", "src/.claude/settings.json"),
+        ("Edit(*.json)", ".tandem/settings.local.json"),
+    ] {
+        let policy = setup.policy(AcceptEdits, &[(RuleKind::Allow, rule)]);
+        assert_eq!(setup.decide(&policy, "Write", write(path)), Ask, "{rule} must not write {path} unasked");
+    }
+    for (rule, path) in [
+        ("Edit(.claude/settings.local.json)", ".claude/settings.local.json"),
+        ("Edit(.claude/**)", ".claude/settings.json"),
+        ("Edit(.git/hooks/**)", ".git/hooks/pre-commit"),
+        ("Edit(.mcp.json)", ".mcp.json"),
+    ] {
+        let policy = setup.policy(DefaultMode, &[(RuleKind::Allow, rule)]);
+        assert_eq!(setup.decide(&policy, "Write", write(path)), Allow, "{rule} names {path}");
+    }
+}
