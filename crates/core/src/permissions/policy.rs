@@ -363,6 +363,11 @@ impl PermissionPolicy {
                 ),
             };
         }
+        // An "always" answer saves the suggestion split back into rules: one that would not split back into
+        // exactly what is shown (a `)` in a quoted word or a path) is not offered, lest a piece such as a bare `Bash`
+        // become a rule of its own.
+        let saves_as_shown = super::split_rule_list(&suggested_rule).join(", ") == suggested_rule;
+        let suggested_rule = if saves_as_shown { suggested_rule } else { String::new() };
         Decision::Ask { suggested_rule, reason }
     }
 

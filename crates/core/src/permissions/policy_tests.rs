@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::permissions::split_rule_list;
 use crate::tools::ToolRegistry;
 
 struct Setup {
@@ -1042,4 +1043,30 @@ fn only_a_rule_that_spells_a_protected_place_lets_it_be_written() {
         let policy = setup.policy(DefaultMode, &[(RuleKind::Allow, rule)]);
         assert_eq!(setup.decide(&policy, "Write", write(path)), Allow, "{rule} names {path}");
     }
+}
+
+/// Found by the fifty-second red-team round: `touch ')' Bash '(x'` offered "always allow Bash(touch ')' Bash '(x')",
+/// and saving it split the text at the quoted `)` into `Bash(touch ')'`, `Bash` and `'(x')`: a bare `Bash` rule in
+/// `.tandem/settings.local.json`, so the next session ran any command unasked. A suggestion that would not split
+/// back into exactly the rules shown is not offered.
+#[test]
+fn an_always_rule_is_offered_only_when_it_saves_as_shown() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    let suggested = |tool: &str, input: Value| match policy.decide(setup.tools.get(tool).unwrap().as_ref(), &input) {
+        Decision::Ask { suggested_rule, .. } => suggested_rule,
+        other => panic!("{other:?}"),
+    };
+    let tricky = suggested("Bash", json!({ "command": "touch ')' Bash '(x'" }));
+    for rule in split_rule_list(&tricky) {
+        assert!(Rule::parse(&rule).is_ok_and(|rule| rule.specifier.is_some()), "{tricky:?} would save {rule:?}");
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let dir = outside.path().join("a) Bash (b");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tricky = suggested("Write", json!({ "file_path": dir.join("f").display().to_string(), "content": "x" }));
+    for rule in split_rule_list(&tricky) {
+        assert!(Rule::parse(&rule).is_ok_and(|rule| rule.specifier.is_some()), "{tricky:?} would save {rule:?}");
+    }
+    assert_eq!(suggested("Bash", json!({ "command": "touch a; rm b" })), "Bash(touch a), Bash(rm b)");
 }
