@@ -524,3 +524,40 @@ fn grep_results_carry_claude_codes_object() {
     assert_eq!(result["numFiles"], 1);
     assert!(result["filenames"][0].as_str().unwrap().ends_with("notes.txt"), "{result}");
 }
+
+/// Found by the fifty-second red-team round: answers were matched to calls by the model's tool_use id, so the
+/// host's late answer to a prompt of an interrupted turn approved the next turn's call that reused the id (and ran
+/// it unsandboxed). A prompt the session gave up is cancelled, and an answer counts only for the request it
+/// answers.
+#[test]
+fn a_late_answer_to_a_cancelled_prompt_approves_nothing() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([
+        {"blocks": [{"type": "tool_use", "id": "toolu_same", "name": "Bash", "input": {"command": "touch first.txt"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_same", "name": "Bash", "input": {"command": "touch second.txt"}}]},
+        text_reply("Done.")
+    ]));
+    let mut host = Host::start(&workspace, &server, &["--permission-prompt-tool", "stdio"]);
+    host.user(json!("one"));
+    let first = host.until(|frame| frame["type"] == "control_request");
+    let first_id = first["request_id"].as_str().unwrap().to_owned();
+    host.send(json!({"type": "control_request", "request_id": "stop", "request": {"subtype": "interrupt"}}));
+    host.until(|frame| frame["type"] == "result");
+    let cancelled =
+        host.seen.iter().any(|frame| frame["type"] == "control_cancel_request" && frame["request_id"] == first_id);
+    assert!(cancelled, "the host is told the prompt is gone: {:?}", host.seen.iter().map(kind).collect::<Vec<_>>());
+    host.user(json!("two"));
+    let second =
+        host.until(|frame| frame["type"] == "control_request" && frame["request"]["subtype"] == "can_use_tool");
+    assert_ne!(second["request_id"], first_id);
+    host.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": first_id,
+        "response": {"behavior": "allow", "updatedInput": {"command": "touch first.txt"}}}}));
+    host.send(
+        json!({"type": "control_response", "response": {"subtype": "success", "request_id": second["request_id"],
+        "response": {"behavior": "deny", "message": "no"}}}),
+    );
+    host.until(|frame| frame["type"] == "result");
+    host.finish();
+    assert!(!workspace.path().join("second.txt").exists(), "the late answer approved the next turn's call");
+    assert!(!workspace.path().join("first.txt").exists());
+}

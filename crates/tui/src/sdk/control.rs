@@ -29,7 +29,11 @@ impl HostLink {
     /// Sends `request` (its `subtype` included) and waits for the host's answer. A host that goes away
     /// answers with an error.
     pub async fn request(&self, request: Value) -> HostAnswer {
-        let id = tandem_core::agent::new_session_id();
+        self.request_as(tandem_core::agent::new_session_id(), request).await
+    }
+
+    /// [`HostLink::request`] under a request id the caller chose (to cancel it later).
+    pub async fn request_as(&self, id: String, request: Value) -> HostAnswer {
         let (tx, rx) = oneshot::channel();
         lock(&self.waiting).insert(id.clone(), tx);
         self.out.line(&json!({"type": "control_request", "request_id": id, "request": request}));
@@ -50,6 +54,14 @@ impl HostLink {
         };
         let _ = waiter.send(answer);
         true
+    }
+
+    /// Tells the host that tandem no longer waits for request `id` (its call was interrupted): an answer that
+    /// still comes is one nothing waits for.
+    pub fn cancel(&self, id: &str) {
+        if lock(&self.waiting).remove(id).is_some() {
+            self.out.line(&json!({"type": "control_cancel_request", "request_id": id}));
+        }
     }
 
     /// Ends every request still waiting (stdin closed): each gets an error answer.

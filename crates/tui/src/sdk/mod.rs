@@ -94,12 +94,13 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         mcp,
         replay_user_messages: cli.replay_user_messages,
         rewinds: std::collections::HashMap::new(),
+        asking: std::collections::HashMap::new(),
     };
     if let Some(first) = first {
         state.frame(first, &out, &mut printer);
     }
 
-    let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, control::ToolVerdict)>();
+    let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, String, control::ToolVerdict)>();
     loop {
         tokio::select! {
             inbound = frames.recv(), if !state.closed => match inbound {
@@ -111,7 +112,13 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                     }
                 }
             },
-            Some((call_id, verdict)) = answers.recv() => {
+            Some((call_id, request_id, verdict)) = answers.recv() => {
+                // Only the answer to the prompt that is open for the call counts: a call id is the model's, and a
+                // later call may reuse it.
+                if state.asking.get(&call_id) != Some(&request_id) {
+                    continue;
+                }
+                state.asking.remove(&call_id);
                 for warning in &verdict.warnings {
                     eprintln!("tandem: warning: can_use_tool: {warning}");
                 }
@@ -159,11 +166,21 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                             reason.as_deref(),
                             agent.as_deref(),
                         );
+                        let request_id = agent::new_session_id();
+                        if let Some(old) = state.asking.insert(call_id.clone(), request_id.clone()) {
+                            link.cancel(&old);
+                        }
                         let (link, answers_tx) = (link.clone(), answers_tx.clone());
                         tokio::spawn(async move {
-                            let answer = link.request(request).await;
-                            let _ = answers_tx.send((call_id, control::tool_verdict(answer, &input)));
+                            let answer = link.request_as(request_id.clone(), request).await;
+                            let _ = answers_tx.send((call_id, request_id, control::tool_verdict(answer, &input)));
                         });
+                    }
+                    Event::ToolCallFinished { ref call_id, .. } => {
+                        if let Some(open) = state.asking.remove(call_id) {
+                            link.cancel(&open);
+                        }
+                        printer.event(&event);
                     }
                     Event::TurnFinished(summary) => {
                         state.last_code = printer.finish(&summary);
@@ -204,6 +221,8 @@ struct State {
     replay_user_messages: bool,
     /// `rewind_files` requests sent to the session, by the submission its outcome will name.
     rewinds: std::collections::HashMap<SubmissionId, rewind::Pending>,
+    /// The `can_use_tool` request open for each call waiting for the host's answer.
+    asking: std::collections::HashMap<String, String>,
 }
 
 impl State {

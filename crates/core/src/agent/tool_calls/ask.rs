@@ -58,7 +58,20 @@ impl ToolRunner<'_> {
             dialog_risk(tool.as_ref(), &input, &self.context, &policy.workspace)
         };
         let (answer_tx, answer_rx) = oneshot::channel();
-        lock(&self.shared.pending).insert(call.id.clone(), answer_tx);
+        {
+            // Answers name the call by its id, which is the model's: a second call with an id already waiting
+            // (two subagents' calls) would take the other's answer, so it is refused.
+            let mut pending = lock(&self.shared.pending);
+            if pending.contains_key(&call.id) {
+                let reason = format!(
+                    "{} was not run: another call with the same id ({}) is waiting for the user's answer. Give each \
+                     tool call its own id.",
+                    call.name, call.id
+                );
+                return deny(call, reason, denials);
+            }
+            pending.insert(call.id.clone(), answer_tx);
+        }
         let _ = self.events.send(Event::PermissionRequested {
             call_id: call.id.clone(),
             tool: call.name.clone(),
