@@ -144,6 +144,14 @@ pub fn split_rule_list(value: &str) -> Vec<String> {
     rules
 }
 
+/// `rules` as the one text a dialog shows and an "always" answer saves, or `""` (no "always" offered) when that
+/// text would not split back into exactly these rules: a rule holding a quoted `)` or `, ` (`Bash(rm '), Bash,
+/// Bash(')`) would otherwise be saved as several, one of them a bare `Bash`.
+pub fn join_rules(rules: &[String]) -> String {
+    let joined = rules.join(", ");
+    if split_rule_list(&joined) == rules { joined } else { String::new() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -591,10 +591,10 @@ impl PermissionPolicy {
     pub(super) fn read_rule_names(&self, path: &std::path::Path) -> bool {
         let users = |rule: &&super::settings::SourcedRule| rule.rule.covers_tool("Read") && rule.scope.lifts_secrets();
         self.rules_of(RuleKind::Allow).filter(users).any(|rule| {
-            rule.rule
-                .specifier
-                .as_deref()
-                .is_some_and(|spec| path_matches(spec, path, &rule.root, self.workspace.roots(), &self.home, false))
+            rule.rule.specifier.as_deref().is_some_and(|spec| {
+                path_matches(spec, path, &rule.root, self.workspace.roots(), &self.home, false)
+                    && super::policy::spells_protected_place(spec, path, &self.workspace)
+            })
         })
     }
 }
@@ -631,7 +631,7 @@ pub(super) fn suggest_bash_rule(analysis: &Analysis, covered: impl Fn(&SimpleCom
             rules.push(rule);
         }
     }
-    rules.join(", ")
+    tandem_protocol::permissions::join_rules(&rules)
 }
 
 fn rule_for(cmd: &SimpleCommand) -> String {

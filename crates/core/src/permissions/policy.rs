@@ -107,7 +107,12 @@ impl PermissionPolicy {
     /// The paths covered by a Read rule of `kinds`, and the secrets no allow rule of the user's names.
     fn read_guard(&self, kinds: &[RuleKind]) -> crate::tools::HiddenPaths {
         let kept = self.read_rule_matcher(kinds);
-        let named = self.read_rule_matcher(&[RuleKind::Allow]);
+        let lifting: Vec<(String, PathBuf)> = self
+            .rules_of(RuleKind::Allow)
+            .filter(|rule| names_read_paths(rule) && rule.scope.lifts_secrets())
+            .filter_map(|rule| Some((rule.rule.specifier.clone()?, rule.root.clone())))
+            .collect();
+        let (roots, home) = (self.workspace.roots().to_vec(), self.home.clone());
         let workspace = self.workspace.clone();
         let secrets = workspace.secret_paths();
         std::sync::Arc::new(move |path: &Path| {
@@ -115,7 +120,14 @@ impl PermissionPolicy {
                 workspace.protected(path).is_some_and(|protection| protection.guards_reads())
                     || secrets.iter().any(|secret| path.starts_with(secret))
             };
-            kept(path) || secret() && !named(path)
+            // A secret is lifted only by a rule that spells where it is (`Read(~/.ssh/**)`, not `Read(~/**)`).
+            let lifted = || {
+                lifting.iter().any(|(spec, root)| {
+                    path_matches(spec, path, root, &roots, &home, false)
+                        && spells_protected_place(spec, path, &workspace)
+                })
+            };
+            kept(path) || secret() && !lifted()
         })
     }
 
@@ -322,15 +334,8 @@ impl PermissionPolicy {
         }
     }
 
-    /// Whether a path rule spells the protected place `path` is in (the outermost protected directory or file on
-    /// its way: `.git`, `.claude`, `.mcp.json`, `~/.ssh`…) as one of its components, without a wildcard:
-    /// `Edit(.git/hooks/**)`, `Edit(.mcp.json)` and `Read(~/.ssh/**)` do; `Edit(*.json)`, `Edit(**)`,
-    /// `Edit(.*/**)` and `Edit(src/**)` do not, whatever they match.
     fn rule_spells(&self, rule: &SourcedRule, path: &Path) -> bool {
-        let Some(spec) = &rule.rule.specifier else { return false };
-        let place = path.ancestors().filter(|dir| self.workspace.protected(dir).is_some()).last();
-        let Some(name) = place.and_then(Path::file_name).and_then(|name| name.to_str()) else { return false };
-        spec.split('/').any(|part| !part.contains(['*', '?', '[', '{']) && part.eq_ignore_ascii_case(name))
+        rule.rule.specifier.as_deref().is_some_and(|spec| spells_protected_place(spec, path, &self.workspace))
     }
 
     pub(super) fn file_rule_matches(&self, rule: &SourcedRule, tool: &str, path: Option<&Path>, broad: bool) -> bool {
@@ -364,10 +369,13 @@ impl PermissionPolicy {
             };
         }
         // An "always" answer saves the suggestion split back into rules: one that would not split back into
-        // exactly what is shown (a `)` in a quoted word or a path) is not offered, lest a piece such as a bare `Bash`
-        // become a rule of its own.
-        let saves_as_shown = super::split_rule_list(&suggested_rule).join(", ") == suggested_rule;
-        let suggested_rule = if saves_as_shown { suggested_rule } else { String::new() };
+        // exactly what is shown (a `)` or `, ` in a path) is not offered, lest a piece such as a bare `Bash` become a
+        // rule of its own. Other tools suggest one rule; a command's list is joined by `suggest_bash_rule`.
+        let suggested_rule = match tool {
+            "Bash" => suggested_rule,
+            _ if suggested_rule.is_empty() => suggested_rule,
+            _ => tandem_protocol::permissions::join_rules(&[suggested_rule]),
+        };
         Decision::Ask { suggested_rule, reason }
     }
 
@@ -381,6 +389,16 @@ impl PermissionPolicy {
             _ => family.to_owned(),
         }
     }
+}
+
+/// Whether a path rule's specifier spells the protected place `path` is in (the outermost protected directory or
+/// file on its way: `.git`, `.claude`, `.mcp.json`, `~/.ssh`…) as one of its components, without a wildcard:
+/// `Edit(.git/hooks/**)`, `Edit(.mcp.json)` and `Read(~/.ssh/**)` do; `Edit(*.json)`, `Edit(**)`, `Edit(.*/**)`,
+/// `Read(~/**)` and `Edit(src/**)` do not, whatever they match. Only such a rule lifts a protection.
+pub(super) fn spells_protected_place(spec: &str, path: &Path, workspace: &Workspace) -> bool {
+    let place = path.ancestors().filter(|dir| workspace.protected(dir).is_some()).last();
+    let Some(name) = place.and_then(Path::file_name).and_then(|name| name.to_str()) else { return false };
+    spec.split('/').any(|part| !part.contains(['*', '?', '[', '{']) && part.eq_ignore_ascii_case(name))
 }
 
 /// A Read rule (or one of its family) with a path: the kind a path matches.

@@ -1070,3 +1070,42 @@ fn an_always_rule_is_offered_only_when_it_saves_as_shown() {
     }
     assert_eq!(suggested("Bash", json!({ "command": "touch a; rm b" })), "Bash(touch a), Bash(rm b)");
 }
+
+/// Found by the second look at round 52: after Read learned that `Read(~/**)` does not spell `~/.ssh`, Grep's walk
+/// and `cat` still took it as naming the secrets below it (Grep of `~` printed every one).
+#[test]
+fn a_wildcard_read_rule_lifts_no_secret_anywhere() {
+    let setup = Setup::new();
+    let home = setup.home.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_rsa");
+    std::fs::write(&key, "key").unwrap();
+    for rule in ["Read(~/**)", "Read(//**)", "Read(~/.*/**)"] {
+        let policy = setup.policy(DefaultMode, &[(RuleKind::Allow, rule), (RuleKind::Allow, "Bash(cat:*)")]);
+        assert!((policy.walk_hidden())(&key), "{rule}: a search would print it");
+        let cat = json!({ "command": format!("cat {}", key.display()) });
+        assert_ne!(setup.decide(&policy, "Bash", cat), Allow, "{rule}: cat would print it");
+    }
+    let policy = setup.policy(DefaultMode, &[(RuleKind::Allow, "Read(~/.ssh/**)")]);
+    assert!(!(policy.walk_hidden())(&key), "a rule that spells it lifts it");
+}
+
+/// Found by the second look at round 52: `rm '), Bash, Bash('` is one command whose exact rule,
+/// `Bash(rm '), Bash, Bash(')`, splits into three that join back into the same text, so a check that only joined
+/// the pieces again offered it, and saving it wrote a bare `Bash`. Every suggestion must split into exactly the
+/// rules it was made of; a path with the same trick (outside the workspace) is held to it too.
+#[test]
+fn a_rule_that_splits_into_other_rules_is_never_offered() {
+    let setup = Setup::new();
+    let policy = setup.policy(DefaultMode, &[]);
+    let suggested = |tool: &str, input: Value| match policy.decide(setup.tools.get(tool).unwrap().as_ref(), &input) {
+        Decision::Ask { suggested_rule, .. } => suggested_rule,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(suggested("Bash", json!({ "command": "rm '), Bash, Bash('" })), "");
+    let outside = tempfile::tempdir().unwrap();
+    let dir = outside.path().join("x), Bash, Bash(y");
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = json!({ "file_path": dir.join("f").display().to_string(), "content": "x" });
+    assert_eq!(suggested("Write", write), "");
+}
