@@ -24,7 +24,9 @@ from claude_agent_sdk import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 WORK = os.environ["SDK_WORK"]
@@ -314,6 +316,20 @@ async def case_rewind_files():
         with open(log) as f:
             log_after = f.read()
     return {"checkpoints": checkpoints, "changed": changed, "after": after, "log_after": log_after}
+
+
+async def case_sdk_mcp_tool():
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args):
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']:g}"}]}
+
+    calc = create_sdk_mcp_server("calc", tools=[add])
+    messages = await collect(
+        stream_of("Add 2 and 3"), options(mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"])
+    )
+    [result] = results_of(messages)
+    assert result.subtype == "success" and not result.is_error, result
+    return summary(messages)
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}

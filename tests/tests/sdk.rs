@@ -378,3 +378,20 @@ fn rewind_files_puts_back_what_changed_since_a_user_message() {
     assert_eq!(report["after"], "first\n", "the second prompt's Write went back: {report}");
     assert_eq!(report["log_after"], "the log\n", "the second prompt's command went back: {report}");
 }
+
+/// `create_sdk_mcp_server` + `@tool`: the model calls the program's own tool, through `mcp_message` (the Python SDK
+/// names the server in `--mcp-config` as `{"type": "sdk"}`).
+#[test]
+fn an_sdk_mcp_servers_tool_is_called_in_the_program() {
+    let scenario = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_add", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}}]},
+        text_reply("5.")
+    ]});
+    let Some(case) = run_case("sdk_mcp_tool", scenario, Provider::Anthropic, &[]) else { return };
+    let requests = case.server.requests();
+    let tools: Vec<&str> =
+        requests[0].body["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(tools.contains(&"mcp__calc__add"), "{tools:?}");
+    let results = tandem_e2e::tool_results(&requests[1].body);
+    assert!(results[0]["content"].to_string().contains("sum=5"), "{results:?}");
+}

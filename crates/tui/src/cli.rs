@@ -195,6 +195,11 @@ pub struct Cli {
     #[arg(long = "strict-mcp-config")]
     pub strict_mcp_config: bool,
 
+    /// With stream-json input: build the session only once the SDK's `initialize` request is read, since it may
+    /// carry the system prompt and MCP servers (tandem always waits for a first frame that is one).
+    #[arg(long = "await-initialize")]
+    pub await_initialize: bool,
+
     /// With stream-json input: print each user message back, with the `uuid` that names it (for rewind_files).
     #[arg(long = "replay-user-messages")]
     pub replay_user_messages: bool,
@@ -285,6 +290,7 @@ impl Cli {
             agents: self.agents.clone(),
             mcp_configs: self.mcp_config.clone(),
             strict_mcp_config: self.strict_mcp_config,
+            sdk_mcp_relay: None,
             betas: self.betas.clone(),
             permission_prompt_tool: self.permission_prompt_tool.clone(),
         }

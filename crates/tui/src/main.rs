@@ -50,6 +50,9 @@ fn main() -> ExitCode {
         tracing::warn!("tandem's environment stays readable in /proc to root: {why}");
     }
 
+    if cli.await_initialize && !cli.streaming_input() {
+        eprintln!("tandem: warning: --await-initialize only means something with --input-format stream-json");
+    }
     if !cli.headless() {
         return interactive(cli);
     }
@@ -98,18 +101,7 @@ fn streaming(cli: Cli) -> ExitCode {
         Err(error) => return usage_error(&format!("cannot read the working directory: {error}")),
     };
     let Some(runtime) = runtime() else { return ExitCode::from(1) };
-    let code = runtime.block_on(async {
-        match setup::build(&cli.session_options(), cwd) {
-            Ok(mut config) => {
-                config.raw_stream = cli.include_partial_messages;
-                tandem_tui::sdk::run(config, &cli).await
-            }
-            Err(error) => {
-                eprintln!("tandem: {}", error.0);
-                2
-            }
-        }
-    });
+    let code = runtime.block_on(tandem_tui::sdk::run(cli.session_options(), cwd, &cli));
     runtime.shutdown_background();
     end_commands();
     ExitCode::from(code as u8)

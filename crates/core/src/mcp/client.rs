@@ -178,6 +178,7 @@ impl Connection {
         server: &str,
         transport: &Transport,
         shell_env: &ShellEnvPolicy,
+        relay: Option<&super::relay::SdkRelay>,
         timeout: Duration,
     ) -> Result<Connection, String> {
         let progress = ProgressRoutes::default();
@@ -215,6 +216,15 @@ impl Connection {
                 process = Some(super::stdio::ServerProcess::new(child));
                 oversized = Some(sizes);
                 tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await
+            }
+            Transport::Sdk => {
+                let Some(relay) = relay else {
+                    return Err("an SDK server is served by the program that started tandem through the Agent SDK, \
+                                and this session has none"
+                        .into());
+                };
+                oversized = None;
+                tokio::time::timeout(timeout, handler.serve(super::relay::open(server, relay))).await
             }
             Transport::Http { url, headers } => {
                 super::install_crypto_provider();

@@ -47,6 +47,9 @@ pub enum Transport {
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
     /// Streamable HTTP.
     Http { url: String, headers: BTreeMap<String, String> },
+    /// A server inside the program that started tandem through the Agent SDK, reached through its control
+    /// protocol ([`super::relay`]).
+    Sdk,
 }
 
 /// One configured server.
@@ -332,6 +335,7 @@ impl From<&str> for EntryError {
 /// The keys of an entry tandem reads; anything else is reported rather than ignored.
 const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
 const HTTP_KEYS: &[&str] = &["type", "url", "headers"];
+const SDK_KEYS: &[&str] = &["type", "name"];
 
 fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, EntryError> {
     if let Some(problem) = name_problem(name) {
@@ -356,12 +360,15 @@ fn parse_entry(name: &str, entry: &Value, env: &dyn Fn(&str) -> Option<String>) 
                         use the server's streamable HTTP endpoint with \"type\": \"http\""
                 .into());
         }
-        "sdk" => return Err("in-process SDK servers (type \"sdk\") are not supported by tandem yet".into()),
+        "sdk" => SDK_KEYS,
         "ws" => return Err("the WebSocket transport is not supported".into()),
         other => return Err(EntryError::Invalid(format!("unknown type {other:?} (use stdio or http)"))),
     };
     if let Some(key) = entry.keys().find(|key| !known.contains(&key.as_str())) {
         return Err(EntryError::Invalid(format!("\"{key}\" is not supported for a {kind} server")));
+    }
+    if kind == "sdk" {
+        return Ok(Transport::Sdk);
     }
     let expand = |text: &str| expand_vars(text, env);
     if kind == "http" {

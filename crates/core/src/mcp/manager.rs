@@ -38,6 +38,8 @@ pub struct ManagerOptions {
     /// The environment of stdio servers: tandem's, without its secrets, plus each server's `env`.
     pub shell_env: Arc<ShellEnvPolicy>,
     pub tool_search: ToolSearchMode,
+    /// How SDK servers (type `"sdk"`) are reached: the Agent SDK host's relay, when tandem runs under one.
+    pub relay: Option<super::relay::SdkRelay>,
 }
 
 impl ManagerOptions {
@@ -69,7 +71,7 @@ impl ManagerOptions {
                 ToolSearchMode::parse(None, context_window).unwrap_or(ToolSearchMode::Never)
             }
         };
-        ManagerOptions { startup_timeout, call_timeout, max_output_tokens, shell_env, tool_search }
+        ManagerOptions { startup_timeout, call_timeout, max_output_tokens, shell_env, tool_search, relay: None }
     }
 }
 
@@ -258,17 +260,20 @@ impl McpManager {
         self.changed();
         let name = &server.config.name;
         let timeout = self.options.startup_timeout;
-        let opened = match Connection::open(name, &transport, &self.options.shell_env, timeout).await {
-            Ok(connection) => match connection.list(timeout).await {
-                Ok(offer) => Ok((Arc::new(connection), offer)),
-                Err(reason) => {
-                    let reason = format!("{reason}{}", connection.stderr_note());
-                    connection.close().await;
-                    Err(reason)
-                }
-            },
-            Err(reason) => Err(reason),
-        };
+        let opened =
+            match Connection::open(name, &transport, &self.options.shell_env, self.options.relay.as_ref(), timeout)
+                .await
+            {
+                Ok(connection) => match connection.list(timeout).await {
+                    Ok(offer) => Ok((Arc::new(connection), offer)),
+                    Err(reason) => {
+                        let reason = format!("{reason}{}", connection.stderr_note());
+                        connection.close().await;
+                        Err(reason)
+                    }
+                },
+                Err(reason) => Err(reason),
+            };
         let result = match opened {
             Ok((connection, offer)) => {
                 {
@@ -434,6 +439,7 @@ impl McpManager {
                     origin: server.config.origin.clone(),
                     transport: match &server.config.transport {
                         Ok(Transport::Http { .. }) => "http",
+                        Ok(Transport::Sdk) => "sdk",
                         _ => "stdio",
                     },
                     status: slot.status.clone(),

@@ -19,6 +19,7 @@ fn manager() -> Arc<McpManager> {
         max_output_tokens: 1000,
         shell_env: Arc::default(),
         tool_search: ToolSearchMode::Never,
+        relay: None,
     };
     McpManager::new(McpConfig { servers: vec![server], ..McpConfig::default() }, options)
 }

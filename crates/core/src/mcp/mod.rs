@@ -15,6 +15,7 @@ pub fn install_crypto_provider() {
 }
 pub mod manager;
 mod offers;
+pub mod relay;
 pub mod search;
 mod status;
 pub mod stdio;

@@ -73,7 +73,8 @@ pub(super) fn start(inputs: McpInputs<'_>, notices: &mut Vec<String>) -> Option<
         return None;
     }
     let mut problems = Vec::new();
-    let options = ManagerOptions::from_env(&env, inputs.shell_env, inputs.context_window, &mut problems);
+    let mut options = ManagerOptions::from_env(&env, inputs.shell_env, inputs.context_window, &mut problems);
+    options.relay = inputs.options.sdk_mcp_relay.clone();
     notices.extend(problems.into_iter().map(|problem| format!("MCP: {problem}")));
     let manager = McpManager::new(loaded, options);
     manager.start();

@@ -84,6 +84,8 @@ pub struct SessionOptions {
     /// MCP server configurations (files or JSON), and whether only they are used.
     pub mcp_configs: Vec<String>,
     pub strict_mcp_config: bool,
+    /// How the Agent SDK host's own servers (type `"sdk"`) are reached, when an SDK host started tandem.
+    pub sdk_mcp_relay: Option<crate::mcp::relay::SdkRelay>,
     /// Anthropic beta headers, each value a comma list.
     pub betas: Vec<String>,
     /// Who answers permission requests headless (`stdio`: the SDK host).

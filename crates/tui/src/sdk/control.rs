@@ -70,6 +70,19 @@ impl HostLink {
     }
 }
 
+/// The host's SDK MCP servers are reached with `mcp_message` control requests; the answer's `mcp_response` is
+/// the server's JSON-RPC reply.
+impl tandem_core::mcp::relay::McpRelay for HostLink {
+    fn send(&self, server: &str, message: Value) -> futures::future::BoxFuture<'static, Result<Value, String>> {
+        let link = self.clone();
+        let request = json!({"subtype": "mcp_message", "server_name": server, "message": message});
+        Box::pin(async move {
+            let answer = link.request(request).await?;
+            answer.get("mcp_response").cloned().ok_or_else(|| "the SDK host's answer has no mcp_response".to_owned())
+        })
+    }
+}
+
 impl tandem_core::hooks::HookHost for HostLink {
     fn run_callback(
         &self,
@@ -194,7 +207,16 @@ pub fn tool_verdict(answer: HostAnswer, original_input: &Value) -> ToolVerdict {
                     }
                     PermissionAnswer::AllowUpdated { input: input.clone() }
                 }
-                (None, Some((rules, scope))) => PermissionAnswer::AllowAlways { rule: rules.join(", "), scope },
+                (None, Some((rules, scope))) => match tandem_protocol::permissions::join_rules(&rules) {
+                    joined if joined.is_empty() => {
+                        verdict.warnings.push(format!(
+                            "the host's rules {rules:?} can't be saved as written (a rule holds \", \" or an \
+                             unmatched parenthesis); the call is allowed once"
+                        ));
+                        PermissionAnswer::AllowOnce
+                    }
+                    rule => PermissionAnswer::AllowAlways { rule, scope },
+                },
                 (None, None) => PermissionAnswer::AllowOnce,
             };
         }

@@ -13,7 +13,9 @@ mod rewind;
 mod sdk_mcp;
 
 use serde_json::{Value, json};
-use tandem_core::agent::{self, AgentConfig, OpSender};
+use tandem_core::agent::{self, OpSender};
+use tandem_core::mcp::relay::SdkRelay;
+use tandem_core::setup::{self, SessionOptions};
 use tandem_protocol::{Event, EventMsg, Op, PermissionAnswer, SubmissionId};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _};
 use tokio::sync::mpsc;
@@ -38,21 +40,54 @@ enum Inbound {
     clippy::too_many_lines,
     reason = "the SDK loop: initialize, then frames, answers and events in one select; the event arm is where to cut it"
 )]
-pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
+pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli) -> i32 {
     let out = Output::stdout();
     let link = HostLink::new(out);
     let (frames_tx, mut frames) = mpsc::unbounded_channel::<Inbound>();
     tokio::spawn(read_stdin(frames_tx, link.clone()));
     crate::headless::end_on_terminate();
 
+    // The first frame decides how the session is built: an `initialize` may carry its system prompt, MCP servers
+    // and settings (so the session waits for it, as `--await-initialize` asks), its hooks and its agents.
+    let first = match frames.recv().await {
+        Some(Inbound::Frame(frame)) => frame,
+        _ => return 0,
+    };
+    let relay = SdkRelay::new(std::sync::Arc::new(link.clone()));
+    options.sdk_mcp_relay = Some(relay.clone());
+    let initialize = is_control(&first, "initialize").then(|| (request_id(&first), first["request"].clone()));
+    let mut problems = Vec::new();
+    let applied = match &initialize {
+        Some((id, request)) => match requests::initialize_options(&mut options, request, &mut problems) {
+            Ok(applied) => applied,
+            Err(error) => {
+                out.line(&failure(id, &error));
+                eprintln!("tandem: error: {error}");
+                return 2;
+            }
+        },
+        None => requests::Applied::default(),
+    };
+    let mut config = match setup::build(&options, cwd) {
+        Ok(config) => config,
+        Err(error) => {
+            if let Some((id, _)) = &initialize {
+                out.line(&failure(id, &error.0));
+            }
+            eprintln!("tandem: {}", error.0);
+            return 2;
+        }
+    };
+    config.raw_stream = cli.include_partial_messages;
+
     let session_id = config.session_id.clone();
     let api_key_source = crate::headless::api_key_source(&config);
-    let options = HeadlessOptions {
+    let headless_options = HeadlessOptions {
         format: cli.output_format,
         include_partial_messages: cli.include_partial_messages,
         include_hook_events: cli.include_hook_events,
     };
-    let mut printer = Printer::new(session_id.clone(), api_key_source.clone(), options, out);
+    let mut printer = Printer::new(session_id.clone(), api_key_source.clone(), headless_options, out);
     printer.init_at_start = false;
     let stdio_prompts = cli.permission_prompt_tool.as_deref() == Some("stdio");
     if let Some(tool) = cli.permission_prompt_tool.as_deref().filter(|tool| *tool != "stdio") {
@@ -60,24 +95,13 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
             "tandem: warning: --permission-prompt-tool {tool}: only \"stdio\" (the SDK host answers) is supported; calls that need a decision are denied"
         );
     }
-
-    // The first frame decides how the agent starts: an `initialize` adds the host's hooks and agents.
-    let first = match frames.recv().await {
-        Some(Inbound::Frame(frame)) => frame,
-        _ => return 0,
-    };
-    let mut initialize_reply = None;
-    if is_control(&first, "initialize") {
-        let request = &first["request"];
-        let problems = requests::apply_initialize(&mut config, request, &link);
-        for problem in &problems {
-            eprintln!("tandem: warning: initialize: {problem}");
-        }
-        initialize_reply = Some((request_id(&first), requests::initialize_response(&config, &api_key_source)));
-    }
-    let first = match initialize_reply {
-        Some((id, response)) => {
-            out.line(&success(&id, response));
+    let first = match initialize {
+        Some((id, request)) => {
+            problems.extend(requests::apply_initialize(&mut config, &request, &link));
+            for problem in &problems {
+                eprintln!("tandem: warning: initialize: {problem}");
+            }
+            out.line(&success(&id, requests::initialize_response(&config, &api_key_source, applied)));
             None
         }
         None => Some(first),
@@ -93,6 +117,7 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
         last_code: 0,
         mcp,
         replay_user_messages: cli.replay_user_messages,
+        relay,
         rewinds: std::collections::HashMap::new(),
         asking: std::collections::HashMap::new(),
     };
@@ -177,12 +202,22 @@ pub async fn run(mut config: AgentConfig, cli: &Cli) -> i32 {
                         });
                     }
                     Event::ToolCallFinished { ref call_id, .. } => {
-                        if let Some(open) = state.asking.remove(call_id) {
-                            link.cancel(&open);
+                        state.stop_asking(call_id, &link);
+                        printer.event(&event);
+                    }
+                    Event::Subagent { event: ref inner, .. }
+                        if matches!(**inner, Event::ToolCallFinished { .. }) =>
+                    {
+                        if let Event::ToolCallFinished { call_id, .. } = &**inner {
+                            state.stop_asking(call_id, &link);
                         }
                         printer.event(&event);
                     }
                     Event::TurnFinished(summary) => {
+                        // Nothing of the turn waits for an answer any more.
+                        for (_, open) in state.asking.drain() {
+                            link.cancel(&open);
+                        }
                         state.last_code = printer.finish(&summary);
                         state.running = state.running.saturating_sub(1);
                         if state.running == 0 {
@@ -221,11 +256,21 @@ struct State {
     replay_user_messages: bool,
     /// `rewind_files` requests sent to the session, by the submission its outcome will name.
     rewinds: std::collections::HashMap<SubmissionId, rewind::Pending>,
+    /// How the host's SDK MCP servers are reached, and what they say unasked comes back.
+    relay: SdkRelay,
     /// The `can_use_tool` request open for each call waiting for the host's answer.
     asking: std::collections::HashMap<String, String>,
 }
 
 impl State {
+    /// The call no longer waits for the host: its open prompt, if any, is cancelled, and a late answer to it
+    /// approves nothing.
+    fn stop_asking(&mut self, call_id: &str, link: &HostLink) {
+        if let Some(open) = self.asking.remove(call_id) {
+            link.cancel(&open);
+        }
+    }
+
     fn frame(&mut self, frame: Value, out: &Output, printer: &mut Printer) {
         match frame.get("type").and_then(Value::as_str) {
             Some("user") => match requests::user_turn(&frame) {
@@ -252,6 +297,13 @@ impl State {
                 let id = request_id(&frame);
                 let request = frame.get("request").cloned().unwrap_or(Value::Null);
                 let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or_default();
+                if subtype == "mcp_message" {
+                    out.line(&match sdk_mcp::unasked(&request, &self.relay) {
+                        Ok(response) => success(&id, response),
+                        Err(error) => failure(&id, &error),
+                    });
+                    return;
+                }
                 if let Some(answer) = sdk_mcp::answer(subtype, &request, self.mcp.as_ref()) {
                     // Reconnecting takes a while: answered when done, while other frames are read.
                     let out = *out;

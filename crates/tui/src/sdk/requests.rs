@@ -7,11 +7,137 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tandem_core::agent::AgentConfig;
 use tandem_core::permissions::PermissionMode;
+use tandem_core::setup::SessionOptions;
 use tandem_protocol::Op;
 
 use super::control::HostLink;
 use crate::headless::Printer;
 use crate::stream_json::CLAUDE_CODE_COMPATIBLE_VERSION;
+
+/// What an `initialize` request delivered that the SDK wants confirmed in the answer (`*_applied`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Applied {
+    mcp_servers: bool,
+    settings: bool,
+    disallowed_tools: bool,
+    additional_directories: bool,
+}
+
+/// The keys of `initialize` tandem reads: here (before the session is built) or in [`apply_initialize`].
+const READ_KEYS: &[&str] = &[
+    "subtype",
+    "systemPrompt",
+    "appendSystemPrompt",
+    "mcpServers",
+    "sdkMcpServers",
+    "sdkMcpServerConfigs",
+    "jsonSchema",
+    "settings",
+    "disallowedTools",
+    "additionalDirectories",
+    "hooks",
+    "agents",
+];
+
+/// Keys that describe the host, not the session: they change nothing tandem does. (`sdkMcpServerManifests`
+/// saves a host's handshake; tandem makes its own, through `mcp_message`, as the SDK allows.)
+const HOST_KEYS: &[&str] = &[
+    "sdkMcpServerManifests",
+    "supportedDialogKinds",
+    "perTaskStopAffordance",
+    "offersBypassSwitchBack",
+    "keepsBypassHeld",
+    "agentSdkVersion",
+    "workspaceTrust",
+];
+
+/// Puts what an `initialize` request says about the session into its options, before it is built: the system
+/// prompt (a list of parts, or one text) and what to append, the MCP servers (the host's own, `sdkMcpServers`,
+/// reached through `mcp_message`, and the others as `--mcp-config` would give them), the output schema, and
+/// settings, disallowed tools and directories when the SDK sends them here. What tandem can't honour is an error
+/// (the SDK ends the session with it); keys it doesn't use are said in `problems`.
+pub(super) fn initialize_options(
+    options: &mut SessionOptions,
+    request: &Value,
+    problems: &mut Vec<String>,
+) -> Result<Applied, String> {
+    let field = |key: &str| request.get(key).filter(|value| !value.is_null());
+    for key in ["managedSettings", "plugins"] {
+        if field(key).is_some() {
+            return Err(format!("initialize: {key} is not supported by tandem"));
+        }
+    }
+    let mut applied = Applied::default();
+    match field("systemPrompt") {
+        None => {}
+        Some(Value::String(text)) => options.system_prompt = Some(text.clone()),
+        Some(Value::Array(parts)) => {
+            let parts: Option<Vec<&str>> = parts.iter().map(Value::as_str).collect();
+            let parts = parts.ok_or("initialize: systemPrompt holds something that is not text")?;
+            options.system_prompt = Some(parts.join("\n\n"));
+        }
+        Some(_) => return Err("initialize: systemPrompt is neither text nor a list of texts".into()),
+    }
+    if let Some(append) = field("appendSystemPrompt") {
+        let append = append.as_str().ok_or("initialize: appendSystemPrompt is not text")?;
+        options.append_system_prompt = Some(match options.append_system_prompt.take() {
+            Some(before) => format!("{before}\n\n{append}"),
+            None => append.to_owned(),
+        });
+    }
+    if let Some(servers) = field("mcpServers") {
+        if !servers.is_object() {
+            return Err("initialize: mcpServers is not an object".into());
+        }
+        options.mcp_configs.push(json!({ "mcpServers": servers }).to_string());
+        applied.mcp_servers = true;
+    }
+    if let Some(names) = field("sdkMcpServers") {
+        let names = strings(names).ok_or("initialize: sdkMcpServers is not a list of names")?;
+        let servers: serde_json::Map<String, Value> =
+            names.into_iter().map(|name| (name.clone(), json!({"type": "sdk", "name": name}))).collect();
+        options.mcp_configs.push(json!({ "mcpServers": servers }).to_string());
+    }
+    if let Some(configs) = field("sdkMcpServerConfigs") {
+        let names: Vec<&String> = configs.as_object().map(|configs| configs.keys().collect()).unwrap_or_default();
+        problems.push(format!(
+            "sdkMcpServerConfigs ({}) are not used by tandem: its MCP_TOOL_TIMEOUT and your permission rules apply \
+             to SDK servers as to any other",
+            names.iter().map(|name| name.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Some(schema) = field("jsonSchema") {
+        options.json_schema.get_or_insert_with(|| schema.to_string());
+    }
+    if let Some(settings) = field("settings") {
+        if !settings.is_object() {
+            return Err("initialize: settings is not an object".into());
+        }
+        options.settings = Some(settings.to_string());
+        applied.settings = true;
+    }
+    if let Some(tools) = field("disallowedTools") {
+        options.disallowed_tools.extend(strings(tools).ok_or("initialize: disallowedTools is not a list of rules")?);
+        applied.disallowed_tools = true;
+    }
+    if let Some(dirs) = field("additionalDirectories") {
+        let dirs = strings(dirs).ok_or("initialize: additionalDirectories is not a list of paths")?;
+        options.add_dirs.extend(dirs.into_iter().map(std::path::PathBuf::from));
+        applied.additional_directories = true;
+    }
+    if let Some(keys) = request.as_object().map(|request| request.keys()) {
+        for key in keys.filter(|key| !READ_KEYS.contains(&key.as_str()) && !HOST_KEYS.contains(&key.as_str())) {
+            if field(key).is_some() {
+                problems.push(format!("{key} is not supported by tandem; it is not used"));
+            }
+        }
+    }
+    Ok(applied)
+}
+
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value.as_array()?.iter().map(|item| item.as_str().map(str::to_owned)).collect()
+}
 
 /// Applies an `initialize` request to the session before it starts: the host's hook callbacks join the hook
 /// engine and its agents the Task tool's catalog. Returns what could not be used.
@@ -35,16 +161,11 @@ pub(super) fn apply_initialize(config: &mut AgentConfig, request: &Value, link: 
             config.tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog }));
         }
     }
-    for key in ["excludeDynamicSections", "systemPromptSnapshot", "forwardSubagentText", "skills"] {
-        if request.get(key).is_some_and(|value| !value.is_null()) {
-            problems.push(format!("{key} is not supported by tandem yet; it is ignored"));
-        }
-    }
     problems
 }
 
 /// The answer to `initialize`: what this session offers, in the real CLI's keys.
-pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str) -> Value {
+pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str, applied: Applied) -> Value {
     let mut commands: Vec<Value> = tandem_core::commands::headless_builtins()
         .map(|builtin| json!({"name": builtin.name, "description": builtin.description, "argumentHint": "", "builtin": true}))
         .collect();
@@ -70,7 +191,7 @@ pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str) ->
         .into_iter()
         .map(|id| json!({"value": id, "displayName": id, "description": ""}))
         .collect();
-    json!({
+    let mut response = json!({
         "commands": commands,
         "agents": agents,
         "output_style": "default",
@@ -83,7 +204,18 @@ pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str) ->
         "current_permission_mode": config.permissions.mode.as_str(),
         "hook_on_failure_supported": true,
         "hooks_applied": true,
-    })
+    });
+    for (key, sent) in [
+        ("mcp_servers_applied", applied.mcp_servers),
+        ("settings_applied", applied.settings),
+        ("disallowed_tools_applied", applied.disallowed_tools),
+        ("additional_directories_applied", applied.additional_directories),
+    ] {
+        if sent {
+            response[key] = json!(true);
+        }
+    }
+    response
 }
 
 /// The turn a `user` frame asks for: its `content` string, or its text blocks joined and its images.
@@ -168,7 +300,6 @@ pub(super) fn handle(
             sent(Op::KillBackground { id: id.to_owned() })?;
             Ok(json!({}))
         }
-        "mcp_message" => Err("SDK MCP servers (type \"sdk\") are not supported by tandem".into()),
         "" => Err("the control request has no subtype".into()),
         other => Err(format!("unknown control request subtype {other:?}")),
     }

@@ -1,11 +1,13 @@
 //! The SDK's MCP control requests: `mcp_status` (the servers, their state and tools, in the SDK's
-//! `McpServerStatus` shape), `mcp_reconnect {serverName}` and `mcp_toggle {serverName, enabled}`.
+//! `McpServerStatus` shape), `mcp_reconnect {serverName}` and `mcp_toggle {serverName, enabled}`; and what the
+//! host's own SDK servers send unasked (`mcp_message` from the host: a changed tool list, a log line).
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tandem_core::mcp::McpManager;
+use tandem_core::mcp::relay::SdkRelay;
 
 /// The answer to an MCP request (`None` for other subtypes).
 pub(super) fn answer(
@@ -55,4 +57,15 @@ pub(crate) fn status(mcp: &McpManager) -> Vec<Value> {
             entry
         })
         .collect()
+}
+
+/// An `mcp_message` the host sends unasked: a notification of one of its SDK servers, handed to that server's
+/// client (a changed tool list is listed again). Acknowledged as the SDK acknowledges notifications.
+pub(super) fn unasked(request: &Value, relay: &SdkRelay) -> Result<Value, String> {
+    let server = request.get("server_name").and_then(Value::as_str).ok_or("mcp_message needs a server_name")?;
+    let message = request.get("message").cloned().ok_or("mcp_message needs a message")?;
+    if !relay.deliver(server, message) {
+        return Err(format!("there is no SDK MCP server {server:?} in this session"));
+    }
+    Ok(json!({"mcp_response": {"jsonrpc": "2.0", "result": {}, "id": 0}}))
 }
