@@ -155,3 +155,44 @@ fn setting_sources_decide_which_guideline_files_are_read() {
         }
     }
 }
+
+/// Claude Code reads `sub/CLAUDE.md` the first time the model reads a file under `sub/` (issue 29): it comes with
+/// that Read's result, once, and never in the system prompt; without the project's settings source it is not read.
+#[test]
+fn a_subdirectorys_guidelines_come_with_the_first_read_there() {
+    let workspace = Workspace::new();
+    std::fs::create_dir_all(workspace.path().join(".git")).unwrap();
+    workspace.write("CLAUDE.md", "ROOT-GUIDE\n");
+    workspace.write("sub/CLAUDE.md", "SUB-GUIDE: tabs here.\n");
+    workspace.write("sub/deeper/.claude/CLAUDE.md", "DEEPER-GUIDE\n");
+    workspace.write("sub/a.txt", "alpha\n");
+    workspace.write("sub/deeper/b.txt", "beta\n");
+    workspace.write("top.txt", "top\n");
+    let read =
+        |id: &str, path: &str| json!({"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": path}});
+    for (sources, expected) in [(None, true), (Some("user"), false)] {
+        let replies = json!({"replies": [
+            {"blocks": [read("r1", "top.txt"), read("r2", "sub/a.txt")]},
+            {"blocks": [read("r3", "sub/a.txt"), read("r4", "sub/deeper/b.txt")]},
+            {"blocks": [{"type": "text", "text": "done"}]}
+        ]});
+        let server = FakeServer::spawn(Scenario::from_json(&replies.to_string()).unwrap()).unwrap();
+        let mut command = workspace.anthropic(&server);
+        command.args(["-p", "hi"]);
+        if let Some(sources) = sources {
+            command.args(["--setting-sources", sources]);
+        }
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{run:?}");
+        let requests = server.requests();
+        let first = tool_results(&requests[1].body);
+        let second = tool_results(&requests[2].body)[2..].to_vec();
+        let has = |result: &serde_json::Value, text: &str| result["content"].as_str().unwrap().contains(text);
+        assert!(!has(&first[0], "SUB-GUIDE"), "a file of the working directory brings none");
+        assert_eq!(has(&first[1], "SUB-GUIDE"), expected, "{sources:?}: {}", first[1]);
+        assert!(!has(&second[0], "SUB-GUIDE"), "only the first read there brings it");
+        assert_eq!(has(&second[1], "DEEPER-GUIDE"), expected, "{sources:?}: {}", second[1]);
+        assert!(!has(&second[1], "SUB-GUIDE"));
+        assert!(!system_text(&server).contains("SUB-GUIDE"));
+    }
+}

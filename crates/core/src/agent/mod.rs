@@ -16,6 +16,7 @@ mod items;
 mod mcp_input;
 mod mcp_ops;
 mod model_settings;
+mod nested_guidelines;
 mod replay;
 mod rewind_ops;
 mod rule_ops;

@@ -59,6 +59,8 @@ pub(super) struct ToolRunner<'a> {
     pub context: ToolContext,
     /// Where "always, everywhere" answers are saved.
     pub config_dir: &'a std::path::Path,
+    /// Adds the guidelines of a directory below the working directory to the first Read there (`None`: never).
+    pub guidelines: Option<super::nested_guidelines::NestedGuidelines<'a>>,
 }
 
 pub(super) struct Call {
@@ -399,6 +401,7 @@ impl ToolRunner<'_> {
             output.content.push_str(&format!("\n\nPreToolUse hook additional context: {note}"));
         }
         if !self.context.cancel.is_cancelled() {
+            self.add_nested_guidelines(call, &input, &mut output);
             self.after_run(call, &input, &mut output).await;
         }
         let status = if self.context.cancel.is_cancelled() {

@@ -93,6 +93,8 @@ pub(super) struct Session {
     pub(super) logged_prompts: std::collections::HashSet<u64>,
     /// What the next prompt's host calls it ([`crate::protocol::Op::NamePrompt`]).
     pub(super) next_prompt_id: Option<String>,
+    /// The directories below the working directory whose guidelines the model was given with a Read.
+    pub(super) announced_guidelines: std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
 }
 
 impl Session {
@@ -140,6 +142,7 @@ impl Session {
             untracked_prompts,
             logged_prompts: resume.logged_prompts.into_iter().collect(),
             next_prompt_id: None,
+            announced_guidelines: Default::default(),
             parent_cancel: None,
             role: None,
             subagent_transcript: None,
@@ -407,6 +410,10 @@ impl Session {
                 shared: &self.shared,
                 events: &self.events,
                 config_dir: &self.config.config_dir,
+                guidelines: Some(super::nested_guidelines::NestedGuidelines {
+                    sources: self.config.guideline_sources,
+                    announced: &self.announced_guidelines,
+                }),
                 context: ToolContext {
                     cwd: self.config.cwd.clone(),
                     files: self.files.clone(),
@@ -561,6 +568,8 @@ impl Session {
     /// compacted for what it no longer holds).
     pub(super) fn replace_conversation(&mut self, messages: Vec<Message>) {
         self.messages = messages;
+        // The Read results that carried a directory's guidelines may be gone: the next Read there brings them.
+        lock(&self.announced_guidelines).clear();
         self.reported_len = self.messages.len();
         self.counter.reset_baseline();
     }

@@ -120,6 +120,38 @@ pub struct ProjectReads<'a> {
 /// [`load`] with Claude Code's user directory too, following `@path` imports ([`super::imports`]), a project's
 /// files within `reads`.
 pub fn load_from(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads) -> Guidelines {
+    load_candidates(dirs, cwd, reads, candidates_for(dirs, cwd))
+}
+
+/// The project guideline files of the directories below the working directory on the way to `dir` (`dir`
+/// included) that `announced` does not hold yet, which it then does: Claude Code reads `sub/CLAUDE.md` the first
+/// time the model reads a file under `sub/`. Empty when there are none, when `dir` is not below `cwd`, or when
+/// the settings sources leave out the project's files.
+pub fn nested(
+    dirs: &UserDirs,
+    cwd: &Path,
+    dir: &Path,
+    reads: &ProjectReads,
+    announced: &mut HashSet<PathBuf>,
+) -> Guidelines {
+    let Ok(below) = dir.strip_prefix(cwd) else { return Guidelines::default() };
+    let mut candidates = Vec::new();
+    let mut current = cwd.to_path_buf();
+    for part in below.components() {
+        current.push(part);
+        if !announced.insert(current.clone()) {
+            continue;
+        }
+        let wanted = |name: &&&str| if **name == "CLAUDE.local.md" { dirs.sources.local } else { dirs.sources.project };
+        candidates.extend(PROJECT_FILES.iter().filter(wanted).map(|name| (current.join(name), false)));
+    }
+    if candidates.is_empty() {
+        return Guidelines::default();
+    }
+    load_candidates(dirs, cwd, reads, candidates)
+}
+
+fn load_candidates(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads, candidates: Vec<(PathBuf, bool)>) -> Guidelines {
     let mut walk = Walk {
         dirs,
         reads,
@@ -130,7 +162,7 @@ pub fn load_from(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads) -> Guideline
     };
     let root = project_root(cwd);
     walk.real_root = root.canonicalize().unwrap_or(root);
-    for (path, user_candidate) in candidates_for(dirs, cwd) {
+    for (path, user_candidate) in candidates {
         // `CLAUDE.md` is often a symlink to `AGENTS.md` (or the config dir sits inside the repository): the same
         // file must not be sent twice.
         let Ok(real) = path.canonicalize() else { continue };
