@@ -384,3 +384,43 @@ fn a_local_servers_context_window_is_learned_from_the_server() {
     assert!(max_tokens <= 3000, "{max_tokens}");
     assert_eq!(run.result()["modelUsage"]["tiny-local-model"]["contextWindow"], 6000);
 }
+
+/// A one-pixel PNG.
+const PIXEL_PNG: [u8; 68] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x04, 0x00, 0x00, 0x00, 0xb5, 0x1c, 0x0c, 0x02, 0x00, 0x00, 0x00, 0x0b, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0x00, 0x00, 0x00, 0x06, 0x00, 0x02, 0x30, 0x81, 0xd0, 0x2f, 0x00,
+    0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// Read shows the model a picture (issue 29): the result says what the image is, and the image follows the
+/// results in the same message, on either provider; stream-json carries Claude Code's `image` result.
+#[test]
+fn read_of_an_image_shows_the_model_the_picture() {
+    let workspace = Workspace::new();
+    std::fs::write(workspace.path().join("pixel.png"), PIXEL_PNG).unwrap();
+    let replies = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_img", "name": "Read", "input": {"file_path": "pixel.png"}}]},
+        {"blocks": [{"type": "text", "text": "A single pixel."}]}
+    ]});
+    for openai in [false, true] {
+        let server = FakeServer::spawn(Scenario::from_json(&replies.to_string()).unwrap()).unwrap();
+        let mut command = if openai { workspace.openai(&server) } else { workspace.anthropic(&server) };
+        command.args(["-p", "what is in pixel.png?", "--output-format", "stream-json", "--verbose"]);
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{run:?}");
+        let body = &server.requests()[1].body;
+        let sent = body.to_string();
+        assert!(sent.contains("1×1 pixels"), "{sent}");
+        assert!(sent.contains("iVBORw0KGgo"), "the picture itself is sent: {sent}");
+        if !openai {
+            let last = body["messages"].as_array().unwrap().last().unwrap()["content"].as_array().unwrap().clone();
+            assert_eq!(last[0]["type"], "tool_result");
+            assert_eq!(last[1]["type"], "image");
+            assert_eq!(last[1]["source"]["media_type"], "image/png");
+        }
+        let structured = run.lines().into_iter().find_map(|line| line.get("tool_use_result").cloned()).unwrap();
+        assert_eq!(structured["type"], "image", "{structured}");
+        assert_eq!(structured["file"]["dimensions"]["originalWidth"], 1);
+    }
+}

@@ -16,6 +16,7 @@ pub mod file_state;
 pub mod glob;
 pub mod grep;
 pub mod read;
+mod read_image;
 pub mod registry;
 pub mod save_memory;
 pub mod schema;

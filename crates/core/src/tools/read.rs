@@ -5,7 +5,7 @@
 //! a 10 MB file never builds a 10 MB string.
 
 use std::fs;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read as _};
 use std::path::Path;
 
 use futures::future::BoxFuture;
@@ -35,8 +35,9 @@ has and which offset continues it.\n\
 - Output is numbered like `cat -n`: the line number, a tab, then the line. The number and tab are not part of \
 the file: never include them in Edit's old_string or new_string.\n\
 - Reading a file is required before editing or overwriting it with Edit or Write.\n\
-- It reads files, not directories: to list a directory use Glob, or `ls` via Bash. Binary files (images, \
-archives, executables) are refused.\n\
+- It reads files, not directories: to list a directory use Glob, or `ls` via Bash.\n\
+- Images (PNG, JPEG, GIF, WebP) are shown to you as pictures (scaled down when large); other binary files \
+(archives, executables) are refused.\n\
 - Reading several files you will probably need in one turn (several Read calls at once) is faster than one by \
 one.";
 
@@ -94,8 +95,13 @@ impl TypedTool for ReadTool {
             let guard = Guard { unreadable, judged };
             let job = move || read_file(&path, &shown, (start, limit), &files, &guard);
             match tokio::task::spawn_blocking(job).await {
-                Ok(Ok((text, Some(structured)))) => ToolOutput::ok(text).with_structured(structured),
-                Ok(Ok((text, None))) => ToolOutput::ok(text),
+                Ok(Ok(Read::Image(image))) => {
+                    let mut output = ToolOutput::ok(image.text).with_structured(image.structured);
+                    output.images = Some(Box::new(vec![image.source]));
+                    output
+                }
+                Ok(Ok(Read::Text(text, Some(structured)))) => ToolOutput::ok(text).with_structured(structured),
+                Ok(Ok(Read::Text(text, None))) => ToolOutput::ok(text),
                 Ok(Err(message)) => ToolOutput::error(message),
                 Err(err) => ToolOutput::error(format!("Read failed: {err}")),
             }
@@ -134,15 +140,33 @@ struct Guard {
     judged: bool,
 }
 
-/// Reads lines `start..start+limit` (1-based) of `path` and records the file in `files`.
-/// Returns the text the model sees and, when lines were shown, Claude Code's structured `file` result.
+/// What a Read gives the model.
+enum Read {
+    /// The text the model sees and, when lines were shown, Claude Code's structured `file` result.
+    Text(String, Option<Value>),
+    /// A picture, which the model sees as one.
+    Image(super::read_image::SentImage),
+}
+
+impl Read {
+    /// The text the model sees.
+    #[cfg(test)]
+    fn text(&self) -> &str {
+        match self {
+            Read::Text(text, _) => text,
+            Read::Image(image) => &image.text,
+        }
+    }
+}
+
+/// Reads lines `start..start+limit` (1-based) of `path`, or the image it is, and records the file in `files`.
 fn read_file(
     path: &Path,
     shown: &str,
     (start, limit): (usize, usize),
     files: &FileState,
     guard: &Guard,
-) -> Result<(String, Option<Value>), String> {
+) -> Result<Read, String> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(not_found_message(path)),
@@ -159,6 +183,9 @@ fn read_file(
     crate::tools::refuse_hidden_opened(&file, shown, guard.unreadable.as_deref())?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    if let Some(format) = super::read_image::format_of(head) {
+        return read_image(reader, path, shown, format, meta.len());
+    }
     if fs_util::looks_binary(path, head) {
         return Err(format!(
             "Cannot read {}: it is a binary file ({}). Read only works on text files.",
@@ -186,7 +213,7 @@ fn read_file(
     let content_hash = hash.finish();
     files.record(path, Snapshot { len: total_bytes, mtime: meta.modified().ok(), hash: content_hash });
     if files.repeat_read(path, content_hash, start, limit) {
-        return Ok((
+        return Ok(Read::Text(
             format!(
                 "{shown}{UNCHANGED} (the same lines are already in this conversation above); read it again only after \
                  it changes."
@@ -197,7 +224,7 @@ fn read_file(
 
     let total = lines.total_lines();
     if total == 0 {
-        return Ok((format!("The file {shown} exists but is empty (0 lines)."), None));
+        return Ok(Read::Text(format!("The file {shown} exists but is empty (0 lines)."), None));
     }
     if start > total {
         return Err(format!(
@@ -226,7 +253,32 @@ fn read_file(
     } else if out.ends_with('\n') {
         out.pop();
     }
-    Ok((out, Some(structured)))
+    Ok(Read::Text(out, Some(structured)))
+}
+
+/// An image file, opened and checked as any file a Read opens, read whole and prepared for the model.
+fn read_image(
+    mut reader: BufReader<fs::File>,
+    path: &Path,
+    shown: &str,
+    format: image::ImageFormat,
+    size: u64,
+) -> Result<Read, String> {
+    if size > super::read_image::MAX_FILE_BYTES {
+        return Err(format!(
+            "Cannot read {}: the image is {} on disk, more than tandem sends ({} at most).",
+            path.display(),
+            human_size(size),
+            human_size(super::read_image::MAX_FILE_BYTES)
+        ));
+    }
+    let mut bytes = Vec::new();
+    reader
+        .by_ref()
+        .take(super::read_image::MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    super::read_image::prepare(bytes, format, shown).map(Read::Image)
 }
 
 fn plural(n: usize) -> &'static str {
@@ -381,20 +433,20 @@ mod dedup_tests {
         let path = dir.path().join("a.txt");
         std::fs::write(&path, "one\ntwo\n").unwrap();
         let files = FileState::default();
-        assert!(read_file(&path, "a.txt", (1, 2000), &files, &Guard::default()).unwrap().0.contains("one"));
-        assert!(read_file(&path, "a.txt", (1, 2000), &files, &Guard::default()).unwrap().0.contains("unchanged"));
+        assert!(read_file(&path, "a.txt", (1, 2000), &files, &Guard::default()).unwrap().text().contains("one"));
+        assert!(read_file(&path, "a.txt", (1, 2000), &files, &Guard::default()).unwrap().text().contains("unchanged"));
         assert!(
-            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().0.contains("two"),
+            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().text().contains("two"),
             "another window is read"
         );
         std::fs::write(&path, "one\nTWO\n").unwrap();
         assert!(
-            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().0.contains("TWO"),
+            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().text().contains("TWO"),
             "a change is read"
         );
         files.forget_reads();
         assert!(
-            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().0.contains("TWO"),
+            read_file(&path, "a.txt", (2, 2000), &files, &Guard::default()).unwrap().text().contains("TWO"),
             "after compaction"
         );
     }

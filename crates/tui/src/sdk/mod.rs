@@ -51,7 +51,16 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
     // and settings (so the session waits for it, as `--await-initialize` asks), its hooks and its agents.
     let first = match frames.recv().await {
         Some(Inbound::Frame(frame)) => frame,
-        _ => return 0,
+        // Nothing to do, but a session that could not be built (a settings file that can't be read) still says so.
+        _ => {
+            return match setup::build(&options, cwd) {
+                Ok(_) => 0,
+                Err(error) => {
+                    eprintln!("tandem: {}", error.0);
+                    2
+                }
+            };
+        }
     };
     let relay = SdkRelay::new(std::sync::Arc::new(link.clone()));
     options.sdk_mcp_relay = Some(relay.clone());
