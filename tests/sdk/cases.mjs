@@ -157,6 +157,34 @@ const cases = {
     return { messages: summary(messages) };
   },
 
+  async main_agent() {
+    const agents = { auditor: { description: "Audits", prompt: "AUDITOR-PROMPT: only read.", tools: ["Read"] } };
+    const messages = await collect("Audit", options({ agents, agent: "auditor" }));
+    return { messages: summary(messages) };
+  },
+
+  async introspection() {
+    // The prompts end (and the SDK closes tandem's stdin) only once the questions are answered.
+    let asked;
+    const answered = new Promise((resolve) => (asked = resolve));
+    async function* prompts() {
+      yield { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, session_id: "" };
+      await answered;
+    }
+    const q = query({ prompt: prompts(), options: options() });
+    const report = {};
+    for await (const message of q) {
+      if (message.type === "system" && message.subtype === "init") {
+        report.account = await q.accountInfo();
+        report.usage = await q.getContextUsage();
+        await q.setModel("claude-haiku-4-5");
+        await q.setModel(undefined);
+        asked();
+      }
+    }
+    return report;
+  },
+
   async unsupported_initialize_option_is_an_error() {
     try {
       await collect("Say hello", options({ managedSettings: { permissions: {} }, managedSettingsDelivery: "initialize" }));

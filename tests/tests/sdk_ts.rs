@@ -245,3 +245,24 @@ fn an_initialize_option_tandem_cant_honour_is_an_error_the_program_sees() {
     let error = case.report["error"].as_str().unwrap_or_default();
     assert!(error.contains("managedSettings is not supported by tandem"), "{}", case.report);
 }
+
+/// The SDK's `agent` option (`--agent=NAME`, an agent from `initialize`): the main conversation is that agent.
+#[test]
+fn the_agent_option_makes_the_main_conversation_that_agent() {
+    let Some(case) = run_case("main_agent", json!({"replies": [text_reply("Audited.")]})) else { return };
+    let body = &case.server.requests()[0].body;
+    assert!(system_text(body).contains("AUDITOR-PROMPT"), "{}", system_text(body));
+    assert_eq!(tool_names(body), ["Read"]);
+    assert!(!case.report["stderr"].as_str().unwrap().contains("unknown option"), "{}", case.report["stderr"]);
+}
+
+/// What a program asks the session about itself has the shapes the SDK's types promise.
+#[test]
+fn introspection_answers_have_the_sdks_shapes() {
+    let Some(case) = run_case("introspection", json!({"replies": [text_reply("Hi.")]})) else { return };
+    assert_eq!(case.report["account"]["apiProvider"], "firstParty");
+    let usage = &case.report["usage"];
+    for key in ["categories", "gridRows", "memoryFiles", "mcpTools", "agents", "isAutoCompactEnabled", "apiUsage"] {
+        assert!(usage.get(key).is_some(), "getContextUsage lacks {key}: {usage}");
+    }
+}

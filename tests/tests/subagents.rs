@@ -166,3 +166,30 @@ fn task_defaults_to_the_general_purpose_agent_and_takes_a_model() {
     assert!(model.contains("haiku"), "the call's model: {model}");
     assert!(tool_results(&requests[2].body)[0]["content"].to_string().contains("3 files."));
 }
+
+/// `--agent NAME` (the SDK's `agent` option) makes the main conversation that agent: its prompt is the system
+/// prompt, its tools the tools, its model the model; a name no agent has is an error, not ignored.
+#[test]
+fn the_main_conversation_can_be_an_agent() {
+    let workspace = Workspace::new();
+    let agents = json!({"auditor": {"description": "Audits", "prompt": "AUDITOR-PROMPT: only read.",
+        "tools": ["Read", "Grep"], "model": "claude-haiku-4-5"}});
+    let server =
+        FakeServer::spawn(scenario(json!({"replies": [{"blocks": [{"type": "text", "text": "ok"}]}]}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "audit", "--agents", &agents.to_string(), "--agent", "auditor"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let body = &server.requests()[0].body;
+    assert!(body["system"].to_string().contains("AUDITOR-PROMPT"), "{}", body["system"]);
+    assert!(!body["system"].to_string().contains("You are tandem"));
+    assert_eq!(tool_names(body), ["Grep", "Read"]);
+    assert_eq!(body["model"], "claude-haiku-4-5");
+
+    let server = FakeServer::spawn(scenario(json!({"replies": []}))).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "audit", "--agent", "nobody"]);
+    let run = execute(command);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--agent nobody: there is no such agent"), "{}", run.stderr);
+}

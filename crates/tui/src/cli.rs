@@ -85,6 +85,11 @@ pub struct Cli {
     #[arg(long, allow_hyphen_values = true)]
     pub agents: Option<String>,
 
+    /// Run the main conversation as this agent (one of `--agents`, `.claude/agents/`, …): its prompt, tools and
+    /// model are the session's.
+    #[arg(long)]
+    pub agent: Option<String>,
+
     /// More directories the session may work in (besides the current one).
     #[arg(long = "add-dir", num_args = 1.., action = clap::ArgAction::Append)]
     pub add_dir: Vec<PathBuf>,
@@ -288,6 +293,7 @@ impl Cli {
             effort: self.effort.clone(),
             json_schema: self.json_schema.clone(),
             agents: self.agents.clone(),
+            agent: self.agent.clone(),
             mcp_configs: self.mcp_config.clone(),
             strict_mcp_config: self.strict_mcp_config,
             sdk_mcp_relay: None,
@@ -320,9 +326,15 @@ pub fn parse_tolerant(mut args: Vec<std::ffi::OsString>) -> (Result<Cli, clap::E
         };
         let Some(clap::error::ContextValue::String(flag)) = unknown else { return (Err(error), warnings) };
         let flag = flag.clone();
-        let Some(position) = args.iter().position(|arg| arg.to_str() == Some(flag.as_str())) else {
+        // `--flag=value` (the TS SDK's spelling): clap names the flag alone.
+        let with_value = format!("{flag}=");
+        let spelled = |arg: &std::ffi::OsString| {
+            arg.to_str().is_some_and(|arg| arg == flag || flag.starts_with("--") && arg.starts_with(&with_value))
+        };
+        let Some(position) = args.iter().position(spelled) else {
             return (Err(error), warnings);
         };
+        let flag = args[position].to_string_lossy().into_owned();
         // The value of an unknown flag dropped just before (`--flag value` where a prompt was given too).
         if !flag.starts_with('-') {
             if last_dropped == Some(position)
@@ -437,6 +449,9 @@ mod tests {
         let (cli, warnings) = parse(&["-p", "hi", "--frobnicate", "3"]);
         assert_eq!(cli.unwrap().prompt.as_deref(), Some("hi"));
         assert_eq!(warnings, ["ignoring unknown option --frobnicate 3"]);
+        let (cli, warnings) = parse(&["--output-format=stream-json", "--agent=auditor", "--task-budget=5", "-p", "hi"]);
+        assert_eq!(cli.unwrap().prompt.as_deref(), Some("hi"), "the TS SDK writes --flag=value");
+        assert_eq!(warnings, ["ignoring unknown option --agent=auditor", "ignoring unknown option --task-budget=5"]);
         let (cli, _) = parse(&["-p", "--system-prompt", "-starts with a dash", "hi"]);
         assert_eq!(cli.unwrap().system_prompt.as_deref(), Some("-starts with a dash"));
     }

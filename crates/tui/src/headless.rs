@@ -185,6 +185,8 @@ pub(crate) struct Printer {
     pub(crate) init: Option<Value>,
     /// The model in use, and what each model of the session used.
     model: String,
+    /// The model the session started with: an SDK host's `set_model` without a model goes back to it.
+    default_model: String,
     model_usage: std::collections::BTreeMap<String, ModelTally>,
     last_cost: Option<f64>,
     /// How full the context is, for `get_context_usage`.
@@ -206,6 +208,7 @@ impl Printer {
             out,
             init: None,
             model: String::new(),
+            default_model: String::new(),
             model_usage: Default::default(),
             last_cost: Some(0.0),
             context: (0, 0),
@@ -225,6 +228,10 @@ impl Printer {
 
     pub(crate) fn model(&self) -> &str {
         &self.model
+    }
+
+    pub(crate) fn default_model(&self) -> &str {
+        &self.default_model
     }
 
     /// The session's permission mode changed: later init lines say so.
@@ -250,6 +257,9 @@ impl Printer {
                 ..
             } => {
                 self.model = model.clone();
+                if self.default_model.is_empty() {
+                    self.default_model = model.clone();
+                }
                 let mut value = stream_json::init(
                     &self.session_id,
                     &cwd.display().to_string(),

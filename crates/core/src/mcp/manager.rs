@@ -444,6 +444,15 @@ impl McpManager {
                     },
                     status: slot.status.clone(),
                     tools: slot.tools.iter().map(|tool| tool.name.clone()).collect(),
+                    listed: slot
+                        .tools
+                        .iter()
+                        .map(|tool| super::status::ListedTool {
+                            name: tool.remote_name().to_owned(),
+                            description: tool.description_text(),
+                            read_only: tool.is_read_only(),
+                        })
+                        .collect(),
                     server_info: slot.offer.server_info.clone(),
                     resources: slot.offer.resources.len(),
                     prompts: slot.offer.prompts.len(),

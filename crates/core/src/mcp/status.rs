@@ -46,6 +46,8 @@ pub struct ServerStatus {
     pub status: Status,
     /// The names the model calls its tools by.
     pub tools: Vec<String>,
+    /// The same tools as the server lists them (for SDK hosts' `mcp_status`).
+    pub listed: Vec<ListedTool>,
     pub server_info: Value,
     pub resources: usize,
     pub prompts: usize,
@@ -55,6 +57,14 @@ pub struct ServerStatus {
     pub config: Value,
     /// Problems with its tools (left out, kept asking).
     pub notes: Vec<String>,
+}
+
+/// A tool as its server lists it: its own name, its description, and whether it says it only reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedTool {
+    pub name: String,
+    pub description: String,
+    pub read_only: bool,
 }
 
 /// Why a project server is not started yet.

@@ -95,6 +95,8 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
     tools.search_sessions(&paths.data_dir, session_log.id());
 
     let catalogs = tools.catalogs(options, &settings, &places, &mut permissions, &mut notices);
+    let main_agent = main_agent(options, &catalogs.agents)?;
+    let model = agent_model(options, main_agent, &resolved)?.unwrap_or(model);
     let provider: Arc<dyn crate::provider::Provider> = Arc::from(crate::provider::connect(resolved.endpoint.clone()));
     let web = web::WebInputs {
         file: &file,
@@ -106,7 +108,8 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
     tools.offer_all(web::tools(&web, &mut notices)?);
     tools.offer_task(&catalogs.agents, &mut notices);
     let hooks = hooks::engine(options, &settings, sources, flag_settings.as_ref(), &places, &shell_env, &mut notices);
-    if let Some(list) = &options.tools {
+    let agent_tools = main_agent.and_then(|agent| agent.tools.as_ref()).map(|list| list.join(","));
+    for list in [options.tools.as_ref(), agent_tools.as_ref()].into_iter().flatten() {
         tools.restrict(list, &mut notices);
     }
     let mcp = mcp::start(
@@ -122,7 +125,7 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
         },
         &mut notices,
     );
-    let mut system = system_prompt(options, &cwd)?;
+    let mut system = system_prompt(options, main_agent.map(|agent| agent.prompt.as_str()), &cwd)?;
     let structured_output = tools.structured_output(options, &mut system)?;
     let mut tools = tools.into_registry();
     if let Some(manager) = &mcp {
@@ -254,8 +257,43 @@ fn shell_environment(file: &ConfigFile, resolved: &ResolvedProvider) -> crate::s
     shell_env
 }
 
-/// The system prompt: tandem's own, replaced (a text or a file's) or appended to as asked.
-fn system_prompt(options: &SessionOptions, cwd: &Path) -> Result<Vec<crate::provider::SystemBlock>, SetupError> {
+/// The agent `--agent` makes the main conversation, if any: one of the session's agents.
+fn main_agent<'a>(
+    options: &SessionOptions,
+    agents: &'a crate::agents::AgentCatalog,
+) -> Result<Option<&'a crate::agents::AgentDefinition>, SetupError> {
+    let Some(name) = options.agent.as_deref() else { return Ok(None) };
+    match agents.find(name) {
+        Some(agent) => Ok(Some(agent)),
+        None => {
+            let known: Vec<&str> = agents.agents.iter().map(|agent| agent.name.as_str()).collect();
+            Err(SetupError(format!("--agent {name}: there is no such agent (there are: {})", known.join(", "))))
+        }
+    }
+}
+
+/// The main agent's model, when it names one and `--model` doesn't.
+fn agent_model(
+    options: &SessionOptions,
+    agent: Option<&crate::agents::AgentDefinition>,
+    resolved: &ResolvedProvider,
+) -> Result<Option<ModelInfo>, SetupError> {
+    let named = agent.and_then(|agent| agent.model.as_deref()).filter(|model| *model != "inherit");
+    match named {
+        Some(model) if options.provider.model.is_none() => {
+            session_model(&ResolvedProvider { model: model.to_owned(), ..resolved.clone() }, options).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The system prompt: tandem's own, replaced (a text or a file's, else the main agent's prompt) or appended to
+/// as asked.
+fn system_prompt(
+    options: &SessionOptions,
+    agent_prompt: Option<&str>,
+    cwd: &Path,
+) -> Result<Vec<crate::provider::SystemBlock>, SetupError> {
     let replace = match &options.system_prompt_file {
         Some(file) => {
             if options.system_prompt.as_deref().is_some_and(|text| !text.is_empty()) {
@@ -265,7 +303,12 @@ fn system_prompt(options: &SessionOptions, cwd: &Path) -> Result<Vec<crate::prov
                 SetupError(format!("--system-prompt-file {}: cannot be read ({err})", file.display()))
             })?)
         }
-        None => options.system_prompt.clone(),
+        // An empty one (what an SDK sends when the program sets none) gives way to the main agent's.
+        None => match (options.system_prompt.clone(), agent_prompt) {
+            (Some(text), Some(agent)) if text.is_empty() => Some(agent.to_owned()),
+            (None, Some(agent)) => Some(agent.to_owned()),
+            (text, _) => text,
+        },
     };
     let prompt_options = PromptOptions { replace, append: options.append_system_prompt.clone() };
     Ok(prompt::system_blocks(&prompt_options, cwd, &prompt::today_utc()))

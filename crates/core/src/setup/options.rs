@@ -81,6 +81,8 @@ pub struct SessionOptions {
     pub json_schema: Option<String>,
     /// Subagents as JSON (`{"name": {"description", "prompt", …}}`).
     pub agents: Option<String>,
+    /// The agent the main conversation is (`--agent`): its prompt, tools and model are the session's.
+    pub agent: Option<String>,
     /// MCP server configurations (files or JSON), and whether only they are used.
     pub mcp_configs: Vec<String>,
     pub strict_mcp_config: bool,

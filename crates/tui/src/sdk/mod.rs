@@ -141,7 +141,7 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
                 Some(Inbound::Frame(frame)) => state.frame(frame, &out, &mut printer),
                 Some(Inbound::Closed) | None => {
                     state.closed = true;
-                    if state.running == 0 {
+                    if state.done() {
                         break;
                     }
                 }
@@ -231,7 +231,7 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
                         state.running = state.running.saturating_sub(1);
                         if state.running == 0 {
                             out.line(&stream_json::session_state(&session_id, "idle"));
-                            if state.closed {
+                            if state.closed && state.done() {
                                 break;
                             }
                         }
@@ -239,6 +239,9 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
                     Event::Rewound(outcome) => {
                         if let Some(rewind) = submission.and_then(|id| state.rewinds.remove(&id)) {
                             out.line(&rewind::answer(&rewind, outcome));
+                        }
+                        if state.closed && state.done() {
+                            break;
                         }
                     }
                     event => printer.event(&event),
@@ -272,6 +275,12 @@ struct State {
 }
 
 impl State {
+    /// Nothing asked of the session waits any more: no turn, no rewind (a host that closes stdin right after
+    /// `rewind_files` still gets its answer).
+    fn done(&self) -> bool {
+        self.running == 0 && self.rewinds.is_empty()
+    }
+
     /// The call no longer waits for the host: its open prompt, if any, is cancelled, and a late answer to it
     /// approves nothing.
     fn stop_asking(&mut self, call_id: &str, link: &HostLink) {

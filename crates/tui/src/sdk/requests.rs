@@ -106,6 +106,15 @@ pub(super) fn initialize_options(
             names.iter().map(|name| name.as_str()).collect::<Vec<_>>().join(", ")
         ));
     }
+    if let Some(agents) = field("agents") {
+        let mut all = match options.agents.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(Value::Object(given))) => given,
+            _ => serde_json::Map::new(),
+        };
+        let agents = agents.as_object().ok_or("initialize: agents is not an object")?;
+        all.extend(agents.clone());
+        options.agents = Some(Value::Object(all).to_string());
+    }
     if let Some(schema) = field("jsonSchema") {
         options.json_schema.get_or_insert_with(|| schema.to_string());
     }
@@ -140,7 +149,7 @@ fn strings(value: &Value) -> Option<Vec<String>> {
 }
 
 /// Applies an `initialize` request to the session before it starts: the host's hook callbacks join the hook
-/// engine and its agents the Task tool's catalog. Returns what could not be used.
+/// engine. Returns what could not be used.
 pub(super) fn apply_initialize(config: &mut AgentConfig, request: &Value, link: &HostLink) -> Vec<String> {
     let mut problems = Vec::new();
     if let Some(hooks) = request.get("hooks").filter(|hooks| !hooks.is_null()) {
@@ -148,17 +157,6 @@ pub(super) fn apply_initialize(config: &mut AgentConfig, request: &Value, link: 
         problems.extend(hook_problems);
         if !entries.is_empty() {
             config.hooks = Arc::new(config.hooks.with_host(entries, Arc::new(link.clone())));
-        }
-    }
-    if let Some(agents) = request.get("agents").filter(|agents| !agents.is_null()) {
-        let mut catalog = (*config.agents).clone();
-        if let Some(problem) = catalog.add_json(agents, "initialize agents") {
-            problems.push(problem);
-        }
-        let catalog = Arc::new(catalog);
-        config.agents = catalog.clone();
-        if config.tools.get(tandem_core::tools::task::TASK_TOOL).is_some() {
-            config.tools.register(Arc::new(tandem_core::tools::task::TaskTool { catalog }));
         }
     }
     problems
@@ -197,7 +195,7 @@ pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str, ap
         "output_style": "default",
         "available_output_styles": ["default"],
         "models": models,
-        "account": {"apiKeySource": api_key_source, "apiProvider": endpoint.name},
+        "account": account(api_key_source, endpoint),
         "pid": std::process::id(),
         "claude_code_version": CLAUDE_CODE_COMPATIBLE_VERSION,
         "tandem_version": env!("CARGO_PKG_VERSION"),
@@ -216,6 +214,16 @@ pub(super) fn initialize_response(config: &AgentConfig, api_key_source: &str, ap
         }
     }
     response
+}
+
+/// The SDK's `AccountInfo`: `apiProvider` is one of its names (`firstParty` for Anthropic's API); another
+/// provider has none of them, so it is left out, and tandem's own name for it is in `tandemProvider`.
+fn account(api_key_source: &str, endpoint: &tandem_core::provider::Endpoint) -> Value {
+    let mut account = json!({"apiKeySource": api_key_source, "tandemProvider": endpoint.name});
+    if endpoint.kind == tandem_core::provider::ProviderKind::Anthropic {
+        account["apiProvider"] = json!("firstParty");
+    }
+    account
 }
 
 /// The turn a `user` frame asks for: its `content` string, or its text blocks joined and its images.
@@ -277,7 +285,9 @@ pub(super) fn handle(
         "set_model" => {
             let model = match request.get("model") {
                 Some(Value::String(model)) if !model.trim().is_empty() => model.clone(),
-                None | Some(Value::Null) => return Err("set_model needs a model".into()),
+                // The SDK's `setModel()` without a model: the session's own again.
+                None | Some(Value::Null) if !printer.default_model().is_empty() => printer.default_model().to_owned(),
+                None | Some(Value::Null) => return Err("the session has not started yet, so it has no model".into()),
                 Some(other) => return Err(format!("model {other} is not a model id")),
             };
             sent(Op::SetModel { model })?;
@@ -286,13 +296,25 @@ pub(super) fn handle(
         "get_context_usage" => {
             let (used, window) = printer.context;
             let percentage = if window == 0 { 0.0 } else { used as f64 * 100.0 / window as f64 };
+            // The SDK's shape with what tandem counts: the conversation's tokens and the room left (no finer
+            // breakdown; the lists are empty, never missing).
             Ok(json!({
-                "categories": [],
+                "categories": [
+                    {"id": "messages", "name": "Messages", "tokens": used, "color": "purple", "kind": "used"},
+                    {"id": "free_space", "name": "Free space", "tokens": window.saturating_sub(used),
+                     "color": "gray", "kind": "free"},
+                ],
                 "totalTokens": used,
                 "maxTokens": window,
                 "rawMaxTokens": window,
                 "percentage": percentage,
+                "gridRows": [],
                 "model": printer.model(),
+                "memoryFiles": [],
+                "mcpTools": [],
+                "agents": [],
+                "isAutoCompactEnabled": true,
+                "apiUsage": null,
             }))
         }
         "stop_task" => {

@@ -46,7 +46,15 @@ pub(crate) fn status(mcp: &McpManager) -> Vec<Value> {
                 "status": server.status.as_str(),
                 "scope": server.scope.as_str(),
                 "config": server.config,
-                "tools": server.tools.iter().map(|name| json!({"name": name})).collect::<Vec<_>>(),
+                "tools": server
+                    .listed
+                    .iter()
+                    .map(|tool| json!({
+                        "name": tool.name,
+                        "description": tool.description,
+                        "annotations": {"readOnly": tool.read_only},
+                    }))
+                    .collect::<Vec<_>>(),
             });
             if !server.server_info.is_null() {
                 entry["serverInfo"] = server.server_info.clone();
