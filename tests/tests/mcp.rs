@@ -156,7 +156,7 @@ fn a_server_that_cannot_start_is_reported_and_the_session_goes_on() {
 }
 
 #[test]
-fn tool_search_keeps_two_hundred_schemas_out_of_the_requests_until_searched() {
+fn tool_search_keeps_two_hundred_schemas_out_of_the_requests_until_searched_and_declares_what_it_found() {
     let workspace = Workspace::new();
     let server = FakeServer::spawn(scenario(json!([
         call("t0", "mcp__big__echo", json!({"text": "warm"})),
@@ -179,11 +179,14 @@ fn tool_search_keeps_two_hundred_schemas_out_of_the_requests_until_searched() {
     assert_eq!(run.code, 0, "{run:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
-    for request in &requests[1..] {
-        let names = tool_names(&request.body);
-        assert!(names.iter().any(|name| name == "ToolSearch"), "{names:?}");
-        assert!(!names.iter().any(|name| name.starts_with("mcp__")), "no MCP schema is sent: {names:?}");
-    }
+    let names = tool_names(&requests[1].body);
+    assert!(names.iter().any(|name| name == "ToolSearch"), "{names:?}");
+    assert!(!names.iter().any(|name| name.starts_with("mcp__")), "no MCP schema is sent: {names:?}");
+    // What the search found is declared from then on, at the end (issue 29: a provider that only lets the model
+    // call declared tools could not call it); the list then stays byte-identical.
+    let names = tool_names(&requests[2].body);
+    assert_eq!(names.iter().filter(|name| name.starts_with("mcp__")).collect::<Vec<_>>(), ["mcp__big__tool_7"]);
+    assert_eq!(names.last().map(String::as_str), Some("mcp__big__tool_7"));
     assert_eq!(requests[2].body["tools"], requests[3].body["tools"], "the tool list stays byte-identical");
     let results = tool_results(&requests[3].body);
     assert_eq!(results[0]["content"], "echo: warm", "a deferred tool is callable by name");

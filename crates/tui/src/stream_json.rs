@@ -247,7 +247,7 @@ pub fn result(session_id: &str, summary: &TurnSummary, model_usage: &Value) -> V
         "stop_reason": summary.stop_reason,
         // The SDK types it as a number: 0 when the price is unknown (then `modelUsage` says `costUnknown`).
         "total_cost_usd": summary.total_cost_usd.unwrap_or(0.0),
-        "usage": summary.usage,
+        "usage": result_usage(&summary.usage, model_usage),
         "modelUsage": model_usage,
         "permission_denials": summary.permission_denials,
         "terminal_reason": terminal_reason(summary),
@@ -268,6 +268,24 @@ pub fn result(session_id: &str, summary: &TurnSummary, model_usage: &Value) -> V
         value["is_error"] = json!(true);
         value["warnings"] = json!([unsaved]);
     }
+    value
+}
+
+/// The run's usage in the SDK's `NonNullableUsage` shape (Anthropic's usage with every field present): the
+/// server tools' requests (web searches, counted per model in `modelUsage`), the service tier, and the cache
+/// writes by lifetime (tandem writes 5-minute cache entries only).
+fn result_usage(usage: &tandem_protocol::conversation::Usage, model_usage: &Value) -> Value {
+    let searches: u64 = model_usage
+        .as_object()
+        .map(|models| models.values().filter_map(|model| model["webSearchRequests"].as_u64()).sum())
+        .unwrap_or(0);
+    let mut value = json!(usage);
+    value["server_tool_use"] = json!({"web_search_requests": searches, "web_fetch_requests": 0});
+    value["service_tier"] = json!("standard");
+    value["cache_creation"] = json!({
+        "ephemeral_1h_input_tokens": 0,
+        "ephemeral_5m_input_tokens": usage.cache_creation_input_tokens,
+    });
     value
 }
 
@@ -347,5 +365,10 @@ mod tests {
         }
         assert_eq!(value["total_cost_usd"], 0.0);
         assert_eq!(value["subtype"], "success");
+        // The SDK types usage as NonNullableUsage: a program may read any of these without a check.
+        let usage = &value["usage"];
+        assert_eq!(usage["server_tool_use"]["web_search_requests"], 0, "{usage}");
+        assert_eq!(usage["service_tier"], "standard");
+        assert!(usage["cache_creation"]["ephemeral_5m_input_tokens"].is_number());
     }
 }

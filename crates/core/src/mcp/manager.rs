@@ -110,6 +110,8 @@ pub struct McpManager {
     pub(super) options: ManagerOptions,
     this: Weak<McpManager>,
     search_tool: Arc<ToolSearchTool>,
+    /// The tools ToolSearch found, in the order found: declared with it while the others are behind it.
+    found: Mutex<Vec<String>>,
     changes: tokio::sync::watch::Sender<u64>,
     project_root: std::path::PathBuf,
     config_dir: std::path::PathBuf,
@@ -152,6 +154,7 @@ impl McpManager {
             options,
             this: this.clone(),
             search_tool: Arc::new(ToolSearchTool { manager: this.clone() }),
+            found: Mutex::new(Vec::new()),
             changes: tokio::sync::watch::channel(0).0,
             project_root,
             config_dir,
@@ -527,6 +530,16 @@ impl McpManager {
             .collect()
     }
 
+    /// Declares `tools` (found by ToolSearch) from the next request on.
+    pub(super) fn declare(&self, tools: &[Arc<McpTool>]) {
+        let mut found = self.found.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for tool in tools {
+            if !found.contains(&tool.name) {
+                found.push(tool.name.clone());
+            }
+        }
+    }
+
     /// Whether the tools are behind the ToolSearch tool now (their schemas are over the budget).
     pub fn searching(&self) -> bool {
         self.options.tool_search.defers(&self.all_tools())
@@ -550,7 +563,10 @@ impl ToolSource for McpManager {
     fn offered(&self) -> Vec<Arc<dyn Tool>> {
         let tools = self.all_tools();
         if self.options.tool_search.defers(&tools) {
-            return vec![self.search_tool.clone() as Arc<dyn Tool>];
+            let found = self.found.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let declared = found.iter().filter_map(|name| tools.iter().find(|tool| tool.name == *name));
+            let declared = declared.map(|tool| tool.clone() as Arc<dyn Tool>);
+            return std::iter::once(self.search_tool.clone() as Arc<dyn Tool>).chain(declared).collect();
         }
         tools.into_iter().map(|tool| tool as Arc<dyn Tool>).collect()
     }

@@ -2,9 +2,9 @@
 //! every request. The model gets one `ToolSearch` tool instead; it returns the matching tools' names,
 //! descriptions and input schemas, and those tools can be called from then on.
 //!
-//! Found tools are not added to the request's tool list: the list (the start of the cached prompt) stays
-//! byte-identical from request to request, and the schemas the model needs are in the conversation, where the
-//! search put them.
+//! Found tools are declared from the next request on, after the others in the order found, so a provider that
+//! only lets the model call declared tools can call them; the list (the start of the cached prompt) changes once
+//! per tool found.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Weak};
@@ -135,6 +135,7 @@ impl Tool for ToolSearchTool {
                     tool.input_schema()
                 ));
             }
+            manager.declare(&found);
             let names: Vec<&str> = found.iter().map(|tool| tool.name()).collect();
             ToolOutput::ok(text).with_structured(json!({"matches": names, "query": query}))
         })
