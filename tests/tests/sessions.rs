@@ -832,3 +832,27 @@ fn sessions_older_than_the_cleanup_period_are_removed_with_their_directories() {
     assert!(!session_file(&workspace, &old).exists() && !old_dir.exists(), "the 40-day-old session is gone");
     assert!(session_file(&workspace, &recent).exists(), "a recent one stays");
 }
+
+/// `--no-session-persistence` (the SDK's `persistSession: false`): nothing of the session is saved, so it is not
+/// listed and can't be continued; a saved session continued this way is left as it was.
+#[test]
+fn a_session_that_is_not_persisted_leaves_nothing_to_resume() {
+    let workspace = Workspace::new();
+    let server = fake(vec![text_reply("one")]);
+    let run = run_ok(&workspace, &server, "hello", &["--no-session-persistence"]);
+    assert!(!session_id(&run).is_empty());
+    assert!(session_files(&workspace).is_empty(), "{:?}", session_files(&workspace));
+    let mut command = workspace.anthropic(&fake(vec![]));
+    command.args(["-p", "again", "--continue"]);
+    assert_eq!(execute(command).code, 2, "there is nothing to continue");
+
+    let server = fake(vec![text_reply("saved")]);
+    run_ok(&workspace, &server, "saved one", &[]);
+    let saved = session_files(&workspace);
+    let before = std::fs::read(&saved[0]).unwrap();
+    let server = fake(vec![text_reply("unsaved turn")]);
+    run_ok(&workspace, &server, "continue unsaved", &["--continue", "--no-session-persistence"]);
+    assert_eq!(server.requests()[0].body["messages"].as_array().unwrap().len(), 3, "the saved conversation goes on");
+    assert_eq!(session_files(&workspace), saved);
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), before, "the saved session is left as it was");
+}

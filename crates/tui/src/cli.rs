@@ -200,6 +200,10 @@ pub struct Cli {
     #[arg(long = "strict-mcp-config")]
     pub strict_mcp_config: bool,
 
+    /// Save nothing of the session: it can't be resumed (its log lives in a private directory removed at the end).
+    #[arg(long = "no-session-persistence")]
+    pub no_session_persistence: bool,
+
     /// With stream-json input: build the session only once the SDK's `initialize` request is read, since it may
     /// carry the system prompt and MCP servers (tandem always waits for a first frame that is one).
     #[arg(long = "await-initialize")]
@@ -271,6 +275,7 @@ impl Cli {
                 continue_latest: self.continue_session,
                 fork: self.fork_session,
                 id: self.session_id.clone(),
+                no_persistence: self.no_session_persistence,
             },
             permission_mode: self.permission_mode.clone(),
             skip_permissions: self.dangerously_skip_permissions,

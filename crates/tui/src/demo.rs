@@ -69,6 +69,7 @@ pub fn config(dir: &Path) -> AgentConfig {
             dir.display()
         )],
         session_log: None,
+        unsaved_dir: None,
         resume: None,
         compaction: CompactionPolicy::default(),
         hooks: Default::default(),

@@ -75,6 +75,8 @@ pub struct AgentConfig {
     pub notices: Vec<String>,
     /// Where the session is recorded (append-only JSONL), when it is.
     pub session_log: Option<crate::session::SessionWriter>,
+    /// `--no-session-persistence`: the private directory the log is in, removed when the session is dropped.
+    pub unsaved_dir: Option<std::sync::Arc<tempfile::TempDir>>,
     /// A resumed conversation to continue from.
     pub resume: Option<Resume>,
     /// When to compact the conversation automatically.

@@ -191,6 +191,7 @@ impl Launcher {
             guideline_sources: self.guideline_sources,
             notices: Vec::new(),
             session_log,
+            unsaved_dir: None,
             resume: None,
             compaction: self.compaction,
             hooks: self.hooks.clone(),

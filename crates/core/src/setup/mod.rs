@@ -81,7 +81,8 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
     notices.extend(unapplied_options(options));
     let mut permissions = permissions::policy(options, &settings, &places)?;
     let mut tools = tools::Offer::new(&permissions, &places);
-    let (session_log, resume) = session_log::open(&options.session, &places, &resolved, &model, &mut notices)?;
+    let session_log::OpenedLog { writer: session_log, resume, unsaved: unsaved_dir } =
+        session_log::open(&options.session, &places, &resolved, &model, &mut notices)?;
     session_log::remove_old(&paths.data_dir, settings.cleanup_period_days, session_log.id());
     // Every project's transcripts are off limits to reads, except this session's own saved outputs.
     let own_outputs = session_log.path().with_extension("");
@@ -146,13 +147,10 @@ pub fn build(options: &SessionOptions, cwd: PathBuf) -> Result<AgentConfig, Setu
         shell_env,
         config_dir: paths.config_dir.clone(),
         claude_dir,
-        guideline_sources: crate::context::guidelines::Sources {
-            user: sources.user,
-            project: sources.project,
-            local: sources.local,
-        },
+        guideline_sources: guideline_sources(sources),
         notices,
         session_log: Some(session_log),
+        unsaved_dir,
         resume,
         compaction: compaction(&file)?,
         hooks,
@@ -197,6 +195,11 @@ fn load_settings(
 }
 
 /// `--setting-sources`: which of the user's and the project's files the session reads (all by default).
+/// The guideline files the setting sources read (Claude Code's `settingSources` decide both).
+fn guideline_sources(sources: settings::SettingSources) -> crate::context::guidelines::Sources {
+    crate::context::guidelines::Sources { user: sources.user, project: sources.project, local: sources.local }
+}
+
 fn setting_sources(options: &SessionOptions) -> Result<settings::SettingSources, SetupError> {
     match options.setting_sources.as_deref() {
         Some(list) => settings::SettingSources::parse(list)

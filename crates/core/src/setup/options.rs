@@ -38,6 +38,8 @@ pub struct SessionChoice {
     pub fork: bool,
     /// The new session's id (a UUID).
     pub id: Option<String>,
+    /// `--no-session-persistence`: nothing of the session is saved; it can't be resumed.
+    pub no_persistence: bool,
 }
 
 /// Everything a front end may choose about a session. Empty (`Default`) means: what the settings and

@@ -2,6 +2,7 @@
 //! to continue from; and the cleaning of old ones.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{Places, SessionChoice, SetupError};
 use crate::agent::Resume;
@@ -9,17 +10,36 @@ use crate::config::ResolvedProvider;
 use crate::models::ModelInfo;
 use crate::session::{self, SessionMeta, SessionSummary, SessionWriter};
 
-/// The log the session writes, and the conversation it continues (none for a new session).
+/// The log the session writes, the conversation it continues (none for a new session), and the private directory
+/// an unsaved session's log is in.
+pub(super) struct OpenedLog {
+    pub(super) writer: SessionWriter,
+    pub(super) resume: Option<Resume>,
+    pub(super) unsaved: Option<Arc<tempfile::TempDir>>,
+}
+
+/// Opens the session's log.
 pub(super) fn open(
     choice: &SessionChoice,
     places: &Places<'_>,
     resolved: &ResolvedProvider,
     model: &ModelInfo,
     notices: &mut Vec<String>,
-) -> Result<(SessionWriter, Option<Resume>), SetupError> {
+) -> Result<OpenedLog, SetupError> {
     let data_dir = &places.paths.data_dir;
+    // `--no-session-persistence`: the log is written where nothing lists or resumes it, a private directory
+    // removed when the session ends.
+    let unsaved =
+        match choice.no_persistence {
+            true => Some(Arc::new(tempfile::Builder::new().prefix("tandem-unsaved-").tempdir().map_err(|err| {
+                SetupError(format!("--no-session-persistence: cannot make a private directory: {err}"))
+            })?)),
+            false => None,
+        };
+    let log_dir = unsaved.as_ref().map_or(data_dir.as_path(), |dir| dir.path());
     let Some(summary) = continued(choice, data_dir, places.cwd)? else {
-        return Ok((create(choice, data_dir, places.cwd, &resolved.endpoint.name, &model.id)?, None));
+        let writer = create(choice, log_dir, places.cwd, &resolved.endpoint.name, &model.id)?;
+        return Ok(OpenedLog { writer, resume: None, unsaved });
     };
     let loaded = session::load(&summary.path).map_err(|err| SetupError(err.to_string()))?;
     notices.extend(loaded.damage_note());
@@ -29,14 +49,15 @@ pub(super) fn open(
         ));
     }
     let fork_id = choice.id.clone().map(|id| id.to_ascii_lowercase()).unwrap_or_else(session::new_session_id);
-    let path = if choice.fork {
-        session::fork(data_dir, &summary.path, &fork_id)
-            .map_err(|err| SetupError(format!("cannot fork {}: {err}", summary.path.display())))?
-    } else {
-        summary.path.clone()
-    };
+    let path = match (choice.fork, &unsaved) {
+        (true, _) => session::fork(log_dir, &summary.path, &fork_id),
+        // Continued without being saved: a copy under the same id, which goes away with the session.
+        (false, Some(dir)) => session::fork(dir.path(), &summary.path, &summary.id),
+        (false, None) => Ok(summary.path.clone()),
+    }
+    .map_err(|err| SetupError(format!("cannot fork {}: {err}", summary.path.display())))?;
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
-    Ok((writer, Some(Resume::from(loaded))))
+    Ok(OpenedLog { writer, resume: Some(Resume::from(loaded)), unsaved })
 }
 
 /// The saved session `--resume` or `--continue` names, if either is given.

@@ -43,6 +43,7 @@ pub(crate) fn agent_config(server: &FakeServer, cwd: &Path) -> AgentConfig {
         guideline_sources: tandem_core::context::guidelines::Sources::ALL,
         notices: Vec::new(),
         session_log: None,
+        unsaved_dir: None,
         resume: None,
         compaction: Default::default(),
         hooks: Default::default(),
