@@ -74,6 +74,7 @@ fn every_event_gets_claude_codes_json_on_stdin() {
         assert_eq!(line["cwd"], workspace.path().canonicalize().unwrap().display().to_string(), "{line}");
         assert_eq!(line["permission_mode"], "acceptEdits", "{line}");
         assert!(line["transcript_path"].as_str().unwrap().ends_with(".jsonl"), "{line}");
+        assert!(line.get("agent_id").is_none(), "only a subagent's hooks say which agent: {line}");
     }
     assert_eq!(lines[0]["source"], "startup");
     assert_eq!(lines[1]["prompt"], "Change the greeting");
@@ -430,4 +431,28 @@ fn include_hook_events_prints_each_hook_run() {
     command.args(["-p", "Change it", "--output-format", "stream-json", "--permission-mode", "acceptEdits"]);
     let run = execute(command);
     assert!(!run.stdout.contains("hook_started"));
+}
+
+/// A hook fired inside a subagent says which (`agent_id`, `agent_type`), as Claude Code's does.
+#[test]
+fn a_subagents_hooks_say_which_agent_fired_them() {
+    let workspace = Workspace::new();
+    workspace.write("hello.txt", GREETING);
+    let log = "{ cat; echo; } >> \"$CLAUDE_PROJECT_DIR/log.jsonl\"";
+    let hooks = json!({"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": log}]}]});
+    workspace.write(".claude/settings.json", &settings(hooks));
+    let server = FakeServer::spawn(scenario(json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_task", "name": "Task",
+                     "input": {"description": "Read it", "prompt": "Read hello.txt", "subagent_type": "Explore"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_sub_read", "name": "Read", "input": {"file_path": "hello.txt"}}]},
+        {"blocks": [{"type": "text", "text": "It greets the world."}]},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]})))
+    .unwrap();
+    let run = run_headless(&workspace, &server, "What does hello.txt say?");
+    assert_eq!(run.code, 0, "{run:?}");
+    let line: Value = serde_json::from_str(workspace.read("log.jsonl").lines().next().unwrap()).unwrap();
+    assert_eq!(line["tool_name"], "Read", "{line}");
+    assert_eq!(line["agent_type"], "Explore", "{line}");
+    assert!(line["agent_id"].as_str().is_some_and(|id| !id.is_empty()), "{line}");
 }

@@ -40,6 +40,7 @@ impl Session {
                 .sandbox
                 .as_ref()
                 .and_then(|sandbox| sandbox.policy_for(crate::sandbox::Grant::UserRule)),
+            agent: self.role.as_ref().map(|role| (role.agent_id.clone(), role.agent_type.clone())),
         }
     }
 

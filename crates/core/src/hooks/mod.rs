@@ -92,6 +92,8 @@ pub struct HookBase {
     pub permission_mode: tandem_protocol::permissions::PermissionMode,
     /// What command hooks run under: the grant of a command the user's own rule allows (`None`: unsandboxed).
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// A hook fired inside a subagent says which (`agent_id`, `agent_type`), as in Claude Code.
+    pub agent: Option<(String, String)>,
 }
 
 /// A host that runs some hooks itself: the Agent SDK registers Python or TypeScript functions as hooks, and
@@ -260,6 +262,10 @@ impl HookEngine {
         input.insert("cwd".into(), json!(base.cwd.display().to_string()));
         input.insert("permission_mode".into(), json!(base.permission_mode.as_str()));
         input.insert("hook_event_name".into(), json!(event.as_str()));
+        if let Some((id, kind)) = &base.agent {
+            input.insert("agent_id".into(), json!(id));
+            input.insert("agent_type".into(), json!(kind));
+        }
         input.extend(fields);
         let input = Value::Object(input);
         let stdin = serde_json::to_vec(&input).unwrap_or_default();

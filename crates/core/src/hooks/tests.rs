@@ -25,6 +25,7 @@ fn base(dir: &Path) -> HookBase {
         cwd: dir.to_path_buf(),
         permission_mode: crate::permissions::PermissionMode::Default,
         sandbox: None,
+        agent: None,
     }
 }
 
