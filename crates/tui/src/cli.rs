@@ -454,9 +454,10 @@ mod tests {
         let (cli, warnings) = parse(&["-p", "hi", "--frobnicate", "3"]);
         assert_eq!(cli.unwrap().prompt.as_deref(), Some("hi"));
         assert_eq!(warnings, ["ignoring unknown option --frobnicate 3"]);
-        let (cli, warnings) = parse(&["--output-format=stream-json", "--agent=auditor", "--task-budget=5", "-p", "hi"]);
+        let (cli, warnings) =
+            parse(&["--output-format=stream-json", "--future=auditor", "--task-budget=5", "-p", "hi"]);
         assert_eq!(cli.unwrap().prompt.as_deref(), Some("hi"), "the TS SDK writes --flag=value");
-        assert_eq!(warnings, ["ignoring unknown option --agent=auditor", "ignoring unknown option --task-budget=5"]);
+        assert_eq!(warnings, ["ignoring unknown option --future=auditor", "ignoring unknown option --task-budget=5"]);
         let (cli, _) = parse(&["-p", "--system-prompt", "-starts with a dash", "hi"]);
         assert_eq!(cli.unwrap().system_prompt.as_deref(), Some("-starts with a dash"));
     }
