@@ -424,3 +424,36 @@ fn read_of_an_image_shows_the_model_the_picture() {
         assert_eq!(structured["file"]["dimensions"]["originalWidth"], 1);
     }
 }
+
+/// Read shows a notebook's cells (not its JSON) and NotebookEdit changes one cell (issue 29); like Edit, it asks
+/// outside acceptEdits.
+#[test]
+fn a_notebook_is_read_as_cells_and_edited_cell_by_cell() {
+    let workspace = Workspace::new();
+    let notebook = json!({"cells": [
+        {"cell_type": "code", "execution_count": 1, "id": "calc", "metadata": {}, "outputs": [
+            {"name": "stdout", "output_type": "stream", "text": ["2\n"]}], "source": ["print(1 + 1)"]}
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    std::fs::write(workspace.path().join("n.ipynb"), serde_json::to_string_pretty(&notebook).unwrap()).unwrap();
+    let replies = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "n.ipynb"}}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_nb", "name": "NotebookEdit",
+                     "input": {"notebook_path": "n.ipynb", "cell_id": "calc", "new_source": "print(2 + 2)"}}]},
+        {"blocks": [{"type": "text", "text": "Changed."}]}
+    ]});
+    for (mode, changed) in [("default", false), ("acceptEdits", true)] {
+        let server = FakeServer::spawn(Scenario::from_json(&replies.to_string()).unwrap()).unwrap();
+        let mut command = workspace.anthropic(&server);
+        command.args(["-p", "double it", "--permission-mode", mode]);
+        let run = execute(command);
+        assert_eq!(run.code, 0, "{run:?}");
+        let results = tool_results(&server.requests()[2].body);
+        let read = results[0]["content"].as_str().unwrap();
+        assert!(
+            read.contains("<cell id=\"calc\" type=\"code\">\nprint(") && read.contains("<output cell=\"calc\">\n2\n")
+        );
+        let written = workspace.read("n.ipynb");
+        assert_eq!(written.contains("print(2 + 2)"), changed, "{mode}: {}", results[1]["content"]);
+    }
+    assert!(workspace.read("n.ipynb").contains("\"outputs\": []"), "the old outputs are cleared");
+}

@@ -174,6 +174,12 @@ fn load_candidates(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads, candidates
         if !user_file && (!real.starts_with(&walk.real_root) || (walk.reads.hidden)(&real)) {
             continue;
         }
+        // Nor, through a link, a file elsewhere in the project that a Read may not reach unasked (another
+        // project below a home directory that is a repository, a monorepo's private directory): a link to a
+        // file beside it (`CLAUDE.md -> AGENTS.md`) is fine, one further away must lead where a Read may go.
+        if !user_file && leads_away(&path, &real) && !(walk.reads.importable)(&real) {
+            continue;
+        }
         if !walk.seen.insert(real.clone()) {
             continue;
         }
@@ -191,6 +197,12 @@ fn load_candidates(dirs: &UserDirs, cwd: &Path, reads: &ProjectReads, candidates
         guidelines.text.push_str(&format!("\n\n[Imports not followed: {}]", named.join("; ")));
     }
     guidelines
+}
+
+/// Whether `path` (a guideline file found by name, in a directory named as the kernel gives it) is really `real`
+/// somewhere other than beside it: a link to another directory, or a directory on the way that is one.
+fn leads_away(path: &Path, real: &Path) -> bool {
+    path.parent() != real.parent()
 }
 
 /// The files found so far, and the imports that were not followed.
@@ -533,6 +545,31 @@ mod tests {
         let g = load(&config, &cwd);
         assert!(!g.text.contains("PRIVATE KEY"), "{}", g.text);
         assert!(g.files.is_empty());
+    }
+
+    /// Found by the fifty-third red-team round: a guideline file linking elsewhere inside the project (a
+    /// monorepo's private directory, another project below a home directory that is a repository) sent that
+    /// file to the model though a Read may not reach it unasked. A link beside it (`CLAUDE.md -> AGENTS.md`) is fine.
+    #[cfg(unix)]
+    #[test]
+    fn a_guideline_file_linking_where_a_read_may_not_go_is_not_sent() {
+        let (_tmp, config, repo, cwd) = setup();
+        fs::create_dir_all(repo.join("private")).unwrap();
+        fs::write(repo.join("private/key.txt"), "CANARY-PRIV").unwrap();
+        fs::write(cwd.join("AGENTS.md"), "AGENTS-GUIDE").unwrap();
+        std::os::unix::fs::symlink(repo.join("private/key.txt"), cwd.join("CLAUDE.md")).unwrap();
+        fs::create_dir_all(cwd.join("sub")).unwrap();
+        std::os::unix::fs::symlink(repo.join("private/key.txt"), cwd.join("sub/CLAUDE.md")).unwrap();
+        let inside = |path: &Path| path.starts_with(&cwd);
+        let dirs = UserDirs { config_dir: &config, claude_dir: None, home: None, sources: Sources::ALL };
+        let reads = ProjectReads { hidden: &|_| false, importable: &inside };
+        let g = load_from(&dirs, &cwd, &reads);
+        assert!(!g.text.contains("CANARY-PRIV") && g.text.contains("AGENTS-GUIDE"), "{}", g.text);
+        let nested = nested(&dirs, &cwd, &cwd.join("sub"), &reads, &mut HashSet::new());
+        assert!(!nested.text.contains("CANARY-PRIV"), "{}", nested.text);
+        fs::remove_file(cwd.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(cwd.join("AGENTS.md"), cwd.join("CLAUDE.md")).unwrap();
+        assert!(load_from(&dirs, &cwd, &reads).text.contains("AGENTS-GUIDE"), "a link beside it is read");
     }
 
     /// Found by the nineteenth red-team round: the project's root can hold the home directory (a repository of

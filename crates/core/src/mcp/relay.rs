@@ -95,8 +95,16 @@ async fn carry(
         tokio::spawn(async move {
             let reply = sent.await;
             match (is_request, reply) {
-                (true, Ok(answer)) => {
+                // The client waits for the answer with the request's id: one with another id (or none) would
+                // leave the call hanging until its timeout, so it is an error now.
+                (true, Ok(answer)) if answer.is_object() && answer.get("id") == id.as_ref() => {
                     let _ = answers.send(answer);
+                }
+                (true, Ok(answer)) => {
+                    let shown: String = answer.to_string().chars().take(200).collect();
+                    let why = format!("the SDK server's answer is not the answer to this request: {shown}");
+                    let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}});
+                    let _ = answers.send(error);
                 }
                 (true, Err(why)) => {
                     let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}});
@@ -109,4 +117,40 @@ async fn carry(
     }
     drop(answers_tx);
     let _ = writer.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host whose server answers every request with `answer`.
+    struct Answers(Value);
+
+    impl McpRelay for Answers {
+        fn send(&self, _server: &str, _message: Value) -> BoxFuture<'static, Result<Value, String>> {
+            let answer = self.0.clone();
+            Box::pin(async move { Ok(answer) })
+        }
+    }
+
+    async fn answer_to_a_call(host_answer: Value) -> Value {
+        let relay = SdkRelay::new(Arc::new(Answers(host_answer)));
+        let (read, mut write) = open("calc", &relay);
+        write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}\n").await.unwrap();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap()
+    }
+
+    /// Found by the fifty-third red-team round: a host answer with another id (or not an object) was handed to the
+    /// client, which kept waiting for its own until MCP_TOOL_TIMEOUT (600 s).
+    #[tokio::test]
+    async fn an_answer_to_another_request_is_an_error_for_this_one() {
+        let right = answer_to_a_call(json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}})).await;
+        assert_eq!(right["result"], json!({"content": []}));
+        for wrong in [json!({"jsonrpc": "2.0", "id": 777, "result": {}}), json!("oops")] {
+            let answer = answer_to_a_call(wrong).await;
+            assert_eq!(answer["id"], 1, "{answer}");
+            assert!(answer["error"]["message"].as_str().unwrap().contains("not the answer to this request"));
+        }
+    }
 }

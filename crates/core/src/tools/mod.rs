@@ -15,6 +15,8 @@ pub mod edit;
 pub mod file_state;
 pub mod glob;
 pub mod grep;
+pub mod notebook;
+pub mod notebook_edit;
 pub mod read;
 mod read_image;
 pub mod registry;

@@ -186,6 +186,9 @@ fn read_file(
     if let Some(format) = super::read_image::format_of(head) {
         return read_image(reader, path, shown, format, meta.len());
     }
+    if super::notebook::is_notebook(path) && meta.len() <= MAX_NOTEBOOK_BYTES {
+        return read_notebook(reader, path, shown, files);
+    }
     if fs_util::looks_binary(path, head) {
         return Err(format!(
             "Cannot read {}: it is a binary file ({}). Read only works on text files.",
@@ -254,6 +257,24 @@ fn read_file(
         out.pop();
     }
     Ok(Read::Text(out, Some(structured)))
+}
+
+/// The largest notebook shown as cells; a larger one is read as text, a window of lines at a time.
+const MAX_NOTEBOOK_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A notebook, opened and checked as any file a Read opens, shown as its cells (and recorded as read, so that
+/// NotebookEdit may change it). One that doesn't parse is an error saying why.
+fn read_notebook(mut reader: BufReader<fs::File>, path: &Path, shown: &str, files: &FileState) -> Result<Read, String> {
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).map_err(|err| format!("Cannot read {}: {err}", path.display()))?;
+    files.record_content(path, &bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let notebook = super::notebook::Notebook::parse(&text).map_err(|why| format!("Cannot read {shown}: {why}."))?;
+    let structured = serde_json::json!({
+        "type": "notebook",
+        "file": {"filePath": path.display().to_string(), "cells": notebook.cells_json()},
+    });
+    Ok(Read::Text(notebook.render(), Some(structured)))
 }
 
 /// An image file, opened and checked as any file a Read opens, read whole and prepared for the model.

@@ -14,6 +14,13 @@ const MAX_SIDE: u32 = 2000;
 const MAX_BYTES: usize = 3_750_000;
 /// The largest file decoded: a picture bigger than this on disk is not one to send.
 pub(super) const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+/// The most pixels decoded (a 100 MP camera picture fits): a small file can declare a huge picture, and decoding
+/// it (then scaling it) would take gigabytes.
+const MAX_PIXELS: u64 = 100_000_000;
+/// The most memory one decode may take.
+const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
+/// One image is decoded at a time: a reply with many Reads of large pictures must not need their memory at once.
+static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The kind of image `head` (a file's first bytes) starts like, if any tandem sends.
 pub(super) fn format_of(head: &[u8]) -> Option<ImageFormat> {
@@ -42,9 +49,19 @@ pub(super) fn prepare(bytes: Vec<u8>, format: ImageFormat, shown: &str) -> Resul
     let (data, media, sent) = if fits {
         (bytes, mime(format), (width, height))
     } else {
-        let image = ImageReader::with_format(Cursor::new(&bytes), format)
-            .decode()
-            .map_err(|err| format!("Cannot read the image {shown}: {err}"))?;
+        if u64::from(width) * u64::from(height) > MAX_PIXELS {
+            return Err(format!(
+                "Cannot read the image {shown}: it is {width}×{height} pixels, more than tandem decodes ({} million \
+                 at most). Scale it down first (e.g. with ImageMagick: convert in.png -resize 2000x2000 out.png).",
+                MAX_PIXELS / 1_000_000
+            ));
+        }
+        let _one_at_a_time = DECODING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut reader = ImageReader::with_format(Cursor::new(&bytes), format);
+        let mut limits = image::Limits::default();
+        limits.max_alloc = Some(MAX_DECODE_BYTES);
+        reader.limits(limits);
+        let image = reader.decode().map_err(|err| format!("Cannot read the image {shown}: {err}"))?;
         shrink(image, format).map_err(|err| format!("Cannot scale the image {shown} down: {err}"))?
     };
     let scaled = sent != (width, height);
@@ -152,6 +169,22 @@ mod tests {
         let large = prepare(png(4000, 1000), ImageFormat::Png, "wide.png").unwrap();
         assert!(large.text.contains("scaled down to 2000×500"), "{}", large.text);
         assert_eq!(large.structured["file"]["dimensions"]["displayWidth"], 2000);
+    }
+
+    /// Found by the fifty-third red-team round: a 460 KB PNG declaring 11000×11000 took 850 MB to read, and eight
+    /// at once 6.5 GB. Such a picture is refused before it is decoded.
+    #[test]
+    fn a_picture_too_large_to_decode_is_refused_before_decoding() {
+        let mut header = png(1, 1);
+        header[16..20].copy_from_slice(&11_000u32.to_be_bytes());
+        header[20..24].copy_from_slice(&11_000u32.to_be_bytes());
+        // The IHDR chunk's CRC (over its type and data), so that the header reads as valid.
+        let crc = !header[12..29].iter().fold(!0u32, |crc, &byte| {
+            (0..8).fold(crc ^ u32::from(byte), |crc, _| if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 })
+        });
+        header[29..33].copy_from_slice(&crc.to_be_bytes());
+        let error = prepare(header, ImageFormat::Png, "bomb.png").err().unwrap();
+        assert!(error.contains("11000×11000 pixels, more than tandem decodes"), "{error}");
     }
 
     #[test]

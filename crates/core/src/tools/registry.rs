@@ -13,6 +13,7 @@ use super::bash::BashTool;
 use super::edit::EditTool;
 use super::glob::GlobTool;
 use super::grep::GrepTool;
+use super::notebook_edit::NotebookEditTool;
 use super::read::ReadTool;
 use super::write::WriteTool;
 use super::{Tool, ToolOutput, schema};
@@ -57,7 +58,7 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The built-in tools, in Claude Code's order: Bash, Glob, Grep, Read, Edit, Write.
+    /// The built-in tools, in Claude Code's order: Bash, Glob, Grep, Read, Edit, Write, NotebookEdit.
     pub fn builtin() -> Self {
         let mut registry = ToolRegistry::empty();
         registry.tools = vec![
@@ -67,6 +68,7 @@ impl ToolRegistry {
             Arc::new(ReadTool),
             Arc::new(EditTool),
             Arc::new(WriteTool),
+            Arc::new(NotebookEditTool),
         ];
         registry
     }
