@@ -71,6 +71,7 @@ struct Plan {
 impl TypedTool for EditTool {
     type Input = Input;
     const NAME: &'static str = "Edit";
+    const FILE_FIELD: Option<&'static str> = Some("file_path");
 
     fn description(&self) -> std::borrow::Cow<'static, str> {
         DESCRIPTION.into()
@@ -80,21 +81,12 @@ impl TypedTool for EditTool {
         false
     }
 
-    fn permission_subject(&self, input: &Value, _cwd: &std::path::Path) -> super::Subject {
-        let path = input.get("file_path").and_then(Value::as_str).map(str::to_owned);
-        super::Subject::File(super::FileAccess::edit(path))
-    }
-
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Edit
     }
 
     fn risk(&self) -> Risk {
         Risk::Medium
-    }
-
-    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
-        input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
     }
 
     /// What changed, in a sentence (the diff is the preview's).

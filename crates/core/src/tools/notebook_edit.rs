@@ -1,7 +1,7 @@
 //! `NotebookEdit`: replaces, inserts or deletes one cell of a Jupyter notebook (Claude Code's tool). Like Write,
 //! it needs the notebook read first and unchanged since, shows the change as a diff, and writes atomically.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -76,6 +76,7 @@ fn plan(input: &Input, ctx: &ToolContext) -> Result<Plan, String> {
 impl TypedTool for NotebookEditTool {
     type Input = Input;
     const NAME: &'static str = "NotebookEdit";
+    const FILE_FIELD: Option<&'static str> = Some("notebook_path");
 
     fn description(&self) -> std::borrow::Cow<'static, str> {
         DESCRIPTION.into()
@@ -85,21 +86,12 @@ impl TypedTool for NotebookEditTool {
         false
     }
 
-    fn permission_subject(&self, input: &Value, _cwd: &Path) -> super::Subject {
-        let path = input.get("notebook_path").and_then(Value::as_str).map(str::to_owned);
-        super::Subject::File(super::FileAccess::edit(path))
-    }
-
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Edit
     }
 
     fn risk(&self) -> Risk {
         Risk::Medium
-    }
-
-    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
-        input.get("notebook_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
     }
 
     fn result_view(&self, _input: &Value, content: &str) -> Option<super::ResultView> {

@@ -58,6 +58,7 @@ pub struct ReadTool;
 impl TypedTool for ReadTool {
     type Input = Input;
     const NAME: &'static str = "Read";
+    const FILE_FIELD: Option<&'static str> = Some("file_path");
 
     fn description(&self) -> std::borrow::Cow<'static, str> {
         DESCRIPTION.into()
@@ -73,10 +74,6 @@ impl TypedTool for ReadTool {
 
     fn risk(&self) -> Risk {
         Risk::Low
-    }
-
-    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<std::path::PathBuf> {
-        input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
     }
 
     fn result_view(&self, _input: &Value, content: &str) -> Option<ResultView> {

@@ -217,9 +217,9 @@ mod tests {
     #[test]
     fn builtin_order_and_specs() {
         let registry = ToolRegistry::builtin();
-        assert_eq!(registry.names(), vec!["Bash", "Glob", "Grep", "Read", "Edit", "Write"]);
+        assert_eq!(registry.names(), vec!["Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit"]);
         let specs = registry.specs();
-        assert_eq!(specs.len(), 6);
+        assert_eq!(specs.len(), 7);
         for spec in &specs {
             assert!(!spec.description.is_empty());
             assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
@@ -248,7 +248,7 @@ mod tests {
         assert!(registry.get("Bash").is_none());
         assert_eq!(
             registry.unknown_tool_message("Bash"),
-            "No such tool: Bash. Available tools: Glob, Grep, Read, Edit, Write."
+            "No such tool: Bash. Available tools: Glob, Grep, Read, Edit, Write, NotebookEdit."
         );
         assert!(registry.unknown_tool_message("read").contains("Did you mean Read?"));
         let err = registry.prepare("Read", &json!({})).err().unwrap();

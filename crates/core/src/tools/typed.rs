@@ -17,6 +17,10 @@ pub trait TypedTool: Send + Sync {
 
     const NAME: &'static str;
 
+    /// The input field naming the file the tool reads or changes, if one does: the call's target path and, for a
+    /// tool that changes it, its permission subject (an edit, which acceptEdits allows) come from it.
+    const FILE_FIELD: Option<&'static str> = None;
+
     fn description(&self) -> std::borrow::Cow<'static, str>;
 
     fn is_read_only(&self) -> bool;
@@ -42,8 +46,8 @@ pub trait TypedTool: Send + Sync {
 
     /// See [`Tool::target_path`].
     fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<std::path::PathBuf> {
-        let _ = (input, ctx);
-        None
+        let field = Self::FILE_FIELD?;
+        input.get(field).and_then(Value::as_str).map(|path| ctx.resolve(path))
     }
 
     /// See [`Tool::summary`].
@@ -56,7 +60,13 @@ pub trait TypedTool: Send + Sync {
     where
         Self: Sized,
     {
-        super::default_subject(self, input, cwd)
+        match Self::FILE_FIELD {
+            Some(field) if !self.is_read_only() => {
+                let path = input.get(field).and_then(Value::as_str).map(str::to_owned);
+                Subject::File(super::FileAccess::edit(path))
+            }
+            _ => super::default_subject(self, input, cwd),
+        }
     }
 
     /// See [`Tool::kind`].

@@ -89,6 +89,7 @@ fn line_count(text: &str) -> usize {
 impl TypedTool for WriteTool {
     type Input = Input;
     const NAME: &'static str = "Write";
+    const FILE_FIELD: Option<&'static str> = Some("file_path");
 
     fn description(&self) -> std::borrow::Cow<'static, str> {
         DESCRIPTION.into()
@@ -98,21 +99,12 @@ impl TypedTool for WriteTool {
         false
     }
 
-    fn permission_subject(&self, input: &Value, _cwd: &Path) -> super::Subject {
-        let path = input.get("file_path").and_then(Value::as_str).map(str::to_owned);
-        super::Subject::File(super::FileAccess::edit(path))
-    }
-
     fn kind(&self) -> super::ToolKind {
         super::ToolKind::Edit
     }
 
     fn risk(&self) -> Risk {
         Risk::Medium
-    }
-
-    fn target_path(&self, input: &Value, ctx: &ToolContext) -> Option<PathBuf> {
-        input.get("file_path").and_then(Value::as_str).map(|p| ctx.resolve(p))
     }
 
     /// What changed, in a sentence (the diff is the preview's).
