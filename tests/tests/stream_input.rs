@@ -561,3 +561,19 @@ fn a_late_answer_to_a_cancelled_prompt_approves_nothing() {
     assert!(!workspace.path().join("second.txt").exists(), "the late answer approved the next turn's call");
     assert!(!workspace.path().join("first.txt").exists());
 }
+
+/// An empty prompt (the SDK's documented `query({prompt: "", options: {resume}})` before a rewind) asks the model
+/// nothing — the API refuses an empty message — and the turn ends with a plain result at once.
+#[test]
+fn an_empty_prompt_asks_the_model_nothing() {
+    let workspace = Workspace::new();
+    let server = scenario(json!([text_reply("never")]));
+    let mut host = Host::start(&workspace, &server, &[]);
+    host.user(json!(""));
+    let result = host.until(|frame| frame["type"] == "result");
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["num_turns"], 0);
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+    assert!(server.requests().is_empty());
+}

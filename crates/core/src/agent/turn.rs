@@ -233,6 +233,12 @@ impl Session {
         let prompt_id = self.next_prompt_id.take();
         let turn_id = self.next_turn_id();
         self.emit(Event::TurnStarted { turn_id });
+        // An empty prompt (the SDK's `query({prompt: ""})`, to resume a session and rewind it) asks nothing: the
+        // API would refuse an empty message, so the turn ends at once.
+        if text.trim().is_empty() && self.attachments.is_empty() {
+            self.finish_without_model(turn_id, started, Ok(String::new()));
+            return;
+        }
         self.wait_for_starting_servers().await;
         let cancel = super::subagent::turn_cancel(self.parent_cancel.as_ref());
         *lock(&self.shared.cancel) = cancel.clone();
