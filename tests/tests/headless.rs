@@ -457,3 +457,34 @@ fn a_notebook_is_read_as_cells_and_edited_cell_by_cell() {
     }
     assert!(workspace.read("n.ipynb").contains("\"outputs\": []"), "the old outputs are cleared");
 }
+
+/// Task and a background Bash give SDK hosts Claude Code's result objects, not plain text (issue 29).
+#[test]
+fn task_and_background_bash_results_are_objects() {
+    let workspace = Workspace::new();
+    let replies = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_task", "name": "Task",
+                     "input": {"description": "Look", "prompt": "Say hi", "subagent_type": "Explore"}}]},
+        {"blocks": [{"type": "text", "text": "Hi from the subagent."}]},
+        {"blocks": [{"type": "tool_use", "id": "toolu_bg", "name": "Bash",
+                     "input": {"command": "sleep 0", "run_in_background": true}}]},
+        {"blocks": [{"type": "text", "text": "Done."}]}
+    ]});
+    let server = FakeServer::spawn(Scenario::from_json(&replies.to_string()).unwrap()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "go", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash(sleep 0)"]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let results: Vec<serde_json::Value> = run
+        .lines()
+        .into_iter()
+        .filter(|line| line["type"] == "user" && line["parent_tool_use_id"].is_null())
+        .filter_map(|line| line.get("tool_use_result").cloned())
+        .collect();
+    let task = &results[0];
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["content"][0]["text"], "Hi from the subagent.");
+    assert!(task["agentId"].as_str().is_some_and(|id| !id.is_empty()) && task["totalDurationMs"].is_number());
+    let background = &results[1];
+    assert!(background["backgroundTaskId"].as_str().is_some_and(|id| !id.is_empty()), "{background}");
+}

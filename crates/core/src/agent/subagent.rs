@@ -228,9 +228,9 @@ impl Launcher {
         fields.insert("agent_id".into(), json!(agent_id));
         fields.insert("agent_type".into(), json!(agent.name));
         let start = session.fire_hooks(HookEvent::SubagentStart, Some(&agent.name), fields, Some(&ctx.cancel)).await;
-        let mut prompt = prompt.to_owned();
+        let mut turn_prompt = prompt.to_owned();
         for context in start.context {
-            prompt.push_str(&format!(
+            turn_prompt.push_str(&format!(
                 "\n\n<system-reminder>\nSubagentStart hook additional context: {context}\n</system-reminder>"
             ));
         }
@@ -242,10 +242,10 @@ impl Launcher {
             agent.name.clone(),
             ctx.live_output.clone(),
         ));
-        session.run_turn(prompt).await;
+        session.run_turn(turn_prompt).await;
         drop(session);
         let summary = forward.await.ok().flatten();
-        let Some(summary) = summary else {
+        let Some((summary, tool_uses)) = summary else {
             return ToolOutput::error(format!("The {} subagent stopped without an answer.", agent.name));
         };
         {
@@ -254,7 +254,7 @@ impl Launcher {
             spent.1 = spent.1.zip(summary.total_cost_usd).map(|(total, cost)| total + cost);
         }
         lock(&self.denials).extend(summary.permission_denials.iter().cloned());
-        match (summary.outcome, summary.result_text) {
+        let output = match (summary.outcome, summary.result_text.clone()) {
             (RunOutcome::Success, Some(text)) if !text.trim().is_empty() => ToolOutput::ok(text),
             (RunOutcome::Success, _) => {
                 ToolOutput::ok(format!("(the {} subagent finished without a final message)", agent.name))
@@ -264,7 +264,20 @@ impl Launcher {
                 agent.name,
                 if summary.errors.is_empty() { "no reason given".to_owned() } else { summary.errors.join("; ") }
             )),
-        }
+        };
+        // Claude Code's Task result for SDK hosts: what the subagent answered and what it took.
+        let structured = json!({
+            "status": if output.is_error { "error" } else { "completed" },
+            "prompt": prompt,
+            "agentId": agent_id,
+            "agentType": agent.name,
+            "content": [{"type": "text", "text": output.content}],
+            "totalDurationMs": summary.duration_ms,
+            "totalTokens": summary.usage.total_input() + summary.usage.output_tokens,
+            "totalToolUseCount": tool_uses,
+            "usage": summary.usage,
+        });
+        output.with_structured(structured)
     }
 }
 
@@ -288,8 +301,9 @@ async fn forward(
     parent_call_id: String,
     agent_type: String,
     live: Option<mpsc::UnboundedSender<String>>,
-) -> Option<TurnSummary> {
+) -> Option<(TurnSummary, u32)> {
     let mut finished = None;
+    let mut tool_uses = 0u32;
     while let Some(crate::protocol::EventMsg { event, .. }) = events.recv().await {
         match event {
             Event::PermissionRequested { call_id, tool, risk, input, preview, suggested_rule, reason, .. } => {
@@ -306,6 +320,7 @@ async fn forward(
                 });
             }
             Event::ToolCallStarted { ref name, ref display, .. } => {
+                tool_uses += 1;
                 if let Some(live) = &live {
                     let _ = live.send(format!("{name}({})\n", display.summary));
                 }
@@ -324,7 +339,7 @@ async fn forward(
             _ => {}
         }
     }
-    finished
+    finished.map(|summary| (summary, tool_uses))
 }
 
 /// A cancel token for a session's next turn: a child of its parent's for a subagent (an interrupt of the parent

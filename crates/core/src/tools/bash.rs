@@ -132,7 +132,10 @@ impl TypedTool for BashTool {
                 return match ctx.background.start(&input.command, &ctx.cwd, launch, &ctx.cancel).await {
                     Ok(id) => ToolOutput::ok(format!(
                         "Command running in the background with ID: {id}. Read its output with BashOutput (bash_id \"{id}\") and stop it with KillShell; it is killed when the session ends."
-                    )),
+                    ))
+                    .with_structured(serde_json::json!({
+                        "stdout": "", "stderr": "", "interrupted": false, "isImage": false, "backgroundTaskId": id,
+                    })),
                     Err(why) => ToolOutput::error(why),
                 };
             }
