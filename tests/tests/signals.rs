@@ -268,3 +268,26 @@ fn a_borrowed_mark_or_a_fork_loop_does_not_outlive_the_call() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Found by the fifty-fourth red-team round: `--no-session-persistence` kept its log (and the request records, with
+/// the files read) in a private directory that only a destructor removed, so SIGTERM or SIGHUP — how the SDK stops
+/// its CLI — left the whole transcript in the temporary directory.
+#[test]
+fn an_unsaved_session_leaves_nothing_behind_whatever_signal_ends_it() {
+    for (name, code) in SIGNALS {
+        let workspace = workspace();
+        let tmp = tempfile::tempdir().unwrap();
+        let server = FakeServer::spawn(scenario(false)).unwrap();
+        let mut command = workspace.anthropic(&server);
+        command.args(["--dangerously-skip-permissions", "-p", "go", "--no-session-persistence"]);
+        let child = command.env("TMPDIR", tmp.path()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let pids = started(&workspace, false);
+        let made: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
+        assert!(made.iter().any(|name| name.to_string_lossy().starts_with("tandem-unsaved-")), "{made:?}");
+        signal(child.id(), name);
+        assert_eq!(child.wait_with_output().unwrap().status.code(), Some(code));
+        assert_all_ended(&pids, name);
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
+        assert!(!left.iter().any(|name| name.to_string_lossy().starts_with("tandem-unsaved-")), "{name}: {left:?}");
+    }
+}

@@ -375,7 +375,10 @@ impl ToolRunner<'_> {
                 Err(output) => return (output, ToolCallStatus::Failed, 0),
             },
             Prepared::Modified { input, content, note } => {
-                let output = write_modified(&input, content, &note, &self.context).await;
+                // The file the call changes, whatever its tool calls the field (Edit's file_path, NotebookEdit's
+                // notebook_path).
+                let target = self.tools.get(&call.name).and_then(|tool| tool.target_path(&input, &self.context));
+                let output = write_modified(target, content, &note, &self.context).await;
                 let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
                 return (output, status, started.elapsed().as_millis() as u64);
             }
@@ -416,13 +419,12 @@ impl ToolRunner<'_> {
 }
 
 /// Writes the user's version of a proposed Edit/Write and tells the model exactly what changed on disk.
-async fn write_modified(input: &Value, content: String, note: &str, context: &ToolContext) -> ToolOutput {
-    let Some(path) = input.get("file_path").and_then(Value::as_str) else {
-        return ToolOutput::error("The user's modified content could not be written: the call has no file_path.");
+async fn write_modified(target: Option<PathBuf>, content: String, note: &str, context: &ToolContext) -> ToolOutput {
+    let Some(resolved) = target else {
+        return ToolOutput::error("The user's modified content could not be written: the call names no file.");
     };
-    let resolved = context.resolve(path);
     let before = std::fs::read_to_string(&resolved).unwrap_or_default();
-    let input = serde_json::json!({ "file_path": path, "content": content });
+    let input = serde_json::json!({ "file_path": resolved.display().to_string(), "content": content });
     let written = WriteTool.run(input.into(), context).await;
     if written.is_error {
         return ToolOutput::error(format!("{note}\n\nBut writing the user's version failed: {}", written.content));

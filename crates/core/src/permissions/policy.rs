@@ -391,14 +391,27 @@ impl PermissionPolicy {
     }
 }
 
-/// Whether a path rule's specifier spells the protected place `path` is in (the outermost protected directory or
-/// file on its way: `.git`, `.claude`, `.mcp.json`, `~/.ssh`…) as one of its components, without a wildcard:
+/// Whether a path rule's specifier spells the protected places `path` is in (each directory or file on its way
+/// where a protection starts: `.git`, `.claude`, `.mcp.json`, `~/.ssh`…) as components, without a wildcard:
 /// `Edit(.git/hooks/**)`, `Edit(.mcp.json)` and `Read(~/.ssh/**)` do; `Edit(*.json)`, `Edit(**)`, `Edit(.*/**)`,
 /// `Read(~/**)` and `Edit(src/**)` do not, whatever they match. Only such a rule lifts a protection.
 pub(super) fn spells_protected_place(spec: &str, path: &Path, workspace: &Workspace) -> bool {
-    let place = path.ancestors().filter(|dir| workspace.protected(dir).is_some()).last();
-    let Some(name) = place.and_then(Path::file_name).and_then(|name| name.to_str()) else { return false };
-    spec.split('/').any(|part| !part.contains(['*', '?', '[', '{']) && part.eq_ignore_ascii_case(name))
+    // Every place on the way where a protection starts: `.claude` and the `.git` of a repository below it are
+    // two, and a rule naming the first does not name the second.
+    let mut places = Vec::new();
+    let mut above = None;
+    for dir in path.ancestors().collect::<Vec<_>>().into_iter().rev() {
+        let here = workspace.protected(dir);
+        if here.is_some() && here != above {
+            places.push(dir);
+        }
+        above = here;
+    }
+    let spelled = |place: &&Path| {
+        let Some(name) = place.file_name().and_then(|name| name.to_str()) else { return false };
+        spec.split('/').any(|part| !part.contains(['*', '?', '[', '{']) && part.eq_ignore_ascii_case(name))
+    };
+    !places.is_empty() && places.iter().all(spelled)
 }
 
 /// A Read rule (or one of its family) with a path: the kind a path matches.

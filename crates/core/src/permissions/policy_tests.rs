@@ -1030,6 +1030,9 @@ fn only_a_rule_that_spells_a_protected_place_lets_it_be_written() {
         ("Edit(*.json)", ".mcp.json"),
         ("Edit(src/**)", "src/.claude/settings.json"),
         ("Edit(*.json)", ".tandem/settings.local.json"),
+        // Found by round 54: `.claude` spelled, the repository below it not.
+        ("Edit(.claude/worktrees/**)", ".claude/worktrees/wt/.git/config"),
+        ("Edit(.claude/skills/**)", ".claude/skills/s/.git/hooks/pre-commit"),
     ] {
         let policy = setup.policy(AcceptEdits, &[(RuleKind::Allow, rule)]);
         assert_eq!(setup.decide(&policy, "Write", write(path)), Ask, "{rule} must not write {path} unasked");

@@ -29,13 +29,10 @@ pub(super) fn open(
     let data_dir = &places.paths.data_dir;
     // `--no-session-persistence`: the log is written where nothing lists or resumes it, a private directory
     // removed when the session ends.
-    let unsaved =
-        match choice.no_persistence {
-            true => Some(Arc::new(tempfile::Builder::new().prefix("tandem-unsaved-").tempdir().map_err(|err| {
-                SetupError(format!("--no-session-persistence: cannot make a private directory: {err}"))
-            })?)),
-            false => None,
-        };
+    let unsaved = match choice.no_persistence {
+        true => Some(Arc::new(private_dir()?)),
+        false => None,
+    };
     let log_dir = unsaved.as_ref().map_or(data_dir.as_path(), |dir| dir.path());
     let Some(summary) = continued(choice, data_dir, places.cwd)? else {
         let writer = create(choice, log_dir, places.cwd, &resolved.endpoint.name, &model.id)?;
@@ -58,6 +55,20 @@ pub(super) fn open(
     .map_err(|err| SetupError(format!("cannot fork {}: {err}", summary.path.display())))?;
     let writer = SessionWriter::reopen(&path).map_err(|err| SetupError(err.to_string()))?;
     Ok(OpenedLog { writer, resume: Some(Resume::from(loaded)), unsaved })
+}
+
+/// The private directory (mode 700) an unsaved session's log is in: removed when the session is dropped, and
+/// by the shutdown that a signal or a second Ctrl-C runs, which no destructor survives.
+fn private_dir() -> Result<tempfile::TempDir, SetupError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("tandem-unsaved-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let dir = builder
+        .tempdir()
+        .map_err(|err| SetupError(format!("--no-session-persistence: cannot make a private directory: {err}")))?;
+    crate::shutdown::remove_at_exit(dir.path().to_path_buf());
+    Ok(dir)
 }
 
 /// The saved session `--resume` or `--continue` names, if either is given.

@@ -50,10 +50,16 @@ impl Notebook {
             .to_owned()
     }
 
-    /// The cells as the model reads them: each cell's id, type and source, then its text outputs.
+    /// The cells as the model reads them: each cell's id, type and source, then its text outputs; at most
+    /// [`MAX_RENDERED`] bytes (a notebook of many small outputs must not make a huge text).
     pub fn render(&self) -> String {
         let mut out = String::new();
         for (index, cell) in self.cells().iter().enumerate() {
+            if out.len() > MAX_RENDERED {
+                let left = self.cells().len() - index;
+                out.push_str(&format!("[… {left} more cells not shown: the notebook is too large to show whole]\n"));
+                break;
+            }
             let id = cell_id(cell, index);
             let kind = cell.get("cell_type").and_then(Value::as_str).unwrap_or("code");
             out.push_str(&format!("<cell id=\"{id}\" type=\"{kind}\">\n{}\n</cell>\n", text_of(cell.get("source"))));
@@ -238,9 +244,17 @@ fn output_text(output: &Value) -> String {
     }
 }
 
-/// A cell's id: its own (nbformat 4.5), else `cell-N` by position.
+/// The most text [`Notebook::render`] makes (the model's tool results are cut far below it anyway).
+const MAX_RENDERED: usize = 1024 * 1024;
+
+/// A cell's id: its own (nbformat 4.5: 1 to 64 letters, digits, `-` and `_`), else `cell-N` by position — an id
+/// that is not one (a megabyte long, say) is not repeated before every output.
 fn cell_id(cell: &Value, index: usize) -> String {
-    cell.get("id").and_then(Value::as_str).map_or_else(|| format!("cell-{index}"), str::to_owned)
+    let valid = |id: &&str| {
+        (1..=64).contains(&id.len())
+            && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+    };
+    cell.get("id").and_then(Value::as_str).filter(valid).map_or_else(|| format!("cell-{index}"), str::to_owned)
 }
 
 /// A new cell id as Jupyter makes them (8 hex digits).
@@ -330,5 +344,22 @@ mod tests {
         let missing = CellEdit { cell_id: Some("nope".into()), ..delete };
         assert!(notebook.apply(&missing).unwrap_err().contains("there is no cell \"nope\""));
         assert!(Notebook::parse("[]").is_err());
+    }
+
+    /// Found by the fifty-fourth red-team round: a 4 MB notebook with a 4 MB cell id and 2,000 tiny outputs made
+    /// tandem ask for 8 GB (the id was written before every output).
+    #[test]
+    fn a_notebook_made_to_blow_up_when_shown_stays_small() {
+        let outputs: Vec<Value> =
+            (0..2000).map(|_| json!({"output_type": "stream", "name": "stdout", "text": "x"})).collect();
+        let huge_id = "a".repeat(4 << 20);
+        let notebook = json!({"cells": [{"cell_type": "code", "id": huge_id, "source": "1", "outputs": outputs}]});
+        let shown = Notebook::parse(&notebook.to_string()).unwrap().render();
+        assert!(shown.len() < 200_000, "{} bytes", shown.len());
+        assert!(shown.contains("<cell id=\"cell-0\""));
+        let many: Vec<Value> =
+            (0..200_000).map(|i| json!({"cell_type": "markdown", "id": format!("c{i}"), "source": "text"})).collect();
+        let shown = Notebook::parse(&json!({"cells": many}).to_string()).unwrap().render();
+        assert!(shown.len() < 2 * MAX_RENDERED && shown.contains("more cells not shown"));
     }
 }
