@@ -488,3 +488,23 @@ fn task_and_background_bash_results_are_objects() {
     let background = &results[1];
     assert!(background["backgroundTaskId"].as_str().is_some_and(|id| !id.is_empty()), "{background}");
 }
+
+/// Found while measuring: every headless run left its private temp directory (`tandem-session-*`, where sandboxed
+/// commands write) in the system temp dir — the runtime is shut down without dropping the session — and 7,759 of
+/// them made each start-up's scan of /tmp slower. Whatever way the session ends, the directory goes with it.
+#[test]
+fn a_run_leaves_no_private_directory_behind() {
+    let workspace = Workspace::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let replies = json!({"replies": [
+        {"blocks": [{"type": "tool_use", "id": "toolu_ls", "name": "Bash", "input": {"command": "ls"}}]},
+        {"blocks": [{"type": "text", "text": "Listed."}]}
+    ]});
+    let server = FakeServer::spawn(Scenario::from_json(&replies.to_string()).unwrap()).unwrap();
+    let mut command = workspace.anthropic(&server);
+    command.args(["-p", "list"]).env("TMPDIR", tmp.path());
+    let run = execute(command);
+    assert_eq!(run.code, 0, "{run:?}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
+}

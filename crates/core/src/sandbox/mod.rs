@@ -170,9 +170,16 @@ pub struct SandboxPolicy {
 }
 
 impl SandboxPolicy {
-    /// A policy with a private temp dir for the session (under the system temp dir).
+    /// A policy with a private temp dir for the session (under the system temp dir, mode 700), removed when the
+    /// session is dropped or, since the front ends end without dropping it (and a signal runs no destructor),
+    /// by the shutdown every front end runs on its way out.
     pub fn with_private_temp(mode: SandboxMode, writable_roots: Vec<PathBuf>, network: bool) -> io::Result<Self> {
-        let temp = tempfile::Builder::new().prefix("tandem-session-").tempdir()?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("tandem-session-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let temp = builder.tempdir()?;
+        crate::shutdown::remove_at_exit(temp.path().to_path_buf());
         Ok(SandboxPolicy {
             mode,
             writable_roots,
