@@ -2,6 +2,7 @@
 //! resolution (lexical, and as the kernel resolves it), atomic writes, binary detection, sizes for people.
 
 mod mounts;
+pub mod removed_at_exit;
 pub use mounts::mount_aliases;
 
 use std::collections::VecDeque;

@@ -179,7 +179,7 @@ impl SandboxPolicy {
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
         let temp = builder.tempdir()?;
-        crate::shutdown::remove_at_exit(temp.path().to_path_buf());
+        crate::fs_util::removed_at_exit::remove_at_exit(temp.path().to_path_buf());
         Ok(SandboxPolicy {
             mode,
             writable_roots,

@@ -67,7 +67,7 @@ fn private_dir() -> Result<tempfile::TempDir, SetupError> {
     let dir = builder
         .tempdir()
         .map_err(|err| SetupError(format!("--no-session-persistence: cannot make a private directory: {err}")))?;
-    crate::shutdown::remove_at_exit(dir.path().to_path_buf());
+    crate::fs_util::removed_at_exit::remove_at_exit(dir.path().to_path_buf());
     Ok(dir)
 }
 
