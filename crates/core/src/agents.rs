@@ -55,22 +55,6 @@ impl AgentCatalog {
         self.agents.iter().find(|agent| agent.name == name)
     }
 
-    /// Adds the agents an SDK host passes in `initialize` (the `--agents` shape, as JSON); they replace agents
-    /// of the same name. What can't be used is added to the problems and returned.
-    pub fn add_json(&mut self, agents: &Value, origin: &str) -> Option<String> {
-        match parse_flag(&agents.to_string()) {
-            Ok(agents) => {
-                agents.into_iter().for_each(|agent| self.put(agent));
-                None
-            }
-            Err(why) => {
-                let problem = format!("{origin}: {why}");
-                self.problems.push(problem.clone());
-                Some(problem)
-            }
-        }
-    }
-
     /// Adds (or replaces, by name) an agent.
     fn put(&mut self, agent: AgentDefinition) {
         match self.agents.iter_mut().find(|existing| existing.name == agent.name) {

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use super::command_paths;
 use super::paths::Protection;
 use super::policy::source;
-use super::rules::path_matches;
 use super::settings::RuleKind;
 use super::{Decision, PermissionMode, PermissionPolicy};
 use crate::sandbox::Grant;
@@ -592,8 +591,7 @@ impl PermissionPolicy {
         let users = |rule: &&super::settings::SourcedRule| rule.rule.covers_tool("Read") && rule.scope.lifts_secrets();
         self.rules_of(RuleKind::Allow).filter(users).any(|rule| {
             rule.rule.specifier.as_deref().is_some_and(|spec| {
-                path_matches(spec, path, &rule.root, self.workspace.roots(), &self.home, false)
-                    && super::policy::spells_protected_place(spec, path, &self.workspace)
+                super::policy::lifts_protection(spec, &rule.root, path, &self.workspace, &self.home)
             })
         })
     }

@@ -112,7 +112,7 @@ impl PermissionPolicy {
             .filter(|rule| names_read_paths(rule) && rule.scope.lifts_secrets())
             .filter_map(|rule| Some((rule.rule.specifier.clone()?, rule.root.clone())))
             .collect();
-        let (roots, home) = (self.workspace.roots().to_vec(), self.home.clone());
+        let home = self.home.clone();
         let workspace = self.workspace.clone();
         let secrets = workspace.secret_paths();
         std::sync::Arc::new(move |path: &Path| {
@@ -121,12 +121,7 @@ impl PermissionPolicy {
                     || secrets.iter().any(|secret| path.starts_with(secret))
             };
             // A secret is lifted only by a rule that spells where it is (`Read(~/.ssh/**)`, not `Read(~/**)`).
-            let lifted = || {
-                lifting.iter().any(|(spec, root)| {
-                    path_matches(spec, path, root, &roots, &home, false)
-                        && spells_protected_place(spec, path, &workspace)
-                })
-            };
+            let lifted = || lifting.iter().any(|(spec, root)| lifts_protection(spec, root, path, &workspace, &home));
             kept(path) || secret() && !lifted()
         })
     }
@@ -389,6 +384,12 @@ impl PermissionPolicy {
             _ => family.to_owned(),
         }
     }
+}
+
+/// Whether an allow rule (its specifier, and the project it came from) lifts the protection of `path`: it matches
+/// the path and spells every protected place on the way ([`spells_protected_place`]).
+pub(super) fn lifts_protection(spec: &str, root: &Path, path: &Path, workspace: &Workspace, home: &Path) -> bool {
+    path_matches(spec, path, root, workspace.roots(), home, false) && spells_protected_place(spec, path, workspace)
 }
 
 /// Whether a path rule's specifier spells the protected places `path` is in (each directory or file on its way

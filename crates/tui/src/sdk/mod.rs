@@ -210,18 +210,6 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
                             let _ = answers_tx.send((call_id, request_id, control::tool_verdict(answer, &input)));
                         });
                     }
-                    Event::ToolCallFinished { ref call_id, .. } => {
-                        state.stop_asking(call_id, &link);
-                        printer.event(&event);
-                    }
-                    Event::Subagent { event: ref inner, .. }
-                        if matches!(**inner, Event::ToolCallFinished { .. }) =>
-                    {
-                        if let Event::ToolCallFinished { call_id, .. } = &**inner {
-                            state.stop_asking(call_id, &link);
-                        }
-                        printer.event(&event);
-                    }
                     Event::TurnFinished(summary) => {
                         // Nothing of the turn waits for an answer any more.
                         for (_, open) in state.asking.drain() {
@@ -244,7 +232,12 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
                             break;
                         }
                     }
-                    event => printer.event(&event),
+                    event => {
+                        if let Some(call_id) = finished_call(&event) {
+                            state.stop_asking(call_id, &link);
+                        }
+                        printer.event(&event);
+                    }
                 }
             }
         }
@@ -254,6 +247,15 @@ pub async fn run(mut options: SessionOptions, cwd: std::path::PathBuf, cli: &Cli
     drop(handle.events);
     let _ = tokio::time::timeout(SESSION_END_WAIT, handle.task).await;
     state.last_code
+}
+
+/// The call a `ToolCallFinished` (the session's or a subagent's) says is over.
+fn finished_call(event: &Event) -> Option<&str> {
+    match event {
+        Event::ToolCallFinished { call_id, .. } => Some(call_id),
+        Event::Subagent { event, .. } => finished_call(event),
+        _ => None,
+    }
 }
 
 /// The loop's state between frames.
